@@ -1,0 +1,627 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// ErrJobNotFound is returned by by-id operations on a missing job.
+var ErrJobNotFound = errors.New("job not found")
+
+// DateTime formats t the way PHP's gmdate('Y-m-d H:i:s') does.
+func DateTime(t time.Time) string { return t.UTC().Format(time.DateTime) }
+
+// InsertJob are the columns Queue::dispatch writes. Payload is the exact
+// JSON bytes; callers encode it with internal/phpjson.
+type InsertJob struct {
+	Queue            string
+	Handler          string
+	Payload          []byte
+	Priority         int
+	Delay            time.Duration
+	MaxAttempts      int
+	Unique           bool
+	WorkflowID       sql.NullInt64
+	StepIndex        sql.NullInt64
+	DependsOn        sql.NullInt64
+	BatchID          sql.NullInt64
+	ConcurrencyGroup string
+	ConcurrencyLimit int
+	CostUnits        int
+}
+
+// PayloadHash is Queuety's payload_hash: sha256 hex of the exact bytes.
+func PayloadHash(payload []byte) string {
+	h := sha256.Sum256(payload)
+	return hex.EncodeToString(h[:])
+}
+
+// InsertJob writes one job as Queue::dispatch does and returns its id. With
+// Unique, a pending or processing job with the same handler and payload bytes
+// wins and its id is returned with existing=true.
+func (s *Store) InsertJob(ctx context.Context, p InsertJob) (id int64, existing bool, err error) {
+	hash := sql.NullString{}
+	if p.Unique {
+		hash = String(PayloadHash(p.Payload))
+		err := s.db.GetContext(ctx, &id, s.query(qFindUniqueJob), p.Handler, hash.String)
+		if err == nil {
+			return id, true, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return 0, false, fmt.Errorf("unique check: %w", err)
+		}
+	}
+	// Queue::dispatch: a blank group, a missing limit or a limit < 1 store
+	// both columns as NULL; cost is never negative.
+	group, limit := sql.NullString{}, sql.NullInt64{}
+	if g := strings.TrimSpace(p.ConcurrencyGroup); g != "" && p.ConcurrencyLimit >= 1 {
+		group, limit = String(g), Int(int64(p.ConcurrencyLimit))
+	}
+	cost := max(0, p.CostUnits)
+	availableAt := DateTime(s.clock.Now().Add(p.Delay))
+	res, err := s.db.ExecContext(ctx, s.query(qInsertJob),
+		p.Queue, p.Handler, string(p.Payload), hash, p.Priority, p.MaxAttempts, availableAt,
+		p.WorkflowID, p.StepIndex, p.DependsOn, p.BatchID, group, limit, cost)
+	if err != nil {
+		return 0, false, fmt.Errorf("insert job: %w", err)
+	}
+	id, err = res.LastInsertId()
+	return id, false, err
+}
+
+// ClaimParams selects what one claim round may take.
+type ClaimParams struct {
+	Queue string
+	// Handlers restricts the claim to these handler names; nil claims every
+	// handler (a worker told to claim everything buries the ones it lacks).
+	Handlers []string
+	Limit    int
+	WorkerID string
+}
+
+// ClaimJobs is Queue::claim batched: it locks up to Limit claimable rows with
+// SKIP LOCKED, marks them processing with attempts+1, and writes their
+// `started` log rows, all in one short transaction. The returned rows carry
+// the incremented attempts.
+func (s *Store) ClaimJobs(ctx context.Context, p ClaimParams) ([]JobRow, error) {
+	if p.Limit <= 0 {
+		return nil, nil
+	}
+	var (
+		selQ    string
+		selArgs []any
+		err     error
+	)
+	if p.Handlers == nil {
+		selQ, selArgs = s.query(qClaimJobs), []any{p.Queue, p.Limit}
+	} else {
+		if len(p.Handlers) == 0 {
+			return nil, nil
+		}
+		selQ, selArgs, err = s.in(qClaimJobsForHandlers, p.Queue, p.Handlers, p.Limit)
+		if err != nil {
+			return nil, err
+		}
+	}
+	var jobs []JobRow
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		jobs = jobs[:0]
+		if err := tx.SelectContext(ctx, &jobs, selQ, selArgs...); err != nil {
+			return fmt.Errorf("claim select: %w", err)
+		}
+		if len(jobs) == 0 {
+			return nil
+		}
+		ids := make([]int64, len(jobs))
+		for i := range jobs {
+			ids[i] = jobs[i].ID
+			jobs[i].Attempts = min(jobs[i].Attempts+1, 255)
+			jobs[i].Status = StatusProcessing
+			jobs[i].ReservedBy = String(p.WorkerID)
+		}
+		q, args, err := s.in(qMarkClaimed, p.WorkerID, ids)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("claim update: %w", err)
+		}
+		logs := make([]LogRow, len(jobs))
+		for i := range jobs {
+			logs[i] = LogFor(&jobs[i], EventStarted)
+			logs[i].Attempt = Int(int64(jobs[i].Attempts))
+		}
+		return s.insertLogs(ctx, tx, logs)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return jobs, nil
+}
+
+// insertLogs writes log rows with one multi-row INSERT.
+func (s *Store) insertLogs(ctx context.Context, ex sqlx.ExecerContext, logs []LogRow) error {
+	if len(logs) == 0 {
+		return nil
+	}
+	const cols = 13
+	var b strings.Builder
+	b.WriteString(s.query(qInsertLogs))
+	args := make([]any, 0, len(logs)*cols)
+	for i, l := range logs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(" (?,?,?,?,?,?,?,?,?,?,?,?,?)")
+		args = append(args, l.JobID, l.WorkflowID, l.StepIndex, l.Handler, l.Queue, l.Event, l.Attempt,
+			l.DurationMS, l.MemoryPeakKB, l.ErrorMessage, l.ErrorClass, l.ErrorTrace, l.Context)
+	}
+	if _, err := ex.ExecContext(ctx, b.String(), args...); err != nil {
+		return fmt.Errorf("insert logs: %w", err)
+	}
+	return nil
+}
+
+// InsertLogs writes log rows outside any job transition.
+func (s *Store) InsertLogs(ctx context.Context, logs []LogRow) error {
+	return s.insertLogs(ctx, s.db, logs)
+}
+
+// Attempt names one claimed attempt of a job: the fence every transition of
+// a claimed row checks.
+type Attempt struct {
+	ID       int64
+	Attempt  int
+	WorkerID string
+}
+
+type attemptRow struct {
+	ID         int64          `db:"id"`
+	Status     string         `db:"status"`
+	Attempts   int            `db:"attempts"`
+	ReservedBy sql.NullString `db:"reserved_by"`
+}
+
+func (a attemptRow) heldBy(at Attempt) bool {
+	return a.Attempts == at.Attempt && a.ReservedBy.Valid && a.ReservedBy.String == at.WorkerID
+}
+
+// lockAttempts locks the rows and returns them by id.
+func (s *Store) lockAttempts(ctx context.Context, tx *sqlx.Tx, ids []int64) (map[int64]attemptRow, error) {
+	q, args, err := s.in(qLockAttempts, ids)
+	if err != nil {
+		return nil, err
+	}
+	var rows []attemptRow
+	if err := tx.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, fmt.Errorf("lock attempts: %w", err)
+	}
+	m := make(map[int64]attemptRow, len(rows))
+	for _, r := range rows {
+		m[r.ID] = r
+	}
+	return m, nil
+}
+
+// Completion is a successful attempt and its `completed` log row.
+type Completion struct {
+	Attempt
+	Log LogRow
+}
+
+// CompleteResult says what happened to each completion of a batch.
+type CompleteResult struct {
+	Completed []int64 // marked completed now, log written
+	Already   []int64 // this attempt had already completed it (a retried batch)
+	Refused   []int64 // the attempt no longer holds the row: nothing changed
+}
+
+// CompleteJobs marks a batch of attempts completed and writes their log rows
+// in one transaction. An attempt that lost its row (rescued, re-claimed,
+// deleted) is refused and changes nothing.
+func (s *Store) CompleteJobs(ctx context.Context, batch []Completion) (CompleteResult, error) {
+	var res CompleteResult
+	if len(batch) == 0 {
+		return res, nil
+	}
+	ids := make([]int64, len(batch))
+	for i, c := range batch {
+		ids[i] = c.ID
+	}
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		res = CompleteResult{}
+		held, err := s.lockAttempts(ctx, tx, ids)
+		if err != nil {
+			return err
+		}
+		var done []int64
+		var logs []LogRow
+		for _, c := range batch {
+			row, ok := held[c.ID]
+			switch {
+			case ok && row.heldBy(c.Attempt) && row.Status == StatusProcessing:
+				done = append(done, c.ID)
+				logs = append(logs, c.Log)
+			case ok && row.heldBy(c.Attempt) && row.Status == StatusCompleted:
+				res.Already = append(res.Already, c.ID)
+			default:
+				res.Refused = append(res.Refused, c.ID)
+			}
+		}
+		if len(done) == 0 {
+			return nil
+		}
+		q, args, err := s.in(qCompleteJobs, done)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("complete: %w", err)
+		}
+		res.Completed = done
+		return s.insertLogs(ctx, tx, logs)
+	})
+	return res, err
+}
+
+// Failure is a failed attempt: retried after Delay, or buried.
+type Failure struct {
+	Attempt
+	Bury         bool
+	Delay        time.Duration
+	ErrorMessage string
+	// Logs are written with the transition: `failed, retried` or `buried`.
+	Logs []LogRow
+}
+
+// FailJob retries or buries one attempt, fenced like CompleteJobs. It
+// returns false when the attempt no longer holds the row.
+func (s *Store) FailJob(ctx context.Context, f Failure) (bool, error) {
+	applied := false
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		applied = false
+		held, err := s.lockAttempts(ctx, tx, []int64{f.ID})
+		if err != nil {
+			return err
+		}
+		row, ok := held[f.ID]
+		if !ok || !row.heldBy(f.Attempt) || row.Status != StatusProcessing {
+			return nil
+		}
+		if f.Bury {
+			_, err = tx.ExecContext(ctx, s.query(qBuryJob), f.ErrorMessage, f.ID)
+		} else {
+			_, err = tx.ExecContext(ctx, s.query(qRetryJob), DateTime(s.clock.Now().Add(f.Delay)), f.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("fail job %d: %w", f.ID, err)
+		}
+		applied = true
+		return s.insertLogs(ctx, tx, f.Logs)
+	})
+	return applied, err
+}
+
+// UnclaimJobs hands claimed-but-unstarted attempts back to pending with their
+// attempt restored (Queue::unclaim) and removes their `started` rows, as if
+// they had never been claimed. It returns how many rows it gave back.
+func (s *Store) UnclaimJobs(ctx context.Context, workerID string, attempts []Attempt) (int, error) {
+	if len(attempts) == 0 {
+		return 0, nil
+	}
+	ids := make([]int64, len(attempts))
+	for i, a := range attempts {
+		ids[i] = a.ID
+	}
+	n := 0
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		q, args, err := s.in(qUnclaimJobs, ids, workerID)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("unclaim: %w", err)
+		}
+		affected, _ := res.RowsAffected()
+		n = int(affected)
+		for _, a := range attempts {
+			if _, err := tx.ExecContext(ctx, s.query(qDeleteStartedLog), a.ID, a.Attempt); err != nil {
+				return fmt.Errorf("unclaim log: %w", err)
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+// Heartbeat is Heartbeat::beat for one attempt: reserved_at=NOW(), and the
+// progress JSON when given. False means the attempt no longer holds the row.
+func (s *Store) Heartbeat(ctx context.Context, a Attempt, progress []byte) (bool, error) {
+	var res sql.Result
+	var err error
+	if progress == nil {
+		res, err = s.db.ExecContext(ctx, s.query(qHeartbeat), a.ID, a.WorkerID, a.Attempt)
+	} else {
+		res, err = s.db.ExecContext(ctx, s.query(qHeartbeatProgress), string(progress), a.ID, a.WorkerID, a.Attempt)
+	}
+	if err != nil {
+		return false, fmt.Errorf("heartbeat job %d: %w", a.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return true, nil
+	}
+	// RowsAffected is 0 also when reserved_at already equals NOW() (same
+	// second), so check ownership before reporting the attempt lost.
+	lost, err := s.lostOf(ctx, a.WorkerID, []int64{a.ID})
+	return len(lost) == 0, err
+}
+
+// TouchJobs refreshes reserved_at of every attempt a worker holds and
+// returns the ids it no longer holds.
+func (s *Store) TouchJobs(ctx context.Context, workerID string, ids []int64) (lost []int64, err error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	q, args, err := s.in(qTouchJobs, ids, workerID)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.db.ExecContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("touch jobs: %w", err)
+	}
+	if n, _ := res.RowsAffected(); int(n) == len(ids) {
+		return nil, nil
+	}
+	return s.lostOf(ctx, workerID, ids)
+}
+
+func (s *Store) lostOf(ctx context.Context, workerID string, ids []int64) ([]int64, error) {
+	q, args, err := s.in(qOwnedJobs, ids, workerID)
+	if err != nil {
+		return nil, err
+	}
+	var owned []int64
+	if err := s.db.SelectContext(ctx, &owned, q, args...); err != nil {
+		return nil, fmt.Errorf("owned jobs: %w", err)
+	}
+	have := make(map[int64]bool, len(owned))
+	for _, id := range owned {
+		have[id] = true
+	}
+	var lost []int64
+	for _, id := range ids {
+		if !have[id] {
+			lost = append(lost, id)
+		}
+	}
+	return lost, nil
+}
+
+// StaleDecision is what a sweeper does with one stale row.
+type StaleDecision struct {
+	Bury  bool
+	Delay time.Duration
+}
+
+// StaleMessage is the error Queuety buries a stale job with.
+const StaleMessage = "Stale: worker died without completing."
+
+// RecoverStale is Worker::recover_stale: every processing row whose
+// reserved_at is older than cutoff is retried after decide's delay or buried
+// with StaleMessage, with Queuety's log rows (`retried` with the attempt;
+// `buried` with the message and no attempt). Rows are locked with SKIP
+// LOCKED, so concurrent sweepers never double-handle a row.
+func (s *Store) RecoverStale(ctx context.Context, cutoff time.Time, limit int, decide func(*JobRow) StaleDecision) (retried, buried int, err error) {
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		retried, buried = 0, 0
+		var rows []JobRow
+		if err := tx.SelectContext(ctx, &rows, s.query(qFindStale), DateTime(cutoff), limit); err != nil {
+			return fmt.Errorf("find stale: %w", err)
+		}
+		var logs []LogRow
+		for i := range rows {
+			j := &rows[i]
+			d := decide(j)
+			if d.Bury {
+				if _, err := tx.ExecContext(ctx, s.query(qBuryJob), StaleMessage, j.ID); err != nil {
+					return fmt.Errorf("bury stale %d: %w", j.ID, err)
+				}
+				l := LogFor(j, EventBuried)
+				l.ErrorMessage = String(StaleMessage)
+				logs = append(logs, l)
+				buried++
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, s.query(qRetryJob), DateTime(s.clock.Now().Add(d.Delay)), j.ID); err != nil {
+				return fmt.Errorf("retry stale %d: %w", j.ID, err)
+			}
+			l := LogFor(j, EventRetried)
+			l.Attempt = Int(int64(j.Attempts))
+			logs = append(logs, l)
+			retried++
+		}
+		return s.insertLogs(ctx, tx, logs)
+	})
+	return retried, buried, err
+}
+
+// PauseQueue marks a queue paused (queue_states row), as Queue::pause_queue.
+func (s *Store) PauseQueue(ctx context.Context, queue string) error {
+	_, err := s.db.ExecContext(ctx, s.query(qPauseQueue), queue)
+	return err
+}
+
+// ResumeQueue deletes the queue's pause row.
+func (s *Store) ResumeQueue(ctx context.Context, queue string) error {
+	_, err := s.db.ExecContext(ctx, s.query(qResumeQueue), queue)
+	return err
+}
+
+// PausedQueues lists paused queues by name.
+func (s *Store) PausedQueues(ctx context.Context) ([]string, error) {
+	var qs []string
+	err := s.db.SelectContext(ctx, &qs, s.query(qPausedQueues))
+	return qs, err
+}
+
+// QueueStats counts jobs by status for one queue; every status is present.
+type QueueStats struct {
+	Queue  string         `json:"queue"`
+	Counts map[string]int `json:"counts"`
+	Paused bool           `json:"paused"`
+}
+
+// Stats returns per-queue counts by status, paused queues included even
+// when they hold no jobs.
+func (s *Store) Stats(ctx context.Context) ([]QueueStats, error) {
+	var rows []struct {
+		Queue  string `db:"queue"`
+		Status string `db:"status"`
+		N      int    `db:"n"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, s.query(qStats)); err != nil {
+		return nil, err
+	}
+	paused, err := s.PausedQueues(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []QueueStats
+	idx := map[string]int{}
+	get := func(q string) *QueueStats {
+		i, ok := idx[q]
+		if !ok {
+			c := make(map[string]int, len(Statuses))
+			for _, st := range Statuses {
+				c[st] = 0
+			}
+			out = append(out, QueueStats{Queue: q, Counts: c})
+			i = len(out) - 1
+			idx[q] = i
+		}
+		return &out[i]
+	}
+	for _, r := range rows {
+		get(r.Queue).Counts[r.Status] += r.N
+	}
+	for _, q := range paused {
+		get(q).Paused = true
+	}
+	return out, nil
+}
+
+// ListFilter narrows ListJobs; empty fields match everything.
+type ListFilter struct {
+	Queue, Status, Handler string
+	Limit                  int
+}
+
+// ListJobs returns the newest jobs first (Queuety's `list`).
+func (s *Store) ListJobs(ctx context.Context, f ListFilter) ([]JobRow, error) {
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	var rows []JobRow
+	err := s.unsafe.SelectContext(ctx, &rows, s.query(qListJobs),
+		f.Queue, f.Queue, f.Status, f.Status, f.Handler, f.Handler, f.Limit)
+	return rows, err
+}
+
+// GetJob reads one job, or ErrJobNotFound.
+func (s *Store) GetJob(ctx context.Context, id int64) (*JobRow, error) {
+	var j JobRow
+	err := s.unsafe.GetContext(ctx, &j, s.query(qGetJob), id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("job #%d: %w", id, ErrJobNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &j, nil
+}
+
+// JobLogs returns a job's log rows, oldest first.
+func (s *Store) JobLogs(ctx context.Context, id int64) ([]LogRow, error) {
+	var rows []LogRow
+	err := s.unsafe.SelectContext(ctx, &rows, s.query(qJobLogs), id)
+	return rows, err
+}
+
+// RetryJob is Queue::retry(id, 0) as the CLI's `retry` runs it: pending now,
+// from any status, attempts kept.
+func (s *Store) RetryJob(ctx context.Context, id int64) error {
+	return s.byID(ctx, id, qRetryJobByHand, DateTime(s.clock.Now()), id)
+}
+
+// RetryBuried retries every buried job (of one queue, if given).
+func (s *Store) RetryBuried(ctx context.Context, queue string) (int, error) {
+	var ids []int64
+	if err := s.db.SelectContext(ctx, &ids, s.query(qBuriedIDs), queue, queue); err != nil {
+		return 0, err
+	}
+	total := 0
+	for len(ids) > 0 {
+		n := min(len(ids), 1000)
+		q, args, err := s.in(qRetryBuried, DateTime(s.clock.Now()), ids[:n])
+		if err != nil {
+			return total, err
+		}
+		res, err := s.db.ExecContext(ctx, q, args...)
+		if err != nil {
+			return total, err
+		}
+		affected, _ := res.RowsAffected()
+		total += int(affected)
+		ids = ids[n:]
+	}
+	return total, nil
+}
+
+// BuryJob buries a job by hand with the given message.
+func (s *Store) BuryJob(ctx context.Context, id int64, message string) error {
+	return s.byID(ctx, id, qBuryJobByHand, message, id)
+}
+
+// DeleteJob deletes a job row; its log rows stay, as in Queuety.
+func (s *Store) DeleteJob(ctx context.Context, id int64) error {
+	return s.byID(ctx, id, qDeleteJob, id)
+}
+
+func (s *Store) byID(ctx context.Context, id int64, name string, args ...any) error {
+	res, err := s.db.ExecContext(ctx, s.query(name), args...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		if _, err := s.GetJob(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PurgeCompleted deletes completed jobs whose completed_at is before cutoff.
+func (s *Store) PurgeCompleted(ctx context.Context, cutoff time.Time) (int, error) {
+	total := 0
+	for {
+		res, err := s.db.ExecContext(ctx, s.query(qPurgeCompleted), DateTime(cutoff))
+		if err != nil {
+			return total, err
+		}
+		n, _ := res.RowsAffected()
+		total += int(n)
+		if n < 5000 {
+			return total, nil
+		}
+	}
+}

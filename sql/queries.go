@@ -1,0 +1,122 @@
+package store
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+)
+
+//go:embed queries.sql
+var queriesSQL string
+
+//go:embed schema/queuety.sql
+var schemaSQL string
+
+//go:embed schema/extensions.sql
+var extensionsSQL string
+
+// Query names, one per "-- name:" block of queries.sql.
+const (
+	qFindUniqueJob        = "find-unique-job"
+	qInsertJob            = "insert-job"
+	qClaimJobs            = "claim-jobs"
+	qClaimJobsForHandlers = "claim-jobs-for-handlers"
+	qMarkClaimed          = "mark-claimed"
+	qInsertLogs           = "insert-logs"
+	qLockAttempts         = "lock-attempts"
+	qCompleteJobs         = "complete-jobs"
+	qRetryJob             = "retry-job"
+	qBuryJob              = "bury-job"
+	qUnclaimJobs          = "unclaim-jobs"
+	qDeleteStartedLog     = "delete-started-log"
+	qHeartbeat            = "heartbeat"
+	qHeartbeatProgress    = "heartbeat-progress"
+	qTouchJobs            = "touch-jobs"
+	qOwnedJobs            = "owned-jobs"
+	qFindStale            = "find-stale"
+	qPauseQueue           = "pause-queue"
+	qResumeQueue          = "resume-queue"
+	qPausedQueues         = "paused-queues"
+	qStats                = "stats"
+	qListJobs             = "list-jobs"
+	qGetJob               = "get-job"
+	qJobLogs              = "job-logs"
+	qRetryJobByHand       = "retry-job-by-hand"
+	qBuriedIDs            = "buried-ids"
+	qRetryBuried          = "retry-buried"
+	qBuryJobByHand        = "bury-job-by-hand"
+	qDeleteJob            = "delete-job"
+	qPurgeCompleted       = "purge-completed"
+	qServerVersion        = "server-version"
+	qServerUTCOffset      = "server-utc-offset"
+	qColumnExists         = "column-exists"
+	qIndexExists          = "index-exists"
+)
+
+// block is one commented SQL statement of an embedded file.
+type block struct {
+	kind, name, sql string
+}
+
+// parseBlocks splits an embedded SQL file on "-- <kind>: <name>" header
+// lines. Comment lines inside a block are dropped; the SQL is kept as written.
+func parseBlocks(src string, kinds ...string) ([]block, error) {
+	var out []block
+	var cur *block
+	var body strings.Builder
+	flush := func() {
+		if cur != nil {
+			cur.sql = strings.TrimSuffix(strings.TrimSpace(body.String()), ";")
+			out = append(out, *cur)
+		}
+		body.Reset()
+	}
+	for _, line := range strings.Split(src, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "--") {
+			header := strings.TrimSpace(strings.TrimPrefix(trimmed, "--"))
+			for _, k := range kinds {
+				if name, ok := strings.CutPrefix(header, k+":"); ok {
+					flush()
+					cur = &block{kind: k, name: strings.TrimSpace(name)}
+				}
+			}
+			continue
+		}
+		if cur != nil {
+			body.WriteString(line)
+			body.WriteByte('\n')
+		}
+	}
+	flush()
+	for _, b := range out {
+		if b.name == "" || b.sql == "" {
+			return nil, fmt.Errorf("embedded SQL: empty %s block %q", b.kind, b.name)
+		}
+	}
+	return out, nil
+}
+
+// render replaces {suffix} placeholders with backquoted table names.
+func render(sql string, t Tables) string {
+	for _, s := range tableSuffixes {
+		sql = strings.ReplaceAll(sql, "{"+s+"}", "`"+t[s]+"`")
+	}
+	return sql
+}
+
+// loadQueries parses queries.sql and renders it for the given tables.
+func loadQueries(t Tables) (map[string]string, error) {
+	blocks, err := parseBlocks(queriesSQL, "name")
+	if err != nil {
+		return nil, err
+	}
+	q := make(map[string]string, len(blocks))
+	for _, b := range blocks {
+		if _, dup := q[b.name]; dup {
+			return nil, fmt.Errorf("queries.sql: query %q defined twice", b.name)
+		}
+		q[b.name] = render(b.sql, t)
+	}
+	return q, nil
+}

@@ -1,0 +1,185 @@
+-- Every SQL statement queuety-go runs against the job tables, by name.
+-- {jobs}, {logs}, {queue_states}, {workflows} are replaced by the resolved,
+-- backquoted table names when the Store is built; "(?)" after IN is expanded
+-- by sqlx.In. Keep statements short: the claim and the completion run tens of
+-- thousands of times a second.
+
+-- name: find-unique-job
+-- Queuety's unique check (Queue::dispatch): same handler and payload bytes,
+-- still pending or processing. Not atomic in PHP either.
+SELECT id FROM {jobs}
+WHERE handler = ? AND payload_hash = ? AND status IN ('pending', 'processing')
+LIMIT 1
+
+-- name: insert-job
+INSERT INTO {jobs}
+	(queue, handler, payload, payload_hash, priority, status, max_attempts, available_at,
+	 workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units)
+VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)
+
+-- name: claim-jobs
+-- Queue::claim's predicate, batched: one round trip claims as many rows as
+-- the worker has free slots. Forced onto our DESC index (see extensions.sql).
+-- Workflow steps are left to the workflow engine and PHP for now.
+SELECT id, queue, handler, payload, priority, attempts, max_attempts,
+	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
+FROM {jobs} AS job FORCE INDEX (idx_qgo_claim)
+WHERE job.queue = ? AND job.status = 'pending' AND job.available_at <= NOW()
+	AND job.workflow_id IS NULL
+	AND (job.depends_on IS NULL OR EXISTS (
+		SELECT 1 FROM {jobs} dep WHERE dep.id = job.depends_on AND dep.status = 'completed'))
+ORDER BY job.priority DESC, job.id ASC
+LIMIT ?
+FOR UPDATE SKIP LOCKED
+
+-- name: claim-jobs-for-handlers
+-- claim-jobs restricted to the handlers this worker can run, so PHP-only
+-- handlers stay in the queue for PHP workers.
+SELECT id, queue, handler, payload, priority, attempts, max_attempts,
+	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
+FROM {jobs} AS job FORCE INDEX (idx_qgo_claim)
+WHERE job.queue = ? AND job.status = 'pending' AND job.available_at <= NOW()
+	AND job.workflow_id IS NULL
+	AND job.handler IN (?)
+	AND (job.depends_on IS NULL OR EXISTS (
+		SELECT 1 FROM {jobs} dep WHERE dep.id = job.depends_on AND dep.status = 'completed'))
+ORDER BY job.priority DESC, job.id ASC
+LIMIT ?
+FOR UPDATE SKIP LOCKED
+
+-- name: mark-claimed
+-- LEAST keeps attempts inside TINYINT UNSIGNED on a row retried by hand forever.
+UPDATE {jobs}
+SET status = 'processing', reserved_at = NOW(), attempts = LEAST(attempts + 1, 255), reserved_by = ?
+WHERE id IN (?)
+
+-- name: insert-logs
+-- Values tuples (13 columns each) are appended by the store.
+INSERT INTO {logs}
+	(job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, memory_peak_kb,
+	 error_message, error_class, error_trace, context)
+VALUES
+
+-- name: lock-attempts
+-- Fence for completions, retries and burials: read who holds each row now.
+SELECT id, status, attempts, reserved_by FROM {jobs} WHERE id IN (?) FOR UPDATE
+
+-- name: complete-jobs
+-- reserved_by stays, so a completion retried after a lost connection sees its
+-- own finished row and does not log twice.
+UPDATE {jobs} SET status = 'completed', completed_at = NOW() WHERE id IN (?)
+
+-- name: retry-job
+-- Queue::retry: attempts is kept; available_at comes from the app clock (UTC).
+UPDATE {jobs}
+SET status = 'pending', reserved_at = NULL, reserved_by = NULL, available_at = ?, error_message = NULL
+WHERE id = ?
+
+-- name: bury-job
+UPDATE {jobs} SET status = 'buried', failed_at = NOW(), error_message = ? WHERE id = ?
+
+-- name: unclaim-jobs
+-- Queue::unclaim, fenced: gives the attempt back. IF() because attempts is
+-- unsigned and attempts - 1 on 0 is an error in strict mode.
+UPDATE {jobs}
+SET status = 'pending', reserved_at = NULL, reserved_by = NULL,
+	attempts = IF(attempts > 0, attempts - 1, 0)
+WHERE id IN (?) AND status = 'processing' AND reserved_by = ?
+
+-- name: delete-started-log
+-- The started row of an attempt that was handed back before it ran.
+DELETE FROM {logs} WHERE job_id = ? AND event = 'started' AND attempt = ? ORDER BY id DESC LIMIT 1
+
+-- name: heartbeat
+UPDATE {jobs} SET reserved_at = NOW()
+WHERE id = ? AND status = 'processing' AND reserved_by = ? AND attempts = ?
+
+-- name: heartbeat-progress
+UPDATE {jobs} SET reserved_at = NOW(), heartbeat_data = ?
+WHERE id = ? AND status = 'processing' AND reserved_by = ? AND attempts = ?
+
+-- name: touch-jobs
+-- Automatic heartbeat for every attempt a worker holds, so no stale sweep
+-- (ours or PHP's) re-queues a long job that is still running.
+UPDATE {jobs} SET reserved_at = NOW() WHERE id IN (?) AND status = 'processing' AND reserved_by = ?
+
+-- name: owned-jobs
+SELECT id FROM {jobs} WHERE id IN (?) AND status = 'processing' AND reserved_by = ?
+
+-- name: find-stale
+-- Worker::recover_stale: processing rows not heard from since the cutoff
+-- (app clock). Locked and skipped-if-locked, so concurrent sweepers (several
+-- daemons) never act on one row twice, which PHP's sweep can.
+SELECT id, queue, handler, payload, priority, attempts, max_attempts,
+	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
+FROM {jobs}
+WHERE status = 'processing' AND reserved_at < ? AND workflow_id IS NULL
+ORDER BY id
+LIMIT ?
+FOR UPDATE SKIP LOCKED
+
+-- name: pause-queue
+INSERT INTO {queue_states} (queue, paused, paused_at) VALUES (?, 1, NOW())
+ON DUPLICATE KEY UPDATE paused = 1, paused_at = NOW()
+
+-- name: resume-queue
+DELETE FROM {queue_states} WHERE queue = ?
+
+-- name: paused-queues
+SELECT queue FROM {queue_states} WHERE paused = 1 ORDER BY queue
+
+-- name: stats
+SELECT queue, status, COUNT(*) AS n FROM {jobs} GROUP BY queue, status ORDER BY queue
+
+-- name: list-jobs
+SELECT * FROM {jobs}
+WHERE (? = '' OR queue = ?) AND (? = '' OR status = ?) AND (? = '' OR handler = ?)
+ORDER BY id DESC
+LIMIT ?
+
+-- name: get-job
+SELECT * FROM {jobs} WHERE id = ?
+
+-- name: job-logs
+SELECT * FROM {logs} WHERE job_id = ? ORDER BY id
+
+-- name: retry-job-by-hand
+-- Queue::retry(id, 0), as `job retry` and Queuety::retry do: from any status,
+-- attempts kept.
+UPDATE {jobs}
+SET status = 'pending', reserved_at = NULL, reserved_by = NULL, available_at = ?, error_message = NULL
+WHERE id = ?
+
+-- name: buried-ids
+SELECT id FROM {jobs} WHERE status = 'buried' AND (? = '' OR queue = ?) ORDER BY id
+
+-- name: retry-buried
+UPDATE {jobs}
+SET status = 'pending', reserved_at = NULL, reserved_by = NULL, available_at = ?, error_message = NULL
+WHERE id IN (?) AND status = 'buried'
+
+-- name: bury-job-by-hand
+UPDATE {jobs} SET status = 'buried', failed_at = NOW(), error_message = ?, reserved_by = NULL WHERE id = ?
+
+-- name: delete-job
+DELETE FROM {jobs} WHERE id = ?
+
+-- name: purge-completed
+-- In slices, so a large purge never holds a long lock on the hot table.
+DELETE FROM {jobs} WHERE status = 'completed' AND completed_at < ? LIMIT 5000
+
+-- name: server-version
+SELECT VERSION()
+
+-- name: server-utc-offset
+-- Seconds between the server's default NOW() and UTC, read on a connection
+-- that did not set time_zone.
+SELECT TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW())
+
+-- name: column-exists
+SELECT COUNT(*) FROM information_schema.COLUMNS
+WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?
+
+-- name: index-exists
+SELECT COUNT(*) FROM information_schema.STATISTICS
+WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME = ?

@@ -1,0 +1,141 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+)
+
+// PrepareDSN fills in the driver settings queuety-go depends on: times read
+// and written in UTC (Queuety's app clock is gmdate), the session time zone
+// UTC so our NOW() matches, client-side parameter interpolation (one round
+// trip a statement instead of prepare/execute/close), and utf8mb4.
+func PrepareDSN(dsn string) (string, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return "", fmt.Errorf("invalid DSN: %w", err)
+	}
+	cfg.ParseTime = true
+	cfg.Loc = time.UTC
+	cfg.InterpolateParams = true
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["time_zone"] = "'+00:00'"
+	if _, ok := cfg.Params["charset"]; !ok {
+		cfg.Params["charset"] = "utf8mb4"
+	}
+	return cfg.FormatDSN(), nil
+}
+
+// Open connects with PrepareDSN's settings and checks the connection.
+func Open(ctx context.Context, dsn string, maxConns int) (*sqlx.DB, error) {
+	prepared, err := PrepareDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sqlx.Open("mysql", prepared)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(maxConns)
+	db.SetConnMaxLifetime(5 * time.Minute)
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("cannot reach MySQL at %s: %w", redact(prepared), err)
+	}
+	return db, nil
+}
+
+func redact(dsn string) string {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return "(invalid DSN)"
+	}
+	return fmt.Sprintf("%s(%s)/%s as %q", cfg.Net, cfg.Addr, cfg.DBName, cfg.User)
+}
+
+// ServerInfo is what the daemon checks about the server at start.
+type ServerInfo struct {
+	Version     string `json:"version"`
+	MariaDB     bool   `json:"mariadb"`
+	SkipLocked  bool   `json:"skip_locked"`
+	UTCOffsetS  int    `json:"utc_offset_seconds"` // server default NOW() minus UTC
+	DescIndexes bool   `json:"desc_indexes"`
+}
+
+// InspectServer reads the version and the server's default time zone. The
+// zone is read on a fresh connection without our time_zone setting, because
+// PHP's NOW() rows use the server default.
+func InspectServer(ctx context.Context, dsn string) (ServerInfo, error) {
+	var info ServerInfo
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return info, fmt.Errorf("invalid DSN: %w", err)
+	}
+	delete(cfg.Params, "time_zone")
+	raw, err := sqlx.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return info, err
+	}
+	defer raw.Close()
+	raw.SetMaxOpenConns(1)
+	if err := raw.GetContext(ctx, &info.Version, "SELECT VERSION()"); err != nil {
+		return info, fmt.Errorf("cannot reach MySQL at %s: %w", redact(dsn), err)
+	}
+	if err := raw.GetContext(ctx, &info.UTCOffsetS, "SELECT TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW())"); err != nil {
+		return info, err
+	}
+	info.MariaDB, info.SkipLocked, info.DescIndexes = classify(info.Version)
+	return info, nil
+}
+
+// classify parses VERSION(): SKIP LOCKED needs MariaDB >= 10.6 or MySQL >=
+// 8.0.1; descending indexes need MariaDB >= 10.8 or MySQL >= 8.0.
+func classify(version string) (mariadb, skipLocked, desc bool) {
+	mariadb = strings.Contains(strings.ToLower(version), "mariadb")
+	v := version
+	// MariaDB 10.x replication builds report "5.5.5-10.11.2-MariaDB".
+	v = strings.TrimPrefix(v, "5.5.5-")
+	parts := strings.SplitN(strings.SplitN(v, "-", 2)[0], ".", 4)
+	num := func(i int) int {
+		if i >= len(parts) {
+			return 0
+		}
+		n, _ := strconv.Atoi(parts[i])
+		return n
+	}
+	maj, mnr, patch := num(0), num(1), num(2)
+	at := func(a, b, c int) bool {
+		if maj != a {
+			return maj > a
+		}
+		if mnr != b {
+			return mnr > b
+		}
+		return patch >= c
+	}
+	if mariadb {
+		return true, at(10, 6, 0), at(10, 8, 0)
+	}
+	return false, at(8, 0, 1), at(8, 0, 0)
+}
+
+// CheckServer turns ServerInfo into the refusal the daemon gives at start.
+func (i ServerInfo) CheckServer(allowNonUTC bool) error {
+	if !i.SkipLocked {
+		return fmt.Errorf("server %s does not support SELECT ... FOR UPDATE SKIP LOCKED, which Queuety's claim needs: use MariaDB >= 10.6 or MySQL >= 8.0.1", i.Version)
+	}
+	if i.UTCOffsetS != 0 && !allowNonUTC {
+		return fmt.Errorf("server default time zone is UTC%+.1fh, but Queuety's PHP side writes NOW() in the server zone and compares it with UTC times: set default_time_zone='+00:00' in the server config (or pass --allow-non-utc if every writer sets its session to UTC)", float64(i.UTCOffsetS)/3600)
+	}
+	return nil
+}

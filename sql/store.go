@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/queuety-go/queuety/internal/clock"
+)
+
+// Store runs the named queries against one database and table naming.
+type Store struct {
+	db     *sqlx.DB
+	unsafe *sqlx.DB // tolerates columns we do not map, for SELECT * reads
+	tables Tables
+	q      map[string]string
+	clock  clock.Clock
+}
+
+// New builds a Store. The clock supplies Queuety's app-clock times
+// (available_at, cutoffs); nil means the wall clock.
+func New(db *sqlx.DB, tables Tables, clk clock.Clock) (*Store, error) {
+	q, err := loadQueries(tables)
+	if err != nil {
+		return nil, err
+	}
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	return &Store{db: db, unsafe: db.Unsafe(), tables: tables, q: q, clock: clk}, nil
+}
+
+// DB returns the underlying handle.
+func (s *Store) DB() *sqlx.DB { return s.db }
+
+// Tables returns the resolved table names.
+func (s *Store) Tables() Tables { return s.tables }
+
+// Now is the app clock, truncated to what a DATETIME column keeps.
+func (s *Store) Now() time.Time { return s.clock.Now().UTC().Truncate(time.Second) }
+
+func (s *Store) query(name string) string {
+	q, ok := s.q[name]
+	if !ok {
+		panic("store: unknown query " + name) // a typo in a constant; caught by tests
+	}
+	return q
+}
+
+// in expands "IN (?)" for a named query and rebinds it for the driver.
+func (s *Store) in(name string, args ...any) (string, []any, error) {
+	q, a, err := sqlx.In(s.query(name), args...)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return s.db.Rebind(q), a, nil
+}
+
+// Transient reports whether err is a deadlock (1213) or lock wait timeout
+// (1205): InnoDB rolled the statement or transaction back and the same work
+// can simply be tried again.
+func Transient(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == 1213 || me.Number == 1205
+	}
+	return false
+}
+
+// ConnectionLost reports whether err means the connection to the server
+// broke, so the caller should back off and try again with a new one.
+func ConnectionLost(err error) bool {
+	return errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sql.ErrConnDone) ||
+		errors.Is(err, driverBadConn) || isNetError(err)
+}
+
+// inTx runs fn in a transaction, retrying it quietly on deadlocks and lock
+// wait timeouts: under many concurrent claimers these are expected, not errors.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	const maxTries = 8
+	for try := 1; ; try++ {
+		err := s.tryTx(ctx, fn)
+		if err == nil || !Transient(err) || try == maxTries {
+			return err
+		}
+		// Jittered, growing pause so colliding transactions spread out.
+		d := time.Duration(try*try)*time.Millisecond + rand.N(5*time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(d):
+		}
+	}
+}
+
+func (s *Store) tryTx(ctx context.Context, fn func(tx *sqlx.Tx) error) (err error) {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
