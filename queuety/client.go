@@ -1,0 +1,401 @@
+package queuety
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// Client dispatches and manages jobs in the Queuety tables. It is safe for
+// concurrent use; Workers are built from it.
+type Client struct {
+	cfg    Config
+	db     *sqlx.DB
+	store  *store.Store
+	log    *slog.Logger
+	server store.ServerInfo
+}
+
+// Open validates cfg, connects, and checks the server: SKIP LOCKED support
+// and a UTC default time zone (see Config.AllowNonUTC).
+func Open(ctx context.Context, cfg Config) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.DSN == "" {
+		return nil, errors.New("no database configured: pass --dsn, set QUEUETY_DSN, or point --wp-config at a wp-config.php")
+	}
+	tables, err := cfg.naming().Resolve()
+	if err != nil {
+		return nil, err
+	}
+	info, err := store.InspectServer(ctx, cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	if err := info.CheckServer(cfg.AllowNonUTC); err != nil {
+		return nil, err
+	}
+	db, err := store.Open(ctx, cfg.DSN, cfg.MaxConns)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.New(db, tables, cfg.Clock)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &Client{cfg: cfg, db: db, store: st, log: cfg.Logger, server: info}, nil
+}
+
+// Close closes the database handle.
+func (c *Client) Close() error { return c.db.Close() }
+
+// Store exposes the storage seam for packages built on the client (the
+// workflow engine, the CLI).
+func (c *Client) Store() *store.Store { return c.store }
+
+// Config returns the validated configuration.
+func (c *Client) Config() Config { return c.cfg }
+
+// Server returns what was read about the server at Open.
+func (c *Client) Server() store.ServerInfo { return c.server }
+
+// Migrate creates missing Queuety tables and adds our extensions.
+func (c *Client) Migrate(ctx context.Context) (store.MigrateReport, error) {
+	return c.store.Migrate(ctx)
+}
+
+// DispatchOption sets one column of a dispatched job (PendingJob's fluent
+// methods).
+type DispatchOption func(*store.InsertJob) error
+
+// OnQueue sets the queue (default "default").
+func OnQueue(q string) DispatchOption {
+	return func(p *store.InsertJob) error {
+		if err := ValidateQueue(q); err != nil {
+			return err
+		}
+		p.Queue = q
+		return nil
+	}
+}
+
+// WithPriority sets the priority (0-3; higher runs first).
+func WithPriority(pr Priority) DispatchOption {
+	return func(p *store.InsertJob) error {
+		if pr < PriorityLow || pr > PriorityUrgent {
+			return fmt.Errorf("priority %d: Queuety priorities are 0 (low) to 3 (urgent)", pr)
+		}
+		p.Priority = int(pr)
+		return nil
+	}
+}
+
+// Delay makes the job claimable only after d (whole seconds, as PHP).
+func Delay(d time.Duration) DispatchOption {
+	return func(p *store.InsertJob) error {
+		if d < 0 {
+			return fmt.Errorf("delay %s: must not be negative", d)
+		}
+		p.Delay = d.Truncate(time.Second)
+		return nil
+	}
+}
+
+// MaxAttempts sets max_attempts (1-255).
+func MaxAttempts(n int) DispatchOption {
+	return func(p *store.InsertJob) error {
+		if n < 1 || n > 255 {
+			return fmt.Errorf("max attempts %d: must be between 1 and 255", n)
+		}
+		p.MaxAttempts = n
+		return nil
+	}
+}
+
+// Unique skips the insert when a pending or processing job has the same
+// handler and payload bytes, returning that job's id.
+func Unique() DispatchOption {
+	return func(p *store.InsertJob) error { p.Unique = true; return nil }
+}
+
+// After makes the job wait until job id has completed (depends_on).
+func After(id int64) DispatchOption {
+	return func(p *store.InsertJob) error {
+		if id < 1 {
+			return fmt.Errorf("depends on job %d: not a job id", id)
+		}
+		p.DependsOn = store.Int(id)
+		return nil
+	}
+}
+
+// InBatch sets batch_id.
+func InBatch(id int64) DispatchOption {
+	return func(p *store.InsertJob) error {
+		if id < 1 {
+			return fmt.Errorf("batch %d: not a batch id", id)
+		}
+		p.BatchID = store.Int(id)
+		return nil
+	}
+}
+
+// ConcurrencyGroup sets concurrency_group and concurrency_limit.
+func ConcurrencyGroup(group string, limit int) DispatchOption {
+	return func(p *store.InsertJob) error {
+		if strings.TrimSpace(group) == "" || len(group) > 191 {
+			return fmt.Errorf("concurrency group %q: must be 1 to 191 characters", group)
+		}
+		if limit < 1 || limit > 65535 {
+			return fmt.Errorf("concurrency limit %d: must be between 1 and 65535", limit)
+		}
+		p.ConcurrencyGroup, p.ConcurrencyLimit = group, limit
+		return nil
+	}
+}
+
+// CostUnits sets cost_units (>= 1).
+func CostUnits(n int) DispatchOption {
+	return func(p *store.InsertJob) error {
+		if n < 1 {
+			return fmt.Errorf("cost units %d: must be at least 1", n)
+		}
+		p.CostUnits = n
+		return nil
+	}
+}
+
+// Dispatched is the result of Dispatch.
+type Dispatched struct {
+	ID int64 `json:"id"`
+	// Existing is true when Unique found a live duplicate and nothing was
+	// inserted.
+	Existing bool `json:"existing"`
+}
+
+// Dispatch inserts a job exactly as Queuety's Queue::dispatch does. The
+// payload may be a phpjson.Value, raw JSON ([]byte or json.RawMessage), a
+// map, a struct (via encoding/json), or nil for an empty payload; it must be
+// a JSON object (or an empty array) and is stored as PHP's json_encode would
+// write it, so payload_hash matches PHP's for the same payload.
+func (c *Client) Dispatch(ctx context.Context, handler string, payload any, opts ...DispatchOption) (Dispatched, error) {
+	if strings.TrimSpace(handler) == "" || len(handler) > 255 {
+		return Dispatched{}, fmt.Errorf("handler %q: must be 1 to 255 characters", handler)
+	}
+	body, err := EncodePayload(payload)
+	if err != nil {
+		return Dispatched{}, err
+	}
+	p := store.InsertJob{Queue: DefaultQueue, Handler: handler, Payload: body, MaxAttempts: DefaultMaxAttempts, CostUnits: 1}
+	for _, opt := range opts {
+		if err := opt(&p); err != nil {
+			return Dispatched{}, err
+		}
+	}
+	id, existing, err := c.store.InsertJob(ctx, p)
+	if err != nil {
+		return Dispatched{}, err
+	}
+	return Dispatched{ID: id, Existing: existing}, nil
+}
+
+// EncodePayload turns a Go payload into the bytes Queuety stores.
+func EncodePayload(payload any) ([]byte, error) {
+	var v phpjson.Value
+	var err error
+	switch p := payload.(type) {
+	case nil:
+		return []byte("[]"), nil
+	case phpjson.Value:
+		v = p
+	case []byte:
+		v, err = phpjson.Decode(p)
+	case json.RawMessage:
+		v, err = phpjson.Decode(p)
+	case string:
+		v, err = phpjson.DecodeString(p)
+	case map[string]any:
+		v, err = phpjson.FromGo(p)
+	default:
+		var b []byte
+		if b, err = json.Marshal(p); err == nil {
+			v, err = phpjson.Decode(b)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("payload: %w", err)
+	}
+	if _, ok := v.AsObject(); !ok {
+		return nil, fmt.Errorf("payload: must be a JSON object, got %s", v.Kind())
+	}
+	return phpjson.Encode(v)
+}
+
+// Pause pauses a queue: workers (ours and PHP's) stop claiming from it.
+func (c *Client) Pause(ctx context.Context, queue string) error {
+	if err := ValidateQueue(queue); err != nil {
+		return err
+	}
+	return c.store.PauseQueue(ctx, queue)
+}
+
+// Resume resumes a paused queue.
+func (c *Client) Resume(ctx context.Context, queue string) error {
+	if err := ValidateQueue(queue); err != nil {
+		return err
+	}
+	return c.store.ResumeQueue(ctx, queue)
+}
+
+// Stats returns per-queue job counts by status.
+func (c *Client) Stats(ctx context.Context) ([]store.QueueStats, error) { return c.store.Stats(ctx) }
+
+// Jobs lists jobs newest first.
+func (c *Client) Jobs(ctx context.Context, f store.ListFilter) ([]store.JobRow, error) {
+	if f.Status != "" && !validStatus(f.Status) {
+		return nil, fmt.Errorf("status %q: want one of %s", f.Status, strings.Join(store.Statuses, ", "))
+	}
+	return c.store.ListJobs(ctx, f)
+}
+
+func validStatus(s string) bool {
+	for _, v := range store.Statuses {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Job reads one job.
+func (c *Client) Job(ctx context.Context, id int64) (*store.JobRow, error) {
+	return c.store.GetJob(ctx, id)
+}
+
+// JobLogs reads a job's log rows.
+func (c *Client) JobLogs(ctx context.Context, id int64) ([]store.LogRow, error) {
+	return c.store.JobLogs(ctx, id)
+}
+
+// RetryJob makes a job pending again now (Queue::retry(id, 0)).
+func (c *Client) RetryJob(ctx context.Context, id int64) error { return c.store.RetryJob(ctx, id) }
+
+// RetryBuried retries every buried job (of queue, if not empty).
+func (c *Client) RetryBuried(ctx context.Context, queue string) (int, error) {
+	return c.store.RetryBuried(ctx, queue)
+}
+
+// ManualBuryMessage is the message `bury` writes, as Queuety's CLI does.
+const ManualBuryMessage = "Manually buried via CLI."
+
+// BuryJob buries a job by hand.
+func (c *Client) BuryJob(ctx context.Context, id int64, message string) error {
+	if message == "" {
+		message = ManualBuryMessage
+	}
+	return c.store.BuryJob(ctx, id, message)
+}
+
+// DeleteJob deletes a job row (its logs stay).
+func (c *Client) DeleteJob(ctx context.Context, id int64) error { return c.store.DeleteJob(ctx, id) }
+
+// PurgeCompleted deletes completed jobs older than age.
+func (c *Client) PurgeCompleted(ctx context.Context, age time.Duration) (int, error) {
+	if age < 0 {
+		return 0, fmt.Errorf("older than %s: must not be negative", age)
+	}
+	return c.store.PurgeCompleted(ctx, c.cfg.Clock.Now().Add(-age))
+}
+
+// Rescued counts what one stale sweep did.
+type Rescued struct {
+	Retried int `json:"retried"`
+	Buried  int `json:"buried"`
+}
+
+// RecoverStale is Queuety's recover_stale with the configured stale
+// timeout: processing rows not heard from are retried with backoff, or
+// buried with "Stale: worker died without completing." when their attempts
+// are used up. reg supplies handler options (nil: row and payload only).
+func (c *Client) RecoverStale(ctx context.Context, reg *Registry) (Rescued, error) {
+	var total Rescued
+	cutoff := c.cfg.Clock.Now().Add(-c.cfg.StaleTimeout)
+	for {
+		const slice = 500
+		r, b, err := c.store.RecoverStale(ctx, cutoff, slice, func(j *store.JobRow) store.StaleDecision {
+			s := c.settingsFor(reg, j, parsePayloadLenient(j.Payload))
+			if j.Attempts >= s.maxAttempts {
+				return store.StaleDecision{Bury: true}
+			}
+			return store.StaleDecision{Delay: s.backoff.Delay(j.Attempts)}
+		})
+		total.Retried += r
+		total.Buried += b
+		if err != nil || r+b < slice {
+			return total, err
+		}
+	}
+}
+
+func parsePayloadLenient(s string) phpjson.Value {
+	v, err := phpjson.DecodeString(s)
+	if err != nil {
+		return phpjson.Null()
+	}
+	return v
+}
+
+// attemptSettings are the effective rules for one attempt: defaults, then
+// the handler's options, then the payload's __queuety_runtime (spec §4.3).
+type attemptSettings struct {
+	maxAttempts int
+	timeout     time.Duration
+	backoff     Backoff
+}
+
+func (c *Client) settingsFor(reg *Registry, j *store.JobRow, payload phpjson.Value) attemptSettings {
+	s := attemptSettings{maxAttempts: j.MaxAttempts, timeout: c.cfg.JobTimeout, backoff: c.cfg.Backoff}
+	if h, ok := reg.lookup(j.Handler); ok {
+		if h.opts.maxAttempts > 0 {
+			s.maxAttempts = h.opts.maxAttempts
+		}
+		if h.opts.timeout > 0 {
+			s.timeout = h.opts.timeout
+		}
+		if h.opts.backoff != nil {
+			s.backoff = *h.opts.backoff
+		}
+	}
+	rt := parseRuntime(payload)
+	if rt.MaxAttempts > 0 {
+		s.maxAttempts = rt.MaxAttempts
+	}
+	if rt.Timeout > 0 {
+		s.timeout = rt.Timeout
+	}
+	if rt.Backoff != nil {
+		s.backoff = *rt.Backoff
+	}
+	return s
+}
+
+// nullInt reads a nullable id for the public API.
+func nullInt(n sql.NullInt64) *int64 {
+	if !n.Valid {
+		return nil
+	}
+	v := n.Int64
+	return &v
+}

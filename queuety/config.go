@@ -1,0 +1,199 @@
+package queuety
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/queuety-go/queuety/internal/clock"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// Defaults, named after the Queuety constants they mirror where there is one.
+const (
+	DefaultTablePrefix    = "wp_"     // WordPress $table_prefix
+	DefaultQueue          = "default" //
+	DefaultMaxAttempts    = 3         // jobs.max_attempts default
+	DefaultConcurrency    = 10        //
+	DefaultMaxClaimBatch  = 500       // rows one claim round trip may take
+	DefaultPollInterval   = 50 * time.Millisecond
+	DefaultShutdownGrace  = 30 * time.Second
+	DefaultStaleTimeout   = 600 * time.Second  // QUEUETY_STALE_TIMEOUT
+	DefaultJobTimeout     = 300 * time.Second  // QUEUETY_MAX_EXECUTION_TIME
+	DefaultRescueSchedule = "@every 1m"        // PHP sweeps once a minute too
+	DefaultPauseCacheTTL  = time.Second        // PHP caches 5 s
+	DefaultRetention      = 7 * 24 * time.Hour // QUEUETY_RETENTION_DAYS
+)
+
+// Config is the one configuration of a Client and its Workers. The zero
+// value of every field means its default; Validate fills them in.
+type Config struct {
+	// DSN is a go-sql-driver/mysql DSN (user:pass@tcp(host:3306)/db). The
+	// driver settings we rely on (UTC, interpolation) are added to it.
+	DSN string
+	// TablePrefix is WordPress's $table_prefix ("wp_").
+	TablePrefix string
+	// QueuetyTablePrefix is QUEUETY_TABLE_PREFIX; nil means "queuety_".
+	QueuetyTablePrefix *string
+	// TableOverrides maps a table suffix to a QUEUETY_TABLE_<NAME> value.
+	TableOverrides map[string]string
+	// AllowNonUTC lets the daemon start on a server whose default time zone
+	// is not UTC. Only safe when every writer sets its session zone to UTC.
+	AllowNonUTC bool
+	// MaxConns caps open database connections (default Concurrency/4+4).
+	MaxConns int
+
+	// Queues are claimed in strict order: a later queue is served only when
+	// the earlier ones have nothing claimable.
+	Queues []string
+	// Concurrency is how many jobs run at once in one Worker.
+	Concurrency int
+	// ClaimAll makes the worker claim every handler, burying those it has
+	// no handler for ("Handler not found: x"), instead of leaving them in the
+	// queue for PHP workers.
+	ClaimAll bool
+	// MaxClaimBatch caps the rows one claim round trip takes.
+	MaxClaimBatch int
+	// PollInterval is how long an idle worker waits before claiming again
+	// (with ±20% jitter so idle workers do not poll in step).
+	PollInterval time.Duration
+	// ShutdownGrace is how long Stop lets in-flight jobs finish.
+	ShutdownGrace time.Duration
+	// StaleTimeout: a processing row not heard from for this long is
+	// rescued (retried or buried) by the stale sweep.
+	StaleTimeout time.Duration
+	// HeartbeatInterval is how often running jobs' reserved_at is
+	// refreshed; default StaleTimeout/4, at most one minute.
+	HeartbeatInterval time.Duration
+	// RescueSchedule is the cron spec of the stale sweep inside `work`
+	// ("" = default, "off" = disabled).
+	RescueSchedule string
+	// JobTimeout is the default per-attempt time limit.
+	JobTimeout time.Duration
+	// Backoff is the default retry backoff (QUEUETY_RETRY_BACKOFF).
+	Backoff Backoff
+	// PauseCacheTTL is how long a queue's paused flag is cached.
+	PauseCacheTTL time.Duration
+	// WorkerID names this worker in reserved_by; default host-pid-random.
+	WorkerID string
+
+	Logger *slog.Logger
+	Clock  clock.Clock
+}
+
+// Validate fills in defaults and rejects values that cannot work, naming
+// the field.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if c.TablePrefix == "" {
+		c.TablePrefix = DefaultTablePrefix
+	}
+	if len(c.Queues) == 0 {
+		c.Queues = []string{DefaultQueue}
+	}
+	for _, q := range c.Queues {
+		if err := ValidateQueue(q); err != nil {
+			bad("queues: %w", err)
+		}
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.Concurrency < 1 || c.Concurrency > 10000 {
+		bad("concurrency %d: must be between 1 and 10000", c.Concurrency)
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = c.Concurrency/4 + 4
+	}
+	if c.MaxConns < 2 {
+		bad("max connections %d: need at least 2 (claims and completions run side by side)", c.MaxConns)
+	}
+	if c.MaxClaimBatch == 0 {
+		c.MaxClaimBatch = DefaultMaxClaimBatch
+	}
+	if c.MaxClaimBatch < 1 {
+		bad("max claim batch %d: must be at least 1", c.MaxClaimBatch)
+	}
+	defDur(&c.PollInterval, DefaultPollInterval)
+	defDur(&c.ShutdownGrace, DefaultShutdownGrace)
+	defDur(&c.StaleTimeout, DefaultStaleTimeout)
+	defDur(&c.JobTimeout, DefaultJobTimeout)
+	defDur(&c.PauseCacheTTL, DefaultPauseCacheTTL)
+	if c.HeartbeatInterval == 0 {
+		c.HeartbeatInterval = min(c.StaleTimeout/4, time.Minute)
+	}
+	for name, d := range map[string]time.Duration{
+		"poll interval": c.PollInterval, "shutdown grace": c.ShutdownGrace, "stale timeout": c.StaleTimeout,
+		"job timeout": c.JobTimeout, "heartbeat interval": c.HeartbeatInterval, "pause cache TTL": c.PauseCacheTTL,
+	} {
+		if d < 0 {
+			bad("%s %s: must not be negative", name, d)
+		}
+	}
+	if c.StaleTimeout > 0 && c.HeartbeatInterval >= c.StaleTimeout {
+		bad("heartbeat interval %s: must be shorter than the stale timeout %s, or running jobs get rescued", c.HeartbeatInterval, c.StaleTimeout)
+	}
+	if c.StaleTimeout < time.Second {
+		bad("stale timeout %s: must be at least 1s (reserved_at has one-second resolution)", c.StaleTimeout)
+	}
+	if c.RescueSchedule == "" {
+		c.RescueSchedule = DefaultRescueSchedule
+	}
+	if c.RescueSchedule != "off" {
+		if _, err := cron.ParseStandard(c.RescueSchedule); err != nil {
+			bad("rescue schedule %q: %w", c.RescueSchedule, err)
+		}
+	}
+	if c.Backoff.Strategy == "" && c.Backoff.List == nil {
+		c.Backoff = Backoff{Strategy: BackoffExponential}
+	}
+	if err := c.Backoff.validate(); err != nil {
+		bad("backoff: %w", err)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	return errors.Join(errs...)
+}
+
+func defDur(d *time.Duration, def time.Duration) {
+	if *d == 0 {
+		*d = def
+	}
+}
+
+// naming is the table naming this config selects.
+func (c *Config) naming() store.Naming {
+	return store.Naming{DBPrefix: c.TablePrefix, QueuetyPrefix: c.QueuetyTablePrefix, Overrides: c.TableOverrides}
+}
+
+// ValidateQueue checks a queue name fits jobs.queue (VARCHAR(64)).
+func ValidateQueue(q string) error {
+	switch {
+	case strings.TrimSpace(q) == "":
+		return errors.New("queue name is empty")
+	case len(q) > 64:
+		return fmt.Errorf("queue %q: longer than 64 characters", q)
+	}
+	return nil
+}
+
+// SplitQueues parses "a, b,,c" the way Queuety's worker does: split on
+// commas, trimmed, empty entries dropped, order kept.
+func SplitQueues(s string) []string {
+	var out []string
+	for _, q := range strings.Split(s, ",") {
+		if q = strings.TrimSpace(q); q != "" {
+			out = append(out, q)
+		}
+	}
+	return out
+}

@@ -1,0 +1,149 @@
+package queuety
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Handler runs one attempt of a job. Returning nil completes the job; an
+// error fails the attempt (retried with backoff, buried when attempts run
+// out). A panic is caught and counts as a failure.
+type Handler interface {
+	Handle(ctx context.Context, job *Job) error
+}
+
+// HandlerFunc adapts a function to Handler, like http.HandlerFunc.
+type HandlerFunc func(ctx context.Context, job *Job) error
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, job *Job) error { return f(ctx, job) }
+
+// Typed adapts a function taking a decoded payload struct. The payload is
+// decoded with encoding/json (reserved __queuety_* keys already removed);
+// a payload that does not decode fails the attempt with the decode error.
+func Typed[T any](fn func(ctx context.Context, job *Job, payload T) error) Handler {
+	return HandlerFunc(func(ctx context.Context, job *Job) error {
+		var v T
+		if err := job.Decode(&v); err != nil {
+			return err
+		}
+		return fn(ctx, job, v)
+	})
+}
+
+// HandlerOption sets a handler's retry and time rules, the Go counterpart of
+// a PHP handler's config() / $tries / $backoff / $timeout. A job's
+// __queuety_runtime payload key still wins over them, as in Queuety.
+type HandlerOption func(*handlerOptions)
+
+type handlerOptions struct {
+	maxAttempts int
+	backoff     *Backoff
+	timeout     time.Duration
+}
+
+// WithMaxAttempts overrides the row's max_attempts for this handler.
+func WithMaxAttempts(n int) HandlerOption {
+	return func(o *handlerOptions) { o.maxAttempts = n }
+}
+
+// WithBackoff sets the handler's retry delays.
+func WithBackoff(b Backoff) HandlerOption {
+	return func(o *handlerOptions) { o.backoff = &b }
+}
+
+// WithTimeout sets the per-attempt time limit.
+func WithTimeout(d time.Duration) HandlerOption {
+	return func(o *handlerOptions) { o.timeout = d }
+}
+
+type registered struct {
+	h    Handler
+	opts handlerOptions
+}
+
+// Registry maps handler names (the jobs.handler column) to Go handlers.
+type Registry struct {
+	mu sync.RWMutex
+	m  map[string]registered
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{m: map[string]registered{}} }
+
+// Register adds a handler. Like http.Handle it panics on a programming
+// error: an empty or reserved name, a nil handler, a duplicate, or invalid
+// options.
+func (r *Registry) Register(name string, h Handler, opts ...HandlerOption) {
+	switch {
+	case strings.TrimSpace(name) == "":
+		panic("queuety: Register with an empty handler name")
+	case len(name) > 255:
+		panic(fmt.Sprintf("queuety: handler name %q is longer than jobs.handler (255)", name))
+	case strings.HasPrefix(name, "__queuety_"):
+		panic(fmt.Sprintf("queuety: handler name %q is reserved for Queuety's built-in steps", name))
+	case h == nil:
+		panic(fmt.Sprintf("queuety: Register(%q) with a nil handler", name))
+	}
+	var o handlerOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.maxAttempts < 0 || o.maxAttempts > 255 {
+		panic(fmt.Sprintf("queuety: handler %q: max attempts %d outside 1..255", name, o.maxAttempts))
+	}
+	if o.backoff != nil {
+		if err := o.backoff.validate(); err != nil {
+			panic(fmt.Sprintf("queuety: handler %q: %v", name, err))
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.m[name]; dup {
+		panic(fmt.Sprintf("queuety: handler %q registered twice", name))
+	}
+	r.m[name] = registered{h: h, opts: o}
+}
+
+// HandleFunc registers a function.
+func (r *Registry) HandleFunc(name string, fn func(ctx context.Context, job *Job) error, opts ...HandlerOption) {
+	r.Register(name, HandlerFunc(fn), opts...)
+}
+
+func (r *Registry) lookup(name string) (registered, bool) {
+	if r == nil {
+		return registered{}, false
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	h, ok := r.m[name]
+	return h, ok
+}
+
+// Names lists the registered handler names, sorted.
+func (r *Registry) Names() []string {
+	if r == nil {
+		return nil
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.m))
+	for n := range r.m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// decodeJSON is the Typed/Decode path; kept apart so Job stays small.
+func decodeJSON(b []byte, v any) error {
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decoding payload into %T: %w", v, err)
+	}
+	return nil
+}

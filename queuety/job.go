@@ -1,0 +1,112 @@
+package queuety
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// Priority is Queuety's Priority enum; higher is claimed first.
+type Priority int
+
+// Priorities.
+const (
+	PriorityLow    Priority = 0
+	PriorityNormal Priority = 1
+	PriorityHigh   Priority = 2
+	PriorityUrgent Priority = 3
+)
+
+// ParsePriority accepts 0-3 or low/normal/high/urgent.
+func ParsePriority(s string) (Priority, error) {
+	switch s {
+	case "0", "low":
+		return PriorityLow, nil
+	case "1", "normal":
+		return PriorityNormal, nil
+	case "2", "high":
+		return PriorityHigh, nil
+	case "3", "urgent":
+		return PriorityUrgent, nil
+	}
+	return 0, fmt.Errorf("priority %q: want 0-3 or low, normal, high, urgent", s)
+}
+
+// Job is one claimed attempt, as a handler sees it.
+type Job struct {
+	ID       int64
+	Queue    string
+	Handler  string
+	Priority Priority
+	// Attempt is this attempt's number, 1-based (jobs.attempts after claim).
+	Attempt     int
+	MaxAttempts int
+	// Payload is the decoded payload without Queuety's reserved keys
+	// (__queuety_runtime, __chain_catch). Do not mutate it.
+	Payload phpjson.Value
+	// RawPayload is the payload column exactly as stored.
+	RawPayload []byte
+
+	attempt store.Attempt
+	w       *Worker
+	run     *running
+}
+
+// Decode unmarshals the payload (reserved keys removed) into v with
+// encoding/json.
+func (j *Job) Decode(v any) error {
+	b, err := phpjson.Encode(j.Payload)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(b, v)
+}
+
+// ErrJobLost is the cause of a job context cancelled because the attempt no
+// longer holds its row: it was rescued as stale, deleted, or re-claimed.
+// The handler should stop; its result will be refused.
+var ErrJobLost = errors.New("queuety: the job's row is no longer held by this attempt")
+
+// ErrShutdown is the cause of a job context cancelled because the worker's
+// shutdown grace ran out; the attempt is handed back to pending.
+var ErrShutdown = errors.New("queuety: worker shutting down")
+
+// Heartbeat is Queuety's Heartbeat::beat: it refreshes reserved_at so no
+// stale sweep (ours or PHP's) takes the job, and stores progress (any value
+// JSON can encode, or nil) in heartbeat_data. It returns ErrJobLost, and
+// cancels the job's context with it, when the attempt no longer holds the
+// row. Long jobs are also heartbeated automatically; call this to record
+// progress or to find out early that the job was lost.
+func (j *Job) Heartbeat(ctx context.Context, progress any) error {
+	if j.w == nil {
+		return nil // outside a worker (tests, dispatch_sync style runs)
+	}
+	var data []byte
+	if progress != nil {
+		v, err := phpjson.FromGo(progress)
+		if err != nil {
+			return fmt.Errorf("heartbeat progress: %w", err)
+		}
+		if data, err = phpjson.Encode(v); err != nil {
+			return fmt.Errorf("heartbeat progress: %w", err)
+		}
+	}
+	ok, err := j.w.store.Heartbeat(ctx, j.attempt, data)
+	if err != nil {
+		return err
+	}
+	if j.run != nil {
+		j.run.touched(time.Now())
+	}
+	if !ok {
+		if j.run != nil {
+			j.run.cancel(ErrJobLost)
+		}
+		return ErrJobLost
+	}
+	return nil
+}

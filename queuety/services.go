@@ -1,0 +1,138 @@
+package queuety
+
+import (
+	"context"
+	"log/slog"
+	"runtime/metrics"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// heartbeater refreshes reserved_at of every attempt that has run longer
+// than the heartbeat interval, in one UPDATE per tick, so neither our stale
+// sweep nor PHP's takes a long job that is still running. An attempt whose
+// row is gone or re-owned is cancelled with ErrJobLost.
+type heartbeater struct {
+	w    *Worker
+	stop chan struct{}
+	done chan struct{}
+}
+
+func (h *heartbeater) Start() {
+	h.stop, h.done = make(chan struct{}), make(chan struct{})
+	go h.loop()
+}
+
+func (h *heartbeater) Stop() {
+	close(h.stop)
+	<-h.done
+}
+
+func (h *heartbeater) loop() {
+	defer close(h.done)
+	// Ticking at half the interval bounds the gap between two refreshes of
+	// one row to 1.5 intervals, which Validate keeps under the stale timeout.
+	t := time.NewTicker(h.w.cfg.HeartbeatInterval / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case now := <-t.C:
+			h.beat(now)
+		}
+	}
+}
+
+func (h *heartbeater) beat(now time.Time) {
+	w := h.w
+	due := now.Add(-w.cfg.HeartbeatInterval).UnixNano()
+	w.mu.Lock()
+	var ids []int64
+	byID := map[int64]*running{}
+	for id, rj := range w.running {
+		if rj.lastTouch.Load() <= due {
+			ids = append(ids, id)
+			byID[id] = rj
+		}
+	}
+	w.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lost, err := w.store.TouchJobs(ctx, w.id, ids)
+	if err != nil {
+		w.log.Warn("heartbeat failed; will retry next tick", "jobs", len(ids), "err", err)
+		return
+	}
+	for _, rj := range byID {
+		rj.touched(now)
+	}
+	for _, id := range lost {
+		w.log.Warn("job no longer held by this worker; cancelling it", "job", id)
+		byID[id].cancel(ErrJobLost)
+	}
+}
+
+// rescuer runs the stale sweep on a cron schedule inside `work`, and once
+// at start so a restart after a crash recovers at once.
+type rescuer struct {
+	c        *Client
+	reg      *Registry
+	schedule string
+	log      *slog.Logger
+	cron     *cron.Cron
+	mu       sync.Mutex // one sweep at a time
+}
+
+func (r *rescuer) Start() error {
+	r.cron = cron.New(cron.WithChain(cron.SkipIfStillRunning(cron.DiscardLogger)))
+	if _, err := r.cron.AddFunc(r.schedule, r.sweep); err != nil {
+		return err
+	}
+	r.cron.Start()
+	go r.sweep()
+	return nil
+}
+
+func (r *rescuer) Stop() {
+	<-r.cron.Stop().Done()
+	r.mu.Lock() // wait for a sweep started outside cron
+	defer r.mu.Unlock()
+}
+
+func (r *rescuer) sweep() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := r.c.RecoverStale(ctx, r.reg)
+	if err != nil {
+		r.log.Warn("stale sweep failed", "err", err)
+		return
+	}
+	if res.Retried+res.Buried > 0 {
+		r.log.Warn("recovered stale jobs", "retried", res.Retried, "buried", res.Buried)
+	}
+}
+
+// sampleMemory refreshes the memory_peak_kb figure written on completed
+// rows: live heap divided by the slots, at most once a second. PHP's
+// resource admission reads MAX(memory_peak_kb) per handler, so this must be
+// a per-job share, never the whole process (spec §7.7).
+func (w *Worker) sampleMemory() {
+	if time.Since(w.memAt) < time.Second {
+		return
+	}
+	w.memAt = time.Now()
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	w.memKB.Store(max(1, int64(s[0].Value.Uint64()/1024)/int64(w.cfg.Concurrency)))
+}

@@ -1,0 +1,669 @@
+package queuety
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// Worker claims jobs from the Queuety tables and runs them with Go
+// handlers. Start it, then Stop it; it is not restartable.
+//
+// Inside, a claimer takes as many rows per round trip as there are free
+// slots, each job runs in its own goroutine, a completer writes successful
+// completions in batches, a heartbeater keeps long jobs' reserved_at fresh,
+// and a rescuer sweeps stale rows on a cron schedule.
+type Worker struct {
+	c     *Client
+	cfg   Config
+	store *store.Store
+	reg   *Registry
+	log   *slog.Logger
+	id    string
+	// handlers is the claim filter; nil claims every handler (ClaimAll).
+	handlers []string
+
+	mu        sync.Mutex
+	running   map[int64]*running
+	inflight  int
+	slotFreed chan struct{}
+
+	completions   chan store.Completion
+	completerStop chan struct{}
+	completerDone chan struct{}
+
+	jobsCtx     context.Context
+	cancelJobs  context.CancelCauseFunc
+	claimCtx    context.Context
+	cancelClaim context.CancelFunc
+	claimerDone chan struct{}
+	execWG      sync.WaitGroup
+
+	heartbeater *heartbeater
+	rescuer     *rescuer
+
+	// paused-queue cache, used by the claimer goroutine only
+	paused   map[string]bool
+	pausedAt time.Time
+
+	memKB    atomic.Int64
+	memAt    time.Time
+	started  atomic.Bool
+	stopOnce sync.Once
+	stopErr  error
+	stats    workerCounters
+
+	// beforeRun, when set (tests), runs after a job is claimed and before
+	// its handler starts.
+	beforeRun func(*Job)
+}
+
+type workerCounters struct {
+	claimed, completed, retried, buried, handedBack, refused atomic.Int64
+}
+
+// WorkerStats are a Worker's counters since Start.
+type WorkerStats struct {
+	Claimed    int64 `json:"claimed"`
+	Completed  int64 `json:"completed"`
+	Retried    int64 `json:"retried"`
+	Buried     int64 `json:"buried"`
+	HandedBack int64 `json:"handed_back"`
+	Refused    int64 `json:"refused"`
+	Running    int   `json:"running"`
+}
+
+// running is one attempt in flight.
+type running struct {
+	job       *Job
+	row       store.JobRow
+	cancel    context.CancelCauseFunc
+	state     atomic.Int32
+	lastTouch atomic.Int64 // unix nanos of the last reserved_at refresh
+	start     time.Time
+}
+
+const (
+	stateRunning int32 = iota
+	stateDone
+	stateAbandoned
+)
+
+func (r *running) touched(t time.Time) { r.lastTouch.Store(t.UnixNano()) }
+
+// NewWorker builds a worker over the client's configuration. Every handler
+// in reg is claimable; with ClaimAll, so is every other handler (and those
+// are buried as not found).
+func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
+	if reg == nil {
+		reg = NewRegistry()
+	}
+	cfg := c.cfg
+	w := &Worker{
+		c: c, cfg: cfg, store: c.store, reg: reg,
+		running:       map[int64]*running{},
+		slotFreed:     make(chan struct{}, 1),
+		completions:   make(chan store.Completion, cfg.Concurrency),
+		completerStop: make(chan struct{}),
+		completerDone: make(chan struct{}),
+		claimerDone:   make(chan struct{}),
+	}
+	w.id = cfg.WorkerID
+	if w.id == "" {
+		w.id = newWorkerID()
+	}
+	if len(w.id) > 64 {
+		return nil, fmt.Errorf("worker id %q: longer than 64 characters", w.id)
+	}
+	w.log = cfg.Logger.With("worker", w.id)
+	if !cfg.ClaimAll {
+		w.handlers = reg.Names()
+		if len(w.handlers) == 0 {
+			return nil, errors.New("no handlers registered: register Go handlers, or claim everything with ClaimAll (--claim-all)")
+		}
+	}
+	w.heartbeater = &heartbeater{w: w}
+	if cfg.RescueSchedule != "off" {
+		w.rescuer = &rescuer{c: c, reg: reg, schedule: cfg.RescueSchedule, log: w.log}
+	}
+	return w, nil
+}
+
+func newWorkerID() string {
+	host, _ := os.Hostname()
+	if len(host) > 32 {
+		host = host[:32]
+	}
+	id := ulid.Make().String()
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), strings.ToLower(id[len(id)-8:]))
+}
+
+// ID is the worker's reserved_by value.
+func (w *Worker) ID() string { return w.id }
+
+// Stats returns the worker's counters.
+func (w *Worker) Stats() WorkerStats {
+	w.mu.Lock()
+	n := len(w.running)
+	w.mu.Unlock()
+	return WorkerStats{
+		Claimed: w.stats.claimed.Load(), Completed: w.stats.completed.Load(), Retried: w.stats.retried.Load(),
+		Buried: w.stats.buried.Load(), HandedBack: w.stats.handedBack.Load(), Refused: w.stats.refused.Load(),
+		Running: n,
+	}
+}
+
+// Start checks the schema and starts claiming. ctx bounds only the start-up
+// checks; call Stop to stop.
+func (w *Worker) Start(ctx context.Context) error {
+	if !w.started.CompareAndSwap(false, true) {
+		return errors.New("worker already started")
+	}
+	if err := w.store.CheckSchema(ctx); err != nil {
+		return err
+	}
+	w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
+	w.claimCtx, w.cancelClaim = context.WithCancel(context.Background())
+	w.sampleMemory()
+	go w.completeLoop()
+	w.heartbeater.Start()
+	if w.rescuer != nil {
+		if err := w.rescuer.Start(); err != nil {
+			return err
+		}
+	}
+	go w.claimLoop()
+	w.log.Info("worker started", "queues", w.cfg.Queues, "concurrency", w.cfg.Concurrency,
+		"handlers", handlerSummary(w.handlers))
+	return nil
+}
+
+func handlerSummary(h []string) string {
+	if h == nil {
+		return "all (claim-all)"
+	}
+	return strings.Join(h, ",")
+}
+
+// Run starts the worker, waits for ctx to end, then stops it gracefully.
+func (w *Worker) Run(ctx context.Context) error {
+	if err := w.Start(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return w.Stop(context.Background())
+}
+
+// Stop stops claiming, lets in-flight jobs finish within ShutdownGrace (or
+// until ctx ends, if sooner), then cancels the rest with ErrShutdown and
+// hands them back to pending with their attempt restored; claimed jobs that
+// never started are handed back the same way. Pending completions are
+// written before it returns. Nothing is lost: whatever could not be written
+// stays processing and the stale sweep picks it up.
+func (w *Worker) Stop(ctx context.Context) error {
+	w.stopOnce.Do(func() { w.stopErr = w.stop(ctx) })
+	return w.stopErr
+}
+
+func (w *Worker) stop(ctx context.Context) error {
+	if !w.started.Load() {
+		return nil
+	}
+	w.log.Info("worker stopping", "running", w.Stats().Running, "grace", w.cfg.ShutdownGrace)
+	w.cancelClaim()
+	<-w.claimerDone
+
+	grace, cancel := context.WithTimeout(ctx, w.cfg.ShutdownGrace)
+	defer cancel()
+	if !waitGroup(grace, &w.execWG) {
+		w.log.Warn("shutdown grace over: cancelling running jobs", "running", w.Stats().Running)
+		w.cancelJobs(ErrShutdown)
+		extra, cancel2 := context.WithTimeout(context.Background(), abandonAfter)
+		defer cancel2()
+		if !waitGroup(extra, &w.execWG) {
+			w.abandonRunning()
+		}
+	}
+	close(w.completerStop)
+	<-w.completerDone
+	w.heartbeater.Stop()
+	if w.rescuer != nil {
+		w.rescuer.Stop()
+	}
+	w.cancelJobs(ErrShutdown)
+	st := w.Stats()
+	w.log.Info("worker stopped", "completed", st.Completed, "retried", st.Retried, "buried", st.Buried, "handed_back", st.HandedBack)
+	return nil
+}
+
+// abandonAfter is how long a cancelled handler may take to return before
+// the worker stops waiting for it.
+const abandonAfter = 2 * time.Second
+
+func waitGroup(ctx context.Context, wg *sync.WaitGroup) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// abandonRunning hands back attempts whose handlers ignored cancellation.
+// Their goroutines may still finish, but their results are dropped.
+func (w *Worker) abandonRunning() {
+	w.mu.Lock()
+	var give []store.Attempt
+	for _, rj := range w.running {
+		if rj.state.CompareAndSwap(stateRunning, stateAbandoned) {
+			give = append(give, rj.job.attempt)
+		}
+	}
+	w.mu.Unlock()
+	w.log.Warn("handlers did not return after cancellation; handing their jobs back", "jobs", len(give))
+	w.handBack(give)
+}
+
+// handBack returns attempts to pending with the attempt restored.
+func (w *Worker) handBack(attempts []store.Attempt) {
+	if len(attempts) == 0 {
+		return
+	}
+	w.persist("hand back", func(ctx context.Context) error {
+		n, err := w.store.UnclaimJobs(ctx, w.id, attempts)
+		if err == nil {
+			w.stats.handedBack.Add(int64(n))
+		}
+		return err
+	})
+}
+
+// persist runs a state write, retrying through lost connections with
+// backoff; it gives up only when the process is shutting down for good, in
+// which case the row stays processing and the stale sweep recovers it.
+func (w *Worker) persist(what string, fn func(ctx context.Context) error) bool {
+	delay := 50 * time.Millisecond
+	deadline := time.Now().Add(w.cfg.ShutdownGrace + time.Minute)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := fn(ctx)
+		cancel()
+		if err == nil {
+			return true
+		}
+		stopping := w.claimCtx.Err() != nil
+		if stopping && time.Now().After(deadline) {
+			w.log.Error("giving up writing job state while stopping; the stale sweep will recover it", "what", what, "err", err)
+			return false
+		}
+		w.log.Warn("writing job state failed; retrying", "what", what, "err", err, "in", delay)
+		time.Sleep(delay + rand.N(delay/2))
+		delay = min(delay*2, 5*time.Second)
+	}
+}
+
+// claimLoop fills free slots with claimed jobs until Stop.
+func (w *Worker) claimLoop() {
+	defer close(w.claimerDone)
+	errDelay := 100 * time.Millisecond
+	for w.claimCtx.Err() == nil {
+		free := w.freeSlots()
+		if free == 0 {
+			select {
+			case <-w.slotFreed:
+			case <-w.claimCtx.Done():
+			}
+			continue
+		}
+		rows, err := w.claim(min(free, w.cfg.MaxClaimBatch))
+		if len(rows) > 0 {
+			if w.claimCtx.Err() != nil {
+				// Stop arrived while the claim was in flight: these never
+				// started, so they go straight back.
+				give := make([]store.Attempt, len(rows))
+				for i := range rows {
+					give[i] = store.Attempt{ID: rows[i].ID, Attempt: rows[i].Attempts, WorkerID: w.id}
+				}
+				w.handBack(give)
+				return
+			}
+			w.startJobs(rows)
+		}
+		if err != nil {
+			w.log.Warn("claim failed; backing off", "err", err, "in", errDelay)
+			w.sleep(errDelay + rand.N(errDelay/2))
+			errDelay = min(errDelay*2, 5*time.Second)
+			continue
+		}
+		errDelay = 100 * time.Millisecond
+		if len(rows) == 0 {
+			jitter := time.Duration(float64(w.cfg.PollInterval) * (0.8 + 0.4*rand.Float64()))
+			w.sleep(jitter)
+		}
+	}
+}
+
+func (w *Worker) sleep(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-w.claimCtx.Done():
+	}
+}
+
+func (w *Worker) freeSlots() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cfg.Concurrency - w.inflight
+}
+
+// claim takes up to n jobs from the queues in strict order, skipping paused
+// ones. Rows claimed before an error are returned with it: they are ours
+// and must run.
+func (w *Worker) claim(n int) ([]store.JobRow, error) {
+	// Not claimCtx: cancelling a claim mid-COMMIT would leave rows in limbo.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	paused := w.pausedQueues(ctx)
+	var out []store.JobRow
+	for _, q := range w.cfg.Queues {
+		if paused[q] {
+			continue
+		}
+		rows, err := w.store.ClaimJobs(ctx, store.ClaimParams{Queue: q, Handlers: w.handlers, Limit: n - len(out), WorkerID: w.id})
+		out = append(out, rows...)
+		if err != nil {
+			return out, fmt.Errorf("queue %s: %w", q, err)
+		}
+		if len(out) >= n {
+			break
+		}
+	}
+	return out, nil
+}
+
+func (w *Worker) pausedQueues(ctx context.Context) map[string]bool {
+	if w.paused != nil && time.Since(w.pausedAt) < w.cfg.PauseCacheTTL {
+		return w.paused
+	}
+	qs, err := w.store.PausedQueues(ctx)
+	if err != nil {
+		w.log.Warn("reading paused queues failed; using the last known state", "err", err)
+		if w.paused == nil {
+			return map[string]bool{}
+		}
+		return w.paused
+	}
+	m := make(map[string]bool, len(qs))
+	for _, q := range qs {
+		m[q] = true
+	}
+	w.paused, w.pausedAt = m, time.Now()
+	return m
+}
+
+func (w *Worker) startJobs(rows []store.JobRow) {
+	now := time.Now()
+	w.mu.Lock()
+	w.inflight += len(rows)
+	for i := range rows {
+		rj := &running{row: rows[i], start: now}
+		rj.touched(now)
+		var ctx context.Context
+		ctx, rj.cancel = context.WithCancelCause(w.jobsCtx)
+		rj.job = &Job{
+			ID: rows[i].ID, Queue: rows[i].Queue, Handler: rows[i].Handler, Priority: Priority(rows[i].Priority),
+			Attempt: rows[i].Attempts, MaxAttempts: rows[i].MaxAttempts, RawPayload: []byte(rows[i].Payload),
+			attempt: store.Attempt{ID: rows[i].ID, Attempt: rows[i].Attempts, WorkerID: w.id},
+			w:       w, run: rj,
+		}
+		w.running[rows[i].ID] = rj
+		w.execWG.Add(1)
+		go w.execute(ctx, rj)
+	}
+	w.mu.Unlock()
+	w.stats.claimed.Add(int64(len(rows)))
+}
+
+// release frees the job's slot.
+func (w *Worker) release(rj *running) {
+	w.mu.Lock()
+	delete(w.running, rj.row.ID)
+	w.inflight--
+	w.mu.Unlock()
+	rj.cancel(nil)
+	select {
+	case w.slotFreed <- struct{}{}:
+	default:
+	}
+}
+
+// execute runs one attempt and records its outcome.
+func (w *Worker) execute(ctx context.Context, rj *running) {
+	defer w.execWG.Done()
+	defer w.release(rj)
+	if w.beforeRun != nil {
+		w.beforeRun(rj.job)
+	}
+	settings, err := w.runAttempt(ctx, rj)
+	if !rj.state.CompareAndSwap(stateRunning, stateDone) {
+		return // abandoned by Stop, which already handed it back
+	}
+	cause := context.Cause(ctx)
+	switch {
+	case err == nil:
+		l := store.LogFor(&rj.row, store.EventCompleted)
+		l.Attempt = store.Int(int64(rj.row.Attempts))
+		l.DurationMS = store.Int(time.Since(rj.start).Milliseconds())
+		l.MemoryPeakKB = store.Int(w.memKB.Load())
+		select {
+		case w.completions <- store.Completion{Attempt: rj.job.attempt, Log: l}:
+		case <-w.completerDone:
+			w.log.Error("completion after the completer stopped; the stale sweep will retry the job", "job", rj.row.ID)
+		}
+	case errors.Is(cause, ErrJobLost):
+		w.stats.refused.Add(1)
+		w.log.Warn("job lost while running (rescued or deleted); its result is dropped", "job", rj.row.ID, "err", err)
+	case errors.Is(cause, ErrShutdown):
+		w.handBack([]store.Attempt{rj.job.attempt})
+	default:
+		w.fail(rj, settings, err)
+	}
+}
+
+// runAttempt validates the row, resolves the handler and runs it under the
+// attempt's time limit.
+func (w *Worker) runAttempt(ctx context.Context, rj *running) (attemptSettings, error) {
+	row := &rj.row
+	settings := attemptSettings{maxAttempts: row.MaxAttempts, timeout: w.cfg.JobTimeout, backoff: w.cfg.Backoff}
+	if row.Priority < int(PriorityLow) || row.Priority > int(PriorityUrgent) {
+		return settings, &InvalidJobError{Reason: fmt.Sprintf("Invalid priority %d: Queuety priorities are 0 (low) to 3 (urgent).", row.Priority)}
+	}
+	payload, err := phpjson.DecodeString(row.Payload)
+	if err != nil {
+		return settings, &InvalidJobError{Reason: fmt.Sprintf("Invalid payload: not valid JSON (%v).", err)}
+	}
+	if _, ok := payload.AsObject(); !ok {
+		if _, ok := payload.AsList(); !ok {
+			return settings, &InvalidJobError{Reason: fmt.Sprintf("Invalid payload: a JSON object is required, got %s.", payload.Kind())}
+		}
+	}
+	h, ok := w.reg.lookup(row.Handler)
+	if !ok {
+		return settings, &InvalidJobError{Reason: "Handler not found: " + row.Handler}
+	}
+	settings = w.c.settingsFor(w.reg, row, payload)
+	rj.job.Payload = stripReserved(payload)
+
+	tctx, cancel := context.WithTimeoutCause(ctx, settings.timeout, &TimeoutError{Seconds: int(settings.timeout.Seconds())})
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- callHandler(tctx, h.h, rj.job) }()
+	select {
+	case err = <-done:
+	case <-tctx.Done():
+		// Give the handler a moment to notice; past that, stop waiting:
+		// its goroutine is left to finish on its own.
+		select {
+		case err = <-done:
+		case <-time.After(abandonAfter):
+			w.log.Warn("handler ignored its cancelled context; no longer waiting for it", "job", row.ID, "handler", row.Handler)
+			err = context.Cause(tctx)
+		}
+	}
+	if err != nil {
+		var te *TimeoutError
+		if errors.As(context.Cause(tctx), &te) && tctx.Err() != nil && ctx.Err() == nil {
+			err = te
+		}
+	}
+	return settings, err
+}
+
+// stripReserved drops Queuety's reserved keys, which a handler never sees.
+func stripReserved(v phpjson.Value) phpjson.Value {
+	obj, ok := v.AsObject()
+	if !ok {
+		return v
+	}
+	_, hasRT := obj.Get(RuntimeKey)
+	_, hasCC := obj.Get(ChainCatchKey)
+	if !hasRT && !hasCC {
+		return v
+	}
+	out := phpjson.NewObject()
+	for k, e := range obj.All() {
+		if k != RuntimeKey && k != ChainCatchKey {
+			out.Set(k, e)
+		}
+	}
+	return phpjson.ObjectValue(out)
+}
+
+func callHandler(ctx context.Context, h Handler, job *Job) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: string(debug.Stack())}
+		}
+	}()
+	return h.Handle(ctx, job)
+}
+
+// fail records a failed attempt: retried after backoff while attempts
+// remain, otherwise buried; invalid rows are buried at once.
+func (w *Worker) fail(rj *running, s attemptSettings, err error) {
+	row := &rj.row
+	var invalid *InvalidJobError
+	bury := errors.As(err, &invalid) || row.Attempts >= s.maxAttempts
+	msg := err.Error()
+	base := store.LogFor(row, store.EventFailed)
+	base.Attempt = store.Int(int64(row.Attempts))
+	base.DurationMS = store.Int(time.Since(rj.start).Milliseconds())
+	base.ErrorMessage = store.String(msg)
+	base.ErrorClass = store.String(truncate(errorClass(err), 255))
+	base.ErrorTrace = store.String(errorTrace(err))
+	f := store.Failure{Attempt: rj.job.attempt, Bury: bury, ErrorMessage: msg}
+	if bury {
+		base.Event = store.EventBuried
+		f.Logs = []store.LogRow{base}
+	} else {
+		f.Delay = s.backoff.Delay(row.Attempts)
+		retried := store.LogFor(row, store.EventRetried)
+		retried.Attempt = base.Attempt
+		f.Logs = []store.LogRow{base, retried}
+	}
+	var applied bool
+	w.persist("fail", func(ctx context.Context) error {
+		var err error
+		applied, err = w.store.FailJob(ctx, f)
+		return err
+	})
+	switch {
+	case !applied:
+		w.stats.refused.Add(1)
+		w.log.Warn("failure refused: the attempt no longer holds the row", "job", row.ID)
+	case bury:
+		w.stats.buried.Add(1)
+		w.log.Warn("job buried", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts, "err", msg)
+	default:
+		w.stats.retried.Add(1)
+		w.log.Info("job failed; retrying", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts, "in", f.Delay, "err", msg)
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// completeLoop writes successful completions in batches: whatever has
+// arrived while the previous batch was being written goes in the next.
+func (w *Worker) completeLoop() {
+	defer close(w.completerDone)
+	batch := make([]store.Completion, 0, 1024)
+	for {
+		select {
+		case c := <-w.completions:
+			batch = append(batch, c)
+		case <-w.completerStop:
+			for {
+				select {
+				case c := <-w.completions:
+					batch = append(batch, c)
+					continue
+				default:
+				}
+				break
+			}
+			w.flush(batch)
+			return
+		}
+	drain:
+		for len(batch) < cap(batch) {
+			select {
+			case c := <-w.completions:
+				batch = append(batch, c)
+			default:
+				break drain
+			}
+		}
+		w.flush(batch)
+		batch = batch[:0]
+		w.sampleMemory()
+	}
+}
+
+func (w *Worker) flush(batch []store.Completion) {
+	if len(batch) == 0 {
+		return
+	}
+	var res store.CompleteResult
+	w.persist("complete", func(ctx context.Context) error {
+		var err error
+		res, err = w.store.CompleteJobs(ctx, batch)
+		return err
+	})
+	w.stats.completed.Add(int64(len(res.Completed) + len(res.Already)))
+	if len(res.Refused) > 0 {
+		w.stats.refused.Add(int64(len(res.Refused)))
+		w.log.Warn("completions refused: those attempts no longer hold their rows (rescued or deleted)", "jobs", res.Refused)
+	}
+}
