@@ -21,6 +21,8 @@ const (
 	DefaultConcurrency    = 10        //
 	DefaultMaxClaimBatch  = 500       // rows one claim round trip may take
 	DefaultPollInterval   = 50 * time.Millisecond
+	DefaultClaimWindow    = 20 * time.Millisecond
+	DefaultClaimLanes     = 2
 	DefaultShutdownGrace  = 30 * time.Second
 	DefaultStaleTimeout   = 600 * time.Second  // QUEUETY_STALE_TIMEOUT
 	DefaultJobTimeout     = 300 * time.Second  // QUEUETY_MAX_EXECUTION_TIME
@@ -58,6 +60,15 @@ type Config struct {
 	ClaimAll bool
 	// MaxClaimBatch caps the rows one claim round trip takes.
 	MaxClaimBatch int
+	// ClaimWindow is how long a claim transaction waits for the jobs it
+	// started before writing them: jobs done by then are written once,
+	// straight to their final state (half the row writes of claim then
+	// complete). Zero means the default; negative writes them all as
+	// processing at once.
+	ClaimWindow time.Duration
+	// ClaimLanes is how many claim windows a worker keeps going at once,
+	// each with its share of Concurrency (default 2).
+	ClaimLanes int
 	// PollInterval is how long an idle worker waits before claiming again
 	// (with ±20% jitter so idle workers do not poll in step).
 	PollInterval time.Duration
@@ -120,6 +131,18 @@ func (c *Config) Validate() error {
 		bad("max claim batch %d: must be at least 1", c.MaxClaimBatch)
 	}
 	defDur(&c.PollInterval, DefaultPollInterval)
+	if c.ClaimLanes == 0 {
+		c.ClaimLanes = DefaultClaimLanes
+	}
+	if c.ClaimLanes < 1 || c.ClaimLanes > 64 {
+		bad("claim lanes %d: must be between 1 and 64", c.ClaimLanes)
+	}
+	if c.ClaimWindow == 0 {
+		c.ClaimWindow = DefaultClaimWindow
+	}
+	if c.ClaimWindow > 5*time.Second {
+		bad("claim window %s: at most 5s (it holds row locks and a connection)", c.ClaimWindow)
+	}
 	defDur(&c.ShutdownGrace, DefaultShutdownGrace)
 	defDur(&c.StaleTimeout, DefaultStaleTimeout)
 	defDur(&c.JobTimeout, DefaultJobTimeout)

@@ -95,6 +95,27 @@ func (j *Job) Heartbeat(ctx context.Context, progress any) error {
 			return fmt.Errorf("heartbeat progress: %w", err)
 		}
 	}
+	if rj := j.run; rj != nil {
+		rj.mu.Lock()
+		if rj.inWindow {
+			// The row is still pending under the claim transaction, which
+			// writes the progress when it commits.
+			if data != nil {
+				rj.progress = data
+			}
+			rj.mu.Unlock()
+			return nil
+		}
+		rj.mu.Unlock()
+		select {
+		case <-rj.resolved:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if rj.rolledBack {
+			return ErrJobLost
+		}
+	}
 	ok, err := j.w.store.Heartbeat(ctx, j.attempt, data)
 	if err != nil {
 		return err

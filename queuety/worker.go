@@ -36,10 +36,9 @@ type Worker struct {
 	// handlers is the claim filter; nil claims every handler (ClaimAll).
 	handlers []string
 
-	mu        sync.Mutex
-	running   map[int64]*running
-	inflight  int
-	slotFreed chan struct{}
+	mu      sync.Mutex
+	running map[int64]*running
+	lanes   []*lane
 
 	completions   chan store.Completion
 	completerStop chan struct{}
@@ -49,7 +48,7 @@ type Worker struct {
 	cancelJobs  context.CancelCauseFunc
 	claimCtx    context.Context
 	cancelClaim context.CancelFunc
-	claimerDone chan struct{}
+	claimersWG  sync.WaitGroup
 	execWG      sync.WaitGroup
 
 	heartbeater *heartbeater
@@ -94,6 +93,25 @@ type running struct {
 	state     atomic.Int32
 	lastTouch atomic.Int64 // unix nanos of the last reserved_at refresh
 	start     time.Time
+	lane      *lane
+
+	// Claim-window bookkeeping (see claimRound). Until the window closes
+	// the row is still pending in the database, locked by the claim
+	// transaction; outcome and progress are kept here and written by it.
+	mu         sync.Mutex
+	inWindow   bool
+	outcome    *outcome
+	progress   []byte
+	resolved   chan struct{} // closed once the window committed or rolled back
+	rolledBack bool          // read only after resolved is closed
+	committed  atomic.Bool
+}
+
+// outcome is a finished attempt.
+type outcome struct {
+	err      error
+	settings attemptSettings
+	duration time.Duration
 }
 
 const (
@@ -115,11 +133,19 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 	w := &Worker{
 		c: c, cfg: cfg, store: c.store, reg: reg,
 		running:       map[int64]*running{},
-		slotFreed:     make(chan struct{}, 1),
 		completions:   make(chan store.Completion, cfg.Concurrency),
 		completerStop: make(chan struct{}),
 		completerDone: make(chan struct{}),
-		claimerDone:   make(chan struct{}),
+	}
+	// Claim lanes split the slots: while one lane writes its window,
+	// another selects and runs, so the database always has work.
+	nLanes := max(1, min(cfg.ClaimLanes, cfg.Concurrency))
+	for i := 0; i < nLanes; i++ {
+		size := cfg.Concurrency / nLanes
+		if i < cfg.Concurrency%nLanes {
+			size++
+		}
+		w.lanes = append(w.lanes, &lane{size: size, slotFreed: make(chan struct{}, 1), windowCh: make(chan *running, size)})
 	}
 	w.id = cfg.WorkerID
 	if w.id == "" {
@@ -185,7 +211,10 @@ func (w *Worker) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	go w.claimLoop()
+	for _, l := range w.lanes {
+		w.claimersWG.Add(1)
+		go w.claimLoop(l)
+	}
 	w.log.Info("worker started", "queues", w.cfg.Queues, "concurrency", w.cfg.Concurrency,
 		"handlers", handlerSummary(w.handlers))
 	return nil
@@ -224,7 +253,7 @@ func (w *Worker) stop(ctx context.Context) error {
 	}
 	w.log.Info("worker stopping", "running", w.Stats().Running, "grace", w.cfg.ShutdownGrace)
 	w.cancelClaim()
-	<-w.claimerDone
+	w.claimersWG.Wait()
 
 	grace, cancel := context.WithTimeout(ctx, w.cfg.ShutdownGrace)
 	defer cancel()
@@ -318,32 +347,27 @@ func (w *Worker) persist(what string, fn func(ctx context.Context) error) bool {
 }
 
 // claimLoop fills free slots with claimed jobs until Stop.
-func (w *Worker) claimLoop() {
-	defer close(w.claimerDone)
+// lane is one claimer with its share of the slots.
+type lane struct {
+	size      int
+	inflight  int // guarded by Worker.mu
+	slotFreed chan struct{}
+	windowCh  chan *running // jobs finishing inside the lane's current window
+}
+
+func (w *Worker) claimLoop(l *lane) {
+	defer w.claimersWG.Done()
 	errDelay := 100 * time.Millisecond
 	for w.claimCtx.Err() == nil {
-		free := w.freeSlots()
+		free := w.freeSlots(l)
 		if free == 0 {
 			select {
-			case <-w.slotFreed:
+			case <-l.slotFreed:
 			case <-w.claimCtx.Done():
 			}
 			continue
 		}
-		rows, err := w.claim(min(free, w.cfg.MaxClaimBatch))
-		if len(rows) > 0 {
-			if w.claimCtx.Err() != nil {
-				// Stop arrived while the claim was in flight: these never
-				// started, so they go straight back.
-				give := make([]store.Attempt, len(rows))
-				for i := range rows {
-					give[i] = store.Attempt{ID: rows[i].ID, Attempt: rows[i].Attempts, WorkerID: w.id}
-				}
-				w.handBack(give)
-				return
-			}
-			w.startJobs(rows)
-		}
+		n, err := w.claimRound(l, min(free, w.cfg.MaxClaimBatch))
 		if err != nil {
 			w.log.Warn("claim failed; backing off", "err", err, "in", errDelay)
 			w.sleep(errDelay + rand.N(errDelay/2))
@@ -351,7 +375,7 @@ func (w *Worker) claimLoop() {
 			continue
 		}
 		errDelay = 100 * time.Millisecond
-		if len(rows) == 0 {
+		if n == 0 {
 			jitter := time.Duration(float64(w.cfg.PollInterval) * (0.8 + 0.4*rand.Float64()))
 			w.sleep(jitter)
 		}
@@ -367,35 +391,118 @@ func (w *Worker) sleep(d time.Duration) {
 	}
 }
 
-func (w *Worker) freeSlots() int {
+func (w *Worker) freeSlots(l *lane) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.cfg.Concurrency - w.inflight
+	return l.size - l.inflight
 }
 
-// claim takes up to n jobs from the queues in strict order, skipping paused
-// ones. Rows claimed before an error are returned with it: they are ours
-// and must run.
-func (w *Worker) claim(n int) ([]store.JobRow, error) {
-	// Not claimCtx: cancelling a claim mid-COMMIT would leave rows in limbo.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// claimRound runs one claim window: lock up to n jobs from the queues in
+// strict order (paused ones skipped), start their handlers at once, give
+// them ClaimWindow to finish, then write every row once and commit (see
+// store.ClaimTx). It returns how many jobs it claimed.
+func (w *Worker) claimRound(l *lane, n int) (int, error) {
+	// Not claimCtx: cancelling a claim mid-COMMIT would leave its rows in
+	// doubt; Stop waits for the round instead.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second+w.cfg.ClaimWindow)
 	defer cancel()
 	paused := w.pausedQueues(ctx)
-	var out []store.JobRow
+	tx, err := w.store.BeginClaim(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var rows []store.JobRow
 	for _, q := range w.cfg.Queues {
 		if paused[q] {
 			continue
 		}
-		rows, err := w.store.ClaimJobs(ctx, store.ClaimParams{Queue: q, Handlers: w.handlers, Limit: n - len(out), WorkerID: w.id})
-		out = append(out, rows...)
+		got, err := tx.Select(ctx, store.ClaimParams{Queue: q, Handlers: w.handlers, Limit: n - len(rows)})
 		if err != nil {
-			return out, fmt.Errorf("queue %s: %w", q, err)
+			_ = tx.Rollback()
+			return 0, fmt.Errorf("queue %s: %w", q, err)
 		}
-		if len(out) >= n {
+		rows = append(rows, got...)
+		if len(rows) >= n {
 			break
 		}
 	}
-	return out, nil
+	if len(rows) == 0 || w.claimCtx.Err() != nil {
+		// Nothing to do, or Stop arrived while claiming: rolling back hands
+		// every selected row back untouched, attempts unspent.
+		_ = tx.Rollback()
+		return 0, nil
+	}
+	batch := w.startJobs(l, rows)
+	w.awaitWindow(l, batch)
+	f := store.Finalization{WorkerID: w.id, Logs: make([]store.LogRow, 0, 2*len(batch))}
+	var doneInWindow []*running
+	for _, rj := range batch {
+		rj.mu.Lock()
+		rj.inWindow = false
+		o, progress := rj.outcome, rj.progress
+		rj.mu.Unlock()
+		started := store.LogFor(&rj.row, store.EventStarted)
+		started.Attempt = store.Int(int64(rj.job.Attempt))
+		f.Logs = append(f.Logs, started)
+		if progress != nil {
+			if f.Progress == nil {
+				f.Progress = map[int64][]byte{}
+			}
+			f.Progress[rj.row.ID] = progress
+		}
+		if o == nil {
+			f.Running = append(f.Running, rj.row.ID)
+			continue
+		}
+		doneInWindow = append(doneInWindow, rj)
+		if o.err == nil {
+			f.Completed = append(f.Completed, rj.row.ID)
+			f.Logs = append(f.Logs, w.completedLog(rj, o.duration))
+			continue
+		}
+		fl := w.failure(rj, o)
+		f.Failed = append(f.Failed, store.WindowFailure{ID: rj.row.ID, Bury: fl.Bury, Delay: fl.Delay, ErrorMessage: fl.ErrorMessage})
+		f.Logs = append(f.Logs, fl.Logs...)
+	}
+	err = tx.Finalize(ctx, f)
+	for _, rj := range batch {
+		rj.rolledBack = err != nil
+		if err == nil {
+			rj.committed.Store(true)
+		} else if rj.outcome == nil {
+			// Its row is pending again; another worker may take it.
+			rj.cancel(ErrJobLost)
+		}
+		close(rj.resolved)
+	}
+	for _, rj := range doneInWindow {
+		if err == nil {
+			w.countOutcome(rj, rj.outcome)
+		}
+		w.release(rj)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return len(batch), nil
+}
+
+// awaitWindow waits until every job of the batch has finished, or the
+// claim window is over.
+func (w *Worker) awaitWindow(l *lane, batch []*running) {
+	if w.cfg.ClaimWindow <= 0 {
+		return
+	}
+	t := time.NewTimer(w.cfg.ClaimWindow)
+	defer t.Stop()
+	for finished := 0; finished < len(batch); {
+		select {
+		case <-l.windowCh:
+			finished++
+		case <-t.C:
+			return
+		}
+	}
 }
 
 func (w *Worker) pausedQueues(ctx context.Context) map[string]bool {
@@ -418,62 +525,84 @@ func (w *Worker) pausedQueues(ctx context.Context) map[string]bool {
 	return m
 }
 
-func (w *Worker) startJobs(rows []store.JobRow) {
+func (w *Worker) startJobs(l *lane, rows []store.JobRow) []*running {
 	now := time.Now()
+	batch := make([]*running, len(rows))
+	// Drain stale signals of an earlier window that ended on its timer.
+	for len(l.windowCh) > 0 {
+		<-l.windowCh
+	}
 	w.mu.Lock()
-	w.inflight += len(rows)
+	l.inflight += len(rows)
 	for i := range rows {
-		rj := &running{row: rows[i], start: now}
+		row := rows[i]
+		rj := &running{row: row, start: now, lane: l, inWindow: true, resolved: make(chan struct{})}
 		rj.touched(now)
+		// The row still shows the attempts before this claim; the window's
+		// commit increments them, as Queue::claim does.
+		attempt := min(row.Attempts+1, 255)
 		var ctx context.Context
 		ctx, rj.cancel = context.WithCancelCause(w.jobsCtx)
 		rj.job = &Job{
-			ID: rows[i].ID, Queue: rows[i].Queue, Handler: rows[i].Handler, Priority: Priority(rows[i].Priority),
-			Attempt: rows[i].Attempts, MaxAttempts: rows[i].MaxAttempts, RawPayload: []byte(rows[i].Payload),
-			attempt: store.Attempt{ID: rows[i].ID, Attempt: rows[i].Attempts, WorkerID: w.id},
+			ID: row.ID, Queue: row.Queue, Handler: row.Handler, Priority: Priority(row.Priority),
+			Attempt: attempt, MaxAttempts: row.MaxAttempts, RawPayload: []byte(row.Payload),
+			attempt: store.Attempt{ID: row.ID, Attempt: attempt, WorkerID: w.id},
 			w:       w, run: rj,
 		}
-		w.running[rows[i].ID] = rj
+		rj.row.Attempts = attempt
+		batch[i] = rj
+		w.running[row.ID] = rj
 		w.execWG.Add(1)
 		go w.execute(ctx, rj)
 	}
 	w.mu.Unlock()
 	w.stats.claimed.Add(int64(len(rows)))
+	return batch
 }
 
 // release frees the job's slot.
 func (w *Worker) release(rj *running) {
 	w.mu.Lock()
 	delete(w.running, rj.row.ID)
-	w.inflight--
+	rj.lane.inflight--
 	w.mu.Unlock()
 	rj.cancel(nil)
 	select {
-	case w.slotFreed <- struct{}{}:
+	case rj.lane.slotFreed <- struct{}{}:
 	default:
 	}
 }
 
-// execute runs one attempt and records its outcome.
+// execute runs one attempt and records its outcome: inside the claim
+// window it hands the outcome to the claimer, after it writes it itself.
 func (w *Worker) execute(ctx context.Context, rj *running) {
 	defer w.execWG.Done()
-	defer w.release(rj)
 	if w.beforeRun != nil {
 		w.beforeRun(rj.job)
 	}
 	settings, err := w.runAttempt(ctx, rj)
+	o := &outcome{err: err, settings: settings, duration: time.Since(rj.start)}
+	rj.mu.Lock()
+	if rj.inWindow {
+		rj.outcome = o
+		rj.mu.Unlock()
+		rj.lane.windowCh <- rj
+		return // the claimer writes it and releases the slot
+	}
+	rj.mu.Unlock()
+	<-rj.resolved
+	defer w.release(rj)
+	if rj.rolledBack {
+		return // the row went back to pending with the window
+	}
 	if !rj.state.CompareAndSwap(stateRunning, stateDone) {
 		return // abandoned by Stop, which already handed it back
 	}
 	cause := context.Cause(ctx)
 	switch {
 	case err == nil:
-		l := store.LogFor(&rj.row, store.EventCompleted)
-		l.Attempt = store.Int(int64(rj.row.Attempts))
-		l.DurationMS = store.Int(time.Since(rj.start).Milliseconds())
-		l.MemoryPeakKB = store.Int(w.memKB.Load())
 		select {
-		case w.completions <- store.Completion{Attempt: rj.job.attempt, Log: l}:
+		case w.completions <- store.Completion{Attempt: rj.job.attempt, Log: w.completedLog(rj, o.duration)}:
 		case <-w.completerDone:
 			w.log.Error("completion after the completer stopped; the stale sweep will retry the job", "job", rj.row.ID)
 		}
@@ -483,8 +612,16 @@ func (w *Worker) execute(ctx context.Context, rj *running) {
 	case errors.Is(cause, ErrShutdown):
 		w.handBack([]store.Attempt{rj.job.attempt})
 	default:
-		w.fail(rj, settings, err)
+		w.fail(rj, o)
 	}
+}
+
+func (w *Worker) completedLog(rj *running, d time.Duration) store.LogRow {
+	l := store.LogFor(&rj.row, store.EventCompleted)
+	l.Attempt = store.Int(int64(rj.row.Attempts))
+	l.DurationMS = store.Int(d.Milliseconds())
+	l.MemoryPeakKB = store.Int(w.memKB.Load())
+	return l
 }
 
 // runAttempt validates the row, resolves the handler and runs it under the
@@ -565,16 +702,17 @@ func callHandler(ctx context.Context, h Handler, job *Job) (err error) {
 	return h.Handle(ctx, job)
 }
 
-// fail records a failed attempt: retried after backoff while attempts
-// remain, otherwise buried; invalid rows are buried at once.
-func (w *Worker) fail(rj *running, s attemptSettings, err error) {
-	row := &rj.row
+// failure builds the write for a failed attempt: retried after backoff
+// while attempts remain, otherwise buried; invalid rows are buried at once.
+// Log rows are Queuety's: `failed, retried` or `buried`.
+func (w *Worker) failure(rj *running, o *outcome) store.Failure {
+	row, err := &rj.row, o.err
 	var invalid *InvalidJobError
-	bury := errors.As(err, &invalid) || row.Attempts >= s.maxAttempts
+	bury := errors.As(err, &invalid) || row.Attempts >= o.settings.maxAttempts
 	msg := err.Error()
 	base := store.LogFor(row, store.EventFailed)
 	base.Attempt = store.Int(int64(row.Attempts))
-	base.DurationMS = store.Int(time.Since(rj.start).Milliseconds())
+	base.DurationMS = store.Int(o.duration.Milliseconds())
 	base.ErrorMessage = store.String(msg)
 	base.ErrorClass = store.String(truncate(errorClass(err), 255))
 	base.ErrorTrace = store.String(errorTrace(err))
@@ -582,28 +720,45 @@ func (w *Worker) fail(rj *running, s attemptSettings, err error) {
 	if bury {
 		base.Event = store.EventBuried
 		f.Logs = []store.LogRow{base}
-	} else {
-		f.Delay = s.backoff.Delay(row.Attempts)
-		retried := store.LogFor(row, store.EventRetried)
-		retried.Attempt = base.Attempt
-		f.Logs = []store.LogRow{base, retried}
+		return f
 	}
+	f.Delay = o.settings.backoff.Delay(row.Attempts)
+	retried := store.LogFor(row, store.EventRetried)
+	retried.Attempt = base.Attempt
+	f.Logs = []store.LogRow{base, retried}
+	return f
+}
+
+// fail records a failed attempt after its claim window.
+func (w *Worker) fail(rj *running, o *outcome) {
+	f := w.failure(rj, o)
 	var applied bool
 	w.persist("fail", func(ctx context.Context) error {
 		var err error
 		applied, err = w.store.FailJob(ctx, f)
 		return err
 	})
-	switch {
-	case !applied:
+	if !applied {
 		w.stats.refused.Add(1)
-		w.log.Warn("failure refused: the attempt no longer holds the row", "job", row.ID)
-	case bury:
+		w.log.Warn("failure refused: the attempt no longer holds the row", "job", rj.row.ID)
+		return
+	}
+	w.countOutcome(rj, o)
+}
+
+// countOutcome updates the counters and logs a written outcome.
+func (w *Worker) countOutcome(rj *running, o *outcome) {
+	row := &rj.row
+	switch {
+	case o.err == nil:
+		w.stats.completed.Add(1)
+	case errors.As(o.err, new(*InvalidJobError)) || row.Attempts >= o.settings.maxAttempts:
 		w.stats.buried.Add(1)
-		w.log.Warn("job buried", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts, "err", msg)
+		w.log.Warn("job buried", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts, "err", o.err)
 	default:
 		w.stats.retried.Add(1)
-		w.log.Info("job failed; retrying", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts, "in", f.Delay, "err", msg)
+		w.log.Info("job failed; retrying", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts,
+			"in", o.settings.backoff.Delay(row.Attempts), "err", o.err)
 	}
 }
 

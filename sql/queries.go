@@ -21,7 +21,12 @@ const (
 	qInsertJob            = "insert-job"
 	qClaimJobs            = "claim-jobs"
 	qClaimJobsForHandlers = "claim-jobs-for-handlers"
-	qMarkClaimed          = "mark-claimed"
+	qFinalizeRunning      = "finalize-running"
+	qFinalizeCompleted    = "finalize-completed"
+	qFinalizeRetry        = "finalize-retry"
+	qFinalizeBury         = "finalize-bury"
+	qFinalizeProgress     = "finalize-progress"
+	qInsertLogsNarrow     = "insert-logs-narrow"
 	qInsertLogs           = "insert-logs"
 	qLockAttempts         = "lock-attempts"
 	qCompleteJobs         = "complete-jobs"
@@ -51,6 +56,10 @@ const (
 	qServerUTCOffset      = "server-utc-offset"
 	qColumnExists         = "column-exists"
 	qIndexExists          = "index-exists"
+	qInsertJobsBulk       = "insert-jobs-bulk"
+	qTruncateJobs         = "truncate-jobs"
+	qTruncateLogs         = "truncate-logs"
+	qCountLogEvents       = "count-log-events"
 )
 
 // block is one commented SQL statement of an embedded file.

@@ -21,13 +21,17 @@ VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)
 -- Queue::claim's predicate, batched: one round trip claims as many rows as
 -- the worker has free slots. Forced onto our DESC index (see extensions.sql).
 -- Workflow steps are left to the workflow engine and PHP for now.
+-- The dependency test is a scalar subquery, not PHP's EXISTS: the optimizer
+-- turns EXISTS into a materialized semi-join over every completed job,
+-- which made each claim slower as the table grew; this form is one primary
+-- key lookup per candidate with a dependency. Subquery rows are not locked.
 SELECT id, queue, handler, payload, priority, attempts, max_attempts,
 	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
 FROM {jobs} AS job FORCE INDEX (idx_qgo_claim)
 WHERE job.queue = ? AND job.status = 'pending' AND job.available_at <= NOW()
 	AND job.workflow_id IS NULL
-	AND (job.depends_on IS NULL OR EXISTS (
-		SELECT 1 FROM {jobs} dep WHERE dep.id = job.depends_on AND dep.status = 'completed'))
+	AND (job.depends_on IS NULL
+		OR (SELECT dep.status FROM {jobs} dep WHERE dep.id = job.depends_on) = 'completed')
 ORDER BY job.priority DESC, job.id ASC
 LIMIT ?
 FOR UPDATE SKIP LOCKED
@@ -41,23 +45,56 @@ FROM {jobs} AS job FORCE INDEX (idx_qgo_claim)
 WHERE job.queue = ? AND job.status = 'pending' AND job.available_at <= NOW()
 	AND job.workflow_id IS NULL
 	AND job.handler IN (?)
-	AND (job.depends_on IS NULL OR EXISTS (
-		SELECT 1 FROM {jobs} dep WHERE dep.id = job.depends_on AND dep.status = 'completed'))
+	AND (job.depends_on IS NULL
+		OR (SELECT dep.status FROM {jobs} dep WHERE dep.id = job.depends_on) = 'completed')
 ORDER BY job.priority DESC, job.id ASC
 LIMIT ?
 FOR UPDATE SKIP LOCKED
 
--- name: mark-claimed
--- LEAST keeps attempts inside TINYINT UNSIGNED on a row retried by hand forever.
+-- name: finalize-running
+-- Closing a claim window: attempts still running become processing rows
+-- held by this worker. LEAST keeps attempts inside TINYINT UNSIGNED.
+-- The id set is written as ranges (see idRanges): the row locks are held,
+-- so a range of consecutive ids names exactly those rows, and the server
+-- applies ranges markedly faster than a long IN list.
 UPDATE {jobs}
 SET status = 'processing', reserved_at = NOW(), attempts = LEAST(attempts + 1, 255), reserved_by = ?
-WHERE id IN (?)
+WHERE /*ids*/
+
+-- name: finalize-completed
+-- Closing a claim window: attempts that already succeeded go straight from
+-- pending to completed, leaving the row exactly as claim + complete would,
+-- with one row write instead of two.
+UPDATE {jobs}
+SET status = 'completed', attempts = LEAST(attempts + 1, 255), reserved_at = NOW(), completed_at = NOW(), reserved_by = ?
+WHERE /*ids*/
+
+-- name: finalize-retry
+-- Closing a claim window: a failed attempt to be retried, as claim + retry.
+UPDATE {jobs}
+SET attempts = LEAST(attempts + 1, 255), available_at = ?, reserved_at = NULL, error_message = NULL, reserved_by = NULL
+WHERE id = ?
+
+-- name: finalize-bury
+-- Closing a claim window: a failed attempt with no attempts left, as claim + bury.
+UPDATE {jobs}
+SET status = 'buried', attempts = LEAST(attempts + 1, 255), reserved_at = NOW(), failed_at = NOW(), error_message = ?, reserved_by = ?
+WHERE id = ?
+
+-- name: finalize-progress
+UPDATE {jobs} SET heartbeat_data = ? WHERE id = ?
 
 -- name: insert-logs
 -- Values tuples (13 columns each) are appended by the store.
 INSERT INTO {logs}
 	(job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, memory_peak_kb,
 	 error_message, error_class, error_trace, context)
+VALUES
+
+-- name: insert-logs-narrow
+-- insert-logs for rows with no error or context (9 columns a tuple).
+INSERT INTO {logs}
+	(job_id, workflow_id, step_index, handler, queue, event, attempt, duration_ms, memory_peak_kb)
 VALUES
 
 -- name: lock-attempts
@@ -183,3 +220,18 @@ WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?
 -- name: index-exists
 SELECT COUNT(*) FROM information_schema.STATISTICS
 WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME = ?
+
+-- name: insert-jobs-bulk
+-- Queue::batch: one multi-row INSERT of the columns it sets; values tuples
+-- (7 columns each) are appended by the store.
+INSERT INTO {jobs} (queue, handler, payload, priority, status, max_attempts, available_at) VALUES
+
+-- name: truncate-jobs
+-- Benchmarks only: start from empty tables.
+TRUNCATE TABLE {jobs}
+
+-- name: truncate-logs
+TRUNCATE TABLE {logs}
+
+-- name: count-log-events
+SELECT COUNT(*) FROM {logs} WHERE event = ?

@@ -3,15 +3,17 @@ package phpjson
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
 // maxDecodeDepth is the deepest nesting of arrays and objects that
-// json_decode accepts with its default depth of 512 (PHP counts the
-// innermost scalar level too, so 512 nested arrays already fail).
+// json_decode accepts with its default depth of 512: 511 nested arrays
+// decode, 512 fail (json_encode, by contrast, writes 512).
 const maxDecodeDepth = 511
 
 // SyntaxError describes input that json_decode would reject.
@@ -34,7 +36,9 @@ func Decode(b []byte) (Value, error) {
 // DecodeString is Decode for a string. The returned Value shares memory
 // with s instead of copying it, so it keeps s alive.
 func DecodeString(s string) (Value, error) {
-	d := decoder{src: s}
+	sc := scratchPool.Get().(*scratch)
+	d := decoder{src: s, values: sc.values, members: sc.members}
+	defer sc.release(&d)
 	d.skipSpace()
 	v, err := d.value()
 	if err != nil {
@@ -47,13 +51,41 @@ func DecodeString(s string) (Value, error) {
 	return v, nil
 }
 
+// scratch holds a decoder's stacks between calls, so that decoding the
+// many small payloads of a job queue does not regrow them every time.
+type scratch struct {
+	values  []Value
+	members []member
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{values: make([]Value, 0, 32), members: make([]member, 0, 32)}
+}}
+
+// release returns d's stacks to the pool. It drops their references to
+// the decoded document first, and does not keep stacks grown by an
+// unusually large one.
+func (sc *scratch) release(d *decoder) {
+	const maxPooled = 1024
+	if cap(d.values) > maxPooled || cap(d.members) > maxPooled {
+		return
+	}
+	clear(d.values[:cap(d.values)])
+	clear(d.members[:cap(d.members)])
+	sc.values, sc.members = d.values[:0], d.members[:0]
+	scratchPool.Put(sc)
+}
+
 // decoder is a recursive-descent parser over a string. Unescaped strings
-// and number literals are sliced out of src, so most values cost no
-// allocation beyond their containers.
+// and number literals are sliced out of src, and containers collect their
+// elements on shared stacks and are then copied out at their exact size,
+// so each list or object costs one allocation for its elements.
 type decoder struct {
-	src   string
-	pos   int
-	depth int
+	src     string
+	pos     int
+	depth   int
+	values  []Value  // pending list elements of the open lists
+	members []member // pending members of the open objects
 }
 
 func (d *decoder) errorf(offset int, format string, args ...any) *SyntaxError {
@@ -119,18 +151,18 @@ func (d *decoder) array() (Value, error) {
 	}
 	d.pos++ // '['
 	d.skipSpace()
-	list := []Value{}
+	base := len(d.values)
 	if d.pos < len(d.src) && d.src[d.pos] == ']' {
 		d.pos++
 		d.depth--
-		return Value{kind: KindList, list: list}, nil
+		return Value{kind: KindList, list: []Value{}}, nil
 	}
 	for {
 		v, err := d.value()
 		if err != nil {
 			return Value{}, err
 		}
-		list = append(list, v)
+		d.values = append(d.values, v)
 		d.skipSpace()
 		if d.pos >= len(d.src) {
 			return Value{}, d.errorf(d.pos, "unexpected end of input in array")
@@ -142,6 +174,8 @@ func (d *decoder) array() (Value, error) {
 		case ']':
 			d.pos++
 			d.depth--
+			list := slices.Clone(d.values[base:])
+			d.values = d.values[:base]
 			return Value{kind: KindList, list: list}, nil
 		default:
 			return Value{}, d.errorf(d.pos, "invalid character %s after array element, expecting ',' or ']'", quoteByte(c))
@@ -155,12 +189,13 @@ func (d *decoder) object() (Value, error) {
 	}
 	d.pos++ // '{'
 	d.skipSpace()
-	obj := &Object{}
 	if d.pos < len(d.src) && d.src[d.pos] == '}' {
 		d.pos++
 		d.depth--
-		return Value{kind: KindObject, obj: obj}, nil
+		return Value{kind: KindObject, obj: &Object{}}, nil
 	}
+	base := len(d.members)
+	var index map[string]int // key -> position in d.members, once the object is large
 	for {
 		if d.pos >= len(d.src) {
 			return Value{}, d.errorf(d.pos, "unexpected end of input in object")
@@ -182,9 +217,21 @@ func (d *decoder) object() (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		// Set gives PHP's duplicate-key behaviour: the last value wins and
-		// the key stays where it first appeared.
-		obj.Set(key, v)
+		// PHP's duplicate-key behaviour: the last value wins and the key
+		// stays where it first appeared.
+		if i := findMember(d.members[base:], index, key); i >= 0 {
+			d.members[base+i].value = v
+		} else {
+			d.members = append(d.members, member{key: key, value: v})
+			if n := len(d.members) - base; index != nil {
+				index[key] = n - 1
+			} else if n > indexThreshold {
+				index = make(map[string]int, 2*n)
+				for j, m := range d.members[base:] {
+					index[m.key] = j
+				}
+			}
+		}
 		d.skipSpace()
 		if d.pos >= len(d.src) {
 			return Value{}, d.errorf(d.pos, "unexpected end of input in object")
@@ -196,11 +243,28 @@ func (d *decoder) object() (Value, error) {
 		case '}':
 			d.pos++
 			d.depth--
+			obj := &Object{members: slices.Clone(d.members[base:]), index: index}
+			d.members = d.members[:base]
 			return Value{kind: KindObject, obj: obj}, nil
 		default:
 			return Value{}, d.errorf(d.pos, "invalid character %s after object value, expecting ',' or '}'", quoteByte(c))
 		}
 	}
+}
+
+func findMember(members []member, index map[string]int, key string) int {
+	if index != nil {
+		if i, ok := index[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range members {
+		if members[i].key == key {
+			return i
+		}
+	}
+	return -1
 }
 
 // string parses the string starting at the opening quote at d.pos. The

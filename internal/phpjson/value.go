@@ -27,12 +27,16 @@
 //     512 arrays (PHP's default json_encode depth).
 //
 // Decode follows PHP's parser: strict RFC 8259, invalid UTF-8 and unpaired
-// \u surrogates are rejected, at most 511 nested arrays (PHP's default
-// depth 512 counts the scalar level too), duplicate keys keep the first
-// key's position and the last value. Unlike PHP, a number that overflows
-// float64 (1e400) is rejected at Decode instead of becoming INF, which PHP
-// could then never re-encode; this keeps the invariant that every decoded
-// Value can be encoded.
+// \u surrogates are rejected, at most 511 nested arrays (measured: that is
+// what json_decode's default depth of 512 accepts, one less than
+// json_encode), duplicate keys keep the first key's position and the last
+// value. Unlike PHP, a number that overflows float64 (1e400) is rejected at
+// Decode instead of becoming INF, which PHP could then never re-encode; this
+// keeps the invariant that every decoded Value can be encoded.
+//
+// Encoding is a fixed point (decoding the output and encoding again gives
+// the same bytes) with one exception inherited from PHP: a float -0 is
+// written as -0, which reads back as the int 0 and is then written as 0.
 package phpjson
 
 import (
@@ -64,7 +68,7 @@ func (k Kind) String() string {
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Number flags.
+// Bits of Value.flags.
 const (
 	flagTrue  uint8 = 1 << iota // KindBool: the value is true
 	flagInt                     // KindNumber: a PHP int (bits hold an int64)
@@ -173,8 +177,8 @@ func (v Value) AsString() (string, bool) {
 }
 
 // Literal returns the text of a number: the literal as decoded or given to
-// NumberLiteral, or PHP's spelling for numbers built by Int and Float.
-// It returns "" for other kinds.
+// NumberLiteral, or PHP's spelling for numbers built by Int and Float (Go's
+// for NaN and ±Inf, which PHP cannot write). It returns "" for other kinds.
 func (v Value) Literal() string {
 	if v.kind != KindNumber {
 		return ""
@@ -354,8 +358,10 @@ func (o *Object) Delete(key string) bool {
 	if i < 0 {
 		return false
 	}
-	o.members = slices.Delete(o.members, i, i+1) // zeroes the freed slot
-	o.index = nil // positions after i moved; rebuilt on demand
+	// slices.Delete zeroes the freed slot, so no stale reference remains.
+	// The positions after i moved, so the index is rebuilt on demand.
+	o.members = slices.Delete(o.members, i, i+1)
+	o.index = nil
 	return true
 }
 

@@ -1,0 +1,291 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/queuety"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+func (a *app) migrateCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "migrate",
+		Usage: "create missing Queuety tables and add queuety-go's extensions (idempotent)",
+		Description: `Creates the 16 Queuety tables that are missing, with the plugin's own DDL, then
+adds queuety-go's extensions (a reserved_by column, a claim index). It never
+alters or drops what it finds, so it is safe on a site where the plugin is installed.
+
+   queuety migrate --wp-config /var/www/html/wp-config.php`,
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			client, err := connect(c)
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			rep, err := client.Migrate(c.Context)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c, rep)
+			}
+			if !rep.Changed() {
+				fmt.Fprintln(c.App.Writer, "Schema up to date.")
+				return nil
+			}
+			for _, t := range rep.CreatedTables {
+				fmt.Fprintln(c.App.Writer, "created table", t)
+			}
+			for _, x := range rep.AddedColumns {
+				fmt.Fprintln(c.App.Writer, "added column", x)
+			}
+			for _, x := range rep.AddedIndexes {
+				fmt.Fprintln(c.App.Writer, "added index", x)
+			}
+			return nil
+		},
+	}
+}
+
+func (a *app) dispatchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "dispatch",
+		Usage:     "dispatch one job",
+		ArgsUsage: "<handler>",
+		Description: `Inserts a job exactly as Queuety's Queue::dispatch does.
+
+   queuety dispatch 'App\Jobs\SendEmail' --payload '{"to":"a@b.c"}' --priority high
+   queuety dispatch report --delay 60 --unique --json`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "payload", Value: "[]", Usage: "payload as a JSON object"},
+			&cli.StringFlag{Name: "queue", Value: queuety.DefaultQueue},
+			&cli.StringFlag{Name: "priority", Value: "0", Usage: "0-3 or low, normal, high, urgent"},
+			&cli.DurationFlag{Name: "delay", Usage: "not claimable before this delay (e.g. 90s)"},
+			&cli.IntFlag{Name: "max-attempts", Value: queuety.DefaultMaxAttempts},
+			&cli.BoolFlag{Name: "unique", Usage: "skip if the same handler and payload is pending or processing"},
+			&cli.Int64Flag{Name: "after", Usage: "run only after this job id has completed"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("dispatch takes one handler name")
+			}
+			payload, err := phpjson.DecodeString(c.String("payload"))
+			if err != nil {
+				return usagef("--payload: %v", err)
+			}
+			if _, ok := payload.AsObject(); !ok {
+				return usagef("--payload: must be a JSON object, got %s", payload.Kind())
+			}
+			prio, err := queuety.ParsePriority(c.String("priority"))
+			if err != nil {
+				return usagef("--priority: %v", err)
+			}
+			opts := []queuety.DispatchOption{queuety.OnQueue(c.String("queue")), queuety.WithPriority(prio),
+				queuety.Delay(c.Duration("delay")), queuety.MaxAttempts(c.Int("max-attempts"))}
+			if c.Bool("unique") {
+				opts = append(opts, queuety.Unique())
+			}
+			if c.IsSet("after") {
+				opts = append(opts, queuety.After(c.Int64("after")))
+			}
+			client, err := connect(c)
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			d, err := client.Dispatch(c.Context, c.Args().First(), payload, opts...)
+			if err != nil {
+				if strings.Contains(err.Error(), "must be") {
+					return usageError{err}
+				}
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c, d)
+			}
+			if d.Existing {
+				fmt.Fprintf(c.App.Writer, "Job #%d already pending (unique).\n", d.ID)
+			} else {
+				fmt.Fprintf(c.App.Writer, "Dispatched job #%d\n", d.ID)
+			}
+			return nil
+		},
+	}
+}
+
+func (a *app) recoverCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "recover",
+		Usage: "rescue stale jobs once (for system cron)",
+		Description: `Retries processing jobs not heard from for --stale-timeout, or buries them with
+"Stale: worker died without completing." when their attempts are used up.
+` + "`work`" + ` runs the same sweep on a schedule; use this from cron when it does not.
+
+   */5 * * * * queuety recover --wp-config /var/www/html/wp-config.php`,
+		Flags: []cli.Flag{
+			&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			cfg, err := baseConfig(c)
+			if err != nil {
+				return err
+			}
+			cfg.StaleTimeout = c.Duration("stale-timeout")
+			client, err := open(c, cfg)
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			res, err := client.RecoverStale(c.Context, a.reg)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c, res)
+			}
+			fmt.Fprintf(c.App.Writer, "Recovered %d stale jobs (%d retried, %d buried).\n", res.Retried+res.Buried, res.Retried, res.Buried)
+			return nil
+		},
+	}
+}
+
+func (a *app) pauseCommand(pause bool) *cli.Command {
+	name, usage := "pause", "pause a queue (PHP and Go workers stop claiming from it)"
+	if !pause {
+		name, usage = "resume", "resume a paused queue"
+	}
+	return &cli.Command{
+		Name: name, Usage: usage, ArgsUsage: "<queue>",
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usagef("%s takes one queue name", name)
+			}
+			client, err := connect(c)
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			q := c.Args().First()
+			if pause {
+				err = client.Pause(c.Context, q)
+			} else {
+				err = client.Resume(c.Context, q)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.App.Writer, "Queue '%s' %sd.\n", q, name)
+			return nil
+		},
+	}
+}
+
+func (a *app) statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "job counts per queue and status",
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			client, err := connect(c)
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			stats, err := client.Stats(c.Context)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				if stats == nil {
+					stats = []store.QueueStats{}
+				}
+				return printJSON(c, stats)
+			}
+			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "QUEUE\tPENDING\tPROCESSING\tCOMPLETED\tFAILED\tBURIED\t")
+			for _, s := range stats {
+				name := s.Queue
+				if s.Paused {
+					name += " (paused)"
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", name, s.Counts["pending"], s.Counts["processing"],
+					s.Counts["completed"], s.Counts["failed"], s.Counts["buried"])
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func (a *app) purgeCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "purge",
+		Usage: "delete completed jobs older than N days",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "older-than", Value: 7, EnvVars: []string{"QUEUETY_RETENTION_DAYS"}, Usage: "age in `days`"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if c.Int("older-than") < 0 {
+				return usagef("--older-than %d: must not be negative", c.Int("older-than"))
+			}
+			client, err := connect(c)
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			n, err := client.PurgeCompleted(c.Context, time.Duration(c.Int("older-than"))*24*time.Hour)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c, map[string]int{"purged": n})
+			}
+			fmt.Fprintf(c.App.Writer, "Purged %d completed jobs.\n", n)
+			return nil
+		},
+	}
+}
+
+// jobView is a job as `job inspect --json` prints it.
+type jobView struct {
+	ID            int64           `json:"id"`
+	Queue         string          `json:"queue"`
+	Handler       string          `json:"handler"`
+	Payload       json.RawMessage `json:"payload"`
+	PayloadHash   *string         `json:"payload_hash"`
+	Priority      int             `json:"priority"`
+	Status        string          `json:"status"`
+	Attempts      int             `json:"attempts"`
+	MaxAttempts   int             `json:"max_attempts"`
+	AvailableAt   string          `json:"available_at"`
+	ReservedAt    *string         `json:"reserved_at"`
+	CompletedAt   *string         `json:"completed_at"`
+	FailedAt      *string         `json:"failed_at"`
+	ErrorMessage  *string         `json:"error_message"`
+	WorkflowID    *int64          `json:"workflow_id"`
+	DependsOn     *int64          `json:"depends_on"`
+	HeartbeatData json.RawMessage `json:"heartbeat_data"`
+	ReservedBy    *string         `json:"reserved_by"`
+	CreatedAt     string          `json:"created_at"`
+	Logs          []logView       `json:"logs,omitempty"`
+}
+
+type logView struct {
+	ID           int64   `json:"id"`
+	Event        string  `json:"event"`
+	Attempt      *int64  `json:"attempt"`
+	DurationMS   *int64  `json:"duration_ms"`
+	ErrorMessage *string `json:"error_message"`
+	ErrorClass   *string `json:"error_class"`
+	CreatedAt    string  `json:"created_at"`
+}

@@ -1,0 +1,235 @@
+// Package cli is the `queuety` command line. The stock binary in
+// cmd/queuety runs it with the built-in handlers; an application builds its
+// own binary with its Go handlers registered:
+//
+//	reg := queuety.NewRegistry()
+//	reg.HandleFunc("send_email", sendEmail)
+//	os.Exit(cli.Main(os.Args, cli.Options{Registry: reg}))
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/queuety-go/queuety/internal/wpconfig"
+	"github.com/queuety-go/queuety/queuety"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// Exit codes.
+const (
+	ExitOK       = 0
+	ExitError    = 1 // the command failed (database, job state)
+	ExitUsage    = 2 // bad flags or arguments
+	ExitNotFound = 3 // the job named does not exist
+)
+
+// Options customise the app.
+type Options struct {
+	// Registry holds the Go handlers `work` runs; the built-ins are added.
+	Registry *queuety.Registry
+	Stdout   io.Writer
+	Stderr   io.Writer
+}
+
+// usageError marks errors that deserve ExitUsage.
+type usageError struct{ error }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// Main runs the app and returns the process exit code.
+func Main(args []string, opts Options) int {
+	app := New(opts)
+	err := app.Run(args)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintln(app.ErrWriter, "queuety:", err)
+	var ue usageError
+	switch {
+	case errors.As(err, &ue):
+		return ExitUsage
+	case errors.Is(err, store.ErrJobNotFound):
+		return ExitNotFound
+	}
+	return ExitError
+}
+
+// New builds the urfave/cli app.
+func New(opts Options) *cli.App {
+	if opts.Registry == nil {
+		opts.Registry = queuety.NewRegistry()
+	}
+	queuety.RegisterBuiltins(opts.Registry)
+	if opts.Stdout == nil {
+		opts.Stdout = os.Stdout
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = os.Stderr
+	}
+	a := &app{reg: opts.Registry}
+	return &cli.App{
+		Name:      "queuety",
+		Usage:     "run Queuety jobs from the MySQL tables PHP writes, fast",
+		Writer:    opts.Stdout,
+		ErrWriter: opts.Stderr,
+		Flags:     globalFlags(),
+		// Errors are printed once, by Main, with the right exit code.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usageError{err}
+		},
+		Commands: []*cli.Command{
+			a.workCommand(), a.devCommand(), a.migrateCommand(), a.dispatchCommand(),
+			a.recoverCommand(), a.pauseCommand(true), a.pauseCommand(false), a.statusCommand(),
+			a.jobCommand(), a.purgeCommand(), a.benchCommand(),
+		},
+		HideHelpCommand: true,
+		Description: `Point it at the database of a WordPress site running the Queuety plugin
+(--wp-config /var/www/wp-config.php) or at any MySQL/MariaDB DSN:
+
+   queuety migrate --dsn 'root@tcp(127.0.0.1:3306)/site'
+   queuety work --queue critical,default --concurrency 50
+   queuety dispatch queuety.noop --payload '{"n":1}'
+   queuety status --json
+
+Every flag can also be set by the environment variable shown in its help.`,
+	}
+}
+
+type app struct {
+	reg *queuety.Registry
+}
+
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "dsn", EnvVars: []string{"QUEUETY_DSN"}, Usage: "MySQL DSN, e.g. 'user:pass@tcp(127.0.0.1:3306)/wordpress'"},
+		&cli.StringFlag{Name: "wp-config", EnvVars: []string{"QUEUETY_WP_CONFIG"}, Usage: "read DB_* and $table_prefix from this `wp-config.php` (used when --dsn is not set)"},
+		&cli.StringFlag{Name: "prefix", EnvVars: []string{"QUEUETY_DB_PREFIX"}, Usage: "WordPress table prefix (default \"wp_\", or wp-config's $table_prefix)"},
+		&cli.StringFlag{Name: "table-prefix", EnvVars: []string{"QUEUETY_TABLE_PREFIX"}, Usage: "Queuety's own table prefix (QUEUETY_TABLE_PREFIX; default \"queuety_\")"},
+		&cli.BoolFlag{Name: "allow-non-utc", EnvVars: []string{"QUEUETY_ALLOW_NON_UTC"}, Usage: "start even when the server's default time zone is not UTC"},
+		&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"QUEUETY_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
+		&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"QUEUETY_LOG_FORMAT"}, Usage: "text or json"},
+	}
+}
+
+// baseConfig builds the database part of the Config from global flags.
+func baseConfig(c *cli.Context) (queuety.Config, error) {
+	var cfg queuety.Config
+	logger, err := newLogger(c)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Logger = logger
+	cfg.DSN = c.String("dsn")
+	cfg.AllowNonUTC = c.Bool("allow-non-utc")
+	if path := c.String("wp-config"); path != "" && cfg.DSN == "" {
+		s, err := wpconfig.ParseFile(path)
+		if err != nil {
+			return cfg, usageError{fmt.Errorf("--wp-config: %w", err)}
+		}
+		if cfg.DSN, err = s.DSN(""); err != nil {
+			return cfg, usageError{fmt.Errorf("--wp-config: %w", err)}
+		}
+		cfg.TablePrefix = s.TablePrefix
+		cfg.QueuetyTablePrefix = s.QueuetyTablePrefix
+		cfg.TableOverrides = tableOverrides(s.Defines)
+	}
+	if c.IsSet("prefix") {
+		cfg.TablePrefix = c.String("prefix")
+	}
+	if c.IsSet("table-prefix") {
+		v := c.String("table-prefix")
+		cfg.QueuetyTablePrefix = &v
+	}
+	for _, suffix := range store.TableSuffixes() {
+		env := "QUEUETY_TABLE_" + strings.ToUpper(suffix)
+		if v, ok := os.LookupEnv(env); ok {
+			if cfg.TableOverrides == nil {
+				cfg.TableOverrides = map[string]string{}
+			}
+			cfg.TableOverrides[suffix] = v
+		}
+	}
+	return cfg, nil
+}
+
+// tableOverrides picks QUEUETY_TABLE_<SUFFIX> defines out of wp-config.
+func tableOverrides(defines map[string]string) map[string]string {
+	var m map[string]string
+	for _, suffix := range store.TableSuffixes() {
+		if v, ok := defines["QUEUETY_TABLE_"+strings.ToUpper(suffix)]; ok {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[suffix] = v
+		}
+	}
+	return m
+}
+
+func newLogger(c *cli.Context) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+		return nil, usagef("--log-level %q: want debug, info, warn or error", c.String("log-level"))
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch c.String("log-format") {
+	case "text":
+		return slog.New(slog.NewTextHandler(c.App.ErrWriter, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(c.App.ErrWriter, opts)), nil
+	}
+	return nil, usagef("--log-format %q: want text or json", c.String("log-format"))
+}
+
+// open connects with cfg (already carrying command flags).
+func open(c *cli.Context, cfg queuety.Config) (*queuety.Client, error) {
+	client, err := queuety.Open(c.Context, cfg)
+	if err != nil {
+		var ve interface{ Unwrap() []error }
+		if errors.As(err, &ve) {
+			return nil, usageError{err} // Validate's joined field errors
+		}
+		return nil, err
+	}
+	return client, nil
+}
+
+// connect is baseConfig + open for the admin commands.
+func connect(c *cli.Context) (*queuety.Client, error) {
+	cfg, err := baseConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	return open(c, cfg)
+}
+
+var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"}
+
+func printJSON(c *cli.Context, v any) error {
+	enc := json.NewEncoder(c.App.Writer)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func argID(c *cli.Context) (int64, error) {
+	if c.NArg() != 1 {
+		return 0, usagef("%s takes one job id", c.Command.FullName())
+	}
+	var id int64
+	if _, err := fmt.Sscanf(c.Args().First(), "%d", &id); err != nil || id < 1 || fmt.Sprint(id) != c.Args().First() {
+		return 0, usagef("%q is not a job id", c.Args().First())
+	}
+	return id, nil
+}
+
+func withContext(c *cli.Context) context.Context { return c.Context }

@@ -1,0 +1,248 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/queuety-go/queuety/queuety"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// BenchDSN is the database `queuety bench` uses without --dsn.
+const BenchDSN = "root@tcp(127.0.0.1:3306)/queuety_bench"
+
+func (a *app) benchCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "bench",
+		Usage: "measure the job runtime on this machine",
+		Subcommands: []*cli.Command{{
+			Name:  "jobs",
+			Usage: "insert N noop jobs, drain them with the real worker, print jobs/s",
+			Description: `Drain mode (default) inserts --count queuety.noop jobs, then times one worker
+draining them (Queuety's log rows included) and prints jobs/s and peak RSS.
+Steady mode (--rate) dispatches at a fixed rate to an idle worker for
+--duration and prints the dispatch-to-start latency p50 and p99.
+
+Without --dsn it uses ` + BenchDSN + ` (created if missing) and
+tables prefixed bench_, which it empties first.
+
+   queuety bench jobs --count 50000
+   queuety bench jobs --rate 200 --duration 10s`,
+			Flags: []cli.Flag{
+				&cli.IntFlag{Name: "count", Value: 50000, Usage: "jobs to drain"},
+				&cli.IntFlag{Name: "concurrency", Value: 200, Usage: "worker slots"},
+				&cli.IntFlag{Name: "max-claim-batch", Value: queuety.DefaultMaxClaimBatch},
+				&cli.IntFlag{Name: "claim-lanes", Value: queuety.DefaultClaimLanes},
+				&cli.DurationFlag{Name: "claim-window", Value: queuety.DefaultClaimWindow},
+				&cli.IntFlag{Name: "rate", Usage: "steady mode: jobs dispatched per second"},
+				&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "steady mode: how long to dispatch"},
+				&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval},
+				jsonFlag,
+			},
+			Action: a.benchJobs,
+		}},
+	}
+}
+
+// BenchResult is what `bench jobs --json` prints.
+type BenchResult struct {
+	Mode         string  `json:"mode"`
+	Jobs         int     `json:"jobs"`
+	Concurrency  int     `json:"concurrency"`
+	InsertSecs   float64 `json:"insert_seconds,omitempty"`
+	DrainSecs    float64 `json:"drain_seconds,omitempty"`
+	JobsPerSec   float64 `json:"jobs_per_second,omitempty"`
+	LogRows      int     `json:"log_rows"`
+	LatencyP50ms float64 `json:"latency_p50_ms,omitempty"`
+	LatencyP99ms float64 `json:"latency_p99_ms,omitempty"`
+	PeakRSSMiB   float64 `json:"peak_rss_mib"`
+	Server       string  `json:"server"`
+}
+
+func (a *app) benchJobs(c *cli.Context) error {
+	cfg, err := baseConfig(c)
+	if err != nil {
+		return err
+	}
+	if cfg.DSN == "" {
+		cfg.DSN = BenchDSN
+		if !c.IsSet("prefix") {
+			cfg.TablePrefix = "bench_"
+		}
+	}
+	if c.Int("count") < 1 || c.Int("concurrency") < 1 || c.Int("rate") < 0 {
+		return usagef("--count, --concurrency and --rate must be positive")
+	}
+	cfg.Concurrency = c.Int("concurrency")
+	cfg.MaxClaimBatch = c.Int("max-claim-batch")
+	cfg.ClaimLanes = c.Int("claim-lanes")
+	cfg.ClaimWindow = c.Duration("claim-window")
+	if cfg.ClaimWindow == 0 {
+		cfg.ClaimWindow = -1
+	}
+	cfg.PollInterval = c.Duration("poll-interval")
+	cfg.RescueSchedule = "off"
+	cfg.MaxConns = 8
+	if err := ensureDatabase(c.Context, cfg.DSN); err != nil {
+		return err
+	}
+	client, err := open(c, cfg)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	if _, err := client.Migrate(c.Context); err != nil {
+		return err
+	}
+	st := client.Store()
+	if err := st.TruncateJobsAndLogs(c.Context); err != nil {
+		return err
+	}
+	res := BenchResult{Concurrency: cfg.Concurrency, Server: client.Server().Version}
+	if c.Int("rate") > 0 {
+		err = benchSteady(c, client, &res)
+	} else {
+		err = benchDrain(c, client, &res)
+	}
+	if err != nil {
+		return err
+	}
+	res.LogRows, _ = countLogs(c.Context, st)
+	res.PeakRSSMiB = peakRSSMiB()
+	if c.Bool("json") {
+		return printJSON(c, res)
+	}
+	w := c.App.Writer
+	switch res.Mode {
+	case "drain":
+		fmt.Fprintf(w, "inserted %d jobs in %.2fs\n", res.Jobs, res.InsertSecs)
+		fmt.Fprintf(w, "drained  %d jobs in %.2fs: %.0f jobs/s (concurrency %d, %d log rows)\n", res.Jobs, res.DrainSecs, res.JobsPerSec, res.Concurrency, res.LogRows)
+	case "steady":
+		fmt.Fprintf(w, "dispatched %d jobs at %d/s: dispatch->start latency p50 %.1f ms, p99 %.1f ms (%d log rows)\n", res.Jobs, c.Int("rate"), res.LatencyP50ms, res.LatencyP99ms, res.LogRows)
+	}
+	fmt.Fprintf(w, "peak RSS %.1f MiB, server %s\n", res.PeakRSSMiB, res.Server)
+	return nil
+}
+
+func countLogs(ctx context.Context, st *store.Store) (int, error) {
+	total := 0
+	for _, ev := range []string{store.EventStarted, store.EventCompleted} {
+		n, err := st.CountLogEvents(ctx, ev)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+func benchDrain(c *cli.Context, client *queuety.Client, res *BenchResult) error {
+	n := c.Int("count")
+	res.Mode, res.Jobs = "drain", n
+	jobs := make([]store.InsertJob, n)
+	for i := range jobs {
+		jobs[i] = store.InsertJob{Queue: queuety.DefaultQueue, Handler: queuety.HandlerNoop, Payload: []byte(`[]`), MaxAttempts: 3}
+	}
+	t0 := time.Now()
+	if _, err := client.Store().InsertJobs(c.Context, jobs); err != nil {
+		return err
+	}
+	res.InsertSecs = time.Since(t0).Seconds()
+	reg := queuety.NewRegistry()
+	queuety.RegisterBuiltins(reg)
+	w, err := client.NewWorker(reg)
+	if err != nil {
+		return err
+	}
+	t1 := time.Now()
+	if err := w.Start(c.Context); err != nil {
+		return err
+	}
+	for w.Stats().Completed < int64(n) {
+		time.Sleep(2 * time.Millisecond)
+	}
+	res.DrainSecs = time.Since(t1).Seconds()
+	res.JobsPerSec = float64(n) / res.DrainSecs
+	return w.Stop(context.Background())
+}
+
+func benchSteady(c *cli.Context, client *queuety.Client, res *BenchResult) error {
+	res.Mode = "steady"
+	var mu sync.Mutex
+	var lat []time.Duration
+	reg := queuety.NewRegistry()
+	reg.Register("bench.latency", queuety.Typed(func(ctx context.Context, j *queuety.Job, p struct {
+		T int64 `json:"t"`
+	}) error {
+		d := time.Since(time.Unix(0, p.T))
+		mu.Lock()
+		lat = append(lat, d)
+		mu.Unlock()
+		return nil
+	}))
+	w, err := client.NewWorker(reg)
+	if err != nil {
+		return err
+	}
+	if err := w.Start(c.Context); err != nil {
+		return err
+	}
+	rate, dur := c.Int("rate"), c.Duration("duration")
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	end := time.Now().Add(dur)
+	sent := 0
+	for now := range tick.C {
+		if now.After(end) {
+			break
+		}
+		if _, err := client.Dispatch(c.Context, "bench.latency", map[string]any{"t": time.Now().UnixNano()}); err != nil {
+			tick.Stop()
+			return err
+		}
+		sent++
+	}
+	tick.Stop()
+	deadline := time.Now().Add(30 * time.Second)
+	for w.Stats().Completed < int64(sent) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := w.Stop(context.Background()); err != nil {
+		return err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	slices.Sort(lat)
+	res.Jobs = len(lat)
+	if len(lat) == 0 {
+		return fmt.Errorf("no job ran")
+	}
+	pct := func(p float64) float64 {
+		i := min(len(lat)-1, int(p*float64(len(lat))))
+		return float64(lat[i].Microseconds()) / 1000
+	}
+	res.LatencyP50ms, res.LatencyP99ms = pct(0.50), pct(0.99)
+	return nil
+}
+
+// peakRSSMiB reads VmHWM, the process's peak resident set.
+func peakRSSMiB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb float64
+			fmt.Sscanf(strings.TrimSpace(v), "%f", &kb)
+			return kb / 1024
+		}
+	}
+	return 0
+}

@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/queuety-go/queuety/queuety"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// DevDSN is where `queuety dev` and `queuety bench` go without --dsn: the
+// local MariaDB of this project's machines.
+const DevDSN = "root@tcp(127.0.0.1:3306)/queuety_dev"
+
+func (a *app) devCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "dev",
+		Usage: "quick start: create a local database, migrate, dispatch demo jobs and run a worker",
+		Description: `Uses --dsn, or ` + DevDSN + ` (created if missing).
+Prints progress every second; Ctrl-C stops it gracefully. Meanwhile, from another shell:
+
+   queuety --dsn '` + DevDSN + `' dispatch queuety.sleep --payload '{"ms":200}'
+   queuety --dsn '` + DevDSN + `' status`,
+		Flags: append(workerFlags(),
+			&cli.IntFlag{Name: "demo-jobs", Value: 40, Usage: "demo jobs to dispatch at start"},
+			&cli.BoolFlag{Name: "exit-when-drained", Usage: "stop once no job is pending or processing"},
+		),
+		Action: func(c *cli.Context) error {
+			cfg, err := baseConfig(c)
+			if err != nil {
+				return err
+			}
+			if cfg.DSN == "" {
+				cfg.DSN = DevDSN
+			}
+			if err := workerConfig(c, &cfg); err != nil {
+				return err
+			}
+			if !c.IsSet("concurrency") {
+				cfg.Concurrency = 8
+			}
+			if err := ensureDatabase(c.Context, cfg.DSN); err != nil {
+				return err
+			}
+			client, err := open(c, cfg)
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			rep, err := client.Migrate(c.Context)
+			if err != nil {
+				return err
+			}
+			out := c.App.Writer
+			if rep.Changed() {
+				fmt.Fprintf(out, "migrated: %d tables created, %d columns and %d indexes added\n", len(rep.CreatedTables), len(rep.AddedColumns), len(rep.AddedIndexes))
+			}
+			if err := dispatchDemo(c.Context, client, cfg.Queues[0], c.Int("demo-jobs")); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "dispatched %d demo jobs to queue %q\n", c.Int("demo-jobs"), cfg.Queues[0])
+			w, err := client.NewWorker(a.reg)
+			if err != nil {
+				return err
+			}
+			ctx, stop := notifyContext(c.Context)
+			defer stop()
+			if err := w.Start(ctx); err != nil {
+				return err
+			}
+			tick := time.NewTicker(time.Second)
+			defer tick.Stop()
+			for done := false; !done; {
+				select {
+				case <-ctx.Done():
+					done = true
+				case <-tick.C:
+					pending, processing, line, err := progress(ctx, client)
+					if err != nil {
+						fmt.Fprintln(c.App.ErrWriter, "status:", err)
+						continue
+					}
+					st := w.Stats()
+					fmt.Fprintf(out, "%s | worker: %d completed, %d retried, %d buried, %d running\n", line, st.Completed, st.Retried, st.Buried, st.Running)
+					done = c.Bool("exit-when-drained") && pending == 0 && processing == 0
+				}
+			}
+			if err := w.Stop(context.Background()); err != nil {
+				return err
+			}
+			fmt.Fprintln(out, "worker stopped")
+			return nil
+		},
+	}
+}
+
+// dispatchDemo queues a mix of jobs: sleeps of various lengths and
+// priorities, and a few that fail and retry once before being buried.
+func dispatchDemo(ctx context.Context, client *queuety.Client, queue string, n int) error {
+	for i := 0; i < n; i++ {
+		handler, payload := queuety.HandlerSleep, map[string]any{"ms": 100 + rand.IntN(900), "demo": i}
+		opts := []queuety.DispatchOption{queuety.OnQueue(queue), queuety.WithPriority(queuety.Priority(rand.IntN(4)))}
+		if i%10 == 9 {
+			handler, payload = queuety.HandlerFail, map[string]any{
+				"message":           fmt.Sprintf("demo failure %d", i),
+				"__queuety_runtime": map[string]any{"max_attempts": 2, "backoff": []int{1}},
+			}
+		}
+		if _, err := client.Dispatch(ctx, handler, payload, opts...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func progress(ctx context.Context, client *queuety.Client) (pending, processing int, line string, err error) {
+	stats, err := client.Stats(ctx)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	counts := map[string]int{}
+	for _, s := range stats {
+		for k, v := range s.Counts {
+			counts[k] += v
+		}
+	}
+	line = fmt.Sprintf("%s pending %d, processing %d, completed %d, buried %d", time.Now().Format(time.TimeOnly),
+		counts[store.StatusPending], counts[store.StatusProcessing], counts[store.StatusCompleted], counts[store.StatusBuried])
+	return counts[store.StatusPending], counts[store.StatusProcessing], line, nil
+}

@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/queuety-go/queuety/queuety"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+func (a *app) jobCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "job",
+		Usage: "list, inspect and act on jobs",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "list",
+				Usage: "newest jobs first",
+				Description: `   queuety job list --status buried --queue default --limit 20
+   queuety job list --json | jq '.[].id'`,
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "queue"}, &cli.StringFlag{Name: "status", Usage: "pending, processing, completed, failed or buried"},
+					&cli.StringFlag{Name: "handler"}, &cli.IntFlag{Name: "limit", Value: 50}, jsonFlag,
+				},
+				Action: func(c *cli.Context) error {
+					if c.Int("limit") < 1 {
+						return usagef("--limit %d: must be at least 1", c.Int("limit"))
+					}
+					client, err := connect(c)
+					if err != nil {
+						return err
+					}
+					defer client.Close()
+					rows, err := client.Jobs(c.Context, store.ListFilter{Queue: c.String("queue"), Status: c.String("status"), Handler: c.String("handler"), Limit: c.Int("limit")})
+					if err != nil {
+						return usageError{err}
+					}
+					if c.Bool("json") {
+						views := make([]jobView, len(rows))
+						for i := range rows {
+							views[i] = viewOf(&rows[i], nil)
+						}
+						return printJSON(c, views)
+					}
+					tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+					fmt.Fprintln(tw, "ID\tQUEUE\tHANDLER\tSTATUS\tATTEMPTS\tPRIORITY\tCREATED\t")
+					for _, j := range rows {
+						fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%d\t%s\t\n", j.ID, j.Queue, j.Handler, j.Status, j.Attempts, j.MaxAttempts, j.Priority, store.DateTime(j.CreatedAt))
+					}
+					return tw.Flush()
+				},
+			},
+			{
+				Name: "inspect", Usage: "a job's fields, payload and log history", ArgsUsage: "<id>",
+				Flags: []cli.Flag{jsonFlag},
+				Action: func(c *cli.Context) error {
+					id, err := argID(c)
+					if err != nil {
+						return err
+					}
+					client, err := connect(c)
+					if err != nil {
+						return err
+					}
+					defer client.Close()
+					j, err := client.Job(c.Context, id)
+					if err != nil {
+						return err
+					}
+					logs, err := client.JobLogs(c.Context, id)
+					if err != nil {
+						return err
+					}
+					v := viewOf(j, logs)
+					if c.Bool("json") {
+						return printJSON(c, v)
+					}
+					return printInspect(c, v)
+				},
+			},
+			{
+				Name: "retry", Usage: "make a job pending again now (attempts are kept)", ArgsUsage: "<id>",
+				Action: byID(func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
+					return fmt.Sprintf("Job #%d queued for retry.", id), client.RetryJob(c.Context, id)
+				}),
+			},
+			{
+				Name: "retry-buried", Usage: "retry every buried job",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "queue", Usage: "only this queue"}, jsonFlag},
+				Action: func(c *cli.Context) error {
+					client, err := connect(c)
+					if err != nil {
+						return err
+					}
+					defer client.Close()
+					n, err := client.RetryBuried(c.Context, c.String("queue"))
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						return printJSON(c, map[string]int{"retried": n})
+					}
+					fmt.Fprintf(c.App.Writer, "Retried %d buried jobs.\n", n)
+					return nil
+				},
+			},
+			{
+				Name: "bury", Usage: "bury a job by hand", ArgsUsage: "<id>",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "message", Value: queuety.ManualBuryMessage}},
+				Action: byID(func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
+					return fmt.Sprintf("Job #%d buried.", id), client.BuryJob(c.Context, id, c.String("message"))
+				}),
+			},
+			{
+				Name: "delete", Usage: "delete a job row (its logs stay)", ArgsUsage: "<id>",
+				Action: byID(func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
+					return fmt.Sprintf("Job #%d deleted.", id), client.DeleteJob(c.Context, id)
+				}),
+			},
+		},
+	}
+}
+
+func byID(fn func(c *cli.Context, client *queuety.Client, id int64) (string, error)) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		id, err := argID(c)
+		if err != nil {
+			return err
+		}
+		client, err := connect(c)
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		msg, err := fn(c, client, id)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(c.App.Writer, msg)
+		return nil
+	}
+}
+
+func viewOf(j *store.JobRow, logs []store.LogRow) jobView {
+	v := jobView{
+		ID: j.ID, Queue: j.Queue, Handler: j.Handler, Payload: rawOrString(j.Payload), PayloadHash: str(j.PayloadHash),
+		Priority: j.Priority, Status: j.Status, Attempts: j.Attempts, MaxAttempts: j.MaxAttempts,
+		AvailableAt: store.DateTime(j.AvailableAt), ReservedAt: tm(j.ReservedAt), CompletedAt: tm(j.CompletedAt),
+		FailedAt: tm(j.FailedAt), ErrorMessage: str(j.ErrorMessage), WorkflowID: i64(j.WorkflowID),
+		DependsOn: i64(j.DependsOn), ReservedBy: str(j.ReservedBy), CreatedAt: store.DateTime(j.CreatedAt),
+	}
+	if j.HeartbeatData.Valid {
+		v.HeartbeatData = rawOrString(j.HeartbeatData.String)
+	}
+	for _, l := range logs {
+		v.Logs = append(v.Logs, logView{ID: l.ID, Event: l.Event, Attempt: i64(l.Attempt), DurationMS: i64(l.DurationMS),
+			ErrorMessage: str(l.ErrorMessage), ErrorClass: str(l.ErrorClass), CreatedAt: store.DateTime(l.CreatedAt)})
+	}
+	return v
+}
+
+// rawOrString embeds valid JSON as is and anything else as a JSON string,
+// so a malformed payload can still be inspected.
+func rawOrString(s string) json.RawMessage {
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	b, _ := json.Marshal(s)
+	return b
+}
+
+func str(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	return &s.String
+}
+
+func i64(n sql.NullInt64) *int64 {
+	if !n.Valid {
+		return nil
+	}
+	return &n.Int64
+}
+
+func tm(t sql.NullTime) *string {
+	if !t.Valid {
+		return nil
+	}
+	s := store.DateTime(t.Time)
+	return &s
+}
+
+func printInspect(c *cli.Context, v jobView) error {
+	w := c.App.Writer
+	deref := func(p *string) string {
+		if p == nil {
+			return "-"
+		}
+		return *p
+	}
+	fmt.Fprintf(w, "Job #%d  %s  (%s)\n", v.ID, v.Handler, v.Status)
+	fmt.Fprintf(w, "  queue %s, priority %d, attempts %d/%d\n", v.Queue, v.Priority, v.Attempts, v.MaxAttempts)
+	fmt.Fprintf(w, "  created %s, available %s, reserved %s by %s\n", v.CreatedAt, v.AvailableAt, deref(v.ReservedAt), deref(v.ReservedBy))
+	fmt.Fprintf(w, "  completed %s, failed %s\n", deref(v.CompletedAt), deref(v.FailedAt))
+	if v.ErrorMessage != nil {
+		fmt.Fprintf(w, "  error: %s\n", *v.ErrorMessage)
+	}
+	var pretty any
+	if err := json.Unmarshal(v.Payload, &pretty); err == nil {
+		b, _ := json.MarshalIndent(pretty, "  ", "  ")
+		fmt.Fprintf(w, "  payload: %s\n", b)
+	}
+	if len(v.Logs) > 0 {
+		fmt.Fprintln(w, "  log:")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, l := range v.Logs {
+			att := "-"
+			if l.Attempt != nil {
+				att = fmt.Sprint(*l.Attempt)
+			}
+			fmt.Fprintf(tw, "    %s\t%s\tattempt %s\t%s\t\n", l.CreatedAt, l.Event, att, deref(l.ErrorMessage))
+		}
+		return tw.Flush()
+	}
+	return nil
+}

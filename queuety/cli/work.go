@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+	"github.com/urfave/cli/v2"
+
+	"github.com/queuety-go/queuety/queuety"
+)
+
+func workerFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "queue", Aliases: []string{"q"}, Value: queuety.DefaultQueue, EnvVars: []string{"QUEUETY_QUEUES"}, Usage: "queues in strict priority order, comma-separated"},
+		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: queuety.DefaultConcurrency, EnvVars: []string{"QUEUETY_CONCURRENCY"}, Usage: "jobs run at once"},
+		&cli.BoolFlag{Name: "claim-all", EnvVars: []string{"QUEUETY_CLAIM_ALL"}, Usage: "claim every handler, burying those this binary lacks (default: leave them to PHP workers)"},
+		&cli.DurationFlag{Name: "shutdown-grace", Value: queuety.DefaultShutdownGrace, EnvVars: []string{"QUEUETY_SHUTDOWN_GRACE"}, Usage: "on SIGTERM, how long running jobs may take to finish"},
+		&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}, Usage: "processing jobs not heard from this long are rescued"},
+		&cli.DurationFlag{Name: "heartbeat-interval", EnvVars: []string{"QUEUETY_HEARTBEAT_INTERVAL"}, Usage: "refresh running jobs this often (default stale-timeout/4, at most 1m)"},
+		&cli.StringFlag{Name: "rescue-schedule", Value: queuety.DefaultRescueSchedule, EnvVars: []string{"QUEUETY_RESCUE_SCHEDULE"}, Usage: "cron spec of the stale sweep, or \"off\""},
+		&cli.DurationFlag{Name: "job-timeout", Value: queuety.DefaultJobTimeout, EnvVars: []string{"QUEUETY_MAX_EXECUTION_TIME"}, Usage: "default time limit of one attempt"},
+		&cli.StringFlag{Name: "backoff", Value: queuety.BackoffExponential, EnvVars: []string{"QUEUETY_RETRY_BACKOFF"}, Usage: "fixed, linear, exponential, or seconds like 10,30,60"},
+		&cli.DurationFlag{Name: "claim-window", Value: queuety.DefaultClaimWindow, EnvVars: []string{"QUEUETY_CLAIM_WINDOW"}, Usage: "how long a claim waits for quick jobs before writing them (0: never)"},
+		&cli.IntFlag{Name: "claim-lanes", Value: queuety.DefaultClaimLanes, EnvVars: []string{"QUEUETY_CLAIM_LANES"}, Usage: "claim windows kept going at once"},
+		&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval, EnvVars: []string{"QUEUETY_POLL_INTERVAL"}, Usage: "idle wait between claims"},
+		&cli.IntFlag{Name: "max-claim-batch", Value: queuety.DefaultMaxClaimBatch, Usage: "rows one claim may take"},
+		&cli.IntFlag{Name: "max-conns", EnvVars: []string{"QUEUETY_MAX_CONNS"}, Usage: "database connections (default concurrency/4+4)"},
+		&cli.StringFlag{Name: "worker-id", EnvVars: []string{"QUEUETY_WORKER_ID"}, Usage: "this worker's reserved_by value (default host-pid-random)"},
+	}
+}
+
+// workerConfig applies the worker flags to cfg.
+func workerConfig(c *cli.Context, cfg *queuety.Config) error {
+	cfg.Queues = queuety.SplitQueues(c.String("queue"))
+	if len(cfg.Queues) == 0 {
+		return usagef("--queue %q: no queue named", c.String("queue"))
+	}
+	cfg.Concurrency = c.Int("concurrency")
+	if cfg.Concurrency < 1 {
+		return usagef("--concurrency %d: must be at least 1", cfg.Concurrency)
+	}
+	cfg.ClaimAll = c.Bool("claim-all")
+	cfg.ShutdownGrace = c.Duration("shutdown-grace")
+	cfg.StaleTimeout = c.Duration("stale-timeout")
+	cfg.HeartbeatInterval = c.Duration("heartbeat-interval")
+	cfg.RescueSchedule = c.String("rescue-schedule")
+	cfg.JobTimeout = c.Duration("job-timeout")
+	cfg.PollInterval = c.Duration("poll-interval")
+	cfg.ClaimWindow = c.Duration("claim-window")
+	if cfg.ClaimWindow == 0 {
+		cfg.ClaimWindow = -1 // the flag's 0 means "no window"; Config's 0 means default
+	}
+	cfg.ClaimLanes = c.Int("claim-lanes")
+	cfg.MaxClaimBatch = c.Int("max-claim-batch")
+	cfg.MaxConns = c.Int("max-conns")
+	cfg.WorkerID = c.String("worker-id")
+	b, err := queuety.ParseBackoff(c.String("backoff"))
+	if err != nil {
+		return usagef("--backoff: %v", err)
+	}
+	cfg.Backoff = b
+	return nil
+}
+
+func (a *app) workCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "work",
+		Usage: "claim and run jobs until SIGTERM",
+		Description: `Runs the Go handlers compiled into this binary (the stock binary has only the
+built-ins queuety.noop, queuety.sleep and queuety.fail). Jobs whose handler it
+lacks stay in the queue for PHP workers, unless --claim-all buries them.
+
+   queuety work --queue critical,default --concurrency 50
+   queuety work --wp-config /var/www/html/wp-config.php --stale-timeout 10m
+
+SIGTERM or SIGINT: stop claiming, let running jobs finish within
+--shutdown-grace, hand the rest back to pending, exit 0.`,
+		Flags: workerFlags(),
+		Action: func(c *cli.Context) error {
+			cfg, err := baseConfig(c)
+			if err != nil {
+				return err
+			}
+			if err := workerConfig(c, &cfg); err != nil {
+				return err
+			}
+			client, err := open(c, cfg)
+			if err != nil {
+				return err
+			}
+			defer client.Close()
+			w, err := client.NewWorker(a.reg)
+			if err != nil {
+				return usageError{err}
+			}
+			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return w.Run(ctx)
+		},
+	}
+}
+
+// ensureDatabase creates the DSN's database when it is missing (dev, bench).
+func ensureDatabase(ctx context.Context, dsn string) error {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return usagef("--dsn: %v", err)
+	}
+	name := cfg.DBName
+	if name == "" {
+		return usagef("--dsn names no database")
+	}
+	cfg.DBName = ""
+	db, err := sqlx.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+name+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"); err != nil {
+		return fmt.Errorf("creating database %s: %w (is MariaDB running? start it with: start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd)", name, err)
+	}
+	return nil
+}
+
+func notifyContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+}
