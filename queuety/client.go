@@ -213,27 +213,10 @@ func (c *Client) Dispatch(ctx context.Context, handler string, payload any, opts
 
 // EncodePayload turns a Go payload into the bytes Queuety stores.
 func EncodePayload(payload any) ([]byte, error) {
-	var v phpjson.Value
-	var err error
-	switch p := payload.(type) {
-	case nil:
+	if payload == nil {
 		return []byte("[]"), nil
-	case phpjson.Value:
-		v = p
-	case []byte:
-		v, err = phpjson.Decode(p)
-	case json.RawMessage:
-		v, err = phpjson.Decode(p)
-	case string:
-		v, err = phpjson.DecodeString(p)
-	case map[string]any:
-		v, err = phpjson.FromGo(p)
-	default:
-		var b []byte
-		if b, err = json.Marshal(p); err == nil {
-			v, err = phpjson.Decode(b)
-		}
 	}
+	v, err := toValue(payload)
 	if err != nil {
 		return nil, fmt.Errorf("payload: %w", err)
 	}
@@ -241,6 +224,27 @@ func EncodePayload(payload any) ([]byte, error) {
 		return nil, fmt.Errorf("payload: must be a JSON object, got %s", v.Kind())
 	}
 	return phpjson.Encode(v)
+}
+
+// toValue converts a Go value to an ordered JSON value: phpjson values and
+// raw JSON as they are (key order kept), anything else through
+// encoding/json (struct fields in declaration order, map keys sorted).
+func toValue(x any) (phpjson.Value, error) {
+	switch p := x.(type) {
+	case phpjson.Value:
+		return p, nil
+	case []byte:
+		return phpjson.Decode(p)
+	case json.RawMessage:
+		return phpjson.Decode(p)
+	case string:
+		return phpjson.DecodeString(p)
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		return phpjson.Value{}, err
+	}
+	return phpjson.Decode(b)
 }
 
 // Pause pauses a queue: workers (ours and PHP's) stop claiming from it.

@@ -87,7 +87,7 @@ func (j *Job) Heartbeat(ctx context.Context, progress any) error {
 	}
 	var data []byte
 	if progress != nil {
-		v, err := phpjson.FromGo(progress)
+		v, err := toValue(progress)
 		if err != nil {
 			return fmt.Errorf("heartbeat progress: %w", err)
 		}

@@ -1,0 +1,256 @@
+package cli_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety-go/queuety/internal/testdb"
+	"github.com/queuety-go/queuety/queuety/cli"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+func TestMigrateTextThenUpToDate(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.New(t)
+	r := runOK(t, on(dsn, "migrate")...)
+	var created []string
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		if name, ok := strings.CutPrefix(line, "created table "); ok {
+			created = append(created, name)
+		}
+	}
+	require.Len(t, created, len(store.TableSuffixes()), r.String())
+	require.Equal(t, "wp_queuety_jobs", created[0])
+	require.Contains(t, created, "wp_queuety_logs")
+	require.Contains(t, created, "wp_queuety_queue_states")
+	require.Contains(t, r.stdout, "added column wp_queuety_jobs.reserved_by\n")
+	require.Contains(t, r.stdout, "added index wp_queuety_jobs.")
+
+	db := openDB(t, dsn)
+	require.Equal(t, len(store.TableSuffixes()), count(t, db,
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'wp\\_queuety\\_%'"))
+
+	r = runOK(t, on(dsn, "migrate")...)
+	require.Equal(t, "Schema up to date.\n", r.stdout)
+}
+
+func TestMigrateJSON(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.New(t)
+	var rep store.MigrateReport
+	decodeJSON(t, runOK(t, on(dsn, "migrate", "--json")...), &rep)
+	require.Len(t, rep.CreatedTables, len(store.TableSuffixes()))
+	require.Contains(t, rep.CreatedTables, "wp_queuety_jobs")
+	require.Equal(t, []string{"wp_queuety_jobs.reserved_by"}, rep.AddedColumns)
+	require.NotEmpty(t, rep.AddedIndexes)
+
+	r := runOK(t, on(dsn, "migrate", "--json")...)
+	var again map[string][]string
+	decodeJSON(t, r, &again)
+	require.Contains(t, again, "created_tables", r.String())
+	for k, v := range again {
+		require.Empty(t, v, "second migrate reports %s", k)
+	}
+}
+
+// Before `migrate`, `work` refuses to start and says what to run; the other
+// commands fail (nonzero) rather than pretend all is well.
+func TestCommandsBeforeMigrate(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.New(t)
+
+	r := run(t, on(dsn, "work", "--concurrency", "2")...)
+	require.Equal(t, cli.ExitError, r.code, r.String())
+	require.Contains(t, r.stderr, "queuety migrate", r.String())
+	require.Contains(t, r.stderr, "wp_queuety_jobs", r.String())
+
+	for _, args := range [][]string{
+		{"status"},
+		{"dispatch", "queuety.noop"},
+		{"recover"},
+		{"job", "inspect", "1"},
+	} {
+		r := run(t, on(dsn, args...)...)
+		require.NotEqual(t, cli.ExitOK, r.code, r.String())
+		require.Contains(t, r.stderr, "wp_queuety_jobs", r.String())
+	}
+}
+
+// A database error (here: no tables) is a failed command, exit 1, not a
+// usage error: `job list` wraps every error of client.Jobs as usageError.
+func TestJobListDatabaseErrorIsNotUsage(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.New(t)
+	r := run(t, on(dsn, "job", "list")...)
+	require.Equal(t, cli.ExitError, r.code, r.String())
+}
+
+// The payload is stored byte for byte as PHP's json_encode writes it
+// (spec §2.1): escaped slashes, \u escapes for non-ASCII, key order kept.
+func TestDispatchStoresPayloadAsPHP(t *testing.T) {
+	t.Parallel()
+	dsn := newDB(t)
+	db := openDB(t, dsn)
+	const in = `{"url":"http://x/y","n":"Zoë","f":1.5}`
+	const want = `{"url":"http:\/\/x\/y","n":"Zo\u00eb","f":1.5}`
+
+	r := runOK(t, on(dsn, "dispatch", "--payload", in, "queuety.noop")...)
+	require.Equal(t, "Dispatched job #1\n", r.stdout)
+	j := jobRow(t, db, 1)
+	require.Equal(t, want, j.Payload)
+	require.False(t, j.PayloadHash.Valid, "payload_hash is set only for unique jobs")
+	require.Equal(t, "queuety.noop", j.Handler)
+	require.Equal(t, "default", j.Queue)
+	require.Equal(t, store.StatusPending, j.Status)
+	require.Equal(t, 0, j.Priority)
+	require.Equal(t, 3, j.MaxAttempts)
+	require.Equal(t, 0, j.Attempts)
+	require.False(t, j.DependsOn.Valid)
+
+	d := dispatch(t, dsn, "--unique", "--payload", in, "queuety.noop")
+	j = jobRow(t, db, d.ID)
+	require.Equal(t, want, j.Payload)
+	sum := sha256.Sum256([]byte(want))
+	require.Equal(t, hex.EncodeToString(sum[:]), j.PayloadHash.String)
+
+	// No --payload: an empty PHP array, stored as [] (spec §2.2).
+	d = dispatch(t, dsn, "queuety.noop")
+	require.Equal(t, "[]", jobRow(t, db, d.ID).Payload)
+	// {} is an empty PHP array too.
+	d = dispatch(t, dsn, "--payload", "{}", "queuety.noop")
+	require.Equal(t, "[]", jobRow(t, db, d.ID).Payload)
+}
+
+func TestDispatchFlags(t *testing.T) {
+	t.Parallel()
+	dsn := newDB(t)
+	db := openDB(t, dsn)
+
+	for _, tc := range []struct {
+		flag string
+		want int
+	}{
+		{"0", 0}, {"1", 1}, {"2", 2}, {"3", 3},
+		{"low", 0}, {"normal", 1}, {"high", 2}, {"urgent", 3},
+	} {
+		d := dispatch(t, dsn, "--priority", tc.flag, "--payload", `{"p":"`+tc.flag+`"}`, "queuety.noop")
+		require.Equal(t, tc.want, jobRow(t, db, d.ID).Priority, "--priority %s", tc.flag)
+	}
+
+	before := time.Now().UTC().Truncate(time.Second)
+	d := dispatch(t, dsn, "--queue", "emails", "--delay", "90s", "--max-attempts", "7", "--payload", `{"to":"a@b.c"}`, "send_email")
+	require.False(t, d.Existing)
+	j := jobRow(t, db, d.ID)
+	require.Equal(t, "emails", j.Queue)
+	require.Equal(t, "send_email", j.Handler)
+	require.Equal(t, 7, j.MaxAttempts)
+	delay := j.AvailableAt.Sub(before)
+	require.True(t, delay >= 90*time.Second && delay <= 92*time.Second, "available_at %s is not now+90s (now %s)", j.AvailableAt, before)
+
+	after := dispatch(t, dsn, "--after", itoa(d.ID), "queuety.noop")
+	j = jobRow(t, db, after.ID)
+	require.True(t, j.DependsOn.Valid)
+	require.Equal(t, d.ID, j.DependsOn.Int64)
+
+	// --delay keeps whole seconds, as PHP.
+	d = dispatch(t, dsn, "--delay", "1500ms", "--payload", `{"d":1}`, "queuety.noop")
+	j = jobRow(t, db, d.ID)
+	require.LessOrEqual(t, j.AvailableAt.Sub(j.CreatedAt), 2*time.Second)
+}
+
+func TestDispatchUnique(t *testing.T) {
+	t.Parallel()
+	dsn := newDB(t)
+	db := openDB(t, dsn)
+	args := on(dsn, "dispatch", "--unique", "--payload", `{"report":"daily"}`, "report")
+
+	r1 := runOK(t, args...)
+	require.Equal(t, "Dispatched job #1\n", r1.stdout)
+	r2 := runOK(t, args...)
+	require.Equal(t, "Job #1 already pending (unique).\n", r2.stdout)
+	require.Contains(t, r2.stdout, "already pending")
+
+	d := dispatch(t, dsn, "--unique", "--payload", `{"report":"daily"}`, "report")
+	require.Equal(t, dispatched{ID: 1, Existing: true}, d)
+	require.Equal(t, 1, count(t, db, "SELECT COUNT(*) FROM `"+jobsTable+"`"))
+
+	// Another payload or handler is another job.
+	require.Equal(t, int64(2), dispatch(t, dsn, "--unique", "--payload", `{"report":"weekly"}`, "report").ID)
+	require.Equal(t, int64(3), dispatch(t, dsn, "--unique", "--payload", `{"report":"daily"}`, "report2").ID)
+	// Without --unique the duplicate is inserted.
+	require.Equal(t, int64(4), dispatch(t, dsn, "--payload", `{"report":"daily"}`, "report").ID)
+
+	// Once the job is no longer pending or processing, --unique inserts again.
+	runOK(t, on(dsn, "job", "bury", "1")...)
+	d = dispatch(t, dsn, "--unique", "--payload", `{"report":"daily"}`, "report")
+	require.False(t, d.Existing)
+	require.Equal(t, int64(5), d.ID)
+}
+
+// Bad input is a usage error (exit 2) whose message names the flag, and
+// nothing is inserted.
+func TestDispatchBadInputs(t *testing.T) {
+	t.Parallel()
+	dsn := newDB(t)
+	db := openDB(t, dsn)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"payload list", []string{"--payload", `[1,2]`, "h"}, "--payload"},
+		{"payload string", []string{"--payload", `"x"`, "h"}, "--payload"},
+		{"payload number", []string{"--payload", `42`, "h"}, "--payload"},
+		{"payload invalid JSON", []string{"--payload", `{"a":`, "h"}, "--payload"},
+		{"payload trailing garbage", []string{"--payload", `{"a":1} x`, "h"}, "--payload"},
+		{"priority 7", []string{"--priority", "7", "h"}, "--priority"},
+		{"priority -1", []string{"--priority", "-1", "h"}, "--priority"},
+		{"priority name", []string{"--priority", "critical", "h"}, "--priority"},
+		{"missing handler", nil, "handler"},
+		{"two handlers", []string{"a", "b"}, "handler"},
+		{"empty handler", []string{""}, "handler"},
+		{"unknown flag", []string{"--bogus", "h"}, "bogus"},
+		{"delay not a duration", []string{"--delay", "soon", "h"}, "delay"},
+		{"max-attempts 0", []string{"--max-attempts", "0", "h"}, "--max-attempts"},
+		{"max-attempts 256", []string{"--max-attempts", "256", "h"}, "--max-attempts"},
+		{"negative delay", []string{"--delay", "-5s", "h"}, "--delay"},
+		{"after 0", []string{"--after", "0", "h"}, "--after"},
+		{"empty queue", []string{"--queue", "", "h"}, "--queue"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, on(dsn, append([]string{"dispatch"}, tc.args...)...)...)
+			require.Equal(t, cli.ExitUsage, r.code, r.String())
+			require.Contains(t, r.stderr, tc.want, r.String())
+		})
+	}
+	require.Zero(t, count(t, db, "SELECT COUNT(*) FROM `"+jobsTable+"`"))
+}
+
+// The documented form puts flags after the handler (queuety --help:
+// `queuety dispatch queuety.noop --payload '{"n":1}'`; dispatch --help:
+// `queuety dispatch report --delay 60 --unique --json`). urfave/cli v2 stops
+// parsing flags at the first argument, so today these fail with "dispatch
+// takes one handler name".
+func TestDispatchFlagsAfterHandler(t *testing.T) {
+	t.Parallel()
+	dsn := newDB(t)
+	db := openDB(t, dsn)
+
+	r := run(t, on(dsn, "dispatch", "queuety.noop", "--payload", `{"n":1}`)...)
+	require.Equal(t, cli.ExitOK, r.code, r.String())
+	require.Equal(t, `{"n":1}`, jobRow(t, db, 1).Payload)
+
+	r = run(t, on(dsn, "dispatch", "report", "--delay", "60s", "--unique", "--json")...)
+	require.Equal(t, cli.ExitOK, r.code, r.String())
+	require.Contains(t, r.stdout, `"id"`)
+
+	id := dispatch(t, dsn, "--payload", `{"n":3}`, "queuety.noop").ID
+	r = run(t, on(dsn, "job", "bury", itoa(id), "--message", "nope")...)
+	require.Equal(t, cli.ExitOK, r.code, r.String())
+	require.Equal(t, "nope", jobRow(t, db, id).ErrorMessage.String)
+}

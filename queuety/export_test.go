@@ -1,0 +1,28 @@
+package queuety
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// stepOnce runs one claim round of at most one job synchronously, the way a
+// recorded PHP worker ran one claim at a time, and waits for the job's
+// outcome to be written. The worker must not be started.
+func stepOnce(t *testing.T, w *Worker) int {
+	t.Helper()
+	if w.jobsCtx == nil {
+		w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
+		w.claimCtx, w.cancelClaim = context.WithCancel(context.Background())
+		go w.completeLoop()
+		t.Cleanup(func() { close(w.completerStop); <-w.completerDone })
+	}
+	n, err := w.claimRound(w.lanes[0], 1)
+	require.NoError(t, err)
+	w.execWG.Wait()
+	return n
+}
+
+func stringsReplaceAll(s, old, new string) string { return strings.ReplaceAll(s, old, new) }

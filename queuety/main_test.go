@@ -1,0 +1,88 @@
+package queuety
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain doubles as a worker process for the multi-process and crash
+// tests: with QUEUETY_TEST_CHILD=worker the test binary runs a worker until
+// SIGTERM instead of the tests (see runChildWorker).
+func TestMain(m *testing.M) {
+	if os.Getenv("QUEUETY_TEST_CHILD") == "worker" {
+		os.Exit(runChildWorker())
+	}
+	os.Exit(m.Run())
+}
+
+// runChildWorker serves the handler "record": it appends "start <id>" to
+// QUEUETY_TEST_OUT, sleeps the payload's "ms", then appends "done <id>".
+func runChildWorker() int {
+	env := func(k string, def int) int {
+		if v, err := strconv.Atoi(os.Getenv(k)); err == nil {
+			return v
+		}
+		return def
+	}
+	out, err := os.OpenFile(os.Getenv("QUEUETY_TEST_OUT"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var mu sync.Mutex
+	write := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		_, _ = out.WriteString(s)
+	}
+	reg := NewRegistry()
+	reg.Register("record", Typed(func(ctx context.Context, j *Job, p struct {
+		MS int `json:"ms"`
+	}) error {
+		write(fmt.Sprintf("start %d %d\n", j.ID, j.Attempt))
+		if p.MS > 0 {
+			select {
+			case <-time.After(time.Duration(p.MS) * time.Millisecond):
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}
+		write(fmt.Sprintf("done %d %d\n", j.ID, j.Attempt))
+		return nil
+	}))
+	cfg := Config{
+		DSN:            os.Getenv("QUEUETY_TEST_CHILD_DSN"),
+		Concurrency:    env("QUEUETY_TEST_CONCURRENCY", 8),
+		StaleTimeout:   time.Duration(env("QUEUETY_TEST_STALE_MS", 600000)) * time.Millisecond,
+		ShutdownGrace:  time.Duration(env("QUEUETY_TEST_GRACE_MS", 30000)) * time.Millisecond,
+		RescueSchedule: os.Getenv("QUEUETY_TEST_RESCUE"),
+		PollInterval:   20 * time.Millisecond,
+		Backoff:        Backoff{List: []int{0}},
+		Logger:         testLogger(),
+	}
+	c, err := Open(context.Background(), cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer c.Close()
+	w, err := c.NewWorker(reg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := w.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
