@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -39,6 +40,9 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The driver's own logger prints every broken connection to stderr;
+	// route it to ours (errors are also returned and handled).
+	_ = mysql.SetLogger(driverLogger{cfg.Logger})
 	info, err := store.InspectServer(ctx, cfg.DSN)
 	if err != nil {
 		return nil, err
@@ -394,6 +398,11 @@ func (c *Client) settingsFor(reg *Registry, j *store.JobRow, payload phpjson.Val
 	}
 	return s
 }
+
+// driverLogger adapts slog to the MySQL driver's logger.
+type driverLogger struct{ l *slog.Logger }
+
+func (d driverLogger) Print(v ...any) { d.l.Debug("mysql driver", "msg", fmt.Sprint(v...)) }
 
 // nullInt reads a nullable id for the public API.
 func nullInt(n sql.NullInt64) *int64 {

@@ -144,8 +144,9 @@ func TestKilledWorkerJobsCompleteAfterRestart(t *testing.T) {
 	})
 	require.NoError(t, a.cmd.Process.Kill()) // SIGKILL: no shutdown code runs
 	<-a.done
-	processing := countStatus(t, c, store.StatusProcessing)
-	require.NotZero(t, processing, "the kill left jobs in flight")
+	// In flight at the kill: processing rows (their window committed), or
+	// rows of an open window, which the server rolls back to pending.
+	t.Logf("%d jobs left processing by the kill", countStatus(t, c, store.StatusProcessing))
 	b := startChild(t, c.cfg.DSN, filepath.Join(dir, "b.out"), env...)
 	waitFor(t, 60*time.Second, "every job completed", func() bool { return countStatus(t, c, store.StatusCompleted) == jobs })
 	b.stop(t, 15*time.Second)

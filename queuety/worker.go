@@ -264,6 +264,7 @@ func (w *Worker) stop(ctx context.Context) error {
 		defer cancel2()
 		if !waitGroup(extra, &w.execWG) {
 			w.abandonRunning()
+			w.awaitFinishing()
 		}
 	}
 	close(w.completerStop)
@@ -306,6 +307,26 @@ func (w *Worker) abandonRunning() {
 	w.mu.Unlock()
 	w.log.Warn("handlers did not return after cancellation; handing their jobs back", "jobs", len(give))
 	w.handBack(give)
+}
+
+// awaitFinishing waits for executors whose handlers did return and that are
+// still writing their outcome, so Stop never returns before those writes.
+func (w *Worker) awaitFinishing() {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		w.mu.Lock()
+		busy := 0
+		for _, rj := range w.running {
+			if rj.state.Load() != stateAbandoned {
+				busy++
+			}
+		}
+		w.mu.Unlock()
+		if busy == 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // handBack returns attempts to pending with the attempt restored.
@@ -426,6 +447,10 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 			break
 		}
 	}
+	if rows, err = w.admit(ctx, tx, rows); err != nil {
+		_ = tx.Rollback()
+		return 0, err
+	}
 	if len(rows) == 0 || w.claimCtx.Err() != nil {
 		// Nothing to do, or Stop arrived while claiming: rolling back hands
 		// every selected row back untouched, attempts unspent.
@@ -485,6 +510,57 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 		return 0, err
 	}
 	return len(batch), nil
+}
+
+// admit applies Queuety's concurrency-group limit (ResourceManager::admit,
+// first check): a job whose group already has concurrency_limit jobs
+// processing is not started. It stays locked but unwritten in the window, so
+// at commit it is simply pending again with its attempt unspent, as PHP's
+// unclaim leaves it. The group's named lock, held until the window
+// commits, keeps two Go workers from admitting past the limit at once.
+func (w *Worker) admit(ctx context.Context, tx *store.ClaimTx, rows []store.JobRow) ([]store.JobRow, error) {
+	var groups []string
+	for i := range rows {
+		if rows[i].ConcurrencyGroup.Valid && rows[i].ConcurrencyLimit.Valid {
+			groups = append(groups, rows[i].ConcurrencyGroup.String)
+		}
+	}
+	if len(groups) == 0 {
+		return rows, nil
+	}
+	locked, err := tx.LockGroups(ctx, groups, time.Second)
+	if err != nil {
+		return nil, err
+	}
+	busy, err := tx.ProcessingByGroup(ctx, locked)
+	if err != nil {
+		return nil, err
+	}
+	isLocked := make(map[string]bool, len(locked))
+	for _, g := range locked {
+		isLocked[g] = true
+	}
+	w.mu.Lock()
+	for _, rj := range w.running {
+		// Ours still in a window of another lane are not yet processing rows.
+		if g := rj.row.ConcurrencyGroup; g.Valid && !rj.committed.Load() {
+			busy[g.String]++
+		}
+	}
+	w.mu.Unlock()
+	admitted := rows[:0:0]
+	for _, r := range rows {
+		if r.ConcurrencyGroup.Valid && r.ConcurrencyLimit.Valid {
+			g := r.ConcurrencyGroup.String
+			if !isLocked[g] || busy[g] >= int(r.ConcurrencyLimit.Int64) {
+				w.log.Debug("deferring job: concurrency group saturated", "job", r.ID, "group", g, "limit", r.ConcurrencyLimit.Int64)
+				continue
+			}
+			busy[g]++
+		}
+		admitted = append(admitted, r)
+	}
+	return admitted, nil
 }
 
 // awaitWindow waits until every job of the batch has finished, or the

@@ -385,3 +385,45 @@ func TestOpenRefusesAnUnreachableServerClearly(t *testing.T) {
 	_ = testdb.ServerDSN
 	_ = errors.New
 }
+
+func TestConcurrencyGroupLimitIsRespected(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, func(cfg *Config) { cfg.Concurrency = 10 })
+	var cur, peak atomic.Int32
+	reg := NewRegistry()
+	reg.HandleFunc("limited", func(ctx context.Context, j *Job) error {
+		n := cur.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+		cur.Add(-1)
+		return nil
+	})
+	for i := 0; i < 12; i++ {
+		_, err := c.Dispatch(context.Background(), "limited", map[string]any{"i": i}, ConcurrencyGroup("api", 2))
+		require.NoError(t, err)
+	}
+	startWorker(t, c, reg)
+	startWorker(t, c, reg)
+	waitFor(t, 20*time.Second, "all", func() bool { return countStatus(t, c, store.StatusCompleted) == 12 })
+	require.LessOrEqual(t, peak.Load(), int32(2), "never more than the group's limit at once")
+	var attempts int
+	require.NoError(t, c.store.DB().Get(&attempts, "SELECT MAX(attempts) FROM `"+c.store.Tables()["jobs"]+"`"))
+	require.Equal(t, 1, attempts, "deferral spends no attempt")
+}
+
+func TestBatchJobsAreLeftToPHP(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, nil)
+	reg := NewRegistry()
+	reg.HandleFunc("b", func(context.Context, *Job) error { return nil })
+	d, err := c.Dispatch(context.Background(), "b", nil, InBatch(7))
+	require.NoError(t, err)
+	startWorker(t, c, reg)
+	time.Sleep(200 * time.Millisecond)
+	require.Equal(t, store.StatusPending, jobRow(t, c, d.ID).Status)
+}

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -33,19 +35,44 @@ type ClaimParams struct {
 // LOCKED too). If the worker dies inside the window, the transaction rolls
 // back and the rows are pending again with their attempts unspent.
 type ClaimTx struct {
-	s  *Store
-	tx *sqlx.Tx
+	s    *Store
+	conn *sqlx.Conn // pinned: named locks belong to the connection
+	tx   *sqlx.Tx
+	// locks are the group locks held until the window ends.
+	locks []string
 }
 
 // BeginClaim opens a claim window.
 func (s *Store) BeginClaim(ctx context.Context) (*ClaimTx, error) {
 	// READ COMMITTED: no gap locks, so concurrent windows (lanes, other
 	// workers) never deadlock on the claim index's gaps.
-	tx, err := s.db.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	conn, err := s.db.Connx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &ClaimTx{s: s, tx: tx}, nil
+	tx, err := conn.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return &ClaimTx{s: s, conn: conn, tx: tx}, nil
+}
+
+// end releases the window's group locks and its connection.
+func (c *ClaimTx) end() {
+	if len(c.locks) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for _, l := range c.locks {
+			if _, err := c.conn.ExecContext(ctx, c.s.query(qReleaseGroupLock), l); err != nil {
+				// Closing the connection releases them for sure.
+				_ = c.conn.Raw(func(any) error { return driverBadConn })
+				break
+			}
+		}
+		c.locks = nil
+	}
+	_ = c.conn.Close()
 }
 
 // Select locks up to p.Limit claimable rows of one queue, highest priority
@@ -68,9 +95,67 @@ func (c *ClaimTx) Select(ctx context.Context, p ClaimParams) ([]JobRow, error) {
 	return rows, nil
 }
 
+// LockGroups takes a named lock per concurrency group (sorted, so windows
+// never deadlock on each other), held until the window ends. Counting a
+// group's processing jobs under its lock and committing before releasing it
+// serializes admission between Go workers, which PHP's check does not. It
+// returns the groups it could lock within timeout; jobs of the others wait.
+func (c *ClaimTx) LockGroups(ctx context.Context, groups []string, timeout time.Duration) ([]string, error) {
+	groups = slices.Clone(groups)
+	slices.Sort(groups)
+	groups = slices.Compact(groups)
+	var locked []string
+	for _, g := range groups {
+		name := c.s.groupLockName(g)
+		var got sql.NullInt64
+		if err := c.conn.GetContext(ctx, &got, c.s.query(qGetGroupLock), name, timeout.Seconds()); err != nil {
+			return locked, fmt.Errorf("group lock %q: %w", g, err)
+		}
+		if got.Valid && got.Int64 == 1 {
+			c.locks = append(c.locks, name)
+			locked = append(locked, g)
+		}
+	}
+	return locked, nil
+}
+
+// groupLockName is a GET_LOCK name (64 characters at most) unique to this
+// jobs table and group.
+func (s *Store) groupLockName(group string) string {
+	h := sha256.Sum256([]byte(s.tables["jobs"] + "\x00" + group))
+	return "queuety-go:group:" + hex.EncodeToString(h[:20])
+}
+
+// ProcessingByGroup counts processing jobs per concurrency group.
+func (c *ClaimTx) ProcessingByGroup(ctx context.Context, groups []string) (map[string]int, error) {
+	out := map[string]int{}
+	if len(groups) == 0 {
+		return out, nil
+	}
+	q, args, err := c.s.in(qProcessingByGroup, groups)
+	if err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		Group string `db:"grp"`
+		N     int    `db:"n"`
+	}
+	if err := c.tx.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, fmt.Errorf("concurrency groups: %w", err)
+	}
+	for _, r := range rows {
+		out[r.Group] = r.N
+	}
+	return out, nil
+}
+
 // Rollback abandons the window: every selected row is pending again,
 // untouched.
-func (c *ClaimTx) Rollback() error { return c.tx.Rollback() }
+func (c *ClaimTx) Rollback() error {
+	err := c.tx.Rollback()
+	c.end()
+	return err
+}
 
 // WindowFailure is an attempt that failed inside the window.
 type WindowFailure struct {
@@ -99,6 +184,7 @@ func (c *ClaimTx) Finalize(ctx context.Context, f Finalization) (err error) {
 		if err != nil {
 			_ = c.tx.Rollback()
 		}
+		c.end()
 	}()
 	exec := func(name string, args ...any) error {
 		q, a, err := c.s.in(name, args...)

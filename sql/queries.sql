@@ -20,7 +20,8 @@ VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)
 -- name: claim-jobs
 -- Queue::claim's predicate, batched: one round trip claims as many rows as
 -- the worker has free slots. Forced onto our DESC index (see extensions.sql).
--- Workflow steps are left to the workflow engine and PHP for now.
+-- Workflow steps are left to the workflow engine and PHP for now, and batch
+-- jobs to PHP (their then/catch/finally callbacks are PHP classes).
 -- The dependency test is a scalar subquery, not PHP's EXISTS: the optimizer
 -- turns EXISTS into a materialized semi-join over every completed job,
 -- which made each claim slower as the table grew; this form is one primary
@@ -29,7 +30,7 @@ SELECT id, queue, handler, payload, priority, attempts, max_attempts,
 	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
 FROM {jobs} AS job FORCE INDEX (idx_qgo_claim)
 WHERE job.queue = ? AND job.status = 'pending' AND job.available_at <= NOW()
-	AND job.workflow_id IS NULL
+	AND job.workflow_id IS NULL AND job.batch_id IS NULL
 	AND (job.depends_on IS NULL
 		OR (SELECT dep.status FROM {jobs} dep WHERE dep.id = job.depends_on) = 'completed')
 ORDER BY job.priority DESC, job.id ASC
@@ -43,13 +44,26 @@ SELECT id, queue, handler, payload, priority, attempts, max_attempts,
 	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
 FROM {jobs} AS job FORCE INDEX (idx_qgo_claim)
 WHERE job.queue = ? AND job.status = 'pending' AND job.available_at <= NOW()
-	AND job.workflow_id IS NULL
+	AND job.workflow_id IS NULL AND job.batch_id IS NULL
 	AND job.handler IN (?)
 	AND (job.depends_on IS NULL
 		OR (SELECT dep.status FROM {jobs} dep WHERE dep.id = job.depends_on) = 'completed')
 ORDER BY job.priority DESC, job.id ASC
 LIMIT ?
 FOR UPDATE SKIP LOCKED
+
+-- name: processing-by-group
+-- ResourceManager::admit's concurrency check, for the groups of a window.
+SELECT concurrency_group AS grp, COUNT(*) AS n FROM {jobs}
+WHERE status = 'processing' AND concurrency_group IN (?)
+GROUP BY concurrency_group
+
+-- name: get-group-lock
+-- Serializes concurrency-group admission between Go workers (see LockGroups).
+SELECT GET_LOCK(?, ?)
+
+-- name: release-group-lock
+SELECT RELEASE_LOCK(?)
 
 -- name: finalize-running
 -- Closing a claim window: attempts still running become processing rows

@@ -173,7 +173,10 @@ func requireRecent(t *testing.T, v sql.NullTime, what string) {
 func TestStoreNowTruncatesToSeconds(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(time.Date(2026, 3, 4, 5, 6, 7, 890_000_000, time.FixedZone("X", 3600)))
-	s, err := New(nil, mustResolve(t, Naming{DBPrefix: "wp_"}), clk)
+	db, err := sqlx.Open("mysql", testdb.ServerDSN()) // lazy: never connects here
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	s, err := New(db, mustResolve(t, Naming{DBPrefix: "wp_"}), clk)
 	require.NoError(t, err)
 	require.Equal(t, time.Date(2026, 3, 4, 4, 6, 7, 0, time.UTC), s.Now())
 	require.Equal(t, "2026-03-04 04:06:07", DateTime(clk.Now()))

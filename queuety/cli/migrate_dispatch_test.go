@@ -203,24 +203,24 @@ func TestDispatchBadInputs(t *testing.T) {
 		args []string
 		want string // in stderr
 	}{
-		{"payload list", []string{"--payload", `[1,2]`, "h"}, "--payload"},
-		{"payload string", []string{"--payload", `"x"`, "h"}, "--payload"},
-		{"payload number", []string{"--payload", `42`, "h"}, "--payload"},
-		{"payload invalid JSON", []string{"--payload", `{"a":`, "h"}, "--payload"},
-		{"payload trailing garbage", []string{"--payload", `{"a":1} x`, "h"}, "--payload"},
-		{"priority 7", []string{"--priority", "7", "h"}, "--priority"},
-		{"priority -1", []string{"--priority", "-1", "h"}, "--priority"},
-		{"priority name", []string{"--priority", "critical", "h"}, "--priority"},
+		{"payload list", []string{"--payload", `[1,2]`, "hx"}, "--payload"},
+		{"payload string", []string{"--payload", `"x"`, "hx"}, "--payload"},
+		{"payload number", []string{"--payload", `42`, "hx"}, "--payload"},
+		{"payload invalid JSON", []string{"--payload", `{"a":`, "hx"}, "--payload"},
+		{"payload trailing garbage", []string{"--payload", `{"a":1} x`, "hx"}, "--payload"},
+		{"priority 7", []string{"--priority", "7", "hx"}, "--priority"},
+		{"priority -1", []string{"--priority", "-1", "hx"}, "--priority"},
+		{"priority name", []string{"--priority", "critical", "hx"}, "--priority"},
 		{"missing handler", nil, "handler"},
 		{"two handlers", []string{"a", "b"}, "handler"},
 		{"empty handler", []string{""}, "handler"},
-		{"unknown flag", []string{"--bogus", "h"}, "bogus"},
-		{"delay not a duration", []string{"--delay", "soon", "h"}, "delay"},
-		{"max-attempts 0", []string{"--max-attempts", "0", "h"}, "--max-attempts"},
-		{"max-attempts 256", []string{"--max-attempts", "256", "h"}, "--max-attempts"},
-		{"negative delay", []string{"--delay", "-5s", "h"}, "--delay"},
-		{"after 0", []string{"--after", "0", "h"}, "--after"},
-		{"empty queue", []string{"--queue", "", "h"}, "--queue"},
+		{"unknown flag", []string{"--bogus", "hx"}, "bogus"},
+		{"delay not a duration", []string{"--delay", "soon", "hx"}, "delay"},
+		{"max-attempts 0", []string{"--max-attempts", "0", "hx"}, "--max-attempts"},
+		{"max-attempts 256", []string{"--max-attempts", "256", "hx"}, "--max-attempts"},
+		{"negative delay", []string{"--delay", "-5s", "hx"}, "--delay"},
+		{"after 0", []string{"--after", "0", "hx"}, "--after"},
+		{"empty queue", []string{"--queue", "", "hx"}, "--queue"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := run(t, on(dsn, append([]string{"dispatch"}, tc.args...)...)...)
@@ -229,6 +229,28 @@ func TestDispatchBadInputs(t *testing.T) {
 		})
 	}
 	require.Zero(t, count(t, db, "SELECT COUNT(*) FROM `"+jobsTable+"`"))
+}
+
+// Every urfave/cli command gets a "help, h" subcommand unless
+// HideHelpCommand is set, so `dispatch help` and `dispatch h` print help
+// (exit 0, nothing inserted) instead of dispatching a job with that handler,
+// and `pause h` prints help instead of pausing queue "h".
+func TestHandlerAndQueueNamedHelp(t *testing.T) {
+	t.Parallel()
+	dsn := newDB(t)
+	db := openDB(t, dsn)
+	for _, name := range []string{"h", "help"} {
+		r := run(t, on(dsn, "dispatch", "--json", name)...)
+		require.Equal(t, cli.ExitOK, r.code, r.String())
+		require.NotContains(t, r.stdout, "USAGE:", r.String())
+		require.Equal(t, 1, count(t, db, "SELECT COUNT(*) FROM `"+jobsTable+"` WHERE handler = ?", name), r.String())
+
+		r = run(t, on(dsn, "pause", name)...)
+		require.Equal(t, "Queue '"+name+"' paused.\n", r.stdout, r.String())
+	}
+	// --help still shows the help.
+	r := runOK(t, on(dsn, "dispatch", "--help")...)
+	require.Contains(t, r.stdout, "USAGE:")
 }
 
 // The documented form puts flags after the handler (queuety --help:

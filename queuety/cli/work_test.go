@@ -1,0 +1,117 @@
+package cli_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/cli"
+)
+
+// `work` waits for SIGTERM itself, so it runs as a subprocess of the stock
+// binary: drain 20 jobs, then SIGTERM stops it cleanly with exit 0.
+func TestWorkDrainsThenStopsOnSIGTERM(t *testing.T) {
+	t.Parallel()
+	bin := stockBinary(t)
+	dsn := newDB(t)
+	db := openDB(t, dsn)
+
+	ctx := context.Background()
+	c, err := queuety.Open(ctx, queuety.Config{DSN: dsn})
+	require.NoError(t, err)
+	for i := range 20 {
+		_, err := c.Dispatch(ctx, queuety.HandlerNoop, map[string]any{"i": i})
+		require.NoError(t, err)
+	}
+	// A job for a handler the stock binary lacks stays pending for PHP.
+	php, err := c.Dispatch(ctx, `App\Jobs\SendEmail`, map[string]any{"to": "a@b.c"})
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+
+	var stdout, stderr syncBuffer
+	cmd := exec.Command(bin, "--dsn", dsn, "work", "--concurrency", "4", "--poll-interval", "20ms", "--worker-id", "cli-test-worker")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		select {
+		case <-exited:
+		default:
+			_ = cmd.Process.Kill() // only the process this test started
+			<-exited
+		}
+	})
+
+	deadline := time.Now().Add(15 * time.Second)
+	for count(t, db, "SELECT COUNT(*) FROM `"+jobsTable+"` WHERE status = 'completed'") < 20 {
+		select {
+		case err := <-exited:
+			t.Fatalf("work exited early: %v\nstderr:\n%s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jobs not completed after 15s\nstderr:\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.Equal(t, 40, count(t, db, "SELECT COUNT(*) FROM `"+logsTable+"` WHERE event IN ('started', 'completed')"))
+	require.Equal(t, 20, count(t, db, "SELECT COUNT(*) FROM `"+jobsTable+"` WHERE reserved_by = 'cli-test-worker'"))
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("work exited with %v after SIGTERM\nstderr:\n%s", ee, stderr.String())
+		}
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("work still running 10s after SIGTERM\nstderr:\n%s", stderr.String())
+	}
+	require.Equal(t, 0, cmd.ProcessState.ExitCode())
+	require.Contains(t, stderr.String(), "worker started")
+	require.Contains(t, stderr.String(), "worker stopped")
+	require.Contains(t, stderr.String(), "completed=20")
+	require.Equal(t, "pending", jobRow(t, db, php.ID).Status)
+}
+
+func TestWorkFlagErrors(t *testing.T) {
+	t.Parallel()
+	dsn := newDB(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"concurrency 0", []string{"--concurrency", "0"}, "--concurrency"},
+		{"concurrency -c 0", []string{"-c", "0"}, "--concurrency"},
+		{"concurrency too high", []string{"--concurrency", "20000"}, "concurrency"},
+		{"backoff nonsense", []string{"--backoff", "nonsense"}, "--backoff"},
+		{"backoff negative list", []string{"--backoff", "10,-5"}, "--backoff"},
+		{"empty queue", []string{"--queue", ""}, "--queue"},
+		{"blank queues", []string{"--queue", " , ,"}, "--queue"},
+		{"queue over 64 characters", []string{"--queue", "default," + strings.Repeat("q", 65)}, "queue"},
+		{"rescue schedule", []string{"--rescue-schedule", "every tuesday"}, "rescue schedule"},
+		{"heartbeat not below stale timeout", []string{"--stale-timeout", "10s", "--heartbeat-interval", "10s"}, "heartbeat interval"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, on(dsn, append([]string{"work"}, tc.args...)...)...)
+			require.Equal(t, cli.ExitUsage, r.code, r.String())
+			require.Contains(t, r.stderr, tc.want, r.String())
+		})
+	}
+	r := run(t, "--dsn", dsn, "--log-level", "loud", "work")
+	require.Equal(t, cli.ExitUsage, r.code, r.String())
+	require.Contains(t, r.stderr, "--log-level")
+	r = run(t, "--dsn", dsn, "--log-format", "xml", "work")
+	require.Equal(t, cli.ExitUsage, r.code, r.String())
+	require.Contains(t, r.stderr, "--log-format")
+}
