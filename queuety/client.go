@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -31,26 +30,23 @@ type Client struct {
 // and a UTC default time zone (see Config.AllowNonUTC).
 func Open(ctx context.Context, cfg Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, &ConfigError{err}
 	}
 	if cfg.DSN == "" {
 		return nil, errors.New("no database configured: pass --dsn, set QUEUETY_DSN, or point --wp-config at a wp-config.php")
 	}
 	tables, err := cfg.naming().Resolve()
 	if err != nil {
-		return nil, err
+		return nil, &ConfigError{err}
 	}
-	// The driver's own logger prints every broken connection to stderr;
-	// route it to ours (errors are also returned and handled).
-	_ = mysql.SetLogger(driverLogger{cfg.Logger})
-	info, err := store.InspectServer(ctx, cfg.DSN)
+	info, err := store.InspectServer(ctx, cfg.DSN, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
 	if err := info.CheckServer(cfg.AllowNonUTC); err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, cfg.DSN, cfg.MaxConns)
+	db, err := store.Open(ctx, cfg.DSN, cfg.MaxConns, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -61,6 +57,13 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	return &Client{cfg: cfg, db: db, store: st, log: cfg.Logger, server: info}, nil
 }
+
+// ConfigError is a configuration that cannot work (a bad value, a table
+// name that cannot be built); the message names the setting.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 // Close closes the database handle.
 func (c *Client) Close() error { return c.db.Close() }
@@ -195,24 +198,40 @@ type Dispatched struct {
 // a JSON object (or an empty array) and is stored as PHP's json_encode would
 // write it, so payload_hash matches PHP's for the same payload.
 func (c *Client) Dispatch(ctx context.Context, handler string, payload any, opts ...DispatchOption) (Dispatched, error) {
-	if strings.TrimSpace(handler) == "" || len(handler) > 255 {
-		return Dispatched{}, fmt.Errorf("handler %q: must be 1 to 255 characters", handler)
-	}
 	body, err := EncodePayload(payload)
 	if err != nil {
 		return Dispatched{}, err
 	}
-	p := store.InsertJob{Queue: DefaultQueue, Handler: handler, Payload: body, MaxAttempts: DefaultMaxAttempts, CostUnits: 1}
-	for _, opt := range opts {
-		if err := opt(&p); err != nil {
-			return Dispatched{}, err
-		}
+	p, err := dispatchParams(handler, opts)
+	if err != nil {
+		return Dispatched{}, err
 	}
+	p.Payload = body
 	id, existing, err := c.store.InsertJob(ctx, p)
 	if err != nil {
 		return Dispatched{}, err
 	}
 	return Dispatched{ID: id, Existing: existing}, nil
+}
+
+// CheckDispatch validates a handler name and options without dispatching,
+// so a command line can reject bad input before connecting.
+func CheckDispatch(handler string, opts ...DispatchOption) error {
+	_, err := dispatchParams(handler, opts)
+	return err
+}
+
+func dispatchParams(handler string, opts []DispatchOption) (store.InsertJob, error) {
+	p := store.InsertJob{Queue: DefaultQueue, Handler: handler, MaxAttempts: DefaultMaxAttempts, CostUnits: 1}
+	if strings.TrimSpace(handler) == "" || len(handler) > 255 {
+		return p, fmt.Errorf("handler %q: must be 1 to 255 characters", handler)
+	}
+	for _, opt := range opts {
+		if err := opt(&p); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
 }
 
 // EncodePayload turns a Go payload into the bytes Queuety stores.
@@ -398,11 +417,6 @@ func (c *Client) settingsFor(reg *Registry, j *store.JobRow, payload phpjson.Val
 	}
 	return s
 }
-
-// driverLogger adapts slog to the MySQL driver's logger.
-type driverLogger struct{ l *slog.Logger }
-
-func (d driverLogger) Print(v ...any) { d.l.Debug("mysql driver", "msg", fmt.Sprint(v...)) }
 
 // nullInt reads a nullable id for the public API.
 func nullInt(n sql.NullInt64) *int64 {

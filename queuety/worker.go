@@ -335,7 +335,7 @@ func (w *Worker) handBack(attempts []store.Attempt) {
 		return
 	}
 	w.persist("hand back", func(ctx context.Context) error {
-		n, err := w.store.UnclaimJobs(ctx, w.id, attempts)
+		n, err := w.store.UnclaimJobs(ctx, attempts)
 		if err == nil {
 			w.stats.handedBack.Add(int64(n))
 		}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -544,4 +545,66 @@ func TestIDRangesSelectExactly(t *testing.T) {
 		want = slices.Compact(want)
 		require.Equal(t, want, got, "subset %d: %s", i, where)
 	}
+}
+
+func TestClaimProcessingByGroup(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, g := range []struct {
+		group  string
+		status string
+	}{{"g1", "processing"}, {"g1", "processing"}, {"g1", "pending"}, {"g1", "completed"}, {"g2", "processing"}, {"g3", "buried"}} {
+		id := e.dispatch(InsertJob{Queue: "other", ConcurrencyGroup: g.group, ConcurrencyLimit: 2})
+		e.exec("UPDATE {jobs} SET status = ? WHERE id = ?", g.status, id)
+	}
+	c, err := e.s.BeginClaim(e.ctx)
+	require.NoError(t, err)
+	defer func() { _ = c.Rollback() }()
+	got, err := c.ProcessingByGroup(e.ctx, []string{"g1", "g2", "g3", "g4"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"g1": 2, "g2": 1}, got)
+	got, err = c.ProcessingByGroup(e.ctx, nil)
+	require.NoError(t, err)
+	require.Empty(t, got)
+}
+
+func TestClaimLockGroups(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a, err := e.s.BeginClaim(e.ctx)
+	require.NoError(t, err)
+	locked, err := a.LockGroups(e.ctx, []string{"b", "a", "a"}, time.Second)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b"}, locked, "sorted, once each")
+
+	b, err := e.s.BeginClaim(e.ctx)
+	require.NoError(t, err)
+	locked, err = b.LockGroups(e.ctx, []string{"c", "a"}, 0)
+	require.NoError(t, err)
+	require.Equal(t, []string{"c"}, locked, "a is held by the other window")
+	require.NoError(t, b.Rollback())
+
+	// The lock names are per jobs table: another install's group "a" is free.
+	other, err := New(e.db, mustResolve(t, Naming{DBPrefix: "site2_"}), e.clk)
+	require.NoError(t, err)
+	require.NotEqual(t, e.s.groupLockName("a"), other.groupLockName("a"))
+	require.LessOrEqual(t, len(e.s.groupLockName("a")), 64)
+	o, err := other.BeginClaim(e.ctx)
+	require.NoError(t, err)
+	locked, err = o.LockGroups(e.ctx, []string{"a"}, 0)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a"}, locked)
+	require.NoError(t, o.Rollback())
+
+	// Ending the window (here: a Finalize) releases its locks.
+	require.NoError(t, a.Finalize(e.ctx, Finalization{WorkerID: "w"}))
+	c, err := e.s.BeginClaim(e.ctx)
+	require.NoError(t, err)
+	locked, err = c.LockGroups(e.ctx, []string{"a", "b"}, 0)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b"}, locked)
+	require.NoError(t, c.Rollback())
+	var used sql.NullInt64
+	require.NoError(t, e.db.GetContext(e.ctx, &used, "SELECT IS_USED_LOCK(?)", e.s.groupLockName("a")))
+	require.False(t, used.Valid, "released at rollback")
 }

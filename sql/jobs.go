@@ -257,10 +257,11 @@ func (s *Store) FailJob(ctx context.Context, f Failure) (bool, error) {
 	return applied, err
 }
 
-// UnclaimJobs hands claimed-but-unstarted attempts back to pending with their
-// attempt restored (Queue::unclaim) and removes their `started` rows, as if
-// they had never been claimed. It returns how many rows it gave back.
-func (s *Store) UnclaimJobs(ctx context.Context, workerID string, attempts []Attempt) (int, error) {
+// UnclaimJobs hands attempts back to pending with the attempt restored
+// (Queue::unclaim) and removes their `started` rows, as if they had never
+// been claimed. Only attempts that still hold their rows are touched; it
+// returns how many it gave back.
+func (s *Store) UnclaimJobs(ctx context.Context, attempts []Attempt) (int, error) {
 	if len(attempts) == 0 {
 		return 0, nil
 	}
@@ -270,21 +271,35 @@ func (s *Store) UnclaimJobs(ctx context.Context, workerID string, attempts []Att
 	}
 	n := 0
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		q, args, err := s.in(qUnclaimJobs, ids, workerID)
+		n = 0
+		held, err := s.lockAttempts(ctx, tx, ids)
 		if err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, q, args...)
+		var give []int64
+		var gone []Attempt
+		for _, a := range attempts {
+			if row, ok := held[a.ID]; ok && row.heldBy(a) && row.Status == StatusProcessing {
+				give = append(give, a.ID)
+				gone = append(gone, a)
+			}
+		}
+		if len(give) == 0 {
+			return nil
+		}
+		q, args, err := s.in(qUnclaimJobs, give)
 		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return fmt.Errorf("unclaim: %w", err)
 		}
-		affected, _ := res.RowsAffected()
-		n = int(affected)
-		for _, a := range attempts {
+		for _, a := range gone {
 			if _, err := tx.ExecContext(ctx, s.query(qDeleteStartedLog), a.ID, a.Attempt); err != nil {
 				return fmt.Errorf("unclaim log: %w", err)
 			}
 		}
+		n = len(give)
 		return nil
 	})
 	return n, err
@@ -307,9 +322,12 @@ func (s *Store) Heartbeat(ctx context.Context, a Attempt, progress []byte) (bool
 		return true, nil
 	}
 	// RowsAffected is 0 also when reserved_at already equals NOW() (same
-	// second), so check ownership before reporting the attempt lost.
-	lost, err := s.lostOf(ctx, a.WorkerID, []int64{a.ID})
-	return len(lost) == 0, err
+	// second), so check that this very attempt still holds the row.
+	var held int
+	if err := s.db.GetContext(ctx, &held, s.query(qAttemptHeld), a.ID, a.WorkerID, a.Attempt); err != nil {
+		return false, fmt.Errorf("heartbeat job %d: %w", a.ID, err)
+	}
+	return held == 1, nil
 }
 
 // TouchJobs refreshes reserved_at of every attempt a worker holds and

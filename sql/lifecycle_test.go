@@ -154,7 +154,7 @@ func TestUnclaimJobs(t *testing.T) {
 		logRow(b.ID, EventStarted, 0),
 	}))
 
-	n, err := e.s.UnclaimJobs(e.ctx, "w1", []Attempt{a, b})
+	n, err := e.s.UnclaimJobs(e.ctx, []Attempt{a, b})
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
 
@@ -171,7 +171,7 @@ func TestUnclaimJobs(t *testing.T) {
 	require.Equal(t, 0, jb.Attempts)
 	require.Empty(t, e.logs(b.ID))
 
-	n, err = e.s.UnclaimJobs(e.ctx, "w1", nil)
+	n, err = e.s.UnclaimJobs(e.ctx, nil)
 	require.NoError(t, err)
 	require.Zero(t, n)
 }
@@ -208,7 +208,7 @@ func TestUnclaimJobsOnlyHeldRows(t *testing.T) {
 			at := tc.setup(id)
 			require.NoError(t, e.s.InsertLogs(e.ctx, []LogRow{logRow(id, EventStarted, 1), logRow(id, EventStarted, 2)}))
 			before := e.dump(e.tables["jobs"], "id")
-			n, err := e.s.UnclaimJobs(e.ctx, "w1", []Attempt{at})
+			n, err := e.s.UnclaimJobs(e.ctx, []Attempt{at})
 			require.NoError(t, err)
 			require.Zero(t, n, "nothing handed back")
 			require.Equal(t, before, e.dump(e.tables["jobs"], "id"), "row unchanged")

@@ -14,6 +14,16 @@ type MigrateReport struct {
 	AddedIndexes  []string `json:"added_indexes"`
 }
 
+// NonNil returns the report with empty lists instead of nil ones, for JSON.
+func (r MigrateReport) NonNil() MigrateReport {
+	for _, l := range []*[]string{&r.CreatedTables, &r.AddedColumns, &r.AddedIndexes} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	return r
+}
+
 // Changed reports whether Migrate changed anything.
 func (r MigrateReport) Changed() bool {
 	return len(r.CreatedTables)+len(r.AddedColumns)+len(r.AddedIndexes) > 0
@@ -53,15 +63,11 @@ func (s *Store) Migrate(ctx context.Context) (MigrateReport, error) {
 			return rep, fmt.Errorf("extensions.sql: %s %q is not <table>.<name>", b.kind, b.name)
 		}
 		table := s.tables[suffix]
-		check := qColumnExists
-		if b.kind == "index" {
-			check = qIndexExists
+		exists, err := s.extensionExists(ctx, b)
+		if err != nil {
+			return rep, err
 		}
-		var n int
-		if err := s.db.GetContext(ctx, &n, s.query(check), table, obj); err != nil {
-			return rep, fmt.Errorf("check %s %s.%s: %w", b.kind, table, obj, err)
-		}
-		if n > 0 {
+		if exists {
 			continue
 		}
 		if _, err := s.db.ExecContext(ctx, render(b.sql, s.tables)); err != nil {
@@ -74,6 +80,23 @@ func (s *Store) Migrate(ctx context.Context) (MigrateReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// extensionExists checks one "column"/"index" block of extensions.sql.
+func (s *Store) extensionExists(ctx context.Context, b block) (bool, error) {
+	suffix, obj, ok := strings.Cut(b.name, ".")
+	if !ok {
+		return false, fmt.Errorf("extensions.sql: %s %q is not <table>.<name>", b.kind, b.name)
+	}
+	check := qColumnExists
+	if b.kind == "index" {
+		check = qIndexExists
+	}
+	var n int
+	if err := s.db.GetContext(ctx, &n, s.query(check), s.tables[suffix], obj); err != nil {
+		return false, fmt.Errorf("check %s %s.%s: %w", b.kind, s.tables[suffix], obj, err)
+	}
+	return n > 0, nil
 }
 
 func (s *Store) tableExists(ctx context.Context, name string) (bool, error) {
@@ -95,12 +118,18 @@ func (s *Store) CheckSchema(ctx context.Context) error {
 			return fmt.Errorf("table %s does not exist: run `queuety migrate` (or check --prefix / QUEUETY_TABLE_PREFIX)", s.tables[suffix])
 		}
 	}
-	var n int
-	if err := s.db.GetContext(ctx, &n, s.query(qColumnExists), s.tables["jobs"], "reserved_by"); err != nil {
+	exts, err := parseBlocks(extensionsSQL, "column", "index")
+	if err != nil {
 		return err
 	}
-	if n == 0 {
-		return fmt.Errorf("table %s lacks queuety-go's extensions: run `queuety migrate` (it only adds, never changes the plugin's columns)", s.tables["jobs"])
+	for _, b := range exts {
+		ok, err := s.extensionExists(ctx, b)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%s %s.%s is missing: run `queuety migrate` (it only adds queuety-go's extensions, never changes the plugin's columns)", b.kind, s.tables[strings.SplitN(b.name, ".", 2)[0]], strings.SplitN(b.name, ".", 2)[1])
+		}
 	}
 	return nil
 }

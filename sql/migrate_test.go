@@ -163,8 +163,7 @@ func TestMigrateOverPluginInstall(t *testing.T) {
 	}
 	rowsBefore := map[string][]map[string]string{}
 	for _, s := range []string{"jobs", "logs", "queue_states", "workflows", "schedules"} {
-		order := "1"
-		rowsBefore[s] = e.dump(e.tables[s], order)
+		rowsBefore[s] = e.dump(e.tables[s], "1")
 		require.NotEmpty(t, rowsBefore[s], s)
 	}
 
@@ -328,7 +327,7 @@ func TestCheckSchema(t *testing.T) {
 		e.installPlugin()
 		err := e.s.CheckSchema(e.ctx)
 		require.Error(t, err)
-		require.Contains(t, err.Error(), "wp_queuety_jobs lacks queuety-go's extensions")
+		require.Contains(t, err.Error(), "column wp_queuety_jobs.reserved_by is missing")
 		require.Contains(t, err.Error(), "`queuety migrate`")
 	})
 	t.Run("missing claim index", func(t *testing.T) {

@@ -40,6 +40,7 @@ const (
 	qHeartbeat            = "heartbeat"
 	qHeartbeatProgress    = "heartbeat-progress"
 	qTouchJobs            = "touch-jobs"
+	qAttemptHeld          = "attempt-held"
 	qOwnedJobs            = "owned-jobs"
 	qFindStale            = "find-stale"
 	qPauseQueue           = "pause-queue"

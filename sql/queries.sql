@@ -130,12 +130,13 @@ WHERE id = ?
 UPDATE {jobs} SET status = 'buried', failed_at = NOW(), error_message = ? WHERE id = ?
 
 -- name: unclaim-jobs
--- Queue::unclaim, fenced: gives the attempt back. IF() because attempts is
--- unsigned and attempts - 1 on 0 is an error in strict mode.
+-- Queue::unclaim, for rows the caller checked it holds (lock-attempts):
+-- gives the attempt back. IF() because attempts is unsigned and
+-- attempts - 1 on 0 is an error in strict mode.
 UPDATE {jobs}
 SET status = 'pending', reserved_at = NULL, reserved_by = NULL,
 	attempts = IF(attempts > 0, attempts - 1, 0)
-WHERE id IN (?) AND status = 'processing' AND reserved_by = ?
+WHERE id IN (?)
 
 -- name: delete-started-log
 -- The started row of an attempt that was handed back before it ran.
@@ -148,6 +149,9 @@ WHERE id = ? AND status = 'processing' AND reserved_by = ? AND attempts = ?
 -- name: heartbeat-progress
 UPDATE {jobs} SET reserved_at = NOW(), heartbeat_data = ?
 WHERE id = ? AND status = 'processing' AND reserved_by = ? AND attempts = ?
+
+-- name: attempt-held
+SELECT COUNT(*) FROM {jobs} WHERE id = ? AND status = 'processing' AND reserved_by = ? AND attempts = ?
 
 -- name: touch-jobs
 -- Automatic heartbeat for every attempt a worker holds, so no stale sweep

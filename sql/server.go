@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -11,14 +14,16 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// PrepareDSN fills in the driver settings queuety-go depends on: times read
+// prepare fills in the driver settings queuety-go depends on: times read
 // and written in UTC (Queuety's app clock is gmdate), the session time zone
-// UTC so our NOW() matches, client-side parameter interpolation (one round
-// trip a statement instead of prepare/execute/close), and utf8mb4.
-func PrepareDSN(dsn string) (string, error) {
+// UTC so our NOW() matches, and client-side parameter interpolation (one
+// round trip a statement instead of prepare/execute/close). The driver's
+// default charset is already utf8mb4. Its log lines (one per broken
+// connection, which we also get as errors) go to logger at debug level.
+func prepare(dsn string, logger *slog.Logger) (*mysql.Config, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return "", fmt.Errorf("invalid DSN: %w", err)
+		return nil, fmt.Errorf("invalid DSN: %w", errors.Unwrap(err))
 	}
 	cfg.ParseTime = true
 	cfg.Loc = time.UTC
@@ -27,22 +32,36 @@ func PrepareDSN(dsn string) (string, error) {
 		cfg.Params = map[string]string{}
 	}
 	cfg.Params["time_zone"] = "'+00:00'"
-	if _, ok := cfg.Params["charset"]; !ok {
-		cfg.Params["charset"] = "utf8mb4"
+	if logger != nil {
+		cfg.Logger = driverLogger{logger}
+	}
+	return cfg, nil
+}
+
+// PrepareDSN returns dsn with prepare's settings.
+func PrepareDSN(dsn string) (string, error) {
+	cfg, err := prepare(dsn, nil)
+	if err != nil {
+		return "", err
 	}
 	return cfg.FormatDSN(), nil
 }
 
-// Open connects with PrepareDSN's settings and checks the connection.
-func Open(ctx context.Context, dsn string, maxConns int) (*sqlx.DB, error) {
-	prepared, err := PrepareDSN(dsn)
+type driverLogger struct{ l *slog.Logger }
+
+func (d driverLogger) Print(v ...any) { d.l.Debug("mysql driver", "msg", fmt.Sprint(v...)) }
+
+// Open connects with prepare's settings and checks the connection.
+func Open(ctx context.Context, dsn string, maxConns int, logger *slog.Logger) (*sqlx.DB, error) {
+	cfg, err := prepare(dsn, logger)
 	if err != nil {
 		return nil, err
 	}
-	db, err := sqlx.Open("mysql", prepared)
+	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, err
 	}
+	db := sqlx.NewDb(sql.OpenDB(conn), "mysql")
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
 	db.SetConnMaxLifetime(5 * time.Minute)
@@ -50,7 +69,7 @@ func Open(ctx context.Context, dsn string, maxConns int) (*sqlx.DB, error) {
 	defer cancel()
 	if err := db.PingContext(pingCtx); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("cannot reach MySQL at %s: %w", redact(prepared), err)
+		return nil, fmt.Errorf("cannot reach MySQL at %s: %w", redact(cfg.FormatDSN()), err)
 	}
 	return db, nil
 }
@@ -75,17 +94,18 @@ type ServerInfo struct {
 // InspectServer reads the version and the server's default time zone. The
 // zone is read on a fresh connection without our time_zone setting, because
 // PHP's NOW() rows use the server default.
-func InspectServer(ctx context.Context, dsn string) (ServerInfo, error) {
+func InspectServer(ctx context.Context, dsn string, logger *slog.Logger) (ServerInfo, error) {
 	var info ServerInfo
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		return info, fmt.Errorf("invalid DSN: %w", err)
-	}
-	delete(cfg.Params, "time_zone")
-	raw, err := sqlx.Open("mysql", cfg.FormatDSN())
+	cfg, err := prepare(dsn, logger)
 	if err != nil {
 		return info, err
 	}
+	delete(cfg.Params, "time_zone")
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return info, err
+	}
+	raw := sqlx.NewDb(sql.OpenDB(conn), "mysql")
 	defer raw.Close()
 	raw.SetMaxOpenConns(1)
 	if err := raw.GetContext(ctx, &info.Version, "SELECT VERSION()"); err != nil {

@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/require"
 
@@ -41,7 +43,7 @@ func newEnvNamed(t *testing.T, n Naming, migrate bool) *testEnv {
 	t.Helper()
 	ctx := context.Background()
 	dsn := testdb.New(t)
-	db, err := Open(ctx, dsn, 8)
+	db, err := Open(ctx, dsn, 8, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	tables, err := n.Resolve()
@@ -187,4 +189,76 @@ func mustResolve(t *testing.T, n Naming) Tables {
 	tables, err := n.Resolve()
 	require.NoError(t, err)
 	return tables
+}
+
+func TestNewDefaultsAndAccessors(t *testing.T) {
+	t.Parallel()
+	e := newEmptyEnv(t)
+	s, err := New(e.db, e.tables, nil) // nil clock: the wall clock
+	require.NoError(t, err)
+	require.WithinDuration(t, time.Now().UTC(), s.Now(), 2*time.Second)
+	require.Equal(t, time.UTC, s.Now().Location())
+	require.Same(t, e.db, s.DB())
+	require.Equal(t, e.tables, s.Tables())
+	require.PanicsWithValue(t, "store: unknown query no-such-query", func() { s.query("no-such-query") })
+}
+
+// TestInTx checks the transaction helper retries deadlocks and lock wait
+// timeouts, and only those, with each try rolled back.
+func TestInTx(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	insert := func(tx *sqlx.Tx, q string) error {
+		_, err := tx.ExecContext(e.ctx, render("INSERT INTO {queue_states} (queue, paused) VALUES (?, 1)", e.tables), q)
+		return err
+	}
+	paused := func() []string {
+		qs, err := e.s.PausedQueues(e.ctx)
+		require.NoError(t, err)
+		return qs
+	}
+
+	calls := 0
+	err := e.s.inTx(e.ctx, func(tx *sqlx.Tx) error {
+		calls++
+		if err := insert(tx, "try"+strconv.Itoa(calls)); err != nil {
+			return err
+		}
+		if calls < 3 {
+			return &mysql.MySQLError{Number: 1213, Message: "Deadlock found"}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, 3, calls)
+	require.Equal(t, []string{"try3"}, paused(), "only the successful try committed")
+
+	calls = 0
+	err = e.s.inTx(e.ctx, func(tx *sqlx.Tx) error {
+		calls++
+		require.NoError(t, insert(tx, "boom"))
+		return errors.New("boom")
+	})
+	require.EqualError(t, err, "boom")
+	require.Equal(t, 1, calls, "not transient: no retry")
+	require.Equal(t, []string{"try3"}, paused())
+
+	calls = 0
+	err = e.s.inTx(e.ctx, func(*sqlx.Tx) error {
+		calls++
+		return &mysql.MySQLError{Number: 1205, Message: "Lock wait timeout exceeded"}
+	})
+	require.True(t, Transient(err))
+	require.Equal(t, 8, calls, "gives up after 8 tries")
+
+	ctx, cancel := context.WithCancel(e.ctx)
+	calls = 0
+	err = e.s.inTx(ctx, func(*sqlx.Tx) error {
+		calls++
+		cancel()
+		return &mysql.MySQLError{Number: 1213}
+	})
+	require.Equal(t, 1, calls)
+	require.ErrorIs(t, err, context.Canceled)
+	require.True(t, Transient(err), "the deadlock is kept in the error")
 }

@@ -23,7 +23,7 @@ adds queuety-go's extensions (a reserved_by column, a claim index). It never
 alters or drops what it finds, so it is safe on a site where the plugin is installed.
 
    queuety migrate --wp-config /var/www/html/wp-config.php`,
-		Flags: []cli.Flag{jsonFlag},
+		Flags: []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
 			client, err := connect(c)
 			if err != nil {
@@ -35,7 +35,7 @@ alters or drops what it finds, so it is safe on a site where the plugin is insta
 				return err
 			}
 			if c.Bool("json") {
-				return printJSON(c, rep)
+				return printJSON(c, rep.NonNil())
 			}
 			if !rep.Changed() {
 				fmt.Fprintln(c.App.Writer, "Schema up to date.")
@@ -57,9 +57,10 @@ alters or drops what it finds, so it is safe on a site where the plugin is insta
 
 func (a *app) dispatchCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "dispatch",
-		Usage:     "dispatch one job",
-		ArgsUsage: "<handler>",
+		Name:            "dispatch",
+		Usage:           "dispatch one job",
+		ArgsUsage:       "<handler>",
+		HideHelpCommand: true, // `dispatch help` dispatches handler "help"
 		Description: `Inserts a job exactly as Queuety's Queue::dispatch does.
 
    queuety dispatch 'App\Jobs\SendEmail' --payload '{"to":"a@b.c"}' --priority high
@@ -72,7 +73,7 @@ func (a *app) dispatchCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-attempts", Value: queuety.DefaultMaxAttempts},
 			&cli.BoolFlag{Name: "unique", Usage: "skip if the same handler and payload is pending or processing"},
 			&cli.Int64Flag{Name: "after", Usage: "run only after this job id has completed"},
-			jsonFlag,
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -89,13 +90,31 @@ func (a *app) dispatchCommand() *cli.Command {
 			if err != nil {
 				return usagef("--priority: %v", err)
 			}
-			opts := []queuety.DispatchOption{queuety.OnQueue(c.String("queue")), queuety.WithPriority(prio),
-				queuety.Delay(c.Duration("delay")), queuety.MaxAttempts(c.Int("max-attempts"))}
-			if c.Bool("unique") {
-				opts = append(opts, queuety.Unique())
+			flagged := []struct {
+				flag string
+				opt  queuety.DispatchOption
+			}{
+				{"queue", queuety.OnQueue(c.String("queue"))}, {"priority", queuety.WithPriority(prio)},
+				{"delay", queuety.Delay(c.Duration("delay"))}, {"max-attempts", queuety.MaxAttempts(c.Int("max-attempts"))},
 			}
 			if c.IsSet("after") {
-				opts = append(opts, queuety.After(c.Int64("after")))
+				flagged = append(flagged, struct {
+					flag string
+					opt  queuety.DispatchOption
+				}{"after", queuety.After(c.Int64("after"))})
+			}
+			var opts []queuety.DispatchOption
+			for _, f := range flagged {
+				if err := queuety.CheckDispatch(c.Args().First(), f.opt); err != nil {
+					if strings.HasPrefix(err.Error(), "handler ") {
+						return usageError{err}
+					}
+					return usagef("--%s: %v", f.flag, err)
+				}
+				opts = append(opts, f.opt)
+			}
+			if c.Bool("unique") {
+				opts = append(opts, queuety.Unique())
 			}
 			client, err := connect(c)
 			if err != nil {
@@ -104,9 +123,6 @@ func (a *app) dispatchCommand() *cli.Command {
 			defer client.Close()
 			d, err := client.Dispatch(c.Context, c.Args().First(), payload, opts...)
 			if err != nil {
-				if strings.Contains(err.Error(), "must be") {
-					return usageError{err}
-				}
 				return err
 			}
 			if c.Bool("json") {
@@ -133,7 +149,7 @@ func (a *app) recoverCommand() *cli.Command {
    */5 * * * * queuety recover --wp-config /var/www/html/wp-config.php`,
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}},
-			jsonFlag,
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			cfg, err := baseConfig(c)
@@ -166,6 +182,7 @@ func (a *app) pauseCommand(pause bool) *cli.Command {
 	}
 	return &cli.Command{
 		Name: name, Usage: usage, ArgsUsage: "<queue>",
+		HideHelpCommand: true, // `pause help` pauses queue "help"
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("%s takes one queue name", name)
@@ -194,7 +211,7 @@ func (a *app) statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "job counts per queue and status",
-		Flags: []cli.Flag{jsonFlag},
+		Flags: []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
 			client, err := connect(c)
 			if err != nil {
@@ -232,7 +249,7 @@ func (a *app) purgeCommand() *cli.Command {
 		Usage: "delete completed jobs older than N days",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "older-than", Value: 7, EnvVars: []string{"QUEUETY_RETENTION_DAYS"}, Usage: "age in `days`"},
-			jsonFlag,
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.Int("older-than") < 0 {

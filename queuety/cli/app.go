@@ -48,7 +48,7 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 // Main runs the app and returns the process exit code.
 func Main(args []string, opts Options) int {
 	app := New(opts)
-	err := app.Run(args)
+	err := app.Run(normalizeArgs(app, args))
 	if err == nil {
 		return ExitOK
 	}
@@ -76,7 +76,8 @@ func New(opts Options) *cli.App {
 		opts.Stderr = os.Stderr
 	}
 	a := &app{reg: opts.Registry}
-	return &cli.App{
+	onUsage := func(c *cli.Context, err error, _ bool) error { return usageError{err} }
+	cliApp := &cli.App{
 		Name:      "queuety",
 		Usage:     "run Queuety jobs from the MySQL tables PHP writes, fast",
 		Writer:    opts.Stdout,
@@ -84,8 +85,12 @@ func New(opts Options) *cli.App {
 		Flags:     globalFlags(),
 		// Errors are printed once, by Main, with the right exit code.
 		ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return usageError{err}
+		OnUsageError:   onUsage,
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("unknown command %q (see queuety --help)", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
 		},
 		Commands: []*cli.Command{
 			a.workCommand(), a.devCommand(), a.migrateCommand(), a.dispatchCommand(),
@@ -103,6 +108,86 @@ func New(opts Options) *cli.App {
 
 Every flag can also be set by the environment variable shown in its help.`,
 	}
+	// A bad flag of any command is a usage error (exit 2), not just the
+	// app's own flags.
+	var walk func([]*cli.Command)
+	walk = func(cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			cmd.OnUsageError = onUsage
+			walk(cmd.Subcommands)
+		}
+	}
+	walk(cliApp.Commands)
+	return cliApp
+}
+
+// normalizeArgs lets flags stand anywhere, as users type them: urfave/cli
+// v2 takes global flags only before the command and a command's flags only
+// before its first argument. Global flags move to the front, and each
+// command's flags before its positional arguments; "--" ends flag parsing.
+func normalizeArgs(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	takesValue := map[string]bool{}
+	isGlobal := map[string]bool{}
+	note := func(flags []cli.Flag, global bool) {
+		for _, f := range flags {
+			_, isBool := f.(*cli.BoolFlag)
+			for _, n := range f.Names() {
+				takesValue[n] = !isBool
+				if global {
+					isGlobal[n] = true
+				}
+			}
+		}
+	}
+	note(app.Flags, true)
+	var globals, path, flags, positional []string
+	cmds := app.Commands
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			positional = append(positional, args[i:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			name := strings.TrimLeft(a, "-")
+			name, _, hasValue := strings.Cut(name, "=")
+			group := &flags
+			if isGlobal[name] {
+				group = &globals
+			}
+			*group = append(*group, a)
+			if takesValue[name] && !hasValue && i+1 < len(args) {
+				i++
+				*group = append(*group, args[i])
+			}
+			continue
+		}
+		if len(positional) == 0 {
+			if cmd := findCommand(cmds, a); cmd != nil {
+				path = append(path, a)
+				note(cmd.Flags, false)
+				cmds = cmd.Subcommands
+				continue
+			}
+		}
+		positional = append(positional, a)
+	}
+	out := append([]string{args[0]}, globals...)
+	out = append(out, path...)
+	out = append(out, flags...)
+	return append(out, positional...)
+}
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
 }
 
 type app struct {
@@ -195,9 +280,9 @@ func newLogger(c *cli.Context) (*slog.Logger, error) {
 func open(c *cli.Context, cfg queuety.Config) (*queuety.Client, error) {
 	client, err := queuety.Open(c.Context, cfg)
 	if err != nil {
-		var ve interface{ Unwrap() []error }
-		if errors.As(err, &ve) {
-			return nil, usageError{err} // Validate's joined field errors
+		var ce *queuety.ConfigError
+		if errors.As(err, &ce) {
+			return nil, usageError{err}
 		}
 		return nil, err
 	}
@@ -213,7 +298,9 @@ func connect(c *cli.Context) (*queuety.Client, error) {
 	return open(c, cfg)
 }
 
-var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"}
+// jsonFlag is a new flag each time: urfave/cli flags hold parse state, so
+// commands must not share one.
+func jsonFlag() cli.Flag { return &cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"} }
 
 func printJSON(c *cli.Context, v any) error {
 	enc := json.NewEncoder(c.App.Writer)

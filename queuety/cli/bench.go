@@ -44,7 +44,7 @@ tables prefixed bench_, which it empties first.
 				&cli.IntFlag{Name: "rate", Usage: "steady mode: jobs dispatched per second"},
 				&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "steady mode: how long to dispatch"},
 				&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval},
-				jsonFlag,
+				jsonFlag(),
 			},
 			Action: a.benchJobs,
 		}},

@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -24,11 +26,14 @@ func (a *app) jobCommand() *cli.Command {
    queuety job list --json | jq '.[].id'`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "queue"}, &cli.StringFlag{Name: "status", Usage: "pending, processing, completed, failed or buried"},
-					&cli.StringFlag{Name: "handler"}, &cli.IntFlag{Name: "limit", Value: 50}, jsonFlag,
+					&cli.StringFlag{Name: "handler"}, &cli.IntFlag{Name: "limit", Value: 50}, jsonFlag(),
 				},
 				Action: func(c *cli.Context) error {
 					if c.Int("limit") < 1 {
 						return usagef("--limit %d: must be at least 1", c.Int("limit"))
+					}
+					if st := c.String("status"); st != "" && !slices.Contains(store.Statuses, st) {
+						return usagef("--status %q: want one of %s", st, strings.Join(store.Statuses, ", "))
 					}
 					client, err := connect(c)
 					if err != nil {
@@ -37,7 +42,7 @@ func (a *app) jobCommand() *cli.Command {
 					defer client.Close()
 					rows, err := client.Jobs(c.Context, store.ListFilter{Queue: c.String("queue"), Status: c.String("status"), Handler: c.String("handler"), Limit: c.Int("limit")})
 					if err != nil {
-						return usageError{err}
+						return err
 					}
 					if c.Bool("json") {
 						views := make([]jobView, len(rows))
@@ -56,7 +61,7 @@ func (a *app) jobCommand() *cli.Command {
 			},
 			{
 				Name: "inspect", Usage: "a job's fields, payload and log history", ArgsUsage: "<id>",
-				Flags: []cli.Flag{jsonFlag},
+				Flags: []cli.Flag{jsonFlag()},
 				Action: func(c *cli.Context) error {
 					id, err := argID(c)
 					if err != nil {
@@ -90,7 +95,7 @@ func (a *app) jobCommand() *cli.Command {
 			},
 			{
 				Name: "retry-buried", Usage: "retry every buried job",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "queue", Usage: "only this queue"}, jsonFlag},
+				Flags: []cli.Flag{&cli.StringFlag{Name: "queue", Usage: "only this queue"}, jsonFlag()},
 				Action: func(c *cli.Context) error {
 					client, err := connect(c)
 					if err != nil {

@@ -89,12 +89,18 @@ type result struct {
 }
 
 func (r result) String() string {
-	return fmt.Sprintf("queuety %q: exit %d\n--- stdout:\n%s--- stderr:\n%s", r.args, r.code, r.stdout, r.stderr)
+	return fmt.Sprintf("queuety %q: exit %d\n[stdout]\n%s[stderr]\n%s", r.args, r.code, r.stdout, r.stderr)
 }
 
 // runTimeout bounds one in-process run, so a hang fails the test instead of
 // the whole package timing out.
 const runTimeout = 30 * time.Second
+
+// mainMu serializes in-process runs: cli.Main is not safe for concurrent
+// use (urfave/cli v2 mutates its package-level HelpFlag and help command,
+// and queuety/cli shares one jsonFlag among its commands), which
+// `go test -race` reports when parallel tests call it at once.
+var mainMu sync.Mutex
 
 // run runs `queuety args...` in-process with the built-in handlers.
 func run(t *testing.T, args ...string) result {
@@ -102,13 +108,15 @@ func run(t *testing.T, args ...string) result {
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
+		mainMu.Lock()
+		defer mainMu.Unlock()
 		done <- cli.Main(append([]string{"queuety"}, args...), cli.Options{Stdout: &out, Stderr: &errb, Registry: queuety.NewRegistry()})
 	}()
 	select {
 	case code := <-done:
 		return result{args: args, code: code, stdout: out.String(), stderr: errb.String()}
 	case <-time.After(runTimeout):
-		t.Fatalf("queuety %q still running after %s\n--- stdout:\n%s--- stderr:\n%s", args, runTimeout, out.String(), errb.String())
+		t.Fatalf("queuety %q still running after %s\n[stdout]\n%s[stderr]\n%s", args, runTimeout, out.String(), errb.String())
 		return result{}
 	}
 }

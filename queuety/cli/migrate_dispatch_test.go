@@ -142,15 +142,14 @@ func TestDispatchFlags(t *testing.T) {
 		require.Equal(t, tc.want, jobRow(t, db, d.ID).Priority, "--priority %s", tc.flag)
 	}
 
-	before := time.Now().UTC().Truncate(time.Second)
 	d := dispatch(t, dsn, "--queue", "emails", "--delay", "90s", "--max-attempts", "7", "--payload", `{"to":"a@b.c"}`, "send_email")
 	require.False(t, d.Existing)
 	j := jobRow(t, db, d.ID)
 	require.Equal(t, "emails", j.Queue)
 	require.Equal(t, "send_email", j.Handler)
 	require.Equal(t, 7, j.MaxAttempts)
-	delay := j.AvailableAt.Sub(before)
-	require.True(t, delay >= 90*time.Second && delay <= 92*time.Second, "available_at %s is not now+90s (now %s)", j.AvailableAt, before)
+	delay := j.AvailableAt.Sub(j.CreatedAt)
+	require.True(t, delay >= 89*time.Second && delay <= 91*time.Second, "available_at %s is not created_at %s + 90s", j.AvailableAt, j.CreatedAt)
 
 	after := dispatch(t, dsn, "--after", itoa(d.ID), "queuety.noop")
 	j = jobRow(t, db, after.ID)

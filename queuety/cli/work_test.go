@@ -39,8 +39,10 @@ func TestWorkDrainsThenStopsOnSIGTERM(t *testing.T) {
 	cmd := exec.Command(bin, "--dsn", dsn, "work", "--concurrency", "4", "--poll-interval", "20ms", "--worker-id", "cli-test-worker")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	// exited is closed when the process has exited; waitErr is then set.
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		select {
 		case <-exited:
@@ -53,8 +55,8 @@ func TestWorkDrainsThenStopsOnSIGTERM(t *testing.T) {
 	deadline := time.Now().Add(15 * time.Second)
 	for count(t, db, "SELECT COUNT(*) FROM `"+jobsTable+"` WHERE status = 'completed'") < 20 {
 		select {
-		case err := <-exited:
-			t.Fatalf("work exited early: %v\nstderr:\n%s", err, stderr.String())
+		case <-exited:
+			t.Fatalf("work exited early: %v\nstderr:\n%s", waitErr, stderr.String())
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -67,12 +69,12 @@ func TestWorkDrainsThenStopsOnSIGTERM(t *testing.T) {
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {
-	case err := <-exited:
+	case <-exited:
 		var ee *exec.ExitError
-		if errors.As(err, &ee) {
+		if errors.As(waitErr, &ee) {
 			t.Fatalf("work exited with %v after SIGTERM\nstderr:\n%s", ee, stderr.String())
 		}
-		require.NoError(t, err)
+		require.NoError(t, waitErr)
 	case <-time.After(10 * time.Second):
 		t.Fatalf("work still running 10s after SIGTERM\nstderr:\n%s", stderr.String())
 	}
