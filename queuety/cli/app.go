@@ -47,6 +47,7 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 
 // Main runs the app and returns the process exit code.
 func Main(args []string, opts Options) int {
+	phpSecondsEnv()
 	app := New(opts)
 	err := app.Run(normalizeArgs(app, args))
 	if err == nil {
@@ -119,6 +120,18 @@ Every flag can also be set by the environment variable shown in its help.`,
 	}
 	walk(cliApp.Commands)
 	return cliApp
+}
+
+// phpSecondsEnv accepts Queuety's own constants where we read them from the
+// environment: PHP gives QUEUETY_STALE_TIMEOUT and QUEUETY_MAX_EXECUTION_TIME
+// in whole seconds ("600"), while our duration flags want "600s" or "10m".
+func phpSecondsEnv() {
+	for _, name := range []string{"QUEUETY_STALE_TIMEOUT", "QUEUETY_MAX_EXECUTION_TIME", "QUEUETY_SHUTDOWN_GRACE"} {
+		v := os.Getenv(name)
+		if v != "" && strings.Trim(v, "0123456789") == "" {
+			_ = os.Setenv(name, v+"s")
+		}
+	}
 }
 
 // normalizeArgs lets flags stand anywhere, as users type them: urfave/cli
