@@ -24,12 +24,7 @@ alters or drops what it finds, so it is safe on a site where the plugin is insta
 
    queuety migrate --wp-config /var/www/html/wp-config.php`,
 		Flags: []cli.Flag{jsonFlag()},
-		Action: func(c *cli.Context) error {
-			client, err := connect(c)
-			if err != nil {
-				return err
-			}
-			defer client.Close()
+		Action: withClient(nil, func(c *cli.Context, client *queuety.Client) error {
 			rep, err := client.Migrate(c.Context)
 			if err != nil {
 				return err
@@ -51,7 +46,7 @@ alters or drops what it finds, so it is safe on a site where the plugin is insta
 				fmt.Fprintln(c.App.Writer, "added index", x)
 			}
 			return nil
-		},
+		}),
 	}
 }
 
@@ -212,12 +207,7 @@ func (a *app) statusCommand() *cli.Command {
 		Name:  "status",
 		Usage: "job counts per queue and status",
 		Flags: []cli.Flag{jsonFlag()},
-		Action: func(c *cli.Context) error {
-			client, err := connect(c)
-			if err != nil {
-				return err
-			}
-			defer client.Close()
+		Action: withClient(nil, func(c *cli.Context, client *queuety.Client) error {
 			stats, err := client.Stats(c.Context)
 			if err != nil {
 				return err
@@ -239,7 +229,7 @@ func (a *app) statusCommand() *cli.Command {
 					s.Counts["completed"], s.Counts["failed"], s.Counts["buried"])
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 }
 

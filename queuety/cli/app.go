@@ -302,6 +302,25 @@ func open(c *cli.Context, cfg queuety.Config) (*queuety.Client, error) {
 	return client, nil
 }
 
+// withClient is the action of an admin command: connect, run fn, close.
+// check, when set, validates arguments first, so bad input fails before
+// any connection is made.
+func withClient(check func(*cli.Context) error, fn func(c *cli.Context, client *queuety.Client) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if check != nil {
+			if err := check(c); err != nil {
+				return err
+			}
+		}
+		client, err := connect(c)
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		return fn(c, client)
+	}
+}
+
 // connect is baseConfig + open for the admin commands.
 func connect(c *cli.Context) (*queuety.Client, error) {
 	cfg, err := baseConfig(c)

@@ -90,17 +90,11 @@ func (a *app) benchJobs(c *cli.Context) error {
 	cfg.PollInterval = c.Duration("poll-interval")
 	cfg.RescueSchedule = "off"
 	cfg.MaxConns = 8
-	if err := ensureDatabase(c.Context, cfg.DSN); err != nil {
-		return err
-	}
-	client, err := open(c, cfg)
+	client, _, err := openLocal(c, cfg)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
-	if _, err := client.Migrate(c.Context); err != nil {
-		return err
-	}
 	st := client.Store()
 	if err := st.TruncateJobsAndLogs(c.Context); err != nil {
 		return err

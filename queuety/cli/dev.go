@@ -43,18 +43,11 @@ Prints progress every second; Ctrl-C stops it gracefully. Meanwhile, from anothe
 			if !c.IsSet("concurrency") {
 				cfg.Concurrency = 8
 			}
-			if err := ensureDatabase(c.Context, cfg.DSN); err != nil {
-				return err
-			}
-			client, err := open(c, cfg)
+			client, rep, err := openLocal(c, cfg)
 			if err != nil {
 				return err
 			}
 			defer client.Close()
-			rep, err := client.Migrate(c.Context)
-			if err != nil {
-				return err
-			}
 			out := c.App.Writer
 			if rep.Changed() {
 				fmt.Fprintf(out, "migrated: %d tables created, %d columns and %d indexes added\n", len(rep.CreatedTables), len(rep.AddedColumns), len(rep.AddedIndexes))

@@ -62,16 +62,7 @@ func (a *app) jobCommand() *cli.Command {
 			{
 				Name: "inspect", Usage: "a job's fields, payload and log history", ArgsUsage: "<id>",
 				Flags: []cli.Flag{jsonFlag()},
-				Action: func(c *cli.Context) error {
-					id, err := argID(c)
-					if err != nil {
-						return err
-					}
-					client, err := connect(c)
-					if err != nil {
-						return err
-					}
-					defer client.Close()
+				Action: byIDAction(func(c *cli.Context, client *queuety.Client, id int64) error {
 					j, err := client.Job(c.Context, id)
 					if err != nil {
 						return err
@@ -85,7 +76,7 @@ func (a *app) jobCommand() *cli.Command {
 						return printJSON(c, v)
 					}
 					return printInspect(c, v)
-				},
+				}),
 			},
 			{
 				Name: "retry", Usage: "make a job pending again now (attempts are kept)", ArgsUsage: "<id>",
@@ -96,12 +87,7 @@ func (a *app) jobCommand() *cli.Command {
 			{
 				Name: "retry-buried", Usage: "retry every buried job",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "queue", Usage: "only this queue"}, jsonFlag()},
-				Action: func(c *cli.Context) error {
-					client, err := connect(c)
-					if err != nil {
-						return err
-					}
-					defer client.Close()
+				Action: withClient(nil, func(c *cli.Context, client *queuety.Client) error {
 					n, err := client.RetryBuried(c.Context, c.String("queue"))
 					if err != nil {
 						return err
@@ -111,7 +97,7 @@ func (a *app) jobCommand() *cli.Command {
 					}
 					fmt.Fprintf(c.App.Writer, "Retried %d buried jobs.\n", n)
 					return nil
-				},
+				}),
 			},
 			{
 				Name: "bury", Usage: "bury a job by hand", ArgsUsage: "<id>",
@@ -130,24 +116,25 @@ func (a *app) jobCommand() *cli.Command {
 	}
 }
 
+// byIDAction is withClient for commands taking one job id.
+func byIDAction(fn func(c *cli.Context, client *queuety.Client, id int64) error) cli.ActionFunc {
+	var id int64
+	return withClient(func(c *cli.Context) (err error) {
+		id, err = argID(c)
+		return err
+	}, func(c *cli.Context, client *queuety.Client) error { return fn(c, client, id) })
+}
+
+// byID runs a one-line action on one job and prints its message.
 func byID(fn func(c *cli.Context, client *queuety.Client, id int64) (string, error)) cli.ActionFunc {
-	return func(c *cli.Context) error {
-		id, err := argID(c)
-		if err != nil {
-			return err
-		}
-		client, err := connect(c)
-		if err != nil {
-			return err
-		}
-		defer client.Close()
+	return byIDAction(func(c *cli.Context, client *queuety.Client, id int64) error {
 		msg, err := fn(c, client, id)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(c.App.Writer, msg)
 		return nil
-	}
+	})
 }
 
 func viewOf(j *store.JobRow, logs []store.LogRow) jobView {

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/queuety"
+	store "github.com/queuety-go/queuety/sql"
 )
 
 func workerFlags() []cli.Flag {
@@ -103,6 +104,24 @@ SIGTERM or SIGINT: stop claiming, let running jobs finish within
 			return w.Run(ctx)
 		},
 	}
+}
+
+// openLocal is how dev and bench start: create the database if missing,
+// connect, migrate.
+func openLocal(c *cli.Context, cfg queuety.Config) (*queuety.Client, store.MigrateReport, error) {
+	if err := ensureDatabase(c.Context, cfg.DSN); err != nil {
+		return nil, store.MigrateReport{}, err
+	}
+	client, err := open(c, cfg)
+	if err != nil {
+		return nil, store.MigrateReport{}, err
+	}
+	rep, err := client.Migrate(c.Context)
+	if err != nil {
+		client.Close()
+		return nil, rep, err
+	}
+	return client, rep, nil
 }
 
 // ensureDatabase creates the DSN's database when it is missing (dev, bench).
