@@ -22,10 +22,13 @@ import (
 // Worker claims jobs from the Queuety tables and runs them with Go
 // handlers. Start it, then Stop it; it is not restartable.
 //
-// Inside, a claimer takes as many rows per round trip as there are free
-// slots, each job runs in its own goroutine, a completer writes successful
-// completions in batches, a heartbeater keeps long jobs' reserved_at fresh,
-// and a rescuer sweeps stale rows on a cron schedule.
+// Inside, claim lanes each take as many rows per round trip as they have
+// free slots and keep the claim transaction open for a short window while
+// the jobs start (see claimRound); each job runs in its own goroutine; a
+// completer writes the completions of jobs that outlived their window in
+// batches; a heartbeater keeps long jobs' reserved_at fresh; and a rescuer
+// sweeps stale rows on a cron schedule. The handler names are read from the
+// Registry when the worker is built.
 type Worker struct {
 	c     *Client
 	cfg   Config
@@ -54,7 +57,8 @@ type Worker struct {
 	heartbeater *heartbeater
 	rescuer     *rescuer
 
-	// paused-queue cache, used by the claimer goroutine only
+	// paused-queue cache, shared by the lanes
+	pausedMu sync.Mutex
 	paused   map[string]bool
 	pausedAt time.Time
 
@@ -64,10 +68,6 @@ type Worker struct {
 	stopOnce sync.Once
 	stopErr  error
 	stats    workerCounters
-
-	// beforeRun, when set (tests), runs after a job is claimed and before
-	// its handler starts.
-	beforeRun func(*Job)
 }
 
 type workerCounters struct {
@@ -582,6 +582,8 @@ func (w *Worker) awaitWindow(l *lane, batch []*running) {
 }
 
 func (w *Worker) pausedQueues(ctx context.Context) map[string]bool {
+	w.pausedMu.Lock()
+	defer w.pausedMu.Unlock()
 	if w.paused != nil && time.Since(w.pausedAt) < w.cfg.PauseCacheTTL {
 		return w.paused
 	}
@@ -653,9 +655,6 @@ func (w *Worker) release(rj *running) {
 // window it hands the outcome to the claimer, after it writes it itself.
 func (w *Worker) execute(ctx context.Context, rj *running) {
 	defer w.execWG.Done()
-	if w.beforeRun != nil {
-		w.beforeRun(rj.job)
-	}
 	settings, err := w.runAttempt(ctx, rj)
 	o := &outcome{err: err, settings: settings, duration: time.Since(rj.start)}
 	rj.mu.Lock()
