@@ -389,6 +389,13 @@ func (w *Worker) claimLoop(l *lane) {
 			continue
 		}
 		n, err := w.claimRound(l, min(free, w.cfg.MaxClaimBatch))
+		if err != nil && store.Transient(err) {
+			// A deadlock or lock wait rolled the window back: expected now
+			// and then under contention, so just try again shortly.
+			w.log.Debug("claim window rolled back by the server; retrying", "err", err)
+			w.sleep(rand.N(20 * time.Millisecond))
+			continue
+		}
 		if err != nil {
 			w.log.Warn("claim failed; backing off", "err", err, "in", errDelay)
 			w.sleep(errDelay + rand.N(errDelay/2))

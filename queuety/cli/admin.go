@@ -68,6 +68,9 @@ func (a *app) dispatchCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-attempts", Value: queuety.DefaultMaxAttempts},
 			&cli.BoolFlag{Name: "unique", Usage: "skip if the same handler and payload is pending or processing"},
 			&cli.Int64Flag{Name: "after", Usage: "run only after this job id has completed"},
+			&cli.StringFlag{Name: "concurrency-group", Usage: "at most --concurrency-limit jobs of this group run at once"},
+			&cli.IntFlag{Name: "concurrency-limit", Usage: "limit for --concurrency-group"},
+			&cli.IntFlag{Name: "cost-units", Value: 1, Usage: "cost of the job for Queuety's cost budgets"},
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -92,11 +95,18 @@ func (a *app) dispatchCommand() *cli.Command {
 				{"queue", queuety.OnQueue(c.String("queue"))}, {"priority", queuety.WithPriority(prio)},
 				{"delay", queuety.Delay(c.Duration("delay"))}, {"max-attempts", queuety.MaxAttempts(c.Int("max-attempts"))},
 			}
+			type flaggedOpt = struct {
+				flag string
+				opt  queuety.DispatchOption
+			}
 			if c.IsSet("after") {
-				flagged = append(flagged, struct {
-					flag string
-					opt  queuety.DispatchOption
-				}{"after", queuety.After(c.Int64("after"))})
+				flagged = append(flagged, flaggedOpt{"after", queuety.After(c.Int64("after"))})
+			}
+			if c.IsSet("concurrency-group") || c.IsSet("concurrency-limit") {
+				flagged = append(flagged, flaggedOpt{"concurrency-group", queuety.ConcurrencyGroup(c.String("concurrency-group"), c.Int("concurrency-limit"))})
+			}
+			if c.IsSet("cost-units") {
+				flagged = append(flagged, flaggedOpt{"cost-units", queuety.CostUnits(c.Int("cost-units"))})
 			}
 			var opts []queuety.DispatchOption
 			for _, f := range flagged {

@@ -275,3 +275,26 @@ func TestDispatchFlagsAfterHandler(t *testing.T) {
 	require.Equal(t, cli.ExitOK, r.code, r.String())
 	require.Equal(t, "nope", jobRow(t, db, id).ErrorMessage.String)
 }
+
+func TestDispatchConcurrencyGroupAndCost(t *testing.T) {
+	t.Parallel()
+	dsn := newDB(t)
+	runOK(t, on(dsn, "dispatch", "api_call", "--concurrency-group", "stripe", "--concurrency-limit", "2", "--cost-units", "5")...)
+	var got struct {
+		Group string `db:"concurrency_group"`
+		Limit int    `db:"concurrency_limit"`
+		Cost  int    `db:"cost_units"`
+	}
+	require.NoError(t, openDB(t, dsn).Get(&got, "SELECT concurrency_group, concurrency_limit, cost_units FROM "+jobsTable))
+	require.Equal(t, "stripe", got.Group)
+	require.Equal(t, 2, got.Limit)
+	require.Equal(t, 5, got.Cost)
+	for _, args := range [][]string{
+		{"--concurrency-group", "stripe"},
+		{"--cost-units", "0"},
+	} {
+		r := run(t, on(dsn, append([]string{"dispatch", "api_call"}, args...)...)...)
+		require.Equal(t, cli.ExitUsage, r.code, r.String())
+		require.Contains(t, r.stderr, args[0], r.String())
+	}
+}
