@@ -69,8 +69,9 @@ type registered struct {
 
 // Registry maps handler names (the jobs.handler column) to Go handlers.
 type Registry struct {
-	mu sync.RWMutex
-	m  map[string]registered
+	mu       sync.RWMutex
+	m        map[string]registered
+	fallback *registered
 }
 
 // NewRegistry returns an empty registry.
@@ -115,14 +116,45 @@ func (r *Registry) HandleFunc(name string, fn func(ctx context.Context, job *Job
 	r.Register(name, HandlerFunc(fn), opts...)
 }
 
+// SetFallback routes every handler name without a Go handler to h (the PHP
+// handler pool, for one). A worker whose registry has a fallback claims
+// every handler.
+func (r *Registry) SetFallback(h Handler, opts ...HandlerOption) {
+	if h == nil {
+		panic("queuety: SetFallback with a nil handler")
+	}
+	var o handlerOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fallback = &registered{h: h, opts: o}
+}
+
+// hasFallback reports whether unknown handlers go to a fallback.
+func (r *Registry) hasFallback() bool {
+	if r == nil {
+		return false
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.fallback != nil
+}
+
 func (r *Registry) lookup(name string) (registered, bool) {
 	if r == nil {
 		return registered{}, false
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	h, ok := r.m[name]
-	return h, ok
+	if h, ok := r.m[name]; ok {
+		return h, true
+	}
+	if r.fallback != nil && !strings.HasPrefix(name, "__queuety_") {
+		return *r.fallback, true
+	}
+	return registered{}, false
 }
 
 // Names lists the registered handler names, sorted.

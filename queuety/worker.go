@@ -155,10 +155,10 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		return nil, fmt.Errorf("worker id %q: longer than 64 characters", w.id)
 	}
 	w.log = cfg.Logger.With("worker", w.id)
-	if !cfg.ClaimAll {
+	if !cfg.ClaimAll && !reg.hasFallback() {
 		w.handlers = reg.Names()
 		if len(w.handlers) == 0 {
-			return nil, errors.New("no handlers registered: register Go handlers, or claim everything with ClaimAll (--claim-all)")
+			return nil, errors.New("no handlers registered: register Go handlers, set a fallback (the PHP pool: --php), or claim everything with ClaimAll (--claim-all)")
 		}
 	}
 	w.heartbeater = &heartbeater{w: w}

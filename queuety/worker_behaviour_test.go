@@ -427,3 +427,22 @@ func TestBatchJobsAreLeftToPHP(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	require.Equal(t, store.StatusPending, jobRow(t, c, d.ID).Status)
 }
+
+func TestFallbackHandlerTakesUnknownHandlers(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, nil)
+	var got sync.Map
+	reg := NewRegistry()
+	reg.HandleFunc("go_side", func(context.Context, *Job) error { got.Store("go_side", "go"); return nil })
+	reg.SetFallback(HandlerFunc(func(ctx context.Context, j *Job) error { got.Store(j.Handler, "fallback"); return nil }))
+	for _, h := range []string{"go_side", `App\Jobs\PhpOnly`} {
+		_, err := c.Dispatch(context.Background(), h, nil)
+		require.NoError(t, err)
+	}
+	startWorker(t, c, reg)
+	waitFor(t, 5*time.Second, "both", func() bool { return countStatus(t, c, store.StatusCompleted) == 2 })
+	v, _ := got.Load("go_side")
+	require.Equal(t, "go", v)
+	v, _ = got.Load(`App\Jobs\PhpOnly`)
+	require.Equal(t, "fallback", v)
+}
