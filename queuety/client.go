@@ -2,7 +2,6 @@ package queuety
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -416,13 +415,4 @@ func (c *Client) settingsFor(reg *Registry, j *store.JobRow, payload phpjson.Val
 		s.backoff = *rt.Backoff
 	}
 	return s
-}
-
-// nullInt reads a nullable id for the public API.
-func nullInt(n sql.NullInt64) *int64 {
-	if !n.Valid {
-		return nil
-	}
-	v := n.Int64
-	return &v
 }

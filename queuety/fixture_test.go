@@ -2,7 +2,6 @@ package queuety
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -233,4 +232,3 @@ func TestDispatchWritesPluginBytes(t *testing.T) {
 	require.Equal(t, int64(f.Snapshots[0].Jobs[0]["id"].(float64)), d.ID)
 }
 
-var _ = sql.ErrNoRows

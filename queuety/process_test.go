@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -197,4 +196,3 @@ func TestSigtermUnderLoadFinishesInFlightAndExits(t *testing.T) {
 	t.Logf("exit took %s; %d completed, %d left pending", took, completed, jobs-completed)
 }
 
-var _ = strings.TrimSpace

@@ -2,7 +2,6 @@ package queuety
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -13,7 +12,6 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queuety-go/queuety/internal/testdb"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -382,8 +380,6 @@ func TestOpenRefusesAnUnreachableServerClearly(t *testing.T) {
 	require.Contains(t, err.Error(), "cannot reach MySQL at tcp(127.0.0.1:1)/x")
 	_, err = Open(context.Background(), Config{})
 	require.ErrorContains(t, err, "--dsn")
-	_ = testdb.ServerDSN
-	_ = errors.New
 }
 
 func TestConcurrencyGroupLimitIsRespected(t *testing.T) {

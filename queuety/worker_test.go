@@ -2,7 +2,6 @@ package queuety
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -153,4 +152,3 @@ func TestWorkerTimeoutFromRuntimeOverride(t *testing.T) {
 	require.Equal(t, `Queuety\Exceptions\TimeoutException`, logs[1].ErrorClass.String)
 }
 
-var errSentinel = errors.New("sentinel")
