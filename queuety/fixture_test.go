@@ -231,4 +231,3 @@ func TestDispatchWritesPluginBytes(t *testing.T) {
 	require.True(t, d.Existing, "same bytes, same hash: the plugin's row is found")
 	require.Equal(t, int64(f.Snapshots[0].Jobs[0]["id"].(float64)), d.ID)
 }
-

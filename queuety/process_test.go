@@ -195,4 +195,3 @@ func TestSigtermUnderLoadFinishesInFlightAndExits(t *testing.T) {
 	require.Less(t, completed, jobs, "SIGTERM came mid-load")
 	t.Logf("exit took %s; %d completed, %d left pending", took, completed, jobs-completed)
 }
-

@@ -151,4 +151,3 @@ func TestWorkerTimeoutFromRuntimeOverride(t *testing.T) {
 	require.Equal(t, "Job exceeded maximum execution time of 1 seconds.", logs[1].ErrorMessage.String)
 	require.Equal(t, `Queuety\Exceptions\TimeoutException`, logs[1].ErrorClass.String)
 }
-
