@@ -1,0 +1,206 @@
+package workflow
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+)
+
+// Accessors for the reserved keys the runtime appends while a workflow
+// runs. They only read; the advance transaction (not written yet) owns the
+// writes, which must reproduce PHP's shapes (see the spec, §3-§6).
+
+// Wait is the wait context of a parked workflow (_wait), or the one
+// synthesized from the legacy _waiting_for_signal.
+type Wait struct {
+	// Type is "signal" or "workflow" ("wait_for_signal" for the legacy key).
+	Type      string
+	StepIndex int64
+	Mode      WaitMode
+	// ResultKey is "" when null.
+	ResultKey string
+	// WaitingFor are signal names or workflow ids (as decimal strings).
+	WaitingFor []string
+	StepName   string
+	// Optional details, present only when the step has them.
+	GroupKey       string
+	Quorum         int64
+	HumanWait      HumanWait
+	MatchPayload   *phpjson.Object
+	CorrelationKey string
+	// Raw is the stored object (nil for the legacy form).
+	Raw *phpjson.Object
+}
+
+// Wait returns the current wait context (Workflow::wait_context_from_state):
+// an _wait array with a type, else a non-empty legacy _waiting_for_signal.
+func (s *State) Wait() (Wait, bool) {
+	if v := s.field(KeyWait); isArray(v) {
+		o := phpArray(v)
+		if t := get(o, "type"); !t.IsNull() {
+			w := Wait{
+				Type:           toString(t),
+				StepIndex:      toInt(get(o, "step_index")),
+				Mode:           WaitMode(toString(get(o, "wait_mode"))),
+				ResultKey:      toString(get(o, "result_key")),
+				StepName:       toString(get(o, "step_name")),
+				GroupKey:       toString(get(o, "group_key")),
+				Quorum:         toInt(get(o, "quorum")),
+				HumanWait:      HumanWait(toString(get(o, "human_wait"))),
+				CorrelationKey: toString(get(o, "correlation_key")),
+				Raw:            o,
+			}
+			if m := get(o, "match_payload"); isArray(m) {
+				w.MatchPayload = phpArray(m)
+			}
+			for _, e := range phpValues(get(o, "waiting_for")) {
+				w.WaitingFor = append(w.WaitingFor, toString(e))
+			}
+			return w, true
+		}
+	}
+	if name, ok := s.field(KeyWaitingForSignal).AsString(); ok && name != "" {
+		return Wait{Type: "wait_for_signal", Mode: WaitAll, WaitingFor: []string{name}}, true
+	}
+	return Wait{}, false
+}
+
+// ForEachRuntime is the progress of one for_each step (_for_each_steps[i]),
+// normalized as the runtime loads it.
+type ForEachRuntime struct {
+	Initialized bool
+	Items       []phpjson.Value
+	// Results and Failures are ordered by item index (the stored order is
+	// not completion order; see the spec §10.3).
+	Results  []ForEachEntry
+	Failures []ForEachEntry
+	// WinnerIndex is the first successful item, if any.
+	WinnerIndex    int64
+	HasWinnerIndex bool
+	Settled        bool
+}
+
+// ForEachEntry is one branch outcome: a result (Output set) or a failure
+// (ErrorMessage set).
+type ForEachEntry struct {
+	Index        int64
+	Item         phpjson.Value
+	Output       phpjson.Value
+	ErrorMessage string
+	JobID        int64
+}
+
+// ForEachRuntime returns the runtime of the for_each step at stepIndex.
+// The map is int-keyed in PHP, so it is stored as a list when it holds
+// step 0 only, and as an object otherwise.
+func (s *State) ForEachRuntime(stepIndex int) (ForEachRuntime, bool) {
+	v := phpIndex(phpjson.ObjectValue(phpArray(s.field(KeyForEachSteps))), itoa(stepIndex))
+	if !isArray(v) {
+		return ForEachRuntime{}, false
+	}
+	o := phpArray(v)
+	rt := ForEachRuntime{
+		Initialized: truthy(get(o, "initialized")),
+		Items:       phpValues(get(o, "items")),
+		Results:     forEachEntries(get(o, "results")),
+		Failures:    forEachEntries(get(o, "failures")),
+		Settled:     truthy(get(o, "settled")),
+	}
+	if w := get(o, "winner_index"); !w.IsNull() {
+		rt.WinnerIndex, rt.HasWinnerIndex = toInt(w), true
+	}
+	return rt, true
+}
+
+// forEachEntries is normalize_for_each_entries: entries keyed by their
+// "index" (else their array key), later duplicates winning, sorted.
+func forEachEntries(v phpjson.Value) []ForEachEntry {
+	byIndex := map[int64]ForEachEntry{}
+	for k, e := range phpArray(v).All() {
+		if !isArray(e) {
+			continue
+		}
+		o := phpArray(e)
+		index := stringToInt(k)
+		if iv, ok := o.Get("index"); ok {
+			index = toInt(iv)
+		}
+		byIndex[index] = ForEachEntry{
+			Index:        index,
+			Item:         get(o, "item"),
+			Output:       get(o, "output"),
+			ErrorMessage: toString(get(o, "error_message")),
+			JobID:        toInt(get(o, "job_id")),
+		}
+	}
+	out := make([]ForEachEntry, 0, len(byIndex))
+	for _, e := range byIndex {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b ForEachEntry) int { return cmp.Compare(a.Index, b.Index) })
+	return out
+}
+
+// RepeatIterations returns how many times the repeat step at stepIndex has
+// jumped back (_repeat_steps; never reset during a run).
+func (s *State) RepeatIterations(stepIndex int) int64 {
+	entry := phpIndex(phpjson.ObjectValue(phpArray(s.field(KeyRepeatSteps))), itoa(stepIndex))
+	if !isArray(entry) {
+		return 0
+	}
+	return max(0, toInt(get(phpArray(entry), "iterations")))
+}
+
+// WorkflowGroup is one group of workflows a start_workflows step started.
+type WorkflowGroup struct {
+	Key string
+	IDs []int64
+}
+
+// WorkflowGroups returns the started groups in stored order.
+func (s *State) WorkflowGroups() []WorkflowGroup {
+	var groups []WorkflowGroup
+	for k, v := range phpArray(s.field(KeyWorkflowGroups)).All() {
+		groups = append(groups, WorkflowGroup{Key: k, IDs: normalizeWorkflowIDs(v)})
+	}
+	return groups
+}
+
+// CompensationEntry is one settled step waiting to be compensated.
+type CompensationEntry struct {
+	StepIndex int64
+	Handler   string
+	// Payload and State (the public state right after the step settled)
+	// are never nil.
+	Payload *phpjson.Object
+	State   *phpjson.Object
+}
+
+// CompensationStack returns the stack in push order; it runs in reverse.
+func (s *State) CompensationStack() []CompensationEntry {
+	var out []CompensationEntry
+	for _, e := range phpValues(s.field(KeyCompensationStack)) {
+		if !isArray(e) {
+			continue
+		}
+		o := phpArray(e)
+		handler, _ := get(o, "handler").AsString()
+		out = append(out, CompensationEntry{
+			StepIndex: toInt(get(o, "step_index")),
+			Handler:   handler,
+			Payload:   phpArray(get(o, "payload")),
+			State:     phpArray(get(o, "state")),
+		})
+	}
+	return out
+}
+
+// Compensated reports whether compensations already ran (retry() is then
+// refused) and why: "cancel", "failure" or "deadline".
+func (s *State) Compensated() (cause string, ok bool) {
+	if !truthy(s.field(KeyCompensated)) {
+		return "", false
+	}
+	return toString(s.field(KeyCompensationCause)), true
+}

@@ -1,0 +1,106 @@
+package workflow
+
+import (
+	"fmt"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+)
+
+// StepJob is one jobs row a step enqueues, as plain data: the caller adds
+// workflow_id, status 'pending', attempts 0 and available_at = UTC now +
+// DelaySeconds, as Queue::dispatch does.
+type StepJob struct {
+	Handler string
+	// Payload is the exact payload column (PHP json_encode bytes).
+	Payload     []byte
+	Queue       string
+	Priority    Priority
+	MaxAttempts int64
+	StepIndex   int
+	// DelaySeconds is how far available_at lies in the future.
+	DelaySeconds int64
+	// ConcurrencyGroup and ConcurrencyLimit are both set or both empty
+	// ("" and 0 are NULL in the row).
+	ConcurrencyGroup string
+	ConcurrencyLimit int64
+	CostUnits        int64
+}
+
+// StepJobs returns the job rows enqueuing step index of a workflow writes
+// (Queuety's enqueue_step_def): one handler job for a single step, one per
+// branch for a parallel step, and one placeholder job (payload
+// {"step_index": i}, cost 0) for every orchestration step. A delay step's
+// placeholder becomes available after its delay_seconds.
+//
+// A for_each step's branch jobs are not here: its placeholder expands them
+// at run time.
+func StepJobs(step Step, index int, defaults DispatchDefaults, meta HandlerMetadataSource) ([]StepJob, error) {
+	def := step.Object()
+	if step.Type() == StepParallel {
+		var jobs []StepJob
+		for _, branch := range ParallelBranches(def) {
+			merged := MergeParallelBranch(def, branch)
+			handler := BranchHandler(merged)
+			opts := ResolveStepDispatchOptions(merged, handler, defaults, StepPayload(merged), 1, metadataFor(meta, handler))
+			job, err := newStepJob(handler, index, opts, nil)
+			if err != nil {
+				return nil, err
+			}
+			jobs = append(jobs, job)
+		}
+		return jobs, nil
+	}
+
+	if placeholder, ok := placeholderHandlers[step.Type()]; ok {
+		payload := phpjson.NewObject().Set("step_index", phpjson.Int(int64(index)))
+		opts := ResolveStepDispatchOptions(def, placeholder, defaults, payload, 0, HandlerMetadata{})
+		var delay *int64
+		if step.Type() == StepDelay {
+			// The step's own delay wins over any job_delay option.
+			d := toInt(step.field("delay_seconds"))
+			delay = &d
+		}
+		job, err := newStepJob(placeholder, index, opts, delay)
+		if err != nil {
+			return nil, err
+		}
+		return []StepJob{job}, nil
+	}
+
+	handler := step.Class()
+	opts := ResolveStepDispatchOptions(def, handler, defaults, StepPayload(def), 1, metadataFor(meta, handler))
+	job, err := newStepJob(handler, index, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	return []StepJob{job}, nil
+}
+
+// newStepJob encodes the payload and applies Queue::dispatch's column
+// rules: a concurrency group needs a limit of at least 1, or neither is
+// stored.
+func newStepJob(handler string, index int, opts StepDispatchOptions, delay *int64) (StepJob, error) {
+	payload, err := phpjson.Encode(phpjson.ObjectValue(opts.Payload))
+	if err != nil {
+		return StepJob{}, fmt.Errorf("workflow: encoding the payload of step %d (%s): %w", index, handler, err)
+	}
+	job := StepJob{
+		Handler:          handler,
+		Payload:          payload,
+		Queue:            opts.Queue,
+		Priority:         opts.Priority,
+		MaxAttempts:      opts.MaxAttempts,
+		StepIndex:        index,
+		DelaySeconds:     opts.DelaySeconds,
+		ConcurrencyGroup: phpTrim(opts.ConcurrencyGroup),
+		ConcurrencyLimit: opts.ConcurrencyLimit,
+		CostUnits:        opts.CostUnits,
+	}
+	if delay != nil {
+		job.DelaySeconds = *delay
+	}
+	if job.ConcurrencyGroup == "" || job.ConcurrencyLimit < 1 {
+		job.ConcurrencyGroup, job.ConcurrencyLimit = "", 0
+	}
+	return job, nil
+}
