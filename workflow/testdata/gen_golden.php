@@ -5,7 +5,8 @@
 // Needs PHP 8.2 with pdo_mysql, a MariaDB/MySQL server, and the plugin's
 // src/ directory (inline0/queuety v0.22.0). From the repository root:
 //
-//     git -C /work/.mirror/inline0+queuety/repo archive HEAD src | tar -x -C /tmp/queuety
+//     (a checkout of inline0/queuety v0.22.0 at $QUEUETY_SRC)
+//     cp -r $QUEUETY_SRC/src /tmp/queuety/src
 //     php workflow/testdata/gen_golden.php /tmp/queuety/src > workflow/testdata/golden.jsonl
 //
 // Database access: QUEUETY_GOLDEN_DSN_HOST (127.0.0.1), _USER (root),
