@@ -356,6 +356,12 @@ func (w *Worker) persist(what string, fn func(ctx context.Context) error) bool {
 		if err == nil {
 			return true
 		}
+		if !store.ConnectionLost(err) && !store.Transient(err) && !errors.Is(err, context.DeadlineExceeded) {
+			// Not something a retry fixes: leave the row to the stale sweep
+			// rather than loop on it.
+			w.log.Error("writing job state failed; the stale sweep will recover the job", "what", what, "err", err)
+			return false
+		}
 		stopping := w.claimCtx.Err() != nil
 		if stopping && time.Now().After(deadline) {
 			w.log.Error("giving up writing job state while stopping; the stale sweep will recover it", "what", what, "err", err)

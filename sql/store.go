@@ -76,6 +76,11 @@ func Transient(err error) bool {
 // ConnectionLost reports whether err means the connection to the server
 // broke, so the caller should back off and try again with a new one.
 func ConnectionLost(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		// Connection killed (MariaDB), server shutting down, server gone.
+		return me.Number == 1927 || me.Number == 1053 || me.Number == 2006 || me.Number == 2013
+	}
 	return errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sql.ErrConnDone) ||
 		errors.Is(err, driverBadConn) || isNetError(err)
 }
