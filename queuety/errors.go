@@ -12,6 +12,12 @@ type ErrorClass interface {
 	ErrorClass() string
 }
 
+// ErrorTrace lets an error supply logs.error_trace itself, as the PHP
+// handler pool does with PHP's getTraceAsString().
+type ErrorTrace interface {
+	ErrorTrace() string
+}
+
 // TimeoutError is an attempt that ran past its time limit. It reads like
 // Queuety's TimeoutException, so PHP tooling sees the same message.
 type TimeoutError struct{ Seconds int }
@@ -58,12 +64,16 @@ func errorClass(err error) string {
 	return fmt.Sprintf("%T", err)
 }
 
-// errorTrace is logs.error_trace: the panic stack, or the chain of wrapped
-// errors in PHP's "#0 ..." trace style.
+// errorTrace is logs.error_trace: the panic stack, the error's own trace
+// (ErrorTrace), or the chain of wrapped errors in PHP's "#0 ..." style.
 func errorTrace(err error) string {
 	var pe *PanicError
 	if errors.As(err, &pe) {
 		return pe.Stack
+	}
+	var et ErrorTrace
+	if errors.As(err, &et) {
+		return et.ErrorTrace()
 	}
 	var b strings.Builder
 	for i := 0; err != nil && i < 32; i++ {

@@ -33,9 +33,14 @@ Steady mode (--rate) dispatches at a fixed rate to an idle worker for
 Without --dsn it uses ` + BenchDSN + ` (created if missing) and
 tables prefixed bench_, which it empties first.
 
+With --php the jobs are --php-handler jobs run by the PHP handler pool
+(see queuety work --help), so the figure includes the PHP round trip.
+
    queuety bench jobs --count 50000
-   queuety bench jobs --rate 200 --duration 10s`,
-			Flags: []cli.Flag{
+   queuety bench jobs --rate 200 --duration 10s
+   queuety bench jobs --count 20000 --concurrency 64 --php-workers 4 --php-handler ok \
+       --php "php php-bridge/bin/queuety-php-worker --bootstrap internal/phppool/testdata/app.php"`,
+			Flags: append([]cli.Flag{
 				&cli.IntFlag{Name: "count", Value: 50000, Usage: "jobs to drain"},
 				&cli.IntFlag{Name: "concurrency", Value: 200, Usage: "worker slots"},
 				&cli.IntFlag{Name: "max-claim-batch", Value: queuety.DefaultMaxClaimBatch},
@@ -44,8 +49,9 @@ tables prefixed bench_, which it empties first.
 				&cli.IntFlag{Name: "rate", Usage: "steady mode: jobs dispatched per second"},
 				&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "steady mode: how long to dispatch"},
 				&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval},
+				&cli.StringFlag{Name: "php-handler", Usage: "with --php: the PHP handler the drained jobs name (a noop one, for the pool's overhead)"},
 				jsonFlag(),
-			},
+			}, phpFlags()...),
 			Action: a.benchJobs,
 		}},
 	}
@@ -64,6 +70,8 @@ type BenchResult struct {
 	LatencyP99ms float64 `json:"latency_p99_ms,omitempty"`
 	PeakRSSMiB   float64 `json:"peak_rss_mib"`
 	Server       string  `json:"server"`
+	Handler      string  `json:"handler,omitempty"`
+	PHPWorkers   int     `json:"php_workers,omitempty"`
 }
 
 func (a *app) benchJobs(c *cli.Context) error {
@@ -79,6 +87,13 @@ func (a *app) benchJobs(c *cli.Context) error {
 	}
 	if c.Int("count") < 1 || c.Int("concurrency") < 1 || c.Int("rate") < 0 {
 		return usagef("--count, --concurrency and --rate must be positive")
+	}
+	phpCfg, usePHP, err := phpPoolConfig(c)
+	if err != nil {
+		return err
+	}
+	if usePHP && (c.String("php-handler") == "" || c.Int("rate") > 0) {
+		return usagef("--php drains --php-handler jobs: name the PHP handler (steady mode is Go-only)")
 	}
 	cfg.Concurrency = c.Int("concurrency")
 	cfg.MaxClaimBatch = c.Int("max-claim-batch")
@@ -99,11 +114,22 @@ func (a *app) benchJobs(c *cli.Context) error {
 	if err := st.TruncateJobsAndLogs(c.Context); err != nil {
 		return err
 	}
-	res := BenchResult{Concurrency: cfg.Concurrency, Server: client.Server().Version}
+	res := BenchResult{Concurrency: cfg.Concurrency, Server: client.Server().Version, Handler: queuety.HandlerNoop}
+	reg := queuety.NewRegistry()
+	queuety.RegisterBuiltins(reg)
+	if usePHP {
+		pool, err := startPHPPool(c.Context, phpCfg, cfg.Logger)
+		if err != nil {
+			return err
+		}
+		defer stopPHPPool(pool)
+		reg.SetFallback(pool)
+		res.Handler, res.PHPWorkers = c.String("php-handler"), phpCfg.Workers
+	}
 	if c.Int("rate") > 0 {
 		err = benchSteady(c, client, &res)
 	} else {
-		err = benchDrain(c, client, &res)
+		err = benchDrain(c, client, reg, &res)
 	}
 	if err != nil {
 		return err
@@ -117,7 +143,11 @@ func (a *app) benchJobs(c *cli.Context) error {
 	switch res.Mode {
 	case "drain":
 		fmt.Fprintf(w, "inserted %d jobs in %.2fs\n", res.Jobs, res.InsertSecs)
-		fmt.Fprintf(w, "drained  %d jobs in %.2fs: %.0f jobs/s (concurrency %d, %d log rows)\n", res.Jobs, res.DrainSecs, res.JobsPerSec, res.Concurrency, res.LogRows)
+		php := ""
+		if res.PHPWorkers > 0 {
+			php = fmt.Sprintf(", %d PHP workers running %s", res.PHPWorkers, res.Handler)
+		}
+		fmt.Fprintf(w, "drained  %d jobs in %.2fs: %.0f jobs/s (concurrency %d%s, %d log rows)\n", res.Jobs, res.DrainSecs, res.JobsPerSec, res.Concurrency, php, res.LogRows)
 	case "steady":
 		fmt.Fprintf(w, "dispatched %d jobs at %d/s: dispatch->start latency p50 %.1f ms, p99 %.1f ms (%d log rows)\n", res.Jobs, c.Int("rate"), res.LatencyP50ms, res.LatencyP99ms, res.LogRows)
 	}
@@ -137,20 +167,19 @@ func countLogs(ctx context.Context, st *store.Store) (int, error) {
 	return total, nil
 }
 
-func benchDrain(c *cli.Context, client *queuety.Client, res *BenchResult) error {
+// benchDrain inserts res.Handler jobs and times reg's worker draining them.
+func benchDrain(c *cli.Context, client *queuety.Client, reg *queuety.Registry, res *BenchResult) error {
 	n := c.Int("count")
 	res.Mode, res.Jobs = "drain", n
 	jobs := make([]store.InsertJob, n)
 	for i := range jobs {
-		jobs[i] = store.InsertJob{Queue: queuety.DefaultQueue, Handler: queuety.HandlerNoop, Payload: []byte(`[]`), MaxAttempts: 3}
+		jobs[i] = store.InsertJob{Queue: queuety.DefaultQueue, Handler: res.Handler, Payload: []byte(`[]`), MaxAttempts: 3}
 	}
 	t0 := time.Now()
 	if _, err := client.Store().InsertJobs(c.Context, jobs); err != nil {
 		return err
 	}
 	res.InsertSecs = time.Since(t0).Seconds()
-	reg := queuety.NewRegistry()
-	queuety.RegisterBuiltins(reg)
 	w, err := client.NewWorker(reg)
 	if err != nil {
 		return err
@@ -159,7 +188,13 @@ func benchDrain(c *cli.Context, client *queuety.Client, res *BenchResult) error 
 	if err := w.Start(c.Context); err != nil {
 		return err
 	}
-	for w.Stats().Completed < int64(n) {
+	for st := w.Stats(); st.Completed < int64(n); st = w.Stats() {
+		if failed := st.Retried + st.Buried; failed > 0 {
+			// A failing handler (a --php-handler typo) would otherwise be
+			// retried with backoff and the drain would never end.
+			_ = w.Stop(context.Background())
+			return fmt.Errorf("%d %s jobs failed (see the log); bench times jobs that succeed", failed, res.Handler)
+		}
 		time.Sleep(2 * time.Millisecond)
 	}
 	res.DrainSecs = time.Since(t1).Seconds()
@@ -168,7 +203,7 @@ func benchDrain(c *cli.Context, client *queuety.Client, res *BenchResult) error 
 }
 
 func benchSteady(c *cli.Context, client *queuety.Client, res *BenchResult) error {
-	res.Mode = "steady"
+	res.Mode, res.Handler = "steady", "bench.latency"
 	var mu sync.Mutex
 	var lat []time.Duration
 	reg := queuety.NewRegistry()

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -11,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/urfave/cli/v2"
 
+	"github.com/queuety-go/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/queuety"
 	store "github.com/queuety-go/queuety/sql"
 )
@@ -79,9 +81,21 @@ lacks stay in the queue for PHP workers, unless --claim-all buries them.
    queuety work --queue critical,default --concurrency 50
    queuety work --wp-config /var/www/html/wp-config.php --stale-timeout 10m
 
+With --php, handlers without a Go implementation run in a pool of long-lived
+PHP processes (php-bridge/bin/queuety-php-worker) that load your application
+once; the worker then claims every handler:
+
+   queuety work --php "php php-bridge/bin/queuety-php-worker --bootstrap app.php" --php-workers 4
+
+The --php command is split like a shell would (quotes and backslashes), but
+nothing is expanded. A crashed PHP process fails its job and is replaced; one
+whose job runs past its time limit is killed and replaced; each is recycled
+after --php-max-jobs jobs or above --php-max-memory MiB. If PHP processes keep
+crashing (10 within a minute) the pool gives up and the command exits 1.
+
 SIGTERM or SIGINT: stop claiming, let running jobs finish within
---shutdown-grace, hand the rest back to pending, exit 0.`,
-		Flags: workerFlags(),
+--shutdown-grace, hand the rest back to pending, stop the PHP processes, exit 0.`,
+		Flags: append(workerFlags(), phpFlags()...),
 		Action: func(c *cli.Context) error {
 			cfg, err := baseConfig(c)
 			if err != nil {
@@ -90,20 +104,105 @@ SIGTERM or SIGINT: stop claiming, let running jobs finish within
 			if err := workerConfig(c, &cfg); err != nil {
 				return err
 			}
+			phpCfg, usePHP, err := phpPoolConfig(c)
+			if err != nil {
+				return err
+			}
 			client, err := open(c, cfg)
 			if err != nil {
 				return err
 			}
 			defer client.Close()
+			var pool *phppool.Pool
+			if usePHP {
+				if pool, err = startPHPPool(c.Context, phpCfg, cfg.Logger); err != nil {
+					return err
+				}
+				defer stopPHPPool(pool)
+				a.reg.SetFallback(pool)
+			}
 			w, err := client.NewWorker(a.reg)
 			if err != nil {
 				return usageError{err}
 			}
 			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return w.Run(ctx)
+			return runWorker(ctx, w, pool)
 		},
 	}
+}
+
+// phpFlags configure the PHP handler pool (work, bench).
+func phpFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "php", EnvVars: []string{"QUEUETY_PHP"}, Usage: "run handlers without a Go implementation in PHP processes started by this `command`, e.g. \"php php-bridge/bin/queuety-php-worker --bootstrap app.php\""},
+		&cli.IntFlag{Name: "php-workers", Value: 4, EnvVars: []string{"QUEUETY_PHP_WORKERS"}, Usage: "PHP processes in the pool"},
+		&cli.IntFlag{Name: "php-max-jobs", Value: phppool.DefaultMaxJobs, EnvVars: []string{"QUEUETY_PHP_MAX_JOBS"}, Usage: "recycle a PHP process after this many jobs"},
+		&cli.IntFlag{Name: "php-max-memory", Value: phppool.DefaultMaxMemoryMB, EnvVars: []string{"QUEUETY_PHP_MAX_MEMORY"}, Usage: "recycle a PHP process using more than this many MiB"},
+	}
+}
+
+// phpPoolConfig reads the PHP flags; ok is false without --php.
+func phpPoolConfig(c *cli.Context) (cfg phppool.Config, ok bool, err error) {
+	if c.String("php") == "" {
+		return cfg, false, nil
+	}
+	cmd, err := phppool.SplitCommand(c.String("php"))
+	if err != nil {
+		return cfg, false, usagef("--php: %v", err)
+	}
+	for _, f := range []string{"php-workers", "php-max-jobs", "php-max-memory"} {
+		if c.Int(f) < 1 {
+			return cfg, false, usagef("--%s %d: must be at least 1", f, c.Int(f))
+		}
+	}
+	return phppool.Config{
+		Command: cmd, Workers: c.Int("php-workers"),
+		MaxJobs: c.Int("php-max-jobs"), MaxMemoryMB: c.Int("php-max-memory"),
+	}, true, nil
+}
+
+func startPHPPool(ctx context.Context, cfg phppool.Config, logger *slog.Logger) (*phppool.Pool, error) {
+	pool, err := phppool.New(cfg, logger)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if err := pool.Start(ctx); err != nil {
+		return nil, fmt.Errorf("--php: %w", err)
+	}
+	return pool, nil
+}
+
+// stopPHPPool ends the PHP processes once the worker has stopped, so no
+// job is still using them; the bound only matters for a process that
+// ignores its closed stdin.
+func stopPHPPool(pool *phppool.Pool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*phppool.DefaultStopGrace)
+	defer cancel()
+	_ = pool.Stop(ctx)
+}
+
+// runWorker runs w until ctx ends or the PHP pool gives up; the latter is
+// an error, so a supervisor restarts the daemon instead of it idling.
+func runWorker(ctx context.Context, w *queuety.Worker, pool *phppool.Pool) error {
+	if err := w.Start(ctx); err != nil {
+		return err
+	}
+	var gaveUp <-chan struct{}
+	if pool != nil {
+		gaveUp = pool.GaveUp()
+	}
+	select {
+	case <-ctx.Done():
+	case <-gaveUp:
+	}
+	if err := w.Stop(context.Background()); err != nil {
+		return err
+	}
+	if pool != nil {
+		return pool.Err()
+	}
+	return nil
 }
 
 // openLocal is how dev and bench start: create the database if missing,

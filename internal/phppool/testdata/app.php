@@ -1,0 +1,114 @@
+<?php
+/**
+ * The test application for the PHP pool: each handler plays one behaviour
+ * the pool must survive. Loaded by bin/queuety-php-worker --bootstrap.
+ */
+
+declare(strict_types=1);
+
+use Queuety\Bridge\Handlers;
+use Queuety\Bridge\JobContext;
+use Queuety\Heartbeat;
+
+// Noise before the ready frame must not matter either.
+echo "booting the phppool test app\n";
+
+Handlers::register('ok', static function (array $payload): void {
+});
+
+Handlers::register('echoes', static function (array $payload): void {
+    echo "noise on stdout via echo\n";
+    printf("printf noise %d\n", 42);
+    fwrite(STDOUT, "noise written straight to fd 1\n");
+    fwrite(STDERR, "noise on stderr\n");
+    // Bytes that look like a frame header, then no newline.
+    echo "\x00\x00\x00\x05{\"type\":\"result\"}";
+});
+
+Handlers::register('throws', static function (array $payload): void {
+    throw new RuntimeException($payload['message'] ?? 'boom');
+});
+
+Handlers::register('exits', static function (array $payload): void {
+    exit(3);
+});
+
+// Leaves a background child holding fd 3 open, then dies: the pool must
+// notice the death without the pipe's end of file.
+Handlers::register('detaches', static function (array $payload): void {
+    shell_exec('sleep 30 > /dev/null 2>&1 &');
+    exit(3);
+});
+
+Handlers::register('segfaults', static function (array $payload): void {
+    segfault();
+});
+
+// Crashes (payload "how": exit or segfault) on attempt 1 only, so a retry
+// in a fresh process succeeds.
+Handlers::register('crash_once', static function (array $payload, JobContext $job): void {
+    if ($job->attempt > 1) {
+        return;
+    }
+    if (($payload['how'] ?? 'exit') === 'segfault') {
+        segfault();
+    }
+    exit(3);
+});
+
+// Sleeps payload "ms" milliseconds in 50 ms steps, beating after each.
+Handlers::register('sleeps', static function (array $payload): void {
+    $ms = (int) ($payload['ms'] ?? 100);
+    for ($slept = 0; $slept < $ms; $slept += 50) {
+        usleep(min(50, $ms - $slept) * 1000);
+        Heartbeat::beat(['slept' => min($slept + 50, $ms), 'of' => $ms]);
+    }
+});
+
+// Keeps payload "mb" MiB allocated, so the process reports it and is recycled.
+Handlers::register('memory', static function (array $payload): void {
+    static $hog = [];
+    $hog[] = str_repeat('x', ((int) ($payload['mb'] ?? 64)) << 20);
+});
+
+// Reports which process ran it: the pid goes into an exception message.
+Handlers::register('whoami', static function (array $payload): void {
+    throw new RuntimeException((string) getmypid());
+});
+
+function segfault(): void
+{
+    if (function_exists('posix_kill')) {
+        posix_kill(getmypid(), 11); // SIGSEGV
+        sleep(5); // the signal is asynchronous
+    }
+    // Without ext-posix there is no portable way to die by a signal.
+    fwrite(STDERR, "ext-posix missing: exiting instead of segfaulting\n");
+    exit(139);
+}
+
+final class GreetHandler implements Queuety\Handler
+{
+    public function handle(array $payload): void
+    {
+        fwrite(STDERR, 'hello ' . ($payload['name'] ?? 'nobody') . "\n");
+    }
+
+    public function config(): array
+    {
+        return [];
+    }
+}
+
+final class DoubleStep implements Queuety\Step
+{
+    public function handle(array $state): array
+    {
+        return ['doubled' => 2 * (int) ($state['n'] ?? 0)];
+    }
+
+    public function config(): array
+    {
+        return [];
+    }
+}

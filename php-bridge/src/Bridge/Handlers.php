@@ -1,0 +1,124 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Queuety\Bridge;
+
+use Queuety\Handler;
+use Queuety\Step;
+
+/**
+ * The worker's handler names. An application's bootstrap registers what
+ * has no class of its own:
+ *
+ *     Handlers::register('send_email', fn (array $payload) => mail(...));
+ *     Handlers::register('report', App\Jobs\Report::class);
+ *
+ * A name not registered is tried as a class implementing Queuety\Handler
+ * or Queuety\Step, as the plugin resolves handler names.
+ */
+final class Handlers
+{
+    /** @var array<string, callable|string> */
+    private static array $handlers = [];
+
+    /**
+     * Resolved runners by name: the reflection a callable needs is done
+     * once per name, not once per job.
+     *
+     * @var array<string, \Closure>
+     */
+    private static array $resolved = [];
+
+    /**
+     * @param callable|string $handler A callable, or a Handler/Step class name.
+     */
+    public static function register(string $name, callable|string $handler): void
+    {
+        self::$handlers[$name] = $handler;
+        unset(self::$resolved[$name]);
+    }
+
+    public static function has(string $name): bool
+    {
+        return isset(self::$handlers[$name]) || class_exists($name);
+    }
+
+    /**
+     * The class a name stands for, if it stands for one.
+     */
+    public static function class_name(string $name): ?string
+    {
+        $target = self::$handlers[$name] ?? $name;
+        return is_string($target) && class_exists($target) ? $target : null;
+    }
+
+    /**
+     * What runs a job of this name: a closure taking the payload and the
+     * job, returning a Step's output array or null. A class is built anew
+     * for every job, as the plugin does.
+     *
+     * @return \Closure(array<mixed>, JobContext): (array<mixed>|null)
+     * @throws \RuntimeException "Handler not found: <name>", Queuety's message, for an unknown name.
+     */
+    public static function resolve(string $name): \Closure
+    {
+        if (isset(self::$resolved[$name])) {
+            return self::$resolved[$name];
+        }
+        $target = self::$handlers[$name] ?? $name;
+        if (is_string($target) && class_exists($target)) {
+            return self::$resolved[$name] = self::for_class($target);
+        }
+        if (isset(self::$handlers[$name]) && is_callable($target)) {
+            return self::$resolved[$name] = self::for_callable($target);
+        }
+        // Not remembered: a class may still be loaded or registered later.
+        throw new \RuntimeException("Handler not found: {$name}");
+    }
+
+    /**
+     * Forget every registration (for tests).
+     */
+    public static function reset(): void
+    {
+        self::$handlers = [];
+        self::$resolved = [];
+    }
+
+    /**
+     * @return \Closure(array<mixed>, JobContext): (array<mixed>|null)
+     */
+    private static function for_class(string $class): \Closure
+    {
+        return static function (array $payload) use ($class): ?array {
+            $instance = new $class();
+            if ($instance instanceof Handler) {
+                $instance->handle($payload);
+                return null;
+            }
+            if ($instance instanceof Step) {
+                return $instance->handle($payload);
+            }
+            throw new \RuntimeException("Class {$class} must implement Handler or Step.");
+        };
+    }
+
+    /**
+     * Callables of the application declaring a second parameter get the
+     * JobContext too; the others, and PHP's built-in functions, whose
+     * second parameter means something else, get the payload alone.
+     *
+     * @return \Closure(array<mixed>, JobContext): (array<mixed>|null)
+     */
+    private static function for_callable(callable $callable): \Closure
+    {
+        $closure = \Closure::fromCallable($callable);
+        $reflection = new \ReflectionFunction($closure);
+        $wants_job = !$reflection->isInternal() && ($reflection->isVariadic() || $reflection->getNumberOfParameters() >= 2);
+        return static function (array $payload, JobContext $job) use ($closure, $wants_job): ?array {
+            $output = $wants_job ? $closure($payload, $job) : $closure($payload);
+            return is_array($output) ? $output : null;
+        };
+    }
+}

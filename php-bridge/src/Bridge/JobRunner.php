@@ -1,0 +1,75 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Queuety\Bridge;
+
+use Queuety\Heartbeat;
+
+/**
+ * Runs one job request and builds its result frame. Whatever the handler
+ * prints is captured and passed to stderr, which the daemon logs; every
+ * Throwable becomes a failed result with PHP's class, message and trace,
+ * which the daemon writes to the log row exactly as the plugin would.
+ */
+final class JobRunner
+{
+    /**
+     * @param \Closure(int, array<mixed>): void $beat Sends a heartbeat frame for (seq, progress).
+     */
+    public function __construct(private readonly \Closure $beat)
+    {
+    }
+
+    /**
+     * @param array<mixed> $request A "run" frame.
+     * @return array<mixed> Its "result" frame.
+     */
+    public function run(array $request): array
+    {
+        $seq = (int) ($request['seq'] ?? 0);
+        $job = JobContext::from_array(is_array($request['job'] ?? null) ? $request['job'] : []);
+        $payload = is_array($request['payload'] ?? null) ? $request['payload'] : [];
+
+        $level = ob_get_level();
+        ob_start(self::to_stderr(...), 8192);
+        JobContext::set($job);
+        Heartbeat::bind($job->id, fn (array $progress) => ($this->beat)($seq, $progress));
+        try {
+            $output = Handlers::resolve($job->handler)($payload, $job);
+            $result = ['type' => 'result', 'seq' => $seq, 'ok' => true];
+            if ($output !== null) {
+                $result['output'] = $output;
+            }
+        } catch (\Throwable $e) {
+            $result = ['type' => 'result', 'seq' => $seq, 'ok' => false, 'error' => self::error_of($e)];
+        } finally {
+            // Buffers the handler left open are flushed through ours.
+            while (ob_get_level() > $level) {
+                ob_end_flush();
+            }
+            Heartbeat::clear();
+            JobContext::set(null);
+        }
+        $result['memory'] = memory_get_usage(true);
+        return $result;
+    }
+
+    /**
+     * What the plugin logs for a failure: get_class, message, trace.
+     *
+     * @return array{class: string, message: string, trace: string}
+     */
+    public static function error_of(\Throwable $e): array
+    {
+        return ['class' => get_class($e), 'message' => $e->getMessage(), 'trace' => $e->getTraceAsString()];
+    }
+
+    private static function to_stderr(string $buffer): string
+    {
+        if ($buffer !== '') {
+            fwrite(STDERR, $buffer);
+        }
+        return '';
+    }
+}

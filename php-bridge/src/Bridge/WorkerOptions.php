@@ -1,0 +1,69 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Queuety\Bridge;
+
+/**
+ * bin/queuety-php-worker's command line.
+ */
+final class WorkerOptions
+{
+    public const USAGE = <<<'TXT'
+        usage: queuety-php-worker --bootstrap app.php [--wp-load /path/to/wp-load.php]
+
+        The PHP side of the queuety daemon's handler pool; the daemon starts it:
+            queuety work --php "php php-bridge/bin/queuety-php-worker --bootstrap app.php"
+
+          --bootstrap FILE  the application file that registers handlers
+                            (Queuety\Bridge\Handlers::register) and loads
+                            Composer's vendor/autoload.php or anything else
+          --wp-load FILE    load WordPress first (wp-load.php), for handlers
+                            that use WordPress functions
+
+        TXT;
+
+    public function __construct(
+        public readonly string $bootstrap,
+        public readonly ?string $wp_load = null,
+        public readonly bool $help = false,
+    ) {
+    }
+
+    /**
+     * @param list<string> $argv
+     * @throws \InvalidArgumentException With what is wrong.
+     */
+    public static function parse(array $argv): self
+    {
+        $values = ['bootstrap' => null, 'wp-load' => null];
+        $args = array_slice($argv, 1);
+        for ($i = 0; $i < count($args); $i++) {
+            $arg = $args[$i];
+            if ($arg === '--help' || $arg === '-h') {
+                return new self('', null, true);
+            }
+            [$name, $value] = str_contains($arg, '=') ? explode('=', $arg, 2) : [$arg, null];
+            $key = substr($name, 2);
+            if (!str_starts_with($name, '--') || !array_key_exists($key, $values)) {
+                throw new \InvalidArgumentException("unknown argument {$arg}");
+            }
+            if ($value === null) {
+                if (!isset($args[$i + 1])) {
+                    throw new \InvalidArgumentException("{$name} needs a file");
+                }
+                $value = $args[++$i];
+            }
+            $values[$key] = $value;
+        }
+        if ($values['bootstrap'] === null) {
+            throw new \InvalidArgumentException('--bootstrap is required');
+        }
+        foreach ($values as $key => $file) {
+            if ($file !== null && !is_readable($file)) {
+                throw new \InvalidArgumentException("--{$key} {$file}: no such readable file");
+            }
+        }
+        return new self($values['bootstrap'], $values['wp-load']);
+    }
+}

@@ -1,0 +1,139 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Queuety;
+
+use Queuety\Bridge\Handlers;
+use Queuety\Enums\Priority;
+
+/**
+ * Queuety's facade, job half: the same static methods and signatures as
+ * the plugin for what the bridge covers, so application code runs on
+ * either.
+ *
+ *     Queuety::init(Connection::from_wp_config('/var/www/html/wp-config.php'));
+ *     $id = Queuety::dispatch(SendEmail::class, ['to' => 'a@b.c'])->with_priority(Priority::High)->id();
+ */
+class Queuety
+{
+    private static ?Connection $conn = null;
+    private static ?Queue $queue = null;
+
+    public static function init(Connection $conn): void
+    {
+        self::$conn = $conn;
+        self::$queue = new Queue($conn);
+    }
+
+    /**
+     * Start a job. The handler is a name registered with register() or
+     * Bridge\Handlers::register(), or a class name; a class's attribute and
+     * config() defaults are applied before your fluent calls, as in the
+     * plugin.
+     *
+     * @param array<mixed> $payload
+     */
+    public static function dispatch(string $handler, array $payload = []): PendingJob
+    {
+        return self::apply_pending_defaults(new PendingJob($handler, $payload, self::queue_()), $handler);
+    }
+
+    /**
+     * The plugin's CLI-style dispatch: an invalid priority means Low.
+     *
+     * @param array<mixed> $payload
+     */
+    public static function dispatch_job(string $handler, array $payload = [], string $queue = 'default', int $priority = 0, int $delay = 0): int
+    {
+        return self::queue_()->dispatch(
+            handler: $handler,
+            payload: $payload,
+            queue: $queue,
+            priority: Priority::tryFrom($priority) ?? Priority::Low,
+            delay: $delay,
+        );
+    }
+
+    /**
+     * Register a handler class under a name (the worker resolves it too).
+     *
+     * @param class-string $class
+     */
+    public static function register(string $name, string $class): void
+    {
+        Handlers::register($name, $class);
+    }
+
+    public static function pause(string $queue): void
+    {
+        self::queue_()->pause_queue($queue);
+    }
+
+    public static function resume(string $queue): void
+    {
+        self::queue_()->resume_queue($queue);
+    }
+
+    public static function is_paused(string $queue): bool
+    {
+        return self::queue_()->is_queue_paused($queue);
+    }
+
+    /**
+     * @return array{pending: int, processing: int, completed: int, failed: int, buried: int}
+     */
+    public static function stats(?string $queue = null): array
+    {
+        return self::queue_()->stats($queue);
+    }
+
+    public static function connection(): Connection
+    {
+        return self::$conn ?? throw new \RuntimeException('Queuety not initialized. Call Queuety::init() first.');
+    }
+
+    public static function queue(): Queue
+    {
+        return self::queue_();
+    }
+
+    /**
+     * Forget the connection (for tests).
+     */
+    public static function reset(): void
+    {
+        self::$conn = null;
+        self::$queue = null;
+    }
+
+    private static function queue_(): Queue
+    {
+        return self::$queue ?? throw new \RuntimeException('Queuety not initialized. Call Queuety::init() first.');
+    }
+
+    private static function apply_pending_defaults(PendingJob $pending, string $handler): PendingJob
+    {
+        $class = Handlers::class_name($handler);
+        if ($class === null && class_exists($handler)) {
+            $class = $handler;
+        }
+        if ($class === null) {
+            return $pending;
+        }
+        $defaults = HandlerMetadata::from_class($class);
+        if ($defaults['queue'] !== null) {
+            $pending->on_queue($defaults['queue']);
+        }
+        if ($defaults['max_attempts'] !== null) {
+            $pending->max_attempts($defaults['max_attempts']);
+        }
+        if ($defaults['concurrency_group'] !== null && $defaults['concurrency_limit'] !== null) {
+            $pending->concurrency_group($defaults['concurrency_group'], $defaults['concurrency_limit']);
+        }
+        if ($defaults['cost_units'] !== null) {
+            $pending->cost_units($defaults['cost_units']);
+        }
+        return $pending;
+    }
+}

@@ -1,0 +1,88 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Queuety\Tests\Support;
+
+use PDO;
+use PHPUnit\Framework\TestCase;
+use Queuety\Bridge\Handlers;
+use Queuety\Connection;
+use Queuety\Queuety;
+
+/**
+ * A test with its own database (qtphp_<random>), migrated by the queuety
+ * binary with the daemon's real schema, and dropped afterwards. The
+ * facade is initialised on it.
+ */
+abstract class DatabaseTestCase extends TestCase
+{
+    protected string $database;
+    protected Connection $conn;
+    private PDO $admin;
+
+    protected function setUp(): void
+    {
+        parent::setUp();
+        $this->admin = new PDO(sprintf('mysql:host=%s;port=%s;charset=utf8mb4', self::env('HOST', '127.0.0.1'), self::env('PORT', '3306')),
+            self::env('USER', 'root'), self::env('PASSWORD', ''), [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION]);
+        $this->database = 'qtphp_' . bin2hex(random_bytes(4));
+        $this->admin->exec("CREATE DATABASE `{$this->database}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci");
+        $this->migrate();
+        $this->conn = $this->connection();
+        Queuety::init($this->conn);
+    }
+
+    protected function tearDown(): void
+    {
+        Queuety::reset();
+        Handlers::reset();
+        if (isset($this->admin, $this->database)) {
+            $this->admin->exec("DROP DATABASE IF EXISTS `{$this->database}`");
+        }
+        parent::tearDown();
+    }
+
+    /**
+     * Create the tables with `queuety migrate` (extra flags: --prefix,
+     * --table-prefix).
+     *
+     * @param list<string> $flags
+     */
+    protected function migrate(array $flags = []): void
+    {
+        $dsn = sprintf('%s:%s@tcp(%s:%s)/%s', self::env('USER', 'root'), self::env('PASSWORD', ''),
+            self::env('HOST', '127.0.0.1'), self::env('PORT', '3306'), $this->database);
+        QueuetyBinary::exec(array_merge(['migrate', '--dsn', $dsn], $flags));
+    }
+
+    protected function connection(string $prefix = 'wp_', ?string $table_prefix = null): Connection
+    {
+        return new Connection(self::env('HOST', '127.0.0.1') . ':' . self::env('PORT', '3306'), $this->database,
+            self::env('USER', 'root'), self::env('PASSWORD', ''), $prefix, $table_prefix);
+    }
+
+    /**
+     * A job row as PDO returns it (every column a string or null, as the
+     * plugin fixtures were recorded).
+     *
+     * @return array<string, string|null>
+     */
+    protected function job(int $id, string $table = 'wp_queuety_jobs'): array
+    {
+        $pdo = new PDO($this->conn->dsn(), self::env('USER', 'root'), self::env('PASSWORD', ''), [
+            PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION, PDO::ATTR_STRINGIFY_FETCHES => true,
+        ]);
+        $stmt = $pdo->prepare("SELECT * FROM `{$table}` WHERE id = ?");
+        $stmt->execute([$id]);
+        $row = $stmt->fetch(PDO::FETCH_ASSOC);
+        self::assertIsArray($row, "job {$id} in {$table}");
+        return $row;
+    }
+
+    private static function env(string $name, string $default): string
+    {
+        $v = getenv('QUEUETY_TEST_DB_' . $name);
+        return is_string($v) && $v !== '' ? $v : $default;
+    }
+}
