@@ -58,6 +58,12 @@ type Config struct {
 	// no handler for ("Handler not found: x"), instead of leaving them in the
 	// queue for PHP workers.
 	ClaimAll bool
+	// Workflows turns the workflow engine on: the worker also claims the
+	// step jobs of running or paused workflows whose handler it has (Go
+	// step handlers registered with Registry.RegisterStep, and the
+	// placeholders the engine implements) and advances the workflows. Off
+	// by default: workflow jobs are then left to PHP workers.
+	Workflows bool
 	// MaxClaimBatch caps the rows one claim round trip takes.
 	MaxClaimBatch int
 	// ClaimWindow is how long a claim transaction waits for the jobs it

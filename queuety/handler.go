@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/queuety-go/queuety/workflow"
 )
 
 // Handler runs one attempt of a job. Returning nil completes the job; an
@@ -72,10 +74,14 @@ type Registry struct {
 	mu       sync.RWMutex
 	m        map[string]registered
 	fallback *registered
+	// steps are the Go workflow step handlers (workflow.go).
+	steps *workflow.Handlers
 }
 
 // NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{m: map[string]registered{}} }
+func NewRegistry() *Registry {
+	return &Registry{m: map[string]registered{}, steps: workflow.NewHandlers()}
+}
 
 // Register adds a handler. Like http.Handle it panics on a programming
 // error: an empty or reserved name, a nil handler, a duplicate, or invalid

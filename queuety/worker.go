@@ -17,6 +17,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
 )
 
 // Worker claims jobs from the Queuety tables and runs them with Go
@@ -38,6 +39,10 @@ type Worker struct {
 	id    string
 	// handlers is the claim filter; nil claims every handler (ClaimAll).
 	handlers []string
+	// engine runs workflow steps (Config.Workflows), claimed when their
+	// handler is in wfHandlers; nil leaves workflow jobs out of the claim.
+	engine     *workflow.Engine
+	wfHandlers []string
 
 	mu      sync.Mutex
 	running map[int64]*running
@@ -155,9 +160,15 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		return nil, fmt.Errorf("worker id %q: longer than 64 characters", w.id)
 	}
 	w.log = cfg.Logger.With("worker", w.id)
+	if cfg.Workflows {
+		w.engine = workflow.NewEngine(c.store, reg.steps)
+		w.engine.MemoryKB = w.memKB.Load
+		w.engine.StepTimeout = w.stepTimeout
+		w.wfHandlers = workflowHandlers(reg)
+	}
 	if !cfg.ClaimAll && !reg.hasFallback() {
-		w.handlers = reg.Names()
-		if len(w.handlers) == 0 {
+		w.handlers = reg.Names() // never nil: with Workflows, may be empty
+		if len(w.handlers) == 0 && !cfg.Workflows {
 			return nil, errors.New("no handlers registered: register Go handlers, set a fallback (the PHP pool: --php), or claim everything with ClaimAll (--claim-all)")
 		}
 	}
@@ -450,7 +461,7 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 		if paused[q] {
 			continue
 		}
-		got, err := tx.Select(ctx, store.ClaimParams{Queue: q, Handlers: w.handlers, Limit: n - len(rows)})
+		got, err := tx.Select(ctx, store.ClaimParams{Queue: q, Handlers: w.handlers, WorkflowHandlers: w.wfHandlers, Limit: n - len(rows)})
 		if err != nil {
 			_ = tx.Rollback()
 			return 0, fmt.Errorf("queue %s: %w", q, err)
@@ -479,6 +490,11 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 		rj.inWindow = false
 		o, progress := rj.outcome, rj.progress
 		rj.mu.Unlock()
+		if w.isWorkflowStep(&rj.row) {
+			// The engine writes its started log and step_started event.
+			f.Running = append(f.Running, rj.row.ID)
+			continue
+		}
 		started := store.LogFor(&rj.row, store.EventStarted)
 		started.Attempt = store.Int(int64(rj.job.Attempt))
 		f.Logs = append(f.Logs, started)
@@ -668,6 +684,10 @@ func (w *Worker) release(rj *running) {
 // window it hands the outcome to the claimer, after it writes it itself.
 func (w *Worker) execute(ctx context.Context, rj *running) {
 	defer w.execWG.Done()
+	if w.isWorkflowStep(&rj.row) {
+		w.executeWorkflowStep(ctx, rj)
+		return
+	}
 	settings, err := w.runAttempt(ctx, rj)
 	o := &outcome{err: err, settings: settings, duration: time.Since(rj.start)}
 	rj.mu.Lock()

@@ -19,7 +19,12 @@ type ClaimParams struct {
 	// Handlers restricts the claim to these handler names; nil claims every
 	// handler (a worker told to claim everything buries the ones it lacks).
 	Handlers []string
-	Limit    int
+	// WorkflowHandlers, when not nil, turns workflow steps on: a step job
+	// is claimable when its handler is one of these (the engine's Go step
+	// handlers and placeholders) and its workflow is running or paused.
+	// Nil keeps workflow jobs out of the claim.
+	WorkflowHandlers []string
+	Limit            int
 }
 
 // ClaimTx is one claim window. Select locks claimable rows with FOR UPDATE
@@ -78,6 +83,9 @@ func (c *ClaimTx) end() {
 // Select locks up to p.Limit claimable rows of one queue, highest priority
 // first, then oldest.
 func (c *ClaimTx) Select(ctx context.Context, p ClaimParams) ([]JobRow, error) {
+	if p.WorkflowHandlers != nil {
+		return c.selectWithWorkflows(ctx, p)
+	}
 	if p.Limit <= 0 || (p.Handlers != nil && len(p.Handlers) == 0) {
 		return nil, nil
 	}
@@ -87,6 +95,36 @@ func (c *ClaimTx) Select(ctx context.Context, p ClaimParams) ([]JobRow, error) {
 		if q, args, err = c.s.in(qClaimJobsForHandlers, p.Queue, p.Handlers, p.Limit); err != nil {
 			return nil, err
 		}
+	}
+	var rows []JobRow
+	if err := c.tx.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	return rows, nil
+}
+
+// selectWithWorkflows is Select with workflow steps claimable.
+func (c *ClaimTx) selectWithWorkflows(ctx context.Context, p ClaimParams) ([]JobRow, error) {
+	if p.Limit <= 0 || (p.Handlers != nil && len(p.Handlers) == 0 && len(p.WorkflowHandlers) == 0) {
+		return nil, nil
+	}
+	// IN () is not SQL: an empty list becomes one name no job has.
+	orNone := func(h []string) []string {
+		if len(h) == 0 {
+			return []string{""}
+		}
+		return h
+	}
+	var q string
+	var args []any
+	var err error
+	if p.Handlers == nil {
+		q, args, err = c.s.in(qClaimJobsWorkflows, p.Queue, orNone(p.WorkflowHandlers), p.Limit)
+	} else {
+		q, args, err = c.s.in(qClaimJobsForHandlersWorkflows, p.Queue, orNone(p.Handlers), orNone(p.WorkflowHandlers), p.Limit)
+	}
+	if err != nil {
+		return nil, err
 	}
 	var rows []JobRow
 	if err := c.tx.SelectContext(ctx, &rows, q, args...); err != nil {

@@ -64,6 +64,28 @@ const (
 	qTruncateJobs         = "truncate-jobs"
 	qTruncateLogs         = "truncate-logs"
 	qCountLogEvents       = "count-log-events"
+
+	qFindDispatchKey        = "find-dispatch-key"
+	qInsertDispatchKey      = "insert-dispatch-key"
+	qInsertWorkflow         = "insert-workflow"
+	qGetWorkflow            = "get-workflow"
+	qLockWorkflow           = "lock-workflow"
+	qLockJob                = "lock-job"
+	qUpdateWorkflowState    = "update-workflow-state"
+	qAdvanceWorkflow        = "advance-workflow"
+	qCompleteWorkflow       = "complete-workflow"
+	qFailWorkflow           = "fail-workflow"
+	qCompleteWorkflowJob    = "complete-workflow-job"
+	qCompleteWorkflowJobAny = "complete-workflow-job-any"
+	qCountCompletedStepJobs = "count-completed-step-jobs"
+	qBuryStepJobs           = "bury-step-jobs"
+	qBuryWorkflowJobs       = "bury-workflow-jobs"
+	qClaimJobByID           = "claim-job-by-id"
+	qInsertWorkflowEvent    = "insert-workflow-event"
+	qRetryWorkflowJob       = "retry-workflow-job"
+
+	qClaimJobsWorkflows            = "claim-jobs-workflows"
+	qClaimJobsForHandlersWorkflows = "claim-jobs-for-handlers-workflows"
 )
 
 // block is one commented SQL statement of an embedded file.

@@ -22,6 +22,7 @@ func workerFlags() []cli.Flag {
 		&cli.StringFlag{Name: "queue", Aliases: []string{"q"}, Value: queuety.DefaultQueue, EnvVars: []string{"QUEUETY_QUEUES"}, Usage: "queues in strict priority order, comma-separated"},
 		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: queuety.DefaultConcurrency, EnvVars: []string{"QUEUETY_CONCURRENCY"}, Usage: "jobs run at once"},
 		&cli.BoolFlag{Name: "claim-all", EnvVars: []string{"QUEUETY_CLAIM_ALL"}, Usage: "claim every handler, burying those this binary lacks (default: leave them to PHP workers)"},
+		&cli.BoolFlag{Name: "workflows", EnvVars: []string{"QUEUETY_WORKFLOWS"}, Usage: "also run workflow steps this binary has Go step handlers for, and advance their workflows"},
 		&cli.DurationFlag{Name: "shutdown-grace", Value: queuety.DefaultShutdownGrace, EnvVars: []string{"QUEUETY_SHUTDOWN_GRACE"}, Usage: "on SIGTERM, how long running jobs may take to finish"},
 		&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}, Usage: "processing jobs not heard from this long are rescued"},
 		&cli.DurationFlag{Name: "heartbeat-interval", EnvVars: []string{"QUEUETY_HEARTBEAT_INTERVAL"}, Usage: "refresh running jobs this often (default stale-timeout/4, at most 1m)"},
@@ -48,6 +49,7 @@ func workerConfig(c *cli.Context, cfg *queuety.Config) error {
 		return usagef("--concurrency %d: must be at least 1", cfg.Concurrency)
 	}
 	cfg.ClaimAll = c.Bool("claim-all")
+	cfg.Workflows = c.Bool("workflows")
 	cfg.ShutdownGrace = c.Duration("shutdown-grace")
 	cfg.StaleTimeout = c.Duration("stale-timeout")
 	cfg.HeartbeatInterval = c.Duration("heartbeat-interval")

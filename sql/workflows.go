@@ -1,0 +1,347 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+)
+
+// ErrWorkflowNotFound is returned when a workflow row is missing.
+var ErrWorkflowNotFound = errors.New("workflow not found")
+
+// Workflow log events (Queuety's LogEvent, workflow part).
+const (
+	EventWorkflowStarted   = "workflow_started"
+	EventWorkflowCompleted = "workflow_completed"
+	EventWorkflowFailed    = "workflow_failed"
+)
+
+// WorkflowRow is one row of the workflows table.
+type WorkflowRow struct {
+	ID               int64          `db:"id"`
+	Name             string         `db:"name"`
+	Status           string         `db:"status"`
+	State            string         `db:"state"`
+	CurrentStep      int            `db:"current_step"`
+	TotalSteps       int            `db:"total_steps"`
+	ParentWorkflowID sql.NullInt64  `db:"parent_workflow_id"`
+	ParentStepIndex  sql.NullInt64  `db:"parent_step_index"`
+	StartedAt        time.Time      `db:"started_at"`
+	CompletedAt      sql.NullTime   `db:"completed_at"`
+	FailedAt         sql.NullTime   `db:"failed_at"`
+	ErrorMessage     sql.NullString `db:"error_message"`
+	DeadlineAt       sql.NullTime   `db:"deadline_at"`
+}
+
+// StepJob is one job row a workflow step enqueues (workflow.StepJob as
+// columns): status 'pending', attempts 0, available_at = app clock + Delay.
+type StepJob struct {
+	Queue            string
+	Handler          string
+	Payload          []byte
+	Priority         int
+	MaxAttempts      int
+	StepIndex        int
+	Delay            time.Duration
+	ConcurrencyGroup string // "" = NULL
+	ConcurrencyLimit int    // 0 = NULL
+	CostUnits        int
+}
+
+// InsertWorkflow is everything a workflow dispatch writes (Queuety's
+// WorkflowBuilder::dispatch in one transaction).
+type InsertWorkflow struct {
+	Name             string
+	State            []byte
+	TotalSteps       int
+	ParentWorkflowID sql.NullInt64
+	ParentStepIndex  sql.NullInt64
+	DeadlineAt       sql.NullString
+	// IdempotencyKey, when set, is looked up first and stored with the row.
+	IdempotencyKey string
+	// Queue is the queue of the workflow_started log row.
+	Queue string
+	Jobs  []StepJob
+}
+
+// InsertWorkflow writes a workflow, its dispatch key, its first jobs and
+// its workflow_started log in one transaction. With an idempotency key
+// already used, the existing workflow's id is returned with existing=true
+// and nothing is written.
+func (s *Store) InsertWorkflow(ctx context.Context, p InsertWorkflow) (id int64, existing bool, err error) {
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		id, existing = 0, false
+		if p.IdempotencyKey != "" {
+			err := tx.GetContext(ctx, &id, s.query(qFindDispatchKey), p.IdempotencyKey)
+			if err == nil {
+				existing = true
+				return nil
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("dispatch key lookup: %w", err)
+			}
+		}
+		res, err := tx.ExecContext(ctx, s.query(qInsertWorkflow), p.Name, string(p.State), p.TotalSteps,
+			p.ParentWorkflowID, p.ParentStepIndex, p.DeadlineAt)
+		if err != nil {
+			return fmt.Errorf("insert workflow: %w", err)
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		if p.IdempotencyKey != "" {
+			if _, err := tx.ExecContext(ctx, s.query(qInsertDispatchKey), p.IdempotencyKey, id); err != nil {
+				return fmt.Errorf("insert dispatch key: %w", err)
+			}
+		}
+		w := &WorkflowTx{s: s, tx: tx, ctx: ctx}
+		if err := w.InsertStepJobs(id, p.Jobs); err != nil {
+			return err
+		}
+		return s.insertLogs(ctx, tx, []LogRow{WorkflowLog(id, p.Name, p.Queue, EventWorkflowStarted)})
+	})
+	if err != nil && p.IdempotencyKey != "" && isDuplicateKey(err) {
+		// Another dispatch stored the key first: its workflow wins.
+		if gerr := s.db.GetContext(ctx, &id, s.query(qFindDispatchKey), p.IdempotencyKey); gerr == nil {
+			return id, true, nil
+		}
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	return id, existing, nil
+}
+
+func isDuplicateKey(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1062
+}
+
+// WorkflowLog is a workflow-level log row: job and step NULL, handler the
+// workflow name (or "" for workflow_failed).
+func WorkflowLog(workflowID int64, handler, queue, event string) LogRow {
+	return LogRow{WorkflowID: Int(workflowID), Handler: handler, Queue: queue, Event: event}
+}
+
+// GetWorkflow reads a workflow row without locking it.
+func (s *Store) GetWorkflow(ctx context.Context, id int64) (*WorkflowRow, error) {
+	var r WorkflowRow
+	err := s.unsafe.GetContext(ctx, &r, s.query(qGetWorkflow), id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("workflow %d: %w", id, ErrWorkflowNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get workflow %d: %w", id, err)
+	}
+	return &r, nil
+}
+
+// ClaimJobByID claims one pending job as a claim would and returns it
+// (false when it was not pending). For tests and tools; workers claim in
+// batches.
+func (s *Store) ClaimJobByID(ctx context.Context, id int64, workerID string) (*JobRow, bool, error) {
+	res, err := s.db.ExecContext(ctx, s.query(qClaimJobByID), workerID, id)
+	if err != nil {
+		return nil, false, fmt.Errorf("claim job %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil, false, nil
+	}
+	var j JobRow
+	if err := s.unsafe.GetContext(ctx, &j, s.query(qGetJob), id); err != nil {
+		return nil, false, fmt.Errorf("read job %d: %w", id, err)
+	}
+	return &j, true, nil
+}
+
+// WorkflowEvent is one workflow_events row. The JSON columns hold exact
+// bytes (nil = NULL).
+type WorkflowEvent struct {
+	WorkflowID  int64
+	JobID       sql.NullInt64
+	StepIndex   int
+	StepName    sql.NullString
+	StepType    sql.NullString
+	Handler     string
+	Event       string
+	Queue       sql.NullString
+	Attempt     sql.NullInt64
+	Input       []byte
+	Output      []byte
+	StateBefore []byte
+	StateAfter  []byte
+	Context     []byte
+	Artifacts   []byte
+	Chunks      []byte
+	Error       []byte
+	DurationMS  sql.NullInt64
+}
+
+func nullBytes(b []byte) sql.NullString {
+	if b == nil {
+		return sql.NullString{}
+	}
+	return String(string(b))
+}
+
+// WorkflowTx is one workflow transaction: the engine's only way to the
+// tables while it advances a workflow.
+type WorkflowTx struct {
+	s   *Store
+	tx  *sqlx.Tx
+	ctx context.Context
+}
+
+// WorkflowTx runs fn in a READ COMMITTED transaction, retried as a whole on
+// deadlocks, so fn must not keep state across calls.
+func (s *Store) WorkflowTx(ctx context.Context, fn func(*WorkflowTx) error) error {
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		return fn(&WorkflowTx{s: s, tx: tx, ctx: ctx})
+	})
+}
+
+func (w *WorkflowTx) exec(name string, args ...any) (int64, error) {
+	res, err := w.tx.ExecContext(w.ctx, w.s.query(name), args...)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	n, err := res.RowsAffected()
+	return n, err
+}
+
+// LockWorkflow reads and locks a workflow row (nil when missing).
+func (w *WorkflowTx) LockWorkflow(id int64) (*WorkflowRow, error) {
+	var r WorkflowRow
+	err := w.tx.Unsafe().GetContext(w.ctx, &r, w.s.query(qLockWorkflow), id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock workflow %d: %w", id, err)
+	}
+	return &r, nil
+}
+
+// LockJob reads and locks a job row (nil when missing).
+func (w *WorkflowTx) LockJob(id int64) (*JobRow, error) {
+	var r JobRow
+	err := w.tx.Unsafe().GetContext(w.ctx, &r, w.s.query(qLockJob), id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock job %d: %w", id, err)
+	}
+	return &r, nil
+}
+
+// SetState writes the state column only.
+func (w *WorkflowTx) SetState(id int64, state []byte) error {
+	_, err := w.exec(qUpdateWorkflowState, string(state), id)
+	return err
+}
+
+// Advance writes the state and moves current_step.
+func (w *WorkflowTx) Advance(id int64, state []byte, step int) error {
+	_, err := w.exec(qAdvanceWorkflow, string(state), step, id)
+	return err
+}
+
+// Complete writes the state, moves current_step past the end and marks the
+// workflow completed.
+func (w *WorkflowTx) Complete(id int64, state []byte, step int) error {
+	_, err := w.exec(qCompleteWorkflow, string(state), step, id)
+	return err
+}
+
+// MarkFailed fails a live workflow and reports whether the row changed.
+func (w *WorkflowTx) MarkFailed(id int64, state []byte, message string) (bool, error) {
+	n, err := w.exec(qFailWorkflow, message, string(state), id)
+	return n > 0, err
+}
+
+// CompleteJob marks a pending or processing job completed.
+func (w *WorkflowTx) CompleteJob(id int64) error {
+	_, err := w.exec(qCompleteWorkflowJob, id)
+	return err
+}
+
+// CompleteJobAny marks a job completed whatever its status.
+func (w *WorkflowTx) CompleteJobAny(id int64) error {
+	_, err := w.exec(qCompleteWorkflowJobAny, id)
+	return err
+}
+
+// BuryJob buries one job with a message.
+func (w *WorkflowTx) BuryJob(id int64, message string) error {
+	_, err := w.exec(qBuryJob, message, id)
+	return err
+}
+
+// BuryStepJobs buries the active jobs of one step except one (0: none).
+func (w *WorkflowTx) BuryStepJobs(workflowID int64, step int, message string, except int64) error {
+	_, err := w.exec(qBuryStepJobs, message, workflowID, step, except)
+	return err
+}
+
+// BuryWorkflowJobs buries the active jobs of a workflow except one (0: none).
+func (w *WorkflowTx) BuryWorkflowJobs(workflowID int64, message string, except int64) error {
+	_, err := w.exec(qBuryWorkflowJobs, message, workflowID, except)
+	return err
+}
+
+// CountCompletedStepJobs counts every completed job of a step.
+func (w *WorkflowTx) CountCompletedStepJobs(workflowID int64, step int) (int, error) {
+	var n int
+	if err := w.tx.GetContext(w.ctx, &n, w.s.query(qCountCompletedStepJobs), workflowID, step); err != nil {
+		return 0, fmt.Errorf("count completed step jobs: %w", err)
+	}
+	return n, nil
+}
+
+// InsertStepJobs inserts a step's jobs for a workflow, as Queue::dispatch.
+func (w *WorkflowTx) InsertStepJobs(workflowID int64, jobs []StepJob) error {
+	for _, j := range jobs {
+		group, limit := sql.NullString{}, sql.NullInt64{}
+		if j.ConcurrencyGroup != "" && j.ConcurrencyLimit >= 1 {
+			group, limit = String(j.ConcurrencyGroup), Int(int64(j.ConcurrencyLimit))
+		}
+		availableAt := DateTime(w.s.clock.Now().Add(j.Delay))
+		if _, err := w.exec(qInsertJob, j.Queue, j.Handler, string(j.Payload), sql.NullString{}, j.Priority,
+			max(1, j.MaxAttempts), availableAt, Int(workflowID), Int(int64(j.StepIndex)), sql.NullInt64{},
+			sql.NullInt64{}, group, limit, max(0, j.CostUnits)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// InsertLogs writes log rows in the transaction.
+func (w *WorkflowTx) InsertLogs(logs ...LogRow) error {
+	return w.s.insertLogs(w.ctx, w.tx, logs)
+}
+
+// InsertEvents writes workflow_events rows in order.
+func (w *WorkflowTx) InsertEvents(events ...WorkflowEvent) error {
+	for _, e := range events {
+		if _, err := w.exec(qInsertWorkflowEvent, e.WorkflowID, e.JobID, e.StepIndex, e.StepName, e.StepType,
+			e.Handler, e.Event, e.Queue, e.Attempt, nullBytes(e.Input), nullBytes(e.Output),
+			nullBytes(e.StateBefore), nullBytes(e.StateAfter), nullBytes(e.Context), nullBytes(e.Artifacts),
+			nullBytes(e.Chunks), nullBytes(e.Error), e.DurationMS); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RetryJob puts a failed processing attempt back to pending, available
+// after delay (app clock).
+func (w *WorkflowTx) RetryJob(id int64, delay time.Duration) error {
+	_, err := w.exec(qRetryWorkflowJob, DateTime(w.s.clock.Now().Add(delay)), id)
+	return err
+}

@@ -1,0 +1,165 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// Engine advances workflows on the plugin's tables: it runs claimed
+// workflow step jobs (Go step handlers and the __queuety_* placeholders it
+// implements) and settles each one in the step-completion transaction of
+// Queuety's Workflow::advance_step (spec §3.3). All SQL goes through the
+// store's WorkflowTx.
+//
+// The engine files, one topic each: engine_run.go (running a claimed job,
+// the worker's part of Worker::process_job), engine_advance.go (the
+// guards and finalize_step_completion), engine_parallel.go,
+// engine_foreach.go, engine_repeat.go, engine_fail.go (step failures and
+// Workflow::fail), engine_state.go (merge, pruning, compensation
+// snapshots, budgets) and engine_events.go (logs and workflow_events rows).
+type Engine struct {
+	store    *store.Store
+	handlers *Handlers
+	// MemoryKB supplies logs.memory_peak_kb (a process figure; PHP writes
+	// memory_get_peak_usage). Nil uses the Go runtime's, sampled.
+	MemoryKB func() int64
+	// StepTimeout gives a step job's time limit and the error an attempt
+	// that runs past it fails with; nil or a zero limit means none. The
+	// handler's context is cancelled at the limit.
+	StepTimeout func(job *store.JobRow) (time.Duration, error)
+}
+
+// NewEngine returns an engine running handlers on s. handlers may be nil
+// (then only placeholders run).
+func NewEngine(s *store.Store, handlers *Handlers) *Engine {
+	if handlers == nil {
+		handlers = NewHandlers()
+	}
+	return &Engine{store: s, handlers: handlers}
+}
+
+// Handlers returns the engine's Go step handlers.
+func (e *Engine) Handlers() *Handlers { return e.handlers }
+
+// Placeholders lists the __queuety_* placeholder handlers the engine runs
+// itself. The others (signal and workflow waits, start_workflows,
+// run_workflow) are not implemented yet, so a worker must leave their jobs
+// to PHP.
+func Placeholders() []string {
+	return []string{HandlerDelay, HandlerForEach, HandlerRepeat}
+}
+
+// ConstraintViolation is Queuety's WorkflowConstraintViolationException: a
+// budget or guardrail was exceeded. The step's job is buried and the
+// workflow fails without retrying (for a for_each branch it is recorded as
+// a branch failure).
+type ConstraintViolation struct{ Message string }
+
+func (e *ConstraintViolation) Error() string { return e.Message }
+
+// ErrorClass is the PHP class written to logs.error_class.
+func (e *ConstraintViolation) ErrorClass() string {
+	return `Queuety\Exceptions\WorkflowConstraintViolationException`
+}
+
+// IsConstraintViolation reports whether err is (or wraps) one.
+func IsConstraintViolation(err error) bool {
+	var cv *ConstraintViolation
+	return errors.As(err, &cv)
+}
+
+// RuntimeError is an engine error PHP raises as a RuntimeException (an
+// unknown _next_step target, a for_each items key that is not a list...):
+// the step fails and is retried like a handler error.
+type RuntimeError struct{ Message string }
+
+func (e *RuntimeError) Error() string { return e.Message }
+
+// ErrorClass is the PHP class written to logs.error_class.
+func (e *RuntimeError) ErrorClass() string { return "RuntimeException" }
+
+func runtimeErrorf(format string, args ...any) error {
+	return &RuntimeError{Message: fmt.Sprintf(format, args...)}
+}
+
+// Dispatch stores a built workflow (Builder.Build): the workflows row, its
+// dispatch key, the first step's jobs and the workflow_started log, in one
+// transaction. With an idempotency key already used, the existing id is
+// returned with existing=true.
+func (e *Engine) Dispatch(ctx context.Context, d *Dispatch) (id int64, existing bool, err error) {
+	if d == nil {
+		return 0, false, errors.New("workflow: nil dispatch")
+	}
+	return e.store.InsertWorkflow(ctx, store.InsertWorkflow{
+		Name:             d.Workflow.Name,
+		State:            d.Workflow.State,
+		TotalSteps:       d.Workflow.TotalSteps,
+		ParentWorkflowID: d.Workflow.ParentWorkflowID,
+		ParentStepIndex:  d.Workflow.ParentStepIndex,
+		DeadlineAt:       d.Workflow.DeadlineAt(e.store.Now()),
+		IdempotencyKey:   d.IdempotencyKey,
+		Queue:            d.Queue,
+		Jobs:             storeJobs(d.Jobs),
+	})
+}
+
+// storeJobs converts step jobs to the store's columns.
+func storeJobs(jobs []StepJob) []store.StepJob {
+	out := make([]store.StepJob, len(jobs))
+	for i, j := range jobs {
+		out[i] = store.StepJob{
+			Queue: j.Queue, Handler: j.Handler, Payload: j.Payload, Priority: int(j.Priority),
+			MaxAttempts: int(j.MaxAttempts), StepIndex: j.StepIndex,
+			Delay:            time.Duration(j.DelaySeconds) * time.Second,
+			ConcurrencyGroup: j.ConcurrencyGroup, ConcurrencyLimit: int(j.ConcurrencyLimit),
+			CostUnits: int(j.CostUnits),
+		}
+	}
+	return out
+}
+
+var (
+	memKB     atomic.Int64
+	memReadAt atomic.Int64
+)
+
+// memoryKB is the process's memory in KiB, sampled at most once a second
+// (ReadMemStats stops the world).
+func (e *Engine) memoryKB() int64 {
+	if e.MemoryKB != nil {
+		return e.MemoryKB()
+	}
+	now := time.Now().UnixNano()
+	if last := memReadAt.Load(); now-last > int64(time.Second) && memReadAt.CompareAndSwap(last, now) {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		memKB.Store(int64(ms.Sys / 1024))
+	}
+	return memKB.Load()
+}
+
+// encodeObject is json_encode of a PHP array.
+func encodeObject(o *phpjson.Object) ([]byte, error) {
+	return phpjson.Encode(phpjson.ObjectValue(o))
+}
+
+// Supports reports whether the engine runs jobs of handler: a registered
+// Go step or item handler, or a placeholder it implements.
+func (e *Engine) Supports(handler string) bool {
+	if IsPlaceholderHandler(handler) {
+		return slices.Contains(Placeholders(), handler)
+	}
+	if _, ok := e.handlers.LookupStep(handler); ok {
+		return true
+	}
+	_, ok := e.handlers.LookupItem(handler)
+	return ok
+}

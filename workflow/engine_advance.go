@@ -1,0 +1,236 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// Messages Queuety writes to jobs.error_message.
+const (
+	msgAdvancedBefore    = "Workflow advanced before job completion."
+	msgForEachSettled    = "For-each step already settled."
+	msgForEachEarly      = "For-each completion settled early."
+	msgForEachImpossible = "For-each completion condition could not be satisfied."
+)
+
+// advanceTx is one step-completion transaction: the locked rows and the
+// state being written.
+type advanceTx struct {
+	ctx   context.Context
+	e     *Engine
+	tx    *store.WorkflowTx
+	trace *jobTrace
+	dur   time.Duration
+
+	wf      *store.WorkflowRow
+	job     *store.JobRow
+	state   *State
+	steps   []Step
+	current int
+	// compensate: the transaction failed a workflow that opted in to
+	// compensation on failure; they run after the commit.
+	compensate bool
+}
+
+// advance settles a job with its output in one transaction (advance_step).
+// extra are log rows the worker writes after it (the second `completed`
+// of a delay placeholder).
+func (e *Engine) advance(ctx context.Context, job *store.JobRow, out *phpjson.Object, tr *jobTrace, dur time.Duration, extra ...store.LogRow) error {
+	var a *advanceTx
+	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+		t := *tr // a retried transaction starts from the same trace
+		a = &advanceTx{ctx: ctx, e: e, tx: tx, trace: &t, dur: dur}
+		if err := t.writeStart(tx); err != nil {
+			return err
+		}
+		if err := a.run(job.WorkflowID.Int64, job.ID, out); err != nil {
+			return err
+		}
+		return tx.InsertLogs(extra...)
+	})
+	if err != nil {
+		return err
+	}
+	tr.startWritten()
+	return e.afterFailure(ctx, a)
+}
+
+func liveStatus(s string) bool { return s == string(StatusRunning) || s == string(StatusPaused) }
+
+func completable(s string) bool { return s == store.StatusPending || s == store.StatusProcessing }
+
+// lock reads and locks the workflow and job rows.
+func (a *advanceTx) lock(workflowID, jobID int64) error {
+	var err error
+	if a.wf, err = a.tx.LockWorkflow(workflowID); err != nil {
+		return err
+	}
+	if a.wf == nil {
+		return runtimeErrorf("Workflow %d not found.", workflowID)
+	}
+	if a.job, err = a.tx.LockJob(jobID); err != nil {
+		return err
+	}
+	if a.job == nil {
+		return runtimeErrorf("Job %d not found.", jobID)
+	}
+	return nil
+}
+
+func (a *advanceTx) loadState() error {
+	s, err := ParseState([]byte(a.wf.State))
+	if err != nil {
+		return fmt.Errorf("workflow %d: %w", a.wf.ID, err)
+	}
+	a.state, a.steps, a.current = s, s.Steps(), a.wf.CurrentStep
+	return nil
+}
+
+// run is advance_step after BEGIN: the guards, then the path of the
+// current step's type.
+func (a *advanceTx) run(workflowID, jobID int64, out *phpjson.Object) error {
+	if err := a.lock(workflowID, jobID); err != nil {
+		return err
+	}
+	// Guard A: the workflow is no longer live.
+	if !liveStatus(a.wf.Status) {
+		if completable(a.job.Status) {
+			return a.tx.BuryJob(a.job.ID, msgAdvancedBefore)
+		}
+		return nil
+	}
+	// Guard B: the job was settled already (idempotent no-op).
+	if !completable(a.job.Status) {
+		return nil
+	}
+	if err := a.loadState(); err != nil {
+		return err
+	}
+	// Guard C: the workflow moved on to another step.
+	if a.job.StepIndex.Valid && int(a.job.StepIndex.Int64) != a.current {
+		return a.tx.BuryJob(a.job.ID, msgAdvancedBefore)
+	}
+	step, ok := a.step(a.current)
+	switch {
+	case ok && step.Type() == StepForEach:
+		return a.forEachBranch(step, out)
+	case ok && step.Type() == StepParallel:
+		return a.parallelBranch(step, out)
+	}
+	return a.finalize(out, true)
+}
+
+func (a *advanceTx) step(i int) (Step, bool) {
+	if i < 0 || i >= len(a.steps) {
+		return Step{}, false
+	}
+	return a.steps[i], true
+}
+
+// finalize is finalize_step_completion: merge, compensation snapshot,
+// budgets, _next_step, completion or the next step's jobs, log and event
+// rows. logCompletion is false when the caller logs the job's `completed`
+// itself (a for_each placeholder that settles at once).
+func (a *advanceTx) finalize(out *phpjson.Object, logCompletion bool) error {
+	stateBefore := a.state.Public()
+	out = stripTrace(out)
+	a.state.mergeOutput(out, a.current)
+	step, hasStep := a.step(a.current)
+	a.state.pushCompensation(step, hasStep, a.current)
+	a.state.bumpCounter("cost_units", a.job.CostUnits)
+	a.state.bumpCounter("started_workflows", budgetDelta(out))
+	a.state.bumpCounter("transitions", 1)
+	if err := a.state.assertBudget(); err != nil {
+		return err
+	}
+
+	next := a.current + 1
+	if v, ok := out.Get(KeyNextStep); ok && !v.IsNull() {
+		name := toString(v)
+		i, found := FindStep(a.steps, name)
+		if !found {
+			return runtimeErrorf("Workflow %d: _next_step target '%s' not found.", a.wf.ID, name)
+		}
+		next = i
+	}
+	isLast := next >= a.wf.TotalSteps
+	if err := a.writeStep(next, isLast); err != nil {
+		return err
+	}
+	if err := a.tx.CompleteJob(a.job.ID); err != nil {
+		return err
+	}
+	if logCompletion {
+		if err := a.tx.InsertLogs(a.e.completedLog(a.job, a.wf.ID, a.current, a.dur)); err != nil {
+			return err
+		}
+	}
+	input, context, ok := a.trace.consume()
+	if !ok || !isArray(input) {
+		input = phpjson.ObjectValue(stateBefore)
+	}
+	if !isArray(context) {
+		context = phpjson.Null()
+	}
+	ev, err := newEvent(a.wf.ID, a.job, a.current, a.trace, a.job.Handler, EventStepCompleted).
+		input(input).output(phpjson.ObjectValue(out)).before(stateBefore).after(a.state.Public()).
+		context(context).duration(a.dur).build()
+	if err != nil {
+		return err
+	}
+	if err := a.tx.InsertEvents(ev); err != nil {
+		return err
+	}
+	return a.afterStep(next, isLast)
+}
+
+// writeStep persists the state and the new current step, completing the
+// workflow when the step ran past the end.
+func (a *advanceTx) writeStep(next int, isLast bool) error {
+	b, err := a.state.Encode()
+	if err != nil {
+		return err
+	}
+	if isLast {
+		return a.tx.Complete(a.wf.ID, b, next)
+	}
+	return a.tx.Advance(a.wf.ID, b, next)
+}
+
+// afterStep logs workflow_completed, or enqueues the next step unless the
+// workflow is paused (resume() enqueues it then).
+func (a *advanceTx) afterStep(next int, isLast bool) error {
+	if isLast {
+		q := a.job.Queue
+		if q == "" {
+			q = "default"
+		}
+		// The run_workflow parent and waiting workflows are not woken yet
+		// (on_workflow_completed, reconcile): see doc.go.
+		return a.tx.InsertLogs(store.WorkflowLog(a.wf.ID, a.wf.Name, q, store.EventWorkflowCompleted))
+	}
+	if a.wf.Status == string(StatusPaused) {
+		return nil
+	}
+	step, ok := a.step(next)
+	if !ok {
+		return nil
+	}
+	if err := a.state.assertForEachBudget(step); err != nil {
+		return err
+	}
+	return a.enqueue(step, next)
+}
+
+// enqueue inserts the jobs of step index (enqueue_step_def).
+func (a *advanceTx) enqueue(step Step, index int) error {
+	jobs, err := StepJobs(step, index, a.state.DispatchDefaults(), a.e.handlers)
+	if err != nil {
+		return err
+	}
+	return a.tx.InsertStepJobs(a.wf.ID, storeJobs(jobs))
+}

@@ -1,0 +1,72 @@
+package workflow
+
+import (
+	"context"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// runCompensations is run_compensations, after a failure of a workflow
+// that opted in with compensate_on_failure (reason "failure"): the
+// compensation stack runs in reverse with each entry's public state
+// snapshot; a handler error is logged as a `debug` row and ignored; a
+// handler class without a Go compensation is skipped (as PHP skips a
+// class that does not exist). Then _compensated and _compensation_cause
+// are set and the state is written, outside the failure's transaction, as
+// in PHP.
+func (e *Engine) runCompensations(ctx context.Context, workflowID int64, state *State, reason string) error {
+	if _, done := state.Compensated(); done {
+		return nil
+	}
+	var logs []store.LogRow
+	stack := state.CompensationStack()
+	for i := len(stack) - 1; i >= 0; i-- {
+		entry := stack[i]
+		fn, ok := e.handlers.LookupCompensation(entry.Handler)
+		if !ok {
+			continue
+		}
+		if err := callCompensation(ctx, fn, entry); err != nil {
+			l := store.WorkflowLog(workflowID, entry.Handler, "default", "debug")
+			l.ErrorMessage = store.String(err.Error())
+			ctxObj := phpjson.NewObject().Set("type", phpjson.String("compensation_failed")).Set("reason", phpjson.String(reason))
+			b, encErr := encodeObject(ctxObj)
+			if encErr != nil {
+				return encErr
+			}
+			l.Context = store.String(string(b))
+			logs = append(logs, l)
+		}
+	}
+	state.Set(KeyCompensated, phpjson.Bool(true))
+	state.Set(KeyCompensationCause, phpjson.String(reason))
+	b, err := state.Encode()
+	if err != nil {
+		return err
+	}
+	return e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+		if err := tx.InsertLogs(logs...); err != nil {
+			return err
+		}
+		return tx.SetState(workflowID, b)
+	})
+}
+
+func callCompensation(ctx context.Context, fn CompensationFunc, entry CompensationEntry) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = runtimeErrorf("panic in compensation %s: %v", entry.Handler, r)
+		}
+	}()
+	return fn(ctx, entry.State, entry.Payload)
+}
+
+// afterFailure runs the compensations a failure asked for, once its
+// transaction committed.
+func (e *Engine) afterFailure(ctx context.Context, a *advanceTx) error {
+	if a == nil || !a.compensate {
+		return nil
+	}
+	return e.runCompensations(ctx, a.wf.ID, a.state, "failure")
+}

@@ -1,0 +1,216 @@
+package workflow
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// failLocked is mark_workflow_failed_locked on the locked workflow: only a
+// live workflow fails; then workflow_failed is logged (job_id = the failing
+// job, handler "", queue "default") and every other active job of the
+// workflow is buried with the same message.
+func (a *advanceTx) failLocked(jobID int64, message string) error {
+	b, err := a.state.Encode()
+	if err != nil {
+		return err
+	}
+	changed, err := a.tx.MarkFailed(a.wf.ID, b, message)
+	if err != nil || !changed {
+		return err
+	}
+	a.compensate = a.state.CompensateOnFailure()
+	l := store.WorkflowLog(a.wf.ID, "", "default", store.EventWorkflowFailed)
+	l.JobID = store.Int(jobID)
+	l.ErrorMessage = store.String(message)
+	if err := a.tx.InsertLogs(l); err != nil {
+		return err
+	}
+	return a.tx.BuryWorkflowJobs(a.wf.ID, message, jobID)
+}
+
+// Fail is Workflow::fail: the workflow fails with message because job
+// failed for good. Compensations (compensate_on_failure) and waking
+// waiting workflows are not run yet (see doc.go).
+func (e *Engine) Fail(ctx context.Context, workflowID, jobID int64, message string) error {
+	var a *advanceTx
+	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+		a = &advanceTx{ctx: ctx, e: e, tx: tx}
+		var err error
+		if a.wf, err = tx.LockWorkflow(workflowID); err != nil || a.wf == nil {
+			return err
+		}
+		if err := a.loadState(); err != nil {
+			return err
+		}
+		return a.failLocked(jobID, message)
+	})
+	if err != nil {
+		return err
+	}
+	return e.afterFailure(ctx, a)
+}
+
+// forEachTerminalFailure is handle_for_each_terminal_failure: the branch
+// job is buried and recorded in the runtime's failures; the workflow fails
+// (with the branch's message) only when the step can no longer complete.
+func (e *Engine) forEachTerminalFailure(ctx context.Context, workflowID, jobID int64, message string) (failed bool, err error) {
+	var a *advanceTx
+	err = e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+		failed = false
+		a = &advanceTx{ctx: ctx, e: e, tx: tx}
+		if a.wf, err = tx.LockWorkflow(workflowID); err != nil {
+			return err
+		}
+		if a.job, err = tx.LockJob(jobID); err != nil {
+			return err
+		}
+		if a.wf == nil || a.job == nil || !completable(a.job.Status) {
+			return nil
+		}
+		if err := tx.BuryJob(jobID, message); err != nil {
+			return err
+		}
+		if err := a.loadState(); err != nil {
+			return err
+		}
+		if !a.job.StepIndex.Valid || int(a.job.StepIndex.Int64) != a.current || !liveStatus(a.wf.Status) {
+			return nil
+		}
+		step, ok := a.step(a.current)
+		if !ok || step.IsLegacy() || toString(step.field("type")) != string(StepForEach) {
+			return nil
+		}
+		def, err := forEachDef(step)
+		if err != nil {
+			return err
+		}
+		rt, ok := a.state.forEachRuntime(a.current)
+		if v := phpIndex(phpjson.ObjectValue(phpArray(a.state.field(KeyForEachSteps))), itoa(a.current)); !isArray(v) {
+			rt = phpjson.NewObject()
+			rt.Set("initialized", phpjson.Bool(true))
+			rt.Set("items", phpjson.List())
+			rt.Set("results", phpjson.List())
+			rt.Set("failures", phpjson.List())
+			rt.Set("winner_index", phpjson.Null())
+		} else {
+			if !ok { // present but not initialized: PHP normalizes it anyway
+				rt = cloneObject(phpArray(v))
+			}
+			normalizeForEachRuntime(rt)
+		}
+		if item, index, isBranch := forEachBranchMeta(a.job.Payload); isBranch && hasItemIndex(a.job.Payload) {
+			key := itoa(int(index))
+			failures := cloneObject(phpArray(get(rt, "failures")))
+			results := cloneObject(phpArray(get(rt, "results")))
+			entry := phpjson.NewObject()
+			entry.Set("index", phpjson.Int(index))
+			entry.Set("item", item)
+			entry.Set("error_message", phpjson.String(message))
+			entry.Set("job_id", phpjson.Int(jobID))
+			failures.Set(key, phpjson.ObjectValue(entry))
+			results.Delete(key)
+			rt.Set("failures", phpjson.ObjectValue(failures))
+			rt.Set("results", phpjson.ObjectValue(results))
+		}
+		a.state.setForEachRuntime(a.current, rt)
+		if !forEachImpossible(def, rt) {
+			return a.persistState()
+		}
+		failed = true
+		return a.failLocked(jobID, message)
+	})
+	if err != nil {
+		return failed, err
+	}
+	return failed, e.afterFailure(ctx, a)
+}
+
+// Failure is the worker's decision about a failed step attempt.
+type Failure struct {
+	// Message, Class and Trace go to the log rows and the step_failed
+	// event (error_message, error_class, error_trace).
+	Message, Class, Trace string
+	// Terminal: no attempts left. A ConstraintViolation is always terminal.
+	Terminal bool
+	// RetryDelay is the backoff before the next attempt.
+	RetryDelay time.Duration
+}
+
+// stepFailed records a failed attempt (the worker's catch block): the
+// step_failed event, then a retry (`failed`, `retried`) or a burial
+// (`buried`) followed by the workflow's failure or, for a for_each branch,
+// the branch's terminal failure.
+func (e *Engine) stepFailed(ctx context.Context, job *store.JobRow, state *State, tr *jobTrace, f Failure, dur time.Duration) error {
+	input, tctx, ok := tr.consume()
+	if !ok || input.IsNull() {
+		input = tr.input
+	}
+	if !isArray(tctx) {
+		tctx = tr.context
+	}
+	errObj := phpjson.NewObject()
+	errObj.Set("message", phpjson.String(f.Message))
+	errObj.Set("class", phpjson.String(f.Class))
+	errObj.Set("trace", phpjson.String(f.Trace))
+	step := int(job.StepIndex.Int64)
+	ev, err := newEvent(job.WorkflowID.Int64, job, step, tr, job.Handler, EventStepFailed).
+		input(input).before(tr.public).after(tr.public).context(tctx).
+		errorValue(phpjson.ObjectValue(errObj)).duration(dur).build()
+	if err != nil {
+		return err
+	}
+	// PHP treats every job of a for_each step as a branch here, so a failed
+	// placeholder left the workflow running with nothing to run; only real
+	// branches (with __for_each) are branches here (docs/compat.md).
+	s, hasStep := state.Step(step)
+	forEach := hasStep && !s.IsLegacy() && toString(s.field("type")) == string(StepForEach) && hasItemIndex(job.Payload)
+
+	base := jobLog(job, job.WorkflowID.Int64, step, store.EventFailed)
+	base.Queue = job.Queue
+	base.Attempt = store.Int(int64(job.Attempts))
+	base.DurationMS = store.Int(max(0, dur.Milliseconds()))
+	base.ErrorMessage = store.String(f.Message)
+	base.ErrorClass = store.String(f.Class)
+	base.ErrorTrace = store.String(f.Trace)
+	err = e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+		if err := tr.writeStart(tx); err != nil {
+			return err
+		}
+		if err := tx.InsertEvents(ev); err != nil {
+			return err
+		}
+		if !f.Terminal {
+			if err := tx.RetryJob(job.ID, f.RetryDelay); err != nil {
+				return err
+			}
+			retried := base
+			retried.Event = store.EventRetried
+			retried.DurationMS, retried.ErrorMessage, retried.ErrorClass, retried.ErrorTrace = sql.NullInt64{}, noString(), noString(), noString()
+			return tx.InsertLogs(base, retried)
+		}
+		if !forEach {
+			if err := tx.BuryJob(job.ID, f.Message); err != nil {
+				return err
+			}
+		}
+		buried := base
+		buried.Event = store.EventBuried
+		return tx.InsertLogs(buried)
+	})
+	if err != nil {
+		return err
+	}
+	tr.startWritten()
+	if !f.Terminal {
+		return nil
+	}
+	if forEach {
+		_, err = e.forEachTerminalFailure(ctx, job.WorkflowID.Int64, job.ID, f.Message)
+		return err
+	}
+	return e.Fail(ctx, job.WorkflowID.Int64, job.ID, f.Message)
+}

@@ -1,0 +1,145 @@
+package workflow
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// Decide turns a failed attempt of a claimed job into the worker's
+// decision (retry after backoff or bury), applying the job's max attempts
+// and backoff rules.
+type Decide func(job *store.JobRow, err error) Failure
+
+// Run runs one claimed workflow job (status processing, attempts already
+// counted) and settles it, as Worker::process_job does for workflow steps:
+// the `started` log and step_started event, the handler or placeholder,
+// then the step-completion transaction; on failure the step_failed event
+// and a retry or burial (decide says which) with the workflow failing
+// when the step cannot continue. It returns the step's error, if any,
+// after recording it; only a failure to record it is fatal for the job.
+func (e *Engine) Run(ctx context.Context, job *store.JobRow, decide Decide) (stepErr error, err error) {
+	start := time.Now()
+	if !job.WorkflowID.Valid || !job.StepIndex.Valid {
+		return nil, fmt.Errorf("workflow: job %d is not a workflow step", job.ID)
+	}
+	state := NewState(nil)
+	if wf, gerr := e.store.GetWorkflow(ctx, job.WorkflowID.Int64); gerr == nil {
+		if s, perr := ParseState([]byte(wf.State)); perr == nil {
+			state = s
+		}
+	} else if !errors.Is(gerr, store.ErrWorkflowNotFound) {
+		return nil, gerr
+	}
+	tr := newJobTrace(state, job)
+	if err := e.prepareStart(job, tr); err != nil {
+		return nil, err
+	}
+	stepErr = e.execute(ctx, job, state, tr, start)
+	if stepErr == nil {
+		return nil, nil
+	}
+	if ctx.Err() != nil && errors.Is(stepErr, ctx.Err()) {
+		return stepErr, ctx.Err() // shutting down: the caller hands the job back
+	}
+	f := decide(job, stepErr)
+	if IsConstraintViolation(stepErr) {
+		f.Terminal = true
+	}
+	return stepErr, e.stepFailed(ctx, job, state, tr, f, time.Since(start))
+}
+
+// prepareStart builds the `started` log and the step_started event; the
+// job's first transaction writes them, before its own rows.
+func (e *Engine) prepareStart(job *store.JobRow, tr *jobTrace) error {
+	l := store.LogFor(job, store.EventStarted)
+	l.Attempt = store.Int(int64(job.Attempts))
+	ev, err := newEvent(job.WorkflowID.Int64, job, int(job.StepIndex.Int64), tr, job.Handler, EventStepStarted).
+		input(tr.input).before(tr.public).context(tr.context).build()
+	if err != nil {
+		return err
+	}
+	tr.startLog, tr.startEvent = &l, &ev
+	return nil
+}
+
+// execute runs the job's handler or placeholder and settles the step.
+func (e *Engine) execute(ctx context.Context, job *store.JobRow, state *State, tr *jobTrace, start time.Time) error {
+	index := int(job.StepIndex.Int64)
+	switch job.Handler {
+	case HandlerDelay:
+		d := time.Since(start)
+		// The engine and the worker both log `completed` (spec §9).
+		return e.advance(ctx, job, phpjson.NewObject(), tr, d, e.completedLog(job, job.WorkflowID.Int64, index, d))
+	case HandlerRepeat:
+		out, err := e.repeatOutput(ctx, job.WorkflowID.Int64, state, index)
+		if err != nil {
+			return err
+		}
+		return e.advance(ctx, job, out, tr, time.Since(start))
+	case HandlerForEach:
+		return e.runForEachPlaceholder(ctx, job, tr, start)
+	}
+	if IsPlaceholderHandler(job.Handler) {
+		return runtimeErrorf("Placeholder %s is not implemented by queuety-go yet.", job.Handler)
+	}
+	out, err := e.callHandler(ctx, job, state, index)
+	if err != nil {
+		return err
+	}
+	return e.advance(ctx, job, out, tr, time.Since(start))
+}
+
+// callHandler runs the Go step handler of the job's class with a copy of
+// the full state: an item handler for a for_each branch when one is
+// registered, else the step handler.
+func (e *Engine) callHandler(ctx context.Context, job *store.JobRow, state *State, index int) (out *phpjson.Object, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic in step handler %s: %v\n%s", job.Handler, r, debug.Stack())
+		}
+	}()
+	if e.StepTimeout != nil {
+		if limit, cause := e.StepTimeout(job); limit > 0 {
+			outer := ctx
+			tctx, cancel := context.WithTimeoutCause(ctx, limit, cause)
+			defer cancel()
+			defer func() {
+				if err != nil && tctx.Err() != nil && outer.Err() == nil {
+					err = context.Cause(tctx)
+				}
+			}()
+			ctx = tctx
+		}
+	}
+	input := NewState(cloneObject(state.Object()))
+	if step, ok := state.Step(index); ok && step.Type() == StepForEach {
+		if fn, ok := e.handlers.LookupItem(job.Handler); ok {
+			if item, itemIndex, isBranch := forEachBranchMeta(job.Payload); isBranch {
+				out, err = fn(ctx, input, item, itemIndex)
+				return orEmpty(out), err
+			}
+		}
+	}
+	fn, ok := e.handlers.LookupStep(job.Handler)
+	if !ok {
+		return nil, fmt.Errorf("Handler not found: %s", job.Handler) //nolint:staticcheck // Queuety's message
+	}
+	out, err = fn(ctx, input)
+	return orEmpty(out), err
+}
+
+func orEmpty(o *phpjson.Object) *phpjson.Object {
+	if o == nil {
+		return phpjson.NewObject()
+	}
+	return o
+}
+
+func noString() sql.NullString { return sql.NullString{} }

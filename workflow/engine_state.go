@@ -1,0 +1,175 @@
+package workflow
+
+import (
+	"fmt"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+)
+
+// State writes of the advance transaction, in PHP's shapes (spec §3.3,
+// §3.5, §3.6, §3.8).
+
+// stripTrace returns the output without _queuety_trace
+// (extract_trace_from_step_output; the trace payload itself is not used).
+func stripTrace(out *phpjson.Object) *phpjson.Object {
+	if out == nil {
+		return phpjson.NewObject()
+	}
+	if _, ok := out.Get(KeyQueuetyTrace); !ok {
+		return out
+	}
+	c := cloneObject(out)
+	c.Delete(KeyQueuetyTrace)
+	return c
+}
+
+// mergeOutput is merge_step_output_into_state: public keys overwrite
+// top-level state keys (shallow), _workflow_groups and _repeat_steps
+// (arrays) replace the state's copy, other "_" keys are dropped; then
+// the pruning bookkeeping.
+func (s *State) mergeOutput(out *phpjson.Object, currentStep int) {
+	var written []phpjson.Value
+	for k, v := range out.All() {
+		if (k == KeyWorkflowGroups || k == KeyRepeatSteps) && isArray(v) {
+			s.Set(k, v)
+			continue
+		}
+		if !IsReserved(k) {
+			s.Set(k, v)
+			written = append(written, phpjson.String(k))
+		}
+	}
+	prune, hasPrune := s.Get(KeyPruneStateAfter)
+	outputs, _ := s.Get(KeyStepOutputs)
+	if !hasPrune || prune.IsNull() || !isArray(outputs) {
+		return
+	}
+	stepOutputs := cloneObject(phpArray(outputs))
+	stepOutputs.Set(itoa(currentStep), phpjson.List(written...))
+	after := toInt(prune)
+	if int64(currentStep) >= after {
+		cutoff := int64(currentStep) - after
+		for _, k := range stepOutputs.Keys() {
+			if stringToInt(k) > cutoff {
+				continue
+			}
+			v, _ := stepOutputs.Get(k)
+			if isArray(v) {
+				for _, key := range phpValues(v) {
+					name, ok := key.AsString()
+					if !ok || IsReserved(name) {
+						continue
+					}
+					// isset(): a null value is not removed.
+					if cur, present := s.Get(name); present && !cur.IsNull() {
+						s.Delete(name)
+					}
+				}
+			}
+			stepOutputs.Delete(k)
+		}
+	}
+	s.Set(KeyStepOutputs, phpjson.ObjectValue(stepOutputs))
+}
+
+// pushCompensation is push_compensation_snapshot: after a step with a
+// compensation settles, its handler, payload and the public state are
+// pushed on _compensation_stack.
+func (s *State) pushCompensation(step Step, ok bool, index int) {
+	if !ok || step.IsLegacy() || step.Object() == nil {
+		return
+	}
+	ref, has := step.Compensation()
+	if !has {
+		return
+	}
+	stack := phpValues(s.field(KeyCompensationStack))
+	entry := phpjson.NewObject()
+	entry.Set("step_index", phpjson.Int(int64(index)))
+	entry.Set("handler", phpjson.String(ref.Class))
+	entry.Set("payload", phpjson.ObjectValue(ref.Payload))
+	entry.Set("state", phpjson.ObjectValue(s.Public()))
+	stack = append(append([]phpjson.Value(nil), stack...), phpjson.ObjectValue(entry))
+	s.Set(KeyCompensationStack, phpjson.List(stack...))
+}
+
+// bumpCounter adds n to one _workflow_counters entry, only when a budget
+// is configured (increment_* in PHP).
+func (s *State) bumpCounter(key string, n int64) {
+	if n < 1 || s.WorkflowBudget().IsZero() {
+		return
+	}
+	counters := cloneObject(phpArray(s.field(KeyWorkflowCounters)))
+	counters.Set(key, phpjson.Int(toInt(get(counters, key))+n))
+	s.Set(KeyWorkflowCounters, phpjson.ObjectValue(counters))
+}
+
+// publicSize is strlen(json_encode(public_state)).
+func (s *State) publicSize() (int64, error) {
+	b, err := encodeObject(s.Public())
+	return int64(len(b)), err
+}
+
+// assertBudget is assert_workflow_budget.
+func (s *State) assertBudget() error {
+	b := s.WorkflowBudget()
+	if b.IsZero() {
+		return nil
+	}
+	c := s.WorkflowCounters()
+	if b.MaxTransitions > 0 && c.Transitions > b.MaxTransitions {
+		return &ConstraintViolation{fmt.Sprintf("Workflow exceeded max_transitions budget of %d.", b.MaxTransitions)}
+	}
+	size, err := s.publicSize()
+	if err != nil {
+		return err
+	}
+	if b.MaxStateBytes > 0 && size > b.MaxStateBytes {
+		return &ConstraintViolation{fmt.Sprintf("Workflow exceeded max_state_bytes budget of %d.", b.MaxStateBytes)}
+	}
+	if b.MaxCostUnits > 0 && c.CostUnits > b.MaxCostUnits {
+		return &ConstraintViolation{fmt.Sprintf("Workflow exceeded max_cost_units budget of %d.", b.MaxCostUnits)}
+	}
+	if b.MaxStartedWorkflows > 0 && c.StartedWorkflows > b.MaxStartedWorkflows {
+		return &ConstraintViolation{fmt.Sprintf("Workflow exceeded max_started_workflows budget of %d.", b.MaxStartedWorkflows)}
+	}
+	return nil
+}
+
+// assertForEachBudget is assert_for_each_budget_for_step, checked before a
+// for_each step is enqueued as the next step.
+func (s *State) assertForEachBudget(step Step) error {
+	if step.IsLegacy() || step.Type() != StepForEach {
+		return nil
+	}
+	limit := s.WorkflowBudget().MaxForEachItems
+	if limit <= 0 {
+		return nil
+	}
+	key, ok := step.field("items_key").AsString()
+	if !ok || key == "" {
+		return nil
+	}
+	items := s.field(key)
+	if !isArray(items) {
+		return nil
+	}
+	n := int64(len(phpValues(items)))
+	if n <= limit {
+		return nil
+	}
+	name := key
+	if v, present := step.Get("name"); present && !v.IsNull() {
+		name = toString(v)
+	}
+	return &ConstraintViolation{fmt.Sprintf("For-each step '%s' planned %d items, exceeding max_for_each_items budget of %d.", name, n, limit)}
+}
+
+// budgetDelta reads _workflow_budget_delta.started_workflows from output.
+func budgetDelta(out *phpjson.Object) int64 {
+	d := get(out, KeyWorkflowBudgetDelta)
+	if !isArray(d) {
+		return 0
+	}
+	return max(0, toInt(get(phpArray(d), "started_workflows")))
+}
