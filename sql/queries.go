@@ -1,13 +1,17 @@
 package store
 
 import (
-	_ "embed"
+	"embed"
 	"fmt"
+	"io/fs"
 	"strings"
 )
 
-//go:embed queries.sql
-var queriesSQL string
+// queryFiles holds queries.sql and one queries_<topic>.sql per engine area
+// (workflows, waits, …), each with its constants in queries_<topic>.go.
+//
+//go:embed queries*.sql
+var queryFiles embed.FS
 
 //go:embed schema/queuety.sql
 var schemaSQL string
@@ -142,16 +146,26 @@ func render(sql string, t Tables) string {
 
 // loadQueries parses queries.sql and renders it for the given tables.
 func loadQueries(t Tables) (map[string]string, error) {
-	blocks, err := parseBlocks(queriesSQL, "name")
+	files, err := fs.Glob(queryFiles, "queries*.sql")
 	if err != nil {
 		return nil, err
 	}
-	q := make(map[string]string, len(blocks))
-	for _, b := range blocks {
-		if _, dup := q[b.name]; dup {
-			return nil, fmt.Errorf("queries.sql: query %q defined twice", b.name)
+	q := map[string]string{}
+	for _, name := range files {
+		src, err := queryFiles.ReadFile(name)
+		if err != nil {
+			return nil, err
 		}
-		q[b.name] = render(b.sql, t)
+		blocks, err := parseBlocks(string(src), "name")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		for _, b := range blocks {
+			if _, dup := q[b.name]; dup {
+				return nil, fmt.Errorf("%s: query %q defined twice", name, b.name)
+			}
+			q[b.name] = render(b.sql, t)
+		}
 	}
 	return q, nil
 }

@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,12 +15,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// queryConstants parses queries.go and returns its q* string constants.
+// queryConstants parses queries*.go and returns their q* string constants.
 func queryConstants(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "queries.go", nil, 0)
+	files, err := filepath.Glob("queries*.go")
 	require.NoError(t, err)
 	out := map[string]string{}
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+		require.NoError(t, err)
+		addQueryConstants(t, f, out)
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+func addQueryConstants(t *testing.T, f *ast.File, out map[string]string) {
 	for _, d := range f.Decls {
 		g, ok := d.(*ast.GenDecl)
 		if !ok || g.Tok != token.CONST {
@@ -39,19 +53,21 @@ func queryConstants(t *testing.T) map[string]string {
 			}
 		}
 	}
-	require.NotEmpty(t, out)
-	return out
 }
 
-// sqlNames lists the "-- name:" headers of queries.sql, read independently
+// sqlNames lists the "-- name:" headers of queries*.sql, read independently
 // of parseBlocks.
 func sqlNames(t *testing.T) []string {
 	t.Helper()
-	src, err := os.ReadFile("queries.sql")
+	files, err := filepath.Glob("queries*.sql")
 	require.NoError(t, err)
 	var names []string
-	for _, m := range regexp.MustCompile(`(?m)^--\s*name:\s*(\S+)\s*$`).FindAllStringSubmatch(string(src), -1) {
-		names = append(names, m[1])
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		require.NoError(t, err)
+		for _, m := range regexp.MustCompile(`(?m)^--\s*name:\s*(\S+)\s*$`).FindAllStringSubmatch(string(src), -1) {
+			names = append(names, m[1])
+		}
 	}
 	require.NotEmpty(t, names)
 	return names
@@ -80,12 +96,18 @@ func TestQueryCatalogue(t *testing.T) {
 	}
 
 	// parseBlocks agrees with the plain header scan.
-	blocks, err := parseBlocks(queriesSQL, "name")
+	files, err := filepath.Glob("queries*.sql")
 	require.NoError(t, err)
 	var parsed []string
-	for _, b := range blocks {
-		parsed = append(parsed, b.name)
-		require.NotContains(t, b.sql, "-- ", "comment lines are dropped from %s", b.name)
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		require.NoError(t, err)
+		blocks, err := parseBlocks(string(src), "name")
+		require.NoError(t, err)
+		for _, b := range blocks {
+			parsed = append(parsed, b.name)
+			require.NotContains(t, b.sql, "-- ", "comment lines are dropped from %s", b.name)
+		}
 	}
 	require.Equal(t, names, parsed)
 }
