@@ -355,6 +355,8 @@ type Rescued struct {
 // timeout: processing rows not heard from are retried with backoff, or
 // buried with "Stale: worker died without completing." when their attempts
 // are used up. reg supplies handler options (nil: row and payload only).
+// With Config.Workflows, workflow step jobs are swept too; a buried step
+// fails its workflow (a for_each branch is recorded as a branch failure).
 func (c *Client) RecoverStale(ctx context.Context, reg *Registry) (Rescued, error) {
 	var total Rescued
 	cutoff := c.cfg.Clock.Now().Add(-c.cfg.StaleTimeout)
@@ -366,6 +368,28 @@ func (c *Client) RecoverStale(ctx context.Context, reg *Registry) (Rescued, erro
 				return store.StaleDecision{Bury: true}
 			}
 			return store.StaleDecision{Delay: s.backoff.Delay(j.Attempts)}
+		})
+		total.Retried += r
+		total.Buried += b
+		if err != nil {
+			return total, err
+		}
+		if r+b < slice {
+			break
+		}
+	}
+	if !c.cfg.Workflows {
+		return total, nil
+	}
+	// Workflow step jobs (Config.Workflows): retried the same way, or
+	// buried and their workflow failed (a for_each branch recorded as a
+	// branch failure).
+	eng := c.engine(reg)
+	for {
+		const slice = 500
+		r, b, err := eng.RecoverStaleSteps(ctx, cutoff, slice, func(j *store.JobRow) (bool, time.Duration) {
+			s := c.settingsFor(reg, j, parsePayloadLenient(j.Payload))
+			return j.Attempts >= s.maxAttempts, s.backoff.Delay(j.Attempts)
 		})
 		total.Retried += r
 		total.Buried += b

@@ -29,6 +29,9 @@ const (
 	DefaultRescueSchedule = "@every 1m"        // PHP sweeps once a minute too
 	DefaultPauseCacheTTL  = time.Second        // PHP caches 5 s
 	DefaultRetention      = 7 * 24 * time.Hour // QUEUETY_RETENTION_DAYS
+
+	DefaultWaitSweepInterval  = 5 * time.Second // the wait sweeper of --workflows
+	DefaultSignalPollInterval = 2 * time.Second // the signal poller of --workflows
 )
 
 // Config is the one configuration of a Client and its Workers. The zero
@@ -89,6 +92,10 @@ type Config struct {
 	// RescueSchedule is the cron spec of the stale sweep inside `work`
 	// ("" = default, "off" = disabled).
 	RescueSchedule string
+	// DeadlineInterval is how often a worker with Workflows checks for
+	// running workflows past their deadline (Queuety's check_deadlines,
+	// every 60 s in PHP's worker); 0 = default, negative = never.
+	DeadlineInterval time.Duration
 	// JobTimeout is the default per-attempt time limit.
 	JobTimeout time.Duration
 	// Backoff is the default retry backoff (QUEUETY_RETRY_BACKOFF).
@@ -97,6 +104,13 @@ type Config struct {
 	PauseCacheTTL time.Duration
 	// WorkerID names this worker in reserved_by; default host-pid-random.
 	WorkerID string
+	// WaitSweepInterval is how often a worker with Workflows re-evaluates
+	// waiting_for_workflows workflows (and run_workflow parents of
+	// terminal children) whose wake-up was lost; SignalPollInterval how
+	// often it looks for signal rows other processes inserted for waiting
+	// workflows. Zero means the default; negative turns the service off.
+	WaitSweepInterval  time.Duration
+	SignalPollInterval time.Duration
 
 	Logger *slog.Logger
 	Clock  clock.Clock
@@ -153,6 +167,9 @@ func (c *Config) Validate() error {
 	defDur(&c.StaleTimeout, DefaultStaleTimeout)
 	defDur(&c.JobTimeout, DefaultJobTimeout)
 	defDur(&c.PauseCacheTTL, DefaultPauseCacheTTL)
+	defDur(&c.WaitSweepInterval, DefaultWaitSweepInterval)
+	defDur(&c.SignalPollInterval, DefaultSignalPollInterval)
+	defDur(&c.DeadlineInterval, DefaultDeadlineInterval)
 	if c.HeartbeatInterval == 0 {
 		c.HeartbeatInterval = min(c.StaleTimeout/4, time.Minute)
 	}

@@ -43,6 +43,8 @@ type Worker struct {
 	// handler is in wfHandlers; nil leaves workflow jobs out of the claim.
 	engine     *workflow.Engine
 	wfHandlers []string
+	// wfServices are the wait sweeper and signal poller (Workflows only).
+	wfServices *workflowServices
 
 	mu      sync.Mutex
 	running map[int64]*running
@@ -61,6 +63,7 @@ type Worker struct {
 
 	heartbeater *heartbeater
 	rescuer     *rescuer
+	deadlines   *deadlineChecker // Config.Workflows: check_deadlines
 
 	// paused-queue cache, shared by the lanes
 	pausedMu sync.Mutex
@@ -165,6 +168,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		w.engine.MemoryKB = w.memKB.Load
 		w.engine.StepTimeout = w.stepTimeout
 		w.wfHandlers = workflowHandlers(reg)
+		w.wfServices = newWorkflowServices(w.engine, cfg, w.log)
 	}
 	if !cfg.ClaimAll && !reg.hasFallback() {
 		w.handlers = reg.Names() // never nil: with Workflows, may be empty
@@ -173,6 +177,9 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		}
 	}
 	w.heartbeater = &heartbeater{w: w}
+	if cfg.Workflows && cfg.DeadlineInterval > 0 {
+		w.deadlines = &deadlineChecker{c: c, reg: reg, interval: cfg.DeadlineInterval, log: w.log}
+	}
 	if cfg.RescueSchedule != "off" {
 		w.rescuer = &rescuer{c: c, reg: reg, schedule: cfg.RescueSchedule, log: w.log}
 	}
@@ -221,6 +228,12 @@ func (w *Worker) Start(ctx context.Context) error {
 		if err := w.rescuer.Start(); err != nil {
 			return err
 		}
+	}
+	if w.deadlines != nil {
+		w.deadlines.Start()
+	}
+	if w.wfServices != nil {
+		w.wfServices.Start(ctx)
 	}
 	for _, l := range w.lanes {
 		w.claimersWG.Add(1)
@@ -283,6 +296,12 @@ func (w *Worker) stop(ctx context.Context) error {
 	w.heartbeater.Stop()
 	if w.rescuer != nil {
 		w.rescuer.Stop()
+	}
+	if w.deadlines != nil {
+		w.deadlines.Stop()
+	}
+	if w.wfServices != nil {
+		w.wfServices.Stop()
 	}
 	w.cancelJobs(ErrShutdown)
 	st := w.Stats()

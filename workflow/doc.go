@@ -60,21 +60,55 @@
 //     (the double `completed` of delay placeholders, attempt NULL on
 //     workflow `completed` rows, state_before/state_after).
 //
+// Lifecycle and inspection (spec §7-8):
+//
+//   - Engine.Cancel, Pause, Resume, Retry (engine_lifecycle.go) are
+//     Workflow::cancel (post-commit: compensations with reason "cancel",
+//     _compensated / _compensation_cause, the on_cancel handler, waking
+//     waiters), pause, resume and retry (for_each keeps its results,
+//     parallel re-enqueues every branch); refusals are LifecycleErrors
+//     with PHP's messages.
+//   - Engine.CheckDeadlines (engine_deadline.go) is check_deadlines:
+//     on_deadline, "Deadline exceeded", workflow_deadline_exceeded,
+//     compensations with reason "deadline".
+//   - Engine.RecoverStaleSteps (engine_stale.go) is recover_stale for step
+//     jobs: retry, or bury and Workflow::fail / the for_each branch
+//     terminal failure.
+//   - Engine.WorkflowStatus and ListWorkflows (engine_status.go) build
+//     Queuety's WorkflowState (wait type, waiting_for, live wait details
+//     with matched / remaining / failed, budget, artifacts); Timeline,
+//     Export / ExportJSON and the artifact store are in
+//     engine_status_export.go.
+//
+// Waits and child workflows (spec §4-§6):
+//
+//   - __queuety_wait_for_signal / __queuety_wait_for_workflows
+//     (engine_wait.go, engine_signal.go) settle at once when the stored
+//     signals or the dependencies already satisfy the step
+//     (settle_wait_step), fail it when it cannot be satisfied, or park the
+//     workflow (waiting_for_signal / waiting_for_workflows, _wait,
+//     workflow_dependencies rows, workflow_waiting) with no job left.
+//   - Engine.Signal is Queuety::signal: the signal row and, in the same
+//     transaction, the settling of a matching wait (match_payload,
+//     correlation_key, All/Any, decisions).
+//   - __queuety_start_workflows and __queuety_run_workflow
+//     (engine_children.go) dispatch children from the step's definition
+//     bundle (start_item_index, _started_by_*, _workflow_groups, the
+//     started_workflows budget) or with the parent columns.
+//   - After every transaction that made workflows terminal, afterTerminal
+//     (engine_terminal.go) fails the run_workflow parent of a failed or
+//     cancelled child and re-evaluates every workflow with a dependency
+//     row on them, recursively; a run_workflow parent resumes inside its
+//     child's completing transaction (on_workflow_completed).
+//   - SweepWaiting and PollSignals (engine_wait_sweep.go) re-evaluate
+//     parked workflows whose wake-up was lost; queuety's WaitSweeper and
+//     SignalPoller run them inside `work --workflows`.
+//
 // queuety.Worker runs the engine when Config.Workflows is set; the claim
 // then includes the steps the engine can run. Differences from the plugin
 // are listed in docs/compat.md ("Workflows").
 //
 // Not done yet (in roughly this order):
 //
-//   - waits: signal waits and Queuety::signal, workflow-dependency waits
-//     with workflow_dependencies rows, the reconcile after every terminal
-//     transition (a completed or failed workflow does not wake waiters
-//     yet), and the sweeper and signal poller PHP lacks (DESIGN.md §4);
-//   - start_workflows / start_agents and run_workflow (child dispatch and
-//     on_workflow_completed resuming the parent);
-//   - cancel (on_cancel, compensations with reason "cancel"),
-//     pause/resume, retry, rewind, fork, deadlines, the status API,
-//     streaming steps, artifacts, the _queuety_trace payload;
-//   - the stale sweep for workflow steps;
-//   - the CLI (queuety workflow ...).
+//   - rewind, fork, replay, streaming steps, the _queuety_trace payload.
 package workflow

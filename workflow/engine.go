@@ -50,11 +50,10 @@ func NewEngine(s *store.Store, handlers *Handlers) *Engine {
 func (e *Engine) Handlers() *Handlers { return e.handlers }
 
 // Placeholders lists the __queuety_* placeholder handlers the engine runs
-// itself. The others (signal and workflow waits, start_workflows,
-// run_workflow) are not implemented yet, so a worker must leave their jobs
-// to PHP.
+// itself: all of Queuety's.
 func Placeholders() []string {
-	return []string{HandlerDelay, HandlerForEach, HandlerRepeat}
+	return []string{HandlerDelay, HandlerForEach, HandlerRepeat, HandlerWaitForSignal, HandlerWaitForWorkflows,
+		HandlerStartWorkflows, HandlerRunWorkflow}
 }
 
 // ConstraintViolation is Queuety's WorkflowConstraintViolationException: a

@@ -34,6 +34,12 @@ type advanceTx struct {
 	// compensate: the transaction failed a workflow that opted in to
 	// compensation on failure; they run after the commit.
 	compensate bool
+	// terminal lists the workflows the transaction made terminal; their
+	// waiters are woken after the commit (afterTerminal).
+	terminal []int64
+	// parked, settled: the transaction parked the workflow on a wait, or
+	// settled one.
+	parked, settled bool
 }
 
 // advance settles a job with its output in one transaction (advance_step).
@@ -56,7 +62,7 @@ func (e *Engine) advance(ctx context.Context, job *store.JobRow, out *phpjson.Ob
 		return err
 	}
 	tr.startWritten()
-	return e.afterFailure(ctx, a)
+	return e.afterCommit(ctx, a)
 }
 
 func liveStatus(s string) bool { return s == string(StatusRunning) || s == string(StatusPaused) }
@@ -209,9 +215,12 @@ func (a *advanceTx) afterStep(next int, isLast bool) error {
 		if q == "" {
 			q = "default"
 		}
-		// The run_workflow parent and waiting workflows are not woken yet
-		// (on_workflow_completed, reconcile): see doc.go.
-		return a.tx.InsertLogs(store.WorkflowLog(a.wf.ID, a.wf.Name, q, store.EventWorkflowCompleted))
+		if err := a.tx.InsertLogs(store.WorkflowLog(a.wf.ID, a.wf.Name, q, store.EventWorkflowCompleted)); err != nil {
+			return err
+		}
+		// on_workflow_completed (the run_workflow parent resumes in this
+		// transaction); waiting workflows are woken after the commit.
+		return a.workflowCompleted(a.wf.ID, a.state)
 	}
 	if a.wf.Status == string(StatusPaused) {
 		return nil

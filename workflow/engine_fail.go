@@ -23,6 +23,7 @@ func (a *advanceTx) failLocked(jobID int64, message string) error {
 		return err
 	}
 	a.compensate = a.state.CompensateOnFailure()
+	a.terminal = append(a.terminal, a.wf.ID)
 	l := store.WorkflowLog(a.wf.ID, "", "default", store.EventWorkflowFailed)
 	l.JobID = store.Int(jobID)
 	l.ErrorMessage = store.String(message)
@@ -33,8 +34,8 @@ func (a *advanceTx) failLocked(jobID int64, message string) error {
 }
 
 // Fail is Workflow::fail: the workflow fails with message because job
-// failed for good. Compensations (compensate_on_failure) and waking
-// waiting workflows are not run yet (see doc.go).
+// failed for good; then its compensations (compensate_on_failure) run and
+// what waits on it is woken.
 func (e *Engine) Fail(ctx context.Context, workflowID, jobID int64, message string) error {
 	var a *advanceTx
 	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
@@ -51,7 +52,7 @@ func (e *Engine) Fail(ctx context.Context, workflowID, jobID int64, message stri
 	if err != nil {
 		return err
 	}
-	return e.afterFailure(ctx, a)
+	return e.afterCommit(ctx, a)
 }
 
 // forEachTerminalFailure is handle_for_each_terminal_failure: the branch
@@ -126,7 +127,7 @@ func (e *Engine) forEachTerminalFailure(ctx context.Context, workflowID, jobID i
 	if err != nil {
 		return failed, err
 	}
-	return failed, e.afterFailure(ctx, a)
+	return failed, e.afterCommit(ctx, a)
 }
 
 // Failure is the worker's decision about a failed step attempt.

@@ -31,7 +31,7 @@ func (e *Engine) runForEachPlaceholder(ctx context.Context, job *store.JobRow, t
 		return err
 	}
 	tr.startWritten()
-	return e.afterFailure(ctx, a)
+	return e.afterCommit(ctx, a)
 }
 
 func (a *advanceTx) forEachPlaceholder(job *store.JobRow) (logCompletion bool, err error) {

@@ -1,11 +1,320 @@
 package workflow
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// afterCommit is what every engine transaction runs once it committed:
+// the compensations a failure asked for, then the wake-ups of what waited
+// on the workflows it made terminal.
+func (e *Engine) afterCommit(ctx context.Context, a *advanceTx) error {
+	err := e.afterFailure(ctx, a)
+	if a != nil {
+		e.afterTerminal(ctx, a.terminal...)
+	}
+	return err
+}
 
 // afterTerminal runs after a transaction in which workflows became terminal
 // (completed, failed, cancelled, deadline exceeded) has committed: it wakes
 // what waits on them, as Queuety's on_workflow_completed and
 // reconcile_waiting_for_workflows_for_dependency do. Every terminal
-// transition calls it post-commit. (The wake-ups are being implemented with
-// the waits; until then it does nothing.)
-func (e *Engine) afterTerminal(ctx context.Context, workflowIDs ...int64) {}
+// transition calls it post-commit.
+//
+// For each id, and for every workflow a wake-up makes terminal in turn:
+// the run_workflow parent (resumed when the child completed, if the
+// child's own transaction did not already; failed when the child failed or
+// was cancelled, which PHP never does), then every workflow with a
+// workflow_dependencies row on it, re-evaluated under its lock.
+//
+// Errors are not returned: the terminal transition itself committed, and
+// the wait sweeper (WaitSweeper) re-evaluates every waiting workflow, so a
+// wake-up lost here is retried there.
+func (e *Engine) afterTerminal(ctx context.Context, workflowIDs ...int64) {
+	seen := map[int64]bool{}
+	queue := append([]int64(nil), workflowIDs...)
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if id <= 0 || seen[id] {
+			continue
+		}
+		seen[id] = true
+		more, err := e.wakeDependents(ctx, id)
+		if err != nil {
+			e.wakeError(id, err)
+		}
+		queue = append(queue, more...)
+	}
+}
+
+// wakeErrorHandlers holds each engine's OnWakeError function.
+var wakeErrorHandlers sync.Map // *Engine -> func(int64, error)
+
+// OnWakeError sets the function that receives the errors of post-commit
+// wake-ups (nil: they are dropped; the wait sweeper retries them).
+func (e *Engine) OnWakeError(fn func(workflowID int64, err error)) {
+	if fn == nil {
+		wakeErrorHandlers.Delete(e)
+		return
+	}
+	wakeErrorHandlers.Store(e, fn)
+}
+
+func (e *Engine) wakeError(id int64, err error) {
+	if fn, ok := wakeErrorHandlers.Load(e); ok {
+		fn.(func(int64, error))(id, err)
+	}
+}
+
+// wakeDependents is the body of afterTerminal for one terminal workflow;
+// it returns the workflows that became terminal while waking.
+func (e *Engine) wakeDependents(ctx context.Context, id int64) ([]int64, error) {
+	status, err := e.store.WorkflowStatus(ctx, id)
+	if err != nil || status == "" {
+		return nil, err
+	}
+	var terminal []int64
+	if isTerminalStatus(status) {
+		t, err := e.settleParent(ctx, id)
+		if err != nil {
+			return terminal, err
+		}
+		terminal = append(terminal, t...)
+	}
+	waiters, err := e.store.WaitersOf(ctx, id)
+	if err != nil {
+		return terminal, err
+	}
+	for _, w := range waiters {
+		t, err := e.reconcileWaiter(ctx, w.WorkflowID, w.StepIndex, id, status)
+		if err != nil {
+			return terminal, err
+		}
+		terminal = append(terminal, t...)
+	}
+	return terminal, nil
+}
+
+func isTerminalStatus(s string) bool {
+	return s == string(StatusCompleted) || s == string(StatusFailed) || s == string(StatusCancelled)
+}
+
+// reconcileWaiter is the body of reconcile_waiting_for_workflows_for_dependency
+// for one waiting workflow at step, in its own transaction. dependency is
+// the workflow that became terminal (0 when the sweeper re-evaluates).
+// It returns the workflows the transaction made terminal.
+func (e *Engine) reconcileWaiter(ctx context.Context, workflowID int64, step int, dependency int64, depStatus string) ([]int64, error) {
+	var a *advanceTx
+	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+		a = &advanceTx{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}}
+		if dependency > 0 && depStatus == string(StatusCompleted) {
+			if err := tx.MarkDependencySatisfied(workflowID, step, dependency); err != nil {
+				return err
+			}
+		}
+		var err error
+		if a.wf, err = tx.LockWorkflow(workflowID); err != nil {
+			return err
+		}
+		if a.wf == nil || a.wf.Status != string(StatusWaitingForWorkflows) || a.wf.CurrentStep != step {
+			return tx.ClearDependencies(workflowID, step)
+		}
+		if err := a.loadState(); err != nil {
+			return err
+		}
+		s, ok := a.step(step)
+		if !ok || s.IsLegacy() || toString(s.field("type")) != string(StepWaitForWorkflows) {
+			if err := tx.ClearDependencies(workflowID, step); err != nil {
+				return err
+			}
+			a.state.Delete(KeyWait)
+			a.state.Delete(KeyWaitingForSignal)
+			return a.persistState()
+		}
+		return a.evaluateWorkflowWait(step, s, false)
+	})
+	if IsConstraintViolation(err) {
+		return e.failForViolation(ctx, workflowID, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := e.afterFailure(ctx, a); err != nil {
+		return a.terminal, err
+	}
+	return a.terminal, nil
+}
+
+// workflowCompleted records that the locked transaction completed
+// workflow id with state, and runs on_workflow_completed: a run_workflow
+// parent waiting at the child's step gets the child's public keys and moves
+// to its next step (or completes, and so on upward), in the same
+// transaction.
+func (a *advanceTx) workflowCompleted(id int64, state *State) error {
+	a.terminal = append(a.terminal, id)
+	parentID, parentStep, err := a.tx.ParentOf(id)
+	if err != nil || !parentID.Valid {
+		return err
+	}
+	parent, err := a.tx.LockWorkflow(parentID.Int64)
+	if err != nil || parent == nil {
+		return err
+	}
+	return a.resumeParent(parent, int(parentStep.Int64), state)
+}
+
+// resumeParent is the parent half of on_workflow_completed. Unlike PHP it
+// only resumes a live parent still at the run_workflow step (PHP also
+// writes into a cancelled parent, and could move one twice).
+func (a *advanceTx) resumeParent(parent *store.WorkflowRow, step int, child *State) error {
+	if !liveStatus(parent.Status) || parent.CurrentStep != step {
+		return nil
+	}
+	pstate, err := ParseState([]byte(parent.State))
+	if err != nil {
+		return fmt.Errorf("workflow %d: %w", parent.ID, err)
+	}
+	s, ok := pstate.Step(step)
+	if !ok || s.IsLegacy() || toString(s.field("type")) != string(StepRunWorkflow) {
+		return nil
+	}
+	for k, v := range child.Object().All() {
+		if !IsReserved(k) {
+			pstate.Set(k, v)
+		}
+	}
+	pstate.pushCompensation(s, true, step)
+	pstate.bumpCounter("transitions", 1)
+	if err := pstate.assertBudget(); err != nil {
+		return err
+	}
+	next := step + 1
+	b, err := pstate.Encode()
+	if err != nil {
+		return err
+	}
+	if next >= parent.TotalSteps {
+		if err := a.tx.Complete(parent.ID, b, next); err != nil {
+			return err
+		}
+		if err := a.tx.InsertLogs(store.WorkflowLog(parent.ID, parent.Name, pstate.Queue(), store.EventWorkflowCompleted)); err != nil {
+			return err
+		}
+		return a.workflowCompleted(parent.ID, pstate)
+	}
+	if err := a.tx.Advance(parent.ID, b, next); err != nil {
+		return err
+	}
+	if parent.Status == string(StatusPaused) {
+		return nil
+	}
+	ns, ok := pstate.Step(next)
+	if !ok {
+		return nil
+	}
+	if err := pstate.assertForEachBudget(ns); err != nil {
+		return err
+	}
+	return a.e.enqueueFor(a.tx, parent.ID, pstate, ns, next)
+}
+
+// enqueueFor inserts the jobs of step index of workflow id.
+func (e *Engine) enqueueFor(tx *store.WorkflowTx, id int64, state *State, step Step, index int) error {
+	jobs, err := StepJobs(step, index, state.DispatchDefaults(), e.handlers)
+	if err != nil {
+		return err
+	}
+	return tx.InsertStepJobs(id, storeJobs(jobs))
+}
+
+// settleParent handles the run_workflow parent of a terminal child: a
+// completed child resumes it (when the child's transaction did not), a
+// failed or cancelled one fails it. PHP leaves the parent waiting forever
+// on a failed child (docs/compat.md).
+func (e *Engine) settleParent(ctx context.Context, childID int64) ([]int64, error) {
+	var a *advanceTx
+	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+		a = &advanceTx{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}}
+		parentID, parentStep, err := tx.ParentOf(childID)
+		if err != nil || !parentID.Valid {
+			return err
+		}
+		child, err := tx.LockWorkflow(childID)
+		if err != nil || child == nil {
+			return err
+		}
+		parent, err := tx.LockWorkflow(parentID.Int64)
+		if err != nil || parent == nil || !liveStatus(parent.Status) || parent.CurrentStep != int(parentStep.Int64) {
+			return err
+		}
+		switch child.Status {
+		case string(StatusCompleted):
+			cs, err := ParseState([]byte(child.State))
+			if err != nil {
+				return err
+			}
+			return a.resumeParent(parent, int(parentStep.Int64), cs)
+		case string(StatusFailed), string(StatusCancelled):
+			a.wf = parent
+			if err := a.loadState(); err != nil {
+				return err
+			}
+			s, ok := a.step(a.current)
+			if !ok || s.IsLegacy() || toString(s.field("type")) != string(StepRunWorkflow) {
+				return nil
+			}
+			return a.failLocked(0, childFailureMessage(child))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := e.afterFailure(ctx, a); err != nil {
+		return a.terminal, err
+	}
+	return a.terminal, nil
+}
+
+func childFailureMessage(child *store.WorkflowRow) string {
+	if child.Status == string(StatusCancelled) {
+		return fmt.Sprintf("Child workflow %d was cancelled.", child.ID)
+	}
+	msg := "Child workflow " + fmt.Sprint(child.ID) + " failed"
+	if child.ErrorMessage.Valid && child.ErrorMessage.String != "" {
+		return msg + ": " + child.ErrorMessage.String
+	}
+	return msg + "."
+}
+
+// failForViolation fails a workflow whose wait could not settle because
+// settling broke a budget. PHP throws out of the waking process instead
+// (leaving the waiter parked, to be retried by nobody); here the wake-up
+// runs in the background, so the workflow fails as a step breaking its
+// budget does.
+func (e *Engine) failForViolation(ctx context.Context, workflowID int64, violation error) ([]int64, error) {
+	var a *advanceTx
+	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+		a = &advanceTx{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}}
+		var err error
+		if a.wf, err = tx.LockWorkflow(workflowID); err != nil || a.wf == nil {
+			return err
+		}
+		if err := a.loadState(); err != nil {
+			return err
+		}
+		return a.failLocked(0, violation.Error())
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := e.afterFailure(ctx, a); err != nil {
+		return a.terminal, err
+	}
+	return a.terminal, nil
+}

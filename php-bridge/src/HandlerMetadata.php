@@ -6,23 +6,28 @@ namespace Queuety;
 
 use Queuety\Attributes\QueuetyHandler;
 use Queuety\Attributes\QueuetyStep;
+use Queuety\Contracts\ForEachHandler;
+use Queuety\Contracts\StateAction;
+use Queuety\Contracts\StreamingStep;
 
 /**
  * Dispatch defaults a handler class declares, read as the plugin reads
  * them: #[QueuetyHandler] (queue, max_attempts) or #[QueuetyStep]
  * (max_attempts), then a no-argument config() that may override queue,
- * max_attempts, concurrency_group/limit and cost_units. They matter
- * because they change the row: the same dispatch code must write the same
- * row on either runtime.
+ * max_attempts, backoff, rate_limit, concurrency_group/limit and
+ * cost_units. They matter because they change the row (a workflow step
+ * job carries backoff and rate_limit in its payload's __queuety_runtime):
+ * the same dispatch code must write the same row on either runtime.
  */
 final class HandlerMetadata
 {
     /**
-     * @return array{queue: string|null, max_attempts: int|null, concurrency_group: string|null, concurrency_limit: int|null, cost_units: int|null}
+     * @return array{queue: string|null, max_attempts: int|null, backoff: string|array<string, mixed>|null, rate_limit: array{int, int}|null, concurrency_group: string|null, concurrency_limit: int|null, cost_units: int|null}
      */
     public static function from_class(string $class): array
     {
-        $defaults = ['queue' => null, 'max_attempts' => null, 'concurrency_group' => null, 'concurrency_limit' => null, 'cost_units' => null];
+        $defaults = ['queue' => null, 'max_attempts' => null, 'backoff' => null, 'rate_limit' => null,
+            'concurrency_group' => null, 'concurrency_limit' => null, 'cost_units' => null];
         if (!class_exists($class)) {
             return $defaults;
         }
@@ -45,14 +50,19 @@ final class HandlerMetadata
     }
 
     /**
-     * config() of a Handler or Step that can be built without arguments;
-     * null when there is none or it throws.
+     * config() of a Handler, Step, ForEachHandler, StreamingStep or
+     * StateAction that can be built without arguments; null when there is
+     * none or it throws.
      *
      * @return array<mixed>|null
      */
     private static function config_of(\ReflectionClass $reflection): ?array
     {
-        if (!$reflection->implementsInterface(Handler::class) && !$reflection->implementsInterface(Step::class)) {
+        $configurable = false;
+        foreach ([Handler::class, Step::class, ForEachHandler::class, StreamingStep::class, StateAction::class] as $interface) {
+            $configurable = $configurable || $reflection->implementsInterface($interface);
+        }
+        if (!$configurable) {
             return null;
         }
         $constructor = $reflection->getConstructor();
@@ -60,7 +70,11 @@ final class HandlerMetadata
             return null;
         }
         try {
-            $config = $reflection->newInstance()->config();
+            $instance = $reflection->newInstance();
+            if (!method_exists($instance, 'config')) {
+                return null;
+            }
+            $config = $instance->config();
         } catch (\Throwable) {
             return null;
         }
@@ -68,9 +82,9 @@ final class HandlerMetadata
     }
 
     /**
-     * @param array{queue: string|null, max_attempts: int|null, concurrency_group: string|null, concurrency_limit: int|null, cost_units: int|null} $defaults
+     * @param array{queue: string|null, max_attempts: int|null, backoff: string|array<string, mixed>|null, rate_limit: array{int, int}|null, concurrency_group: string|null, concurrency_limit: int|null, cost_units: int|null} $defaults
      * @param array<mixed> $config
-     * @return array{queue: string|null, max_attempts: int|null, concurrency_group: string|null, concurrency_limit: int|null, cost_units: int|null}
+     * @return array{queue: string|null, max_attempts: int|null, backoff: string|array<string, mixed>|null, rate_limit: array{int, int}|null, concurrency_group: string|null, concurrency_limit: int|null, cost_units: int|null}
      */
     private static function apply_config(array $defaults, array $config): array
     {
@@ -81,6 +95,19 @@ final class HandlerMetadata
         $max = $config['max_attempts'] ?? null;
         if (is_scalar($max)) {
             $defaults['max_attempts'] = max(1, (int) $max);
+        }
+        $backoff = $config['backoff'] ?? null;
+        if (is_string($backoff)) {
+            $defaults['backoff'] = $backoff;
+        } elseif (is_array($backoff)) {
+            // Only string keys survive, as in the plugin: a list of delays
+            // such as [5, 10] arrives as [] (and is still written).
+            $defaults['backoff'] = array_filter($backoff, 'is_string', ARRAY_FILTER_USE_KEY);
+        }
+        $rate = $config['rate_limit'] ?? null;
+        if (is_array($rate) && count($rate) >= 2) {
+            $values = array_values($rate);
+            $defaults['rate_limit'] = [is_scalar($values[0]) ? (int) $values[0] : 0, is_scalar($values[1]) ? (int) $values[1] : 0];
         }
         $group = $config['concurrency_group'] ?? null;
         if (is_string($group) && trim($group) !== '') {

@@ -8,12 +8,14 @@ use Queuety\Bridge\Handlers;
 use Queuety\Enums\Priority;
 
 /**
- * Queuety's facade, job half: the same static methods and signatures as
- * the plugin for what the bridge covers, so application code runs on
- * either.
+ * Queuety's facade: the same static methods and signatures as the plugin
+ * for what the bridge covers (jobs, queue control, workflow dispatch,
+ * signals and status), so application code runs on either.
  *
  *     Queuety::init(Connection::from_wp_config('/var/www/html/wp-config.php'));
  *     $id = Queuety::dispatch(SendEmail::class, ['to' => 'a@b.c'])->with_priority(Priority::High)->id();
+ *     $wf = Queuety::workflow('onboard')->then(CreateUser::class)->wait_for_approval()->dispatch(['email' => 'a@b.c']);
+ *     Queuety::approve_workflow($wf, ['by' => 'admin']);
  */
 class Queuety
 {
@@ -65,6 +67,58 @@ class Queuety
         Handlers::register($name, $class);
     }
 
+    /**
+     * Start building a workflow; dispatch() writes it.
+     */
+    public static function workflow(string $name): WorkflowBuilder
+    {
+        return new WorkflowBuilder($name, self::connection(), self::queue_());
+    }
+
+    /**
+     * The workflow's status read from its row, or null when there is none.
+     */
+    public static function workflow_status(int $workflow_id): ?WorkflowState
+    {
+        return self::workflow_()->status($workflow_id);
+    }
+
+    /**
+     * Store a signal for a workflow. Unlike the plugin, this does not
+     * resume a waiting workflow in this request: the daemon's signal
+     * poller (`queuety work --workflows`) does, within seconds.
+     *
+     * @param array<mixed> $data
+     */
+    public static function signal(int $workflow_id, string $name, array $data = []): void
+    {
+        self::workflow_()->handle_signal($workflow_id, $name, $data);
+    }
+
+    /**
+     * @param array<mixed> $data
+     */
+    public static function approve_workflow(int $workflow_id, array $data = [], string $signal_name = 'approval'): void
+    {
+        self::signal($workflow_id, $signal_name, $data);
+    }
+
+    /**
+     * @param array<mixed> $data
+     */
+    public static function reject_workflow(int $workflow_id, array $data = [], string $signal_name = 'rejected'): void
+    {
+        self::signal($workflow_id, $signal_name, $data);
+    }
+
+    /**
+     * @param array<mixed> $data
+     */
+    public static function submit_workflow_input(int $workflow_id, array $data = [], string $signal_name = 'input'): void
+    {
+        self::signal($workflow_id, $signal_name, $data);
+    }
+
     public static function pause(string $queue): void
     {
         self::queue_()->pause_queue($queue);
@@ -105,6 +159,11 @@ class Queuety
     {
         self::$conn = null;
         self::$queue = null;
+    }
+
+    private static function workflow_(): Workflow
+    {
+        return new Workflow(self::connection());
     }
 
     private static function queue_(): Queue

@@ -58,7 +58,7 @@ func Main(args []string, opts Options) int {
 	switch {
 	case errors.As(err, &ue):
 		return ExitUsage
-	case errors.Is(err, store.ErrJobNotFound):
+	case errors.Is(err, store.ErrJobNotFound), errors.Is(err, store.ErrWorkflowNotFound):
 		return ExitNotFound
 	}
 	return ExitError
@@ -97,6 +97,7 @@ func New(opts Options) *cli.App {
 			a.workCommand(), a.devCommand(), a.migrateCommand(), a.dispatchCommand(),
 			a.recoverCommand(), a.pauseCommand(true), a.pauseCommand(false), a.statusCommand(),
 			a.jobCommand(), a.purgeCommand(), a.benchCommand(),
+			a.workflowCommand(),
 		},
 		HideHelpCommand: true,
 		Description: `Point it at the database of a WordPress site running the Queuety plugin

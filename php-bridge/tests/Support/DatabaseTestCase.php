@@ -17,18 +17,33 @@ use Queuety\Queuety;
  */
 abstract class DatabaseTestCase extends TestCase
 {
+    /**
+     * A class whose tests only add rows they find again by id can share
+     * one database across its tests: migrating is what makes a database
+     * test slow.
+     */
+    protected const SHARE_DATABASE = false;
+
     protected string $database;
     protected Connection $conn;
     private PDO $admin;
+    /** @var array<class-string, string> the shared database per class */
+    private static array $shared = [];
 
     protected function setUp(): void
     {
         parent::setUp();
-        $this->admin = new PDO(sprintf('mysql:host=%s;port=%s;charset=utf8mb4', self::env('HOST', '127.0.0.1'), self::env('PORT', '3306')),
-            self::env('USER', 'root'), self::env('PASSWORD', ''), [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION]);
-        $this->database = 'qtphp_' . bin2hex(random_bytes(4));
-        $this->admin->exec("CREATE DATABASE `{$this->database}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci");
-        $this->migrate();
+        $this->admin = self::admin();
+        if (static::SHARE_DATABASE && isset(self::$shared[static::class])) {
+            $this->database = self::$shared[static::class];
+        } else {
+            $this->database = 'qtphp_' . bin2hex(random_bytes(4));
+            $this->admin->exec("CREATE DATABASE `{$this->database}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci");
+            $this->migrate();
+            if (static::SHARE_DATABASE) {
+                self::$shared[static::class] = $this->database;
+            }
+        }
         $this->conn = $this->connection();
         Queuety::init($this->conn);
     }
@@ -37,10 +52,25 @@ abstract class DatabaseTestCase extends TestCase
     {
         Queuety::reset();
         Handlers::reset();
-        if (isset($this->admin, $this->database)) {
+        if (!static::SHARE_DATABASE && isset($this->admin, $this->database)) {
             $this->admin->exec("DROP DATABASE IF EXISTS `{$this->database}`");
         }
         parent::tearDown();
+    }
+
+    public static function tearDownAfterClass(): void
+    {
+        if (isset(self::$shared[static::class])) {
+            self::admin()->exec('DROP DATABASE IF EXISTS `' . self::$shared[static::class] . '`');
+            unset(self::$shared[static::class]);
+        }
+        parent::tearDownAfterClass();
+    }
+
+    private static function admin(): PDO
+    {
+        return new PDO(sprintf('mysql:host=%s;port=%s;charset=utf8mb4', self::env('HOST', '127.0.0.1'), self::env('PORT', '3306')),
+            self::env('USER', 'root'), self::env('PASSWORD', ''), [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION]);
     }
 
     /**

@@ -1,0 +1,175 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Queuety;
+
+use Queuety\Enums\WorkflowStatus;
+
+/**
+ * The part of Queuety's workflow engine an application calls directly
+ * that the bridge covers: storing a signal and reading a workflow's
+ * status. Everything that advances a workflow is the daemon's
+ * (`queuety work --workflows`).
+ */
+class Workflow
+{
+    public function __construct(private readonly Connection $conn)
+    {
+    }
+
+    /**
+     * Store a signal row exactly as the plugin does: always, whether or
+     * not the workflow exists or is waiting, and never consumed. The
+     * plugin then resumes a workflow waiting for it in the same request;
+     * the bridge leaves that to the daemon's signal poller, which settles
+     * the wait within its poll interval (2 s by default).
+     *
+     * @param array<mixed> $data
+     */
+    public function handle_signal(int $workflow_id, string $signal_name, array $data = []): void
+    {
+        $table = $this->conn->table(Config::table_signals());
+        $this->conn->pdo()->prepare(
+            "INSERT INTO {$table} (workflow_id, signal_name, payload) VALUES (:workflow_id, :signal_name, :payload)"
+        )->execute([
+            'workflow_id' => $workflow_id,
+            'signal_name' => $signal_name,
+            'payload' => json_encode($data, JSON_THROW_ON_ERROR),
+        ]);
+    }
+
+    /**
+     * The workflow's status, or null when there is no such workflow. Read
+     * fresh each time (the plugin caches it for 2 s).
+     */
+    public function status(int $workflow_id): ?WorkflowState
+    {
+        $table = $this->conn->table(Config::table_workflows());
+        $stmt = $this->conn->pdo()->prepare(
+            "SELECT id, name, status, state, current_step, total_steps, parent_workflow_id, parent_step_index,
+                started_at, completed_at, failed_at, deadline_at, error_message
+            FROM {$table} WHERE id = :id"
+        );
+        $stmt->execute(['id' => $workflow_id]);
+        $row = $stmt->fetch(\PDO::FETCH_ASSOC);
+        if (!is_array($row)) {
+            return null;
+        }
+        return self::state_from_row($row, $this->artifact_keys($workflow_id));
+    }
+
+    /**
+     * @param array<string, mixed> $row
+     * @param list<string>         $artifact_keys
+     */
+    private static function state_from_row(array $row, array $artifact_keys): WorkflowState
+    {
+        $state = self::decode_state($row['state'] ?? null);
+        $current = (int) $row['current_step'];
+        $wait = self::wait_context($state);
+        $step = self::step_at($state, $current);
+        $waiting_for = $wait['waiting_for'] ?? $wait['signal_names'] ?? null;
+
+        return new WorkflowState(
+            workflow_id: (int) $row['id'],
+            name: (string) $row['name'],
+            status: WorkflowStatus::from((string) $row['status']),
+            current_step: $current,
+            total_steps: (int) $row['total_steps'],
+            state: WorkflowStateView::public_state($state),
+            parent_workflow_id: $row['parent_workflow_id'] ? (int) $row['parent_workflow_id'] : null,
+            parent_step_index: $row['parent_step_index'] !== null ? (int) $row['parent_step_index'] : null,
+            wait_type: is_string($wait['type'] ?? null) ? $wait['type'] : null,
+            waiting_for: is_array($waiting_for) ? array_values($waiting_for) : null,
+            definition_version: WorkflowStateView::trimmed($state, '_definition_version'),
+            definition_hash: WorkflowStateView::trimmed($state, '_definition_hash'),
+            idempotency_key: WorkflowStateView::trimmed($state, '_idempotency_key'),
+            budget: WorkflowStateView::budget($state),
+            current_step_name: is_string($step['name'] ?? null) ? $step['name'] : null,
+            wait_mode: is_string($wait['wait_mode'] ?? null) ? $wait['wait_mode'] : null,
+            artifact_count: count($artifact_keys),
+            artifact_keys: $artifact_keys,
+            current_step_type: self::step_type($state, $current),
+            started_at: self::nullable_string($row['started_at'] ?? null),
+            completed_at: self::nullable_string($row['completed_at'] ?? null),
+            failed_at: self::nullable_string($row['failed_at'] ?? null),
+            deadline_at: self::nullable_string($row['deadline_at'] ?? null),
+            error_message: self::nullable_string($row['error_message'] ?? null),
+        );
+    }
+
+    /**
+     * @return array<string, mixed>
+     */
+    private static function decode_state(mixed $json): array
+    {
+        if (!is_string($json) || $json === '') {
+            return [];
+        }
+        $state = json_decode($json, true);
+        return is_array($state) ? $state : [];
+    }
+
+    /**
+     * `_wait` (string keys only), or the legacy `_waiting_for_signal`.
+     *
+     * @param array<string, mixed> $state
+     * @return array<string, mixed>
+     */
+    private static function wait_context(array $state): array
+    {
+        $wait = $state['_wait'] ?? null;
+        if (is_array($wait) && isset($wait['type'])) {
+            return array_filter($wait, 'is_string', ARRAY_FILTER_USE_KEY);
+        }
+        $legacy = $state['_waiting_for_signal'] ?? null;
+        if (is_string($legacy) && $legacy !== '') {
+            return ['type' => 'wait_for_signal', 'signal_names' => [$legacy], 'wait_mode' => 'all'];
+        }
+        return [];
+    }
+
+    /**
+     * A `_steps` entry; a plain string is a legacy single step.
+     *
+     * @param array<string, mixed> $state
+     * @return array<string, mixed>|null
+     */
+    private static function step_at(array $state, int $index): ?array
+    {
+        $step = is_array($state['_steps'] ?? null) ? ($state['_steps'][$index] ?? null) : null;
+        if (is_string($step)) {
+            return ['type' => 'single', 'name' => (string) $index, 'class' => $step];
+        }
+        return is_array($step) ? $step : null;
+    }
+
+    /**
+     * @param array<string, mixed> $state
+     */
+    private static function step_type(array $state, int $index): ?string
+    {
+        $step = self::step_at($state, $index);
+        if ($step === null) {
+            return null;
+        }
+        return is_string($step['type'] ?? null) ? $step['type'] : 'single';
+    }
+
+    private static function nullable_string(mixed $value): ?string
+    {
+        return $value === null ? null : (string) $value;
+    }
+
+    /**
+     * @return list<string>
+     */
+    private function artifact_keys(int $workflow_id): array
+    {
+        $table = $this->conn->table(Config::table_artifacts());
+        $stmt = $this->conn->pdo()->prepare("SELECT artifact_key FROM {$table} WHERE workflow_id = :id ORDER BY artifact_key ASC");
+        $stmt->execute(['id' => $workflow_id]);
+        return array_values(array_map('strval', $stmt->fetchAll(\PDO::FETCH_COLUMN)));
+    }
+}

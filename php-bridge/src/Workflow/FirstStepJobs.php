@@ -1,0 +1,89 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Queuety\Workflow;
+
+use Queuety\Queue;
+use Queuety\StepDispatchOptions;
+
+/**
+ * The job(s) that start a step, as the plugin's builder enqueues step 0:
+ * one per parallel branch, the handler class for a single step, and a
+ * placeholder job (payload {"step_index": i}, cost 0) that the workflow
+ * runtime recognises for every other step type.
+ *
+ * @internal
+ */
+final class FirstStepJobs
+{
+    /** Placeholder handler per step type. */
+    private const PLACEHOLDERS = [
+        'run_workflow' => '__queuety_run_workflow',
+        'delay' => '__queuety_delay',
+        'for_each' => '__queuety_for_each',
+        'wait_for_signal' => '__queuety_wait_for_signal',
+        'wait_for_workflows' => '__queuety_wait_for_workflows',
+        'repeat' => '__queuety_repeat',
+        'start_workflows' => '__queuety_start_workflows',
+    ];
+
+    public function __construct(
+        private readonly Queue $queue_ops,
+        private readonly WorkflowSettings $settings,
+    ) {
+    }
+
+    /**
+     * @param array<string, mixed> $step A serialized step.
+     */
+    public function enqueue(array $step, int $workflow_id, int $step_index): void
+    {
+        $type = $step['type'] ?? '';
+        if ($type === 'parallel') {
+            foreach (StepDispatchOptions::parallel_branches($step) as $branch) {
+                $def = StepDispatchOptions::merge_parallel_branch($step, $branch);
+                $this->dispatch_job($def, StepDispatchOptions::branch_handler($def), StepDispatchOptions::payload($def), $workflow_id, $step_index);
+            }
+            return;
+        }
+        if (isset(self::PLACEHOLDERS[$type])) {
+            // A delay step's own length is its job's delay.
+            $delay = $type === 'delay' ? (is_scalar($step['delay_seconds'] ?? 0) ? (int) ($step['delay_seconds'] ?? 0) : 0) : null;
+            $this->dispatch_job($step, self::PLACEHOLDERS[$type], ['step_index' => $step_index], $workflow_id, $step_index, 0, $delay);
+            return;
+        }
+        $class = $step['class'] ?? '';
+        $this->dispatch_job($step, is_string($class) ? $class : '', StepDispatchOptions::payload($step), $workflow_id, $step_index);
+    }
+
+    /**
+     * @param array<mixed> $def
+     * @param array<mixed> $payload
+     */
+    private function dispatch_job(array $def, string $handler, array $payload, int $workflow_id, int $step_index, int $default_cost = 1, ?int $delay = null): void
+    {
+        $options = StepDispatchOptions::resolve(
+            definition: $def,
+            handler: $handler,
+            workflow_queue: $this->settings->queue,
+            workflow_priority: $this->settings->priority,
+            workflow_attempts: $this->settings->max_attempts,
+            payload: $payload,
+            default_cost_units: $default_cost,
+        );
+        $this->queue_ops->dispatch(
+            handler: $handler,
+            payload: $options['payload'],
+            queue: $options['queue'],
+            priority: $options['priority'],
+            delay: $delay ?? $options['delay'],
+            max_attempts: $options['max_attempts'],
+            workflow_id: $workflow_id,
+            step_index: $step_index,
+            concurrency_group: $options['concurrency_group'],
+            concurrency_limit: $options['concurrency_limit'],
+            cost_units: $options['cost_units'],
+        );
+    }
+}

@@ -1,0 +1,81 @@
+package queuety
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
+)
+
+// Workflow lifecycle (Queuety's cancel_workflow, pause_workflow,
+// resume_workflow, retry_workflow, check_deadlines). reg supplies the Go
+// handlers these may run: compensations, on_cancel and on_deadline
+// handlers (all registered with RegisterCompensation: each is
+// handle(public state, payload)) and the handler metadata of re-enqueued
+// steps. nil runs none of them, as PHP skips a class that does not exist.
+
+// DefaultDeadlineInterval is how often a worker with Config.Workflows
+// checks workflow deadlines (PHP's worker: every 60 s).
+const DefaultDeadlineInterval = 60 * time.Second
+
+// ErrWorkflowNotFound is returned for a workflow id with no row.
+var ErrWorkflowNotFound = store.ErrWorkflowNotFound
+
+// IsWorkflowStateError reports whether err is a lifecycle operation the
+// workflow's status refused ("Workflow 7 is not paused." ...).
+func IsWorkflowStateError(err error) bool { return workflow.IsLifecycleError(err) }
+
+func (c *Client) engine(reg *Registry) *workflow.Engine {
+	if reg == nil {
+		return workflow.NewEngine(c.store, nil)
+	}
+	return workflow.NewEngine(c.store, reg.steps)
+}
+
+// CancelWorkflow is Queuety::cancel_workflow: a workflow that is not
+// completed or cancelled becomes cancelled, its pending and processing
+// jobs are buried ("Workflow cancelled") and workflow_cancelled is logged;
+// then its compensations run in reverse (reason "cancel") and its
+// on_cancel handler gets the public state.
+func (c *Client) CancelWorkflow(ctx context.Context, id int64, reg *Registry) error {
+	return c.engine(reg).Cancel(ctx, id)
+}
+
+// PauseWorkflow is Queuety::pause_workflow: a running workflow stops
+// enqueueing steps (the one in flight finishes). workflow_paused is logged
+// even when nothing changed, as PHP does; then a state error says the
+// workflow was not running.
+func (c *Client) PauseWorkflow(ctx context.Context, id int64) error {
+	changed, err := c.engine(nil).Pause(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !changed {
+		return &workflow.LifecycleError{Message: fmt.Sprintf("Workflow %d is not running.", id)}
+	}
+	return nil
+}
+
+// ResumeWorkflow is Queuety::resume_workflow: a paused workflow runs again
+// from its current step, which is enqueued.
+func (c *Client) ResumeWorkflow(ctx context.Context, id int64, reg *Registry) error {
+	return c.engine(reg).Resume(ctx, id)
+}
+
+// RetryWorkflow is Queuety::retry_workflow: a failed workflow that was not
+// compensated runs its failed step again (a for_each step only its items
+// without a result; a parallel step every branch).
+func (c *Client) RetryWorkflow(ctx context.Context, id int64, reg *Registry) error {
+	return c.engine(reg).Retry(ctx, id)
+}
+
+// CheckDeadlines is Workflow::check_deadlines: running workflows past
+// their deadline_at get their on_deadline handler called and fail with
+// "Deadline exceeded" (compensating when they opted in). It returns how
+// many failed. Workers with Config.Workflows run it every
+// Config.DeadlineInterval.
+func (c *Client) CheckDeadlines(ctx context.Context, reg *Registry) (int, error) {
+	return c.engine(reg).CheckDeadlines(ctx)
+}

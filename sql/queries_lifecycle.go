@@ -1,0 +1,36 @@
+package store
+
+// Query names of queries_lifecycle.sql (workflow lifecycle, stale workflow
+// steps, status, export, artifacts).
+const (
+	qLcCancelWorkflow            = "lc-cancel-workflow"
+	qLcPauseWorkflow             = "lc-pause-workflow"
+	qLcResumeWorkflow            = "lc-resume-workflow"
+	qLcRetryWorkflow             = "lc-retry-workflow"
+	qLcFindOverdueWorkflows      = "lc-find-overdue-workflows"
+	qLcFindStaleWorkflowSteps    = "lc-find-stale-workflow-steps"
+	qLcListWorkflows             = "lc-list-workflows"
+	qLcListWorkflowsByStatus     = "lc-list-workflows-by-status"
+	qLcListWorkflowsByName       = "lc-list-workflows-by-name"
+	qLcListWorkflowsByStatusName = "lc-list-workflows-by-status-name"
+	qLcWorkflowTimeline          = "lc-workflow-timeline"
+	qLcExportWorkflow            = "lc-export-workflow"
+	qLcExportJobs                = "lc-export-jobs"
+	qLcExportEvents              = "lc-export-events"
+	qLcExportLogs                = "lc-export-logs"
+	qLcExportSignals             = "lc-export-signals"
+	qLcExportDependencies        = "lc-export-dependencies"
+	qLcExportArtifacts           = "lc-export-artifacts"
+	qLcExportChunks              = "lc-export-chunks"
+	qLcPutArtifact               = "lc-put-artifact"
+	qLcGetArtifact               = "lc-get-artifact"
+	qLcDeleteArtifact            = "lc-delete-artifact"
+	qLcArtifactKeys              = "lc-artifact-keys"
+	qLcWorkflowStatuses          = "lc-workflow-statuses"
+	qLcSignalsOf                 = "lc-signals-of"
+	qLcCountWorkflowsByStatus    = "lc-count-workflows-by-status"
+	qLcTruncateWorkflows         = "lc-truncate-workflows"
+	qLcTruncateWorkflowEvents    = "lc-truncate-workflow-events"
+	qLcTruncateDispatchKeys      = "lc-truncate-dispatch-keys"
+	qLcTouchStaleStep            = "lc-touch-stale-step"
+)

@@ -1,0 +1,211 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// Lifecycle operations on a workflow (spec §7): Cancel, Pause, Resume,
+// Retry. Deadlines are in engine_deadline.go, the stale sweep of step jobs
+// in engine_stale.go.
+
+// Message a cancel buries the workflow's active jobs with.
+const msgWorkflowCancelled = "Workflow cancelled"
+
+// LifecycleError is a lifecycle operation the workflow's status does not allow
+// (PHP's RuntimeException with the same message).
+type LifecycleError struct{ Message string }
+
+func (e *LifecycleError) Error() string { return e.Message }
+
+// ErrorClass is the PHP class of the error.
+func (e *LifecycleError) ErrorClass() string { return RuntimeException }
+
+func lifecycleErrorf(format string, args ...any) error {
+	return &LifecycleError{Message: fmt.Sprintf(format, args...)}
+}
+
+// IsLifecycleError reports whether err is (or wraps) a LifecycleError.
+func IsLifecycleError(err error) bool {
+	var se *LifecycleError
+	return errors.As(err, &se)
+}
+
+// notFound wraps store.ErrWorkflowNotFound.
+func notFound(id int64) error { return fmt.Errorf("workflow %d: %w", id, store.ErrWorkflowNotFound) }
+
+// stateQueue is $state['_queue'] ?? 'default', as the lifecycle logs use it.
+func stateQueue(s *State) string {
+	if v, ok := s.Get(KeyQueue); ok && !v.IsNull() {
+		return toString(v)
+	}
+	return "default"
+}
+
+// Cancel is Workflow::cancel: refused for completed or cancelled
+// workflows; otherwise, in one transaction, the workflow becomes
+// cancelled (completed_at = NOW()), its pending and processing jobs are
+// buried ("Workflow cancelled") and workflow_cancelled is logged. After
+// the commit the compensation stack runs (reason "cancel"), the state is
+// written with _compensated and _compensation_cause, the on_cancel handler
+// gets the public state, and waiters are woken.
+func (e *Engine) Cancel(ctx context.Context, workflowID int64) error {
+	var state *State
+	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+		wf, err := tx.LockWorkflow(workflowID)
+		if err != nil {
+			return err
+		}
+		if wf == nil {
+			return notFound(workflowID)
+		}
+		if wf.Status == string(StatusCompleted) || wf.Status == string(StatusCancelled) {
+			return lifecycleErrorf("Workflow %d is already %s.", workflowID, wf.Status)
+		}
+		if state, err = ParseState([]byte(wf.State)); err != nil {
+			return fmt.Errorf("workflow %d: %w", workflowID, err)
+		}
+		if err := tx.CancelWorkflowRow(workflowID); err != nil {
+			return err
+		}
+		if err := tx.BuryWorkflowJobs(workflowID, msgWorkflowCancelled, 0); err != nil {
+			return err
+		}
+		return tx.InsertLogs(store.WorkflowLog(workflowID, wf.Name, stateQueue(state), store.LogWorkflowCancelled))
+	})
+	if err != nil {
+		return err
+	}
+	defer e.afterTerminal(ctx, workflowID)
+	if err := e.runCompensations(ctx, workflowID, state, "cancel"); err != nil {
+		return err
+	}
+	ref, ok := state.OnCancel()
+	if !ok {
+		return nil
+	}
+	if herr := e.callLifecycleHandler(ctx, ref, state.Public()); herr != nil {
+		l := store.WorkflowLog(workflowID, ref.Class, "default", store.LogDebug)
+		l.ErrorMessage = store.String(herr.Error())
+		b, err := encodeObject(phpjson.NewObject().Set("type", phpjson.String("cancel_handler_failed")))
+		if err != nil {
+			return err
+		}
+		l.Context = store.String(string(b))
+		return e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error { return tx.InsertLogs(l) })
+	}
+	return nil
+}
+
+// callLifecycleHandler runs an on_cancel / on_deadline handler:
+// handle(public state[, payload]). Go registers them as compensations
+// (Handlers.Compensation), which have that signature; a class with no Go
+// handler is skipped, as PHP skips a class that does not exist.
+func (e *Engine) callLifecycleHandler(ctx context.Context, ref HandlerRef, public *phpjson.Object) error {
+	fn, ok := e.handlers.LookupCompensation(ref.Class)
+	if !ok {
+		return nil
+	}
+	return callCompensation(ctx, fn, CompensationEntry{Handler: ref.Class, Payload: ref.Payload, State: public})
+}
+
+// Pause is Workflow::pause: a running workflow becomes paused (the step in
+// flight finishes, the next one is not enqueued). workflow_paused is
+// logged whether or not the row changed, as in PHP; changed is false when
+// the workflow was not running.
+func (e *Engine) Pause(ctx context.Context, workflowID int64) (changed bool, err error) {
+	if _, err := e.store.GetWorkflow(ctx, workflowID); err != nil {
+		return false, err
+	}
+	return e.store.PauseRunningWorkflow(ctx, workflowID)
+}
+
+// Resume is Workflow::resume: a paused workflow with steps left becomes
+// running and its current step is enqueued again (a step that was in
+// flight when it paused may so run twice; the late one is buried by guard
+// C), with workflow_resumed logged. Unlike PHP, the row is checked under
+// lock.
+func (e *Engine) Resume(ctx context.Context, workflowID int64) error {
+	return e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+		a := &advanceTx{ctx: ctx, e: e, tx: tx}
+		var err error
+		if a.wf, err = tx.LockWorkflow(workflowID); err != nil {
+			return err
+		}
+		if a.wf == nil {
+			return notFound(workflowID)
+		}
+		if a.wf.Status != string(StatusPaused) {
+			return lifecycleErrorf("Workflow %d is not paused.", workflowID)
+		}
+		if a.wf.CurrentStep >= a.wf.TotalSteps {
+			return lifecycleErrorf("Workflow %d has no more steps.", workflowID)
+		}
+		if err := a.loadState(); err != nil {
+			return err
+		}
+		step, ok := a.step(a.current)
+		if !ok {
+			return runtimeErrorf("No step handler found for step %d.", a.current)
+		}
+		if err := tx.ResumePausedWorkflow(workflowID); err != nil {
+			return err
+		}
+		if err := a.enqueue(step, a.current); err != nil {
+			return err
+		}
+		return tx.InsertLogs(store.WorkflowLog(workflowID, "", "default", store.LogWorkflowResumed))
+	})
+}
+
+// Retry is Workflow::retry: a failed workflow that was not compensated
+// runs its current (failed) step again: status running, failure cleared,
+// the step's jobs enqueued (every branch of a parallel step). A for_each
+// step keeps its results: its failures are cleared and settled reset, and
+// the placeholder re-dispatches only the items without a result. PHP
+// writes no log row for it.
+func (e *Engine) Retry(ctx context.Context, workflowID int64) error {
+	return e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+		a := &advanceTx{ctx: ctx, e: e, tx: tx}
+		var err error
+		if a.wf, err = tx.LockWorkflow(workflowID); err != nil {
+			return err
+		}
+		if a.wf == nil {
+			return notFound(workflowID)
+		}
+		if a.wf.Status != string(StatusFailed) {
+			return lifecycleErrorf("Workflow %d is not in failed state.", workflowID)
+		}
+		if err := a.loadState(); err != nil {
+			return err
+		}
+		if _, done := a.state.Compensated(); done {
+			return lifecycleErrorf("Workflow %d has already been compensated and cannot be retried.", workflowID)
+		}
+		step, ok := a.step(a.current)
+		if !ok {
+			return lifecycleErrorf("No step handler found for step %d.", a.current)
+		}
+		if err := tx.RetryFailedWorkflow(workflowID); err != nil {
+			return err
+		}
+		if !step.IsLegacy() && toString(step.field("type")) == string(StepForEach) {
+			v := phpIndex(phpjson.ObjectValue(phpArray(a.state.field(KeyForEachSteps))), itoa(a.current))
+			if isArray(v) {
+				rt := cloneObject(phpArray(v))
+				rt.Set("failures", phpjson.List())
+				rt.Set("settled", phpjson.Bool(false))
+				a.state.setForEachRuntime(a.current, rt)
+				if err := a.persistState(); err != nil {
+					return err
+				}
+			}
+		}
+		return a.enqueue(step, a.current)
+	})
+}

@@ -1,0 +1,67 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// StaleDecide is the caller's retry policy for a stale step job: bury when
+// its attempts are used up, else retry after delay.
+type StaleDecide func(job *store.JobRow) (bury bool, delay time.Duration)
+
+// RecoverStaleSteps is Worker::recover_stale for workflow step jobs:
+// processing steps not heard from since cutoff are retried (logged
+// `retried`) or, per decide, buried with "Stale: worker died without
+// completing." (logged `buried`); then, after the commit, each buried
+// step fails its workflow (Workflow::fail), except a for_each branch,
+// which goes to the branch terminal-failure path (the branch is recorded
+// as failed; the workflow fails only when the step can no longer
+// complete). Like the engine's own failure path, only real branches
+// (payload with __for_each) count as branches, not the placeholder.
+func (e *Engine) RecoverStaleSteps(ctx context.Context, cutoff time.Time, limit int, decide StaleDecide) (retried, buried int, err error) {
+	states := map[int64]*State{}
+	isBranch := func(j *store.JobRow) bool {
+		if !j.WorkflowID.Valid || !j.StepIndex.Valid || !hasItemIndex(j.Payload) {
+			return false
+		}
+		st, ok := states[j.WorkflowID.Int64]
+		if !ok {
+			if row, err := e.store.GetWorkflow(ctx, j.WorkflowID.Int64); err == nil {
+				st, _ = ParseState([]byte(row.State))
+			}
+			states[j.WorkflowID.Int64] = st
+		}
+		if st == nil {
+			return false
+		}
+		s, ok := st.Step(int(j.StepIndex.Int64))
+		return ok && !s.IsLegacy() && toString(s.field("type")) == string(StepForEach)
+	}
+	branch := map[int64]bool{}
+	r, rows, err := e.store.RecoverStaleWorkflowSteps(ctx, cutoff, limit, func(j *store.JobRow) store.StaleStepDecision {
+		bury, delay := decide(j)
+		if !bury {
+			return store.StaleStepDecision{Delay: delay}
+		}
+		b := isBranch(j)
+		branch[j.ID] = b
+		return store.StaleStepDecision{Bury: true, KeepRow: b}
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	var errs []error
+	for i := range rows {
+		j := &rows[i]
+		if branch[j.ID] {
+			_, err = e.forEachTerminalFailure(ctx, j.WorkflowID.Int64, j.ID, store.StaleMessage)
+		} else {
+			err = e.Fail(ctx, j.WorkflowID.Int64, j.ID, store.StaleMessage)
+		}
+		errs = append(errs, err)
+	}
+	return r, len(rows), errors.Join(errs...)
+}

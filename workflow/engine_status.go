@@ -1,0 +1,373 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// StatusReport is Queuety's WorkflowState (Queuety::workflow_status, spec
+// §8) plus the row's step type, timestamps and error. JSON field names are
+// the PHP property names; absent values are null.
+type StatusReport struct {
+	WorkflowID  int64  `json:"workflow_id"`
+	Name        string `json:"name"`
+	Status      Status `json:"status"`
+	CurrentStep int    `json:"current_step"`
+	TotalSteps  int    `json:"total_steps"`
+	// State is the public state (no "_" keys).
+	State            phpjson.Value `json:"state"`
+	ParentWorkflowID *int64        `json:"parent_workflow_id"`
+	ParentStepIndex  *int64        `json:"parent_step_index"`
+	// WaitType is _wait.type ("signal", "workflow") or "wait_for_signal"
+	// for the legacy _waiting_for_signal.
+	WaitType   *string  `json:"wait_type"`
+	WaitingFor []string `json:"waiting_for"`
+	// DefinitionVersion, DefinitionHash, IdempotencyKey: reserved keys.
+	DefinitionVersion *string `json:"definition_version"`
+	DefinitionHash    *string `json:"definition_hash"`
+	IdempotencyKey    *string `json:"idempotency_key"`
+	// Budget is null, or the limits plus transitions, cost_units,
+	// started_workflows and public_state_bytes.
+	Budget          phpjson.Value `json:"budget"`
+	CurrentStepName *string       `json:"current_step_name"`
+	WaitMode        *string       `json:"wait_mode"`
+	// WaitDetails are the live details of the wait (matched, remaining,
+	// failed, step_name, result_key, quorum, group_key, ...); null when not
+	// waiting or in lists.
+	WaitDetails   phpjson.Value `json:"wait_details"`
+	ArtifactCount *int          `json:"artifact_count"`
+	ArtifactKeys  []string      `json:"artifact_keys"`
+
+	// Go additions: the current step's type, the row's timestamps (UTC,
+	// "YYYY-MM-DD HH:MM:SS") and error.
+	CurrentStepType *string `json:"current_step_type"`
+	StartedAt       string  `json:"started_at"`
+	CompletedAt     *string `json:"completed_at"`
+	FailedAt        *string `json:"failed_at"`
+	DeadlineAt      *string `json:"deadline_at"`
+	ErrorMessage    *string `json:"error_message"`
+}
+
+// WorkflowStatus is Workflow::status for one workflow (uncached).
+func (e *Engine) WorkflowStatus(ctx context.Context, workflowID int64) (*StatusReport, error) {
+	row, err := e.store.GetWorkflow(ctx, workflowID)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := e.store.ArtifactKeys(ctx, workflowID)
+	if err != nil {
+		return nil, err
+	}
+	return e.statusFromRow(ctx, row, keys, true)
+}
+
+// ListWorkflows is Workflow::list with filters: newest first, without
+// wait details.
+func (e *Engine) ListWorkflows(ctx context.Context, f store.WorkflowFilter) ([]*StatusReport, error) {
+	rows, err := e.store.ListWorkflows(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*StatusReport, 0, len(rows))
+	for i := range rows {
+		keys, err := e.store.ArtifactKeys(ctx, rows[i].ID)
+		if err != nil {
+			return nil, err
+		}
+		r, err := e.statusFromRow(ctx, &rows[i], keys, false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func strPtr(s string) *string { return &s }
+
+func timePtr(t interface {
+	IsZero() bool
+}, s string) *string {
+	if t.IsZero() {
+		return nil
+	}
+	return &s
+}
+
+// statusFromRow is build_workflow_state_from_row.
+func (e *Engine) statusFromRow(ctx context.Context, row *store.WorkflowRow, artifactKeys []string, details bool) (*StatusReport, error) {
+	state, err := ParseState([]byte(row.State))
+	if err != nil {
+		return nil, fmt.Errorf("workflow %d: %w", row.ID, err)
+	}
+	r := &StatusReport{
+		WorkflowID: row.ID, Name: row.Name, Status: Status(row.Status),
+		CurrentStep: row.CurrentStep, TotalSteps: row.TotalSteps,
+		State:       phpjson.ObjectValue(state.Public()),
+		Budget:      phpjson.Null(),
+		WaitDetails: phpjson.Null(),
+		StartedAt:   row.StartedAt.UTC().Format("2006-01-02 15:04:05"),
+	}
+	if row.ParentWorkflowID.Valid && row.ParentWorkflowID.Int64 != 0 {
+		r.ParentWorkflowID = &row.ParentWorkflowID.Int64
+	}
+	if row.ParentStepIndex.Valid {
+		r.ParentStepIndex = &row.ParentStepIndex.Int64
+	}
+	if row.CompletedAt.Valid {
+		r.CompletedAt = strPtr(store.DateTime(row.CompletedAt.Time))
+	}
+	if row.FailedAt.Valid {
+		r.FailedAt = strPtr(store.DateTime(row.FailedAt.Time))
+	}
+	if row.DeadlineAt.Valid {
+		r.DeadlineAt = strPtr(store.DateTime(row.DeadlineAt.Time))
+	}
+	if row.ErrorMessage.Valid {
+		r.ErrorMessage = &row.ErrorMessage.String
+	}
+	if v, ok := state.DefinitionVersion(); ok {
+		r.DefinitionVersion = &v
+	}
+	if v, ok := state.DefinitionHash(); ok {
+		r.DefinitionHash = &v
+	}
+	if v, ok := state.IdempotencyKey(); ok {
+		r.IdempotencyKey = &v
+	}
+	if b, err := budgetSummary(state); err != nil {
+		return nil, err
+	} else if b != nil {
+		r.Budget = phpjson.ObjectValue(b)
+	}
+	if step, ok := state.Step(row.CurrentStep); ok {
+		if name, ok := step.field("name").AsString(); ok && !step.IsLegacy() {
+			r.CurrentStepName = &name
+		}
+		r.CurrentStepType = strPtr(string(step.Type()))
+	}
+	n := len(artifactKeys)
+	r.ArtifactCount, r.ArtifactKeys = &n, artifactKeys
+
+	wait, waiting := state.Wait()
+	if waiting {
+		if wait.Raw != nil {
+			if t, ok := get(wait.Raw, "type").AsString(); ok {
+				r.WaitType = &t
+			}
+			wf := get(wait.Raw, "waiting_for")
+			if wf.IsNull() {
+				wf = get(wait.Raw, "signal_names")
+			}
+			if isArray(wf) {
+				r.WaitingFor = []string{}
+				for _, v := range phpValues(wf) {
+					r.WaitingFor = append(r.WaitingFor, toString(v))
+				}
+			}
+			if m, ok := get(wait.Raw, "wait_mode").AsString(); ok {
+				r.WaitMode = &m
+			}
+		} else {
+			r.WaitType = strPtr(wait.Type)
+			r.WaitingFor = wait.WaitingFor
+		}
+		if details {
+			d, err := e.waitDetails(ctx, row.ID, state, row.CurrentStep, wait)
+			if err != nil {
+				return nil, err
+			}
+			r.WaitDetails = phpjson.ObjectValue(d)
+		}
+	}
+	return r, nil
+}
+
+// budgetSummary is budget_summary_from_state (nil without limits).
+func budgetSummary(state *State) (*phpjson.Object, error) {
+	b := state.WorkflowBudget()
+	if b.IsZero() {
+		return nil, nil
+	}
+	o := cloneObject(phpArray(b.Value()))
+	c := state.WorkflowCounters()
+	size, err := state.publicSize()
+	if err != nil {
+		return nil, err
+	}
+	o.Set("transitions", phpjson.Int(c.Transitions))
+	o.Set("cost_units", phpjson.Int(c.CostUnits))
+	o.Set("started_workflows", phpjson.Int(c.StartedWorkflows))
+	o.Set("public_state_bytes", phpjson.Int(size))
+	return o, nil
+}
+
+// setIf sets key unless v is null (PHP's array_filter on null).
+func setIf(o *phpjson.Object, key string, v phpjson.Value) {
+	if !v.IsNull() {
+		o.Set(key, v)
+	}
+}
+
+func optString(s string) phpjson.Value {
+	if s == "" {
+		return phpjson.Null()
+	}
+	return phpjson.String(s)
+}
+
+func stringList(ss []string) phpjson.Value {
+	vs := make([]phpjson.Value, len(ss))
+	for i, s := range ss {
+		vs[i] = phpjson.String(s)
+	}
+	return phpjson.List(vs...)
+}
+
+// waitDetails is wait_details_from_state.
+func (e *Engine) waitDetails(ctx context.Context, workflowID int64, state *State, current int, wait Wait) (*phpjson.Object, error) {
+	out := phpjson.NewObject()
+	step, ok := state.Step(current)
+	if !ok || step.IsLegacy() {
+		if wait.Raw != nil {
+			setIf(out, "step_name", get(wait.Raw, "step_name"))
+			setIf(out, "result_key", get(wait.Raw, "result_key"))
+		}
+		return out, nil
+	}
+	var err error
+	switch wait.Type {
+	case "signal":
+		out, err = e.signalWaitDetails(ctx, workflowID, step, state)
+	case "workflow":
+		out, err = e.workflowWaitDetails(ctx, step, state)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if wait.Raw != nil {
+		setIf(out, "wait_mode", get(wait.Raw, "wait_mode"))
+	}
+	return out, nil
+}
+
+// signalWaitDetails is signal_wait_details: which of the step's signal
+// names have a matching signal row (match_payload subset, correlation key)
+// and which remain.
+func (e *Engine) signalWaitDetails(ctx context.Context, workflowID int64, step Step, state *State) (*phpjson.Object, error) {
+	def := step.waitForSignalDef(StepCommon{})
+	signals, err := e.store.SignalsOf(ctx, workflowID)
+	if err != nil {
+		return nil, err
+	}
+	var matched []string
+	for _, sig := range signals {
+		if !slices.Contains(def.SignalNames, sig.Name) || slices.Contains(matched, sig.Name) {
+			continue
+		}
+		payload, err := phpjson.DecodeString(sig.Payload)
+		if err != nil || !isArray(payload) {
+			payload = phpjson.List()
+		}
+		if signalPayloadMatches(phpArray(payload), state, def) {
+			matched = append(matched, sig.Name)
+		}
+	}
+	remaining := []string{}
+	for _, n := range def.SignalNames {
+		if !slices.Contains(matched, n) {
+			remaining = append(remaining, n)
+		}
+	}
+	out := phpjson.NewObject()
+	setIf(out, "step_name", step.field("name"))
+	setIf(out, "result_key", optString(phpTrim(optionalString(step.field("result_key")))))
+	setIf(out, "human_wait", step.field("human_wait"))
+	out.Set("match_payload", phpjson.ObjectValue(def.MatchPayload))
+	out.Set("matched", stringList(matched))
+	out.Set("remaining", stringList(remaining))
+	if def.CorrelationKey != "" {
+		out.Set("correlation_key", phpjson.String(def.CorrelationKey))
+		setIf(out, "correlation_value", state.field(def.CorrelationKey))
+	}
+	return out, nil
+}
+
+// signalPayloadMatches is signal_payload_matches.
+func signalPayloadMatches(payload *phpjson.Object, state *State, def *WaitForSignalStep) bool {
+	if def.MatchPayload != nil && def.MatchPayload.Len() > 0 && !containsSubset(payload, def.MatchPayload) {
+		return false
+	}
+	if def.CorrelationKey == "" {
+		return true
+	}
+	pv, ok := payload.Get(def.CorrelationKey)
+	if !ok {
+		return false
+	}
+	sv, ok := state.Get(def.CorrelationKey)
+	if !ok {
+		return false
+	}
+	eq, err := valuesEqual(pv, sv)
+	return err == nil && eq
+}
+
+// containsSubset is payload_contains_subset.
+func containsSubset(payload, subset *phpjson.Object) bool {
+	for k, want := range subset.All() {
+		got, ok := payload.Get(k)
+		if !ok {
+			return false
+		}
+		if isArray(want) {
+			if !isArray(got) || !containsSubset(phpArray(got), phpArray(want)) {
+				return false
+			}
+			continue
+		}
+		if eq, err := valuesEqual(got, want); err != nil || !eq {
+			return false
+		}
+	}
+	return true
+}
+
+// workflowWaitDetails is wait_for_workflows_details: the dependencies
+// sorted into matched (completed), failed (failed or cancelled) and
+// remaining, as id strings.
+func (e *Engine) workflowWaitDetails(ctx context.Context, step Step, state *State) (*phpjson.Object, error) {
+	def := step.waitForWorkflowsDef(StepCommon{})
+	ids := def.ResolveIDs(state)
+	statuses, err := e.store.WorkflowStatuses(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	matched, remaining, failed := []string{}, []string{}, []string{}
+	for _, id := range ids {
+		s := fmt.Sprint(id)
+		switch Status(statuses[id]) {
+		case StatusCompleted:
+			matched = append(matched, s)
+		case StatusFailed, StatusCancelled:
+			failed = append(failed, s)
+		default:
+			remaining = append(remaining, s)
+		}
+	}
+	out := phpjson.NewObject()
+	setIf(out, "step_name", step.field("name"))
+	setIf(out, "group_key", optString(def.WorkflowGroupKey))
+	setIf(out, "result_key", optString(phpTrim(optionalString(step.field("result_key")))))
+	if def.Quorum > 0 {
+		out.Set("quorum", phpjson.Int(def.Quorum))
+	}
+	out.Set("matched", stringList(matched))
+	out.Set("remaining", stringList(remaining))
+	out.Set("failed", stringList(failed))
+	return out, nil
+}
