@@ -124,7 +124,9 @@ func (r *Registry) HandleFunc(name string, fn func(ctx context.Context, job *Job
 
 // SetFallback routes every handler name without a Go handler to h (the PHP
 // handler pool, for one). A worker whose registry has a fallback claims
-// every handler.
+// every handler. When h is also a workflow.StepRunner (the PHP pool is),
+// a worker with Config.Workflows also claims every workflow step and runs
+// the steps without a Go step handler there.
 func (r *Registry) SetFallback(h Handler, opts ...HandlerOption) {
 	if h == nil {
 		panic("queuety: SetFallback with a nil handler")
@@ -136,6 +138,20 @@ func (r *Registry) SetFallback(h Handler, opts ...HandlerOption) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.fallback = &registered{h: h, opts: o}
+}
+
+// stepRunner is the fallback's workflow step runner, if it has one.
+func (r *Registry) stepRunner() workflow.StepRunner {
+	if r == nil {
+		return nil
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.fallback == nil {
+		return nil
+	}
+	sr, _ := r.fallback.h.(workflow.StepRunner)
+	return sr
 }
 
 // hasFallback reports whether unknown handlers go to a fallback.

@@ -168,6 +168,9 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		w.engine.MemoryKB = w.memKB.Load
 		w.engine.StepTimeout = w.stepTimeout
 		w.wfHandlers = workflowHandlers(reg)
+		if r := reg.stepRunner(); r != nil {
+			w.engine.SetStepRunner(r) // and every workflow step is claimed
+		}
 		w.wfServices = newWorkflowServices(w.engine, cfg, w.log)
 	}
 	if !cfg.ClaimAll && !reg.hasFallback() {
@@ -480,7 +483,8 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 		if paused[q] {
 			continue
 		}
-		got, err := tx.Select(ctx, store.ClaimParams{Queue: q, Handlers: w.handlers, WorkflowHandlers: w.wfHandlers, Limit: n - len(rows)})
+		got, err := tx.Select(ctx, store.ClaimParams{Queue: q, Handlers: w.handlers, WorkflowHandlers: w.wfHandlers,
+			AllWorkflowSteps: w.engine != nil && w.engine.StepRunner() != nil, Limit: n - len(rows)})
 		if err != nil {
 			_ = tx.Rollback()
 			return 0, fmt.Errorf("queue %s: %w", q, err)

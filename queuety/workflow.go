@@ -86,7 +86,8 @@ func (c *Client) DispatchWorkflow(ctx context.Context, d *workflow.Dispatch) (id
 }
 
 // workflowHandlers is what a workflow-enabled worker claims among workflow
-// step jobs.
+// step jobs. With a fallback that runs steps (the PHP pool, see
+// SetFallback) the worker claims every step instead (AllWorkflowSteps).
 func workflowHandlers(reg *Registry) []string {
 	return append(reg.steps.Names(), workflow.Placeholders()...)
 }

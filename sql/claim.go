@@ -24,6 +24,10 @@ type ClaimParams struct {
 	// handlers and placeholders) and its workflow is running or paused.
 	// Nil keeps workflow jobs out of the claim.
 	WorkflowHandlers []string
+	// AllWorkflowSteps, with WorkflowHandlers not nil, makes every step of
+	// a running or paused workflow claimable whatever its handler: a
+	// fallback (the PHP handler pool) runs the ones without a Go handler.
+	AllWorkflowSteps bool
 	Limit            int
 }
 
@@ -105,7 +109,7 @@ func (c *ClaimTx) Select(ctx context.Context, p ClaimParams) ([]JobRow, error) {
 
 // selectWithWorkflows is Select with workflow steps claimable.
 func (c *ClaimTx) selectWithWorkflows(ctx context.Context, p ClaimParams) ([]JobRow, error) {
-	if p.Limit <= 0 || (p.Handlers != nil && len(p.Handlers) == 0 && len(p.WorkflowHandlers) == 0) {
+	if p.Limit <= 0 || (p.Handlers != nil && len(p.Handlers) == 0 && len(p.WorkflowHandlers) == 0 && !p.AllWorkflowSteps) {
 		return nil, nil
 	}
 	// IN () is not SQL: an empty list becomes one name no job has.
@@ -118,7 +122,13 @@ func (c *ClaimTx) selectWithWorkflows(ctx context.Context, p ClaimParams) ([]Job
 	var q string
 	var args []any
 	var err error
-	if p.Handlers == nil {
+	if p.AllWorkflowSteps {
+		if p.Handlers == nil {
+			q, args = c.s.query(qClaimJobsAllWorkflows), []any{p.Queue, p.Limit}
+		} else {
+			q, args, err = c.s.in(qClaimJobsForHandlersAllWorkflows, p.Queue, orNone(p.Handlers), p.Limit)
+		}
+	} else if p.Handlers == nil {
 		q, args, err = c.s.in(qClaimJobsWorkflows, p.Queue, orNone(p.WorkflowHandlers), p.Limit)
 	} else {
 		q, args, err = c.s.in(qClaimJobsForHandlersWorkflows, p.Queue, orNone(p.Handlers), orNone(p.WorkflowHandlers), p.Limit)

@@ -88,8 +88,10 @@ const (
 	qInsertWorkflowEvent    = "insert-workflow-event"
 	qRetryWorkflowJob       = "retry-workflow-job"
 
-	qClaimJobsWorkflows            = "claim-jobs-workflows"
-	qClaimJobsForHandlersWorkflows = "claim-jobs-for-handlers-workflows"
+	qClaimJobsWorkflows               = "claim-jobs-workflows"
+	qClaimJobsForHandlersWorkflows    = "claim-jobs-for-handlers-workflows"
+	qClaimJobsAllWorkflows            = "claim-jobs-all-workflows"
+	qClaimJobsForHandlersAllWorkflows = "claim-jobs-for-handlers-all-workflows"
 )
 
 // block is one commented SQL statement of an embedded file.

@@ -374,3 +374,35 @@ WHERE job.queue = ? AND job.status = 'pending' AND job.available_at <= NOW()
 ORDER BY job.priority DESC, job.id ASC
 LIMIT ?
 FOR UPDATE SKIP LOCKED
+
+-- name: claim-jobs-all-workflows
+-- claim-jobs-workflows when a fallback (the PHP handler pool) runs the
+-- steps without a Go handler: every step of a running or paused workflow.
+SELECT id, queue, handler, payload, priority, attempts, max_attempts,
+	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
+FROM {jobs} AS job FORCE INDEX (idx_qgo_claim)
+WHERE job.queue = ? AND job.status = 'pending' AND job.available_at <= NOW()
+	AND job.batch_id IS NULL
+	AND (job.workflow_id IS NULL
+		OR (SELECT wf.status FROM {workflows} wf WHERE wf.id = job.workflow_id) IN ('running', 'paused'))
+	AND (job.depends_on IS NULL
+		OR (SELECT dep.status FROM {jobs} dep WHERE dep.id = job.depends_on) = 'completed')
+ORDER BY job.priority DESC, job.id ASC
+LIMIT ?
+FOR UPDATE SKIP LOCKED
+
+-- name: claim-jobs-for-handlers-all-workflows
+-- claim-jobs-for-handlers-workflows with every workflow step claimable.
+SELECT id, queue, handler, payload, priority, attempts, max_attempts,
+	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
+FROM {jobs} AS job FORCE INDEX (idx_qgo_claim)
+WHERE job.queue = ? AND job.status = 'pending' AND job.available_at <= NOW()
+	AND job.batch_id IS NULL
+	AND ((job.workflow_id IS NULL AND job.handler IN (?))
+		OR (job.workflow_id IS NOT NULL
+			AND (SELECT wf.status FROM {workflows} wf WHERE wf.id = job.workflow_id) IN ('running', 'paused')))
+	AND (job.depends_on IS NULL
+		OR (SELECT dep.status FROM {jobs} dep WHERE dep.id = job.depends_on) = 'completed')
+ORDER BY job.priority DESC, job.id ASC
+LIMIT ?
+FOR UPDATE SKIP LOCKED

@@ -191,7 +191,8 @@ func TestWorkflowTx(t *testing.T) {
 }
 
 // With WorkflowHandlers, workflow steps are claimable when the engine has
-// their handler and their workflow is running or paused; without, never.
+// their handler (or, with AllWorkflowSteps, whatever it is) and their
+// workflow is running or paused; without, never.
 func TestClaimSelectWorkflows(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -201,7 +202,7 @@ func TestClaimSelectWorkflows(t *testing.T) {
 	running := e.insertWorkflow(InsertWorkflow{Jobs: step("GoStep")})
 	paused := e.insertWorkflow(InsertWorkflow{Jobs: step("__queuety_delay")})
 	failed := e.insertWorkflow(InsertWorkflow{Jobs: step("GoStep")})
-	e.insertWorkflow(InsertWorkflow{Jobs: step("PhpStep")}) // never claimed: not an engine handler
+	php := e.insertWorkflow(InsertWorkflow{Jobs: step("PhpStep")}) // claimed only with AllWorkflowSteps
 	e.exec("UPDATE {workflows} SET status = 'paused' WHERE id = ?", paused)
 	e.exec("UPDATE {workflows} SET status = 'failed' WHERE id = ?", failed)
 	plain := e.dispatch(InsertJob{Handler: "noop"})
@@ -230,4 +231,9 @@ func TestClaimSelectWorkflows(t *testing.T) {
 	require.Equal(t, map[int64]bool{-plain: true, running: true, paused: true}, sel(ClaimParams{Handlers: []string{"noop"}, WorkflowHandlers: wfh}))
 	require.Equal(t, map[int64]bool{running: true, paused: true}, sel(ClaimParams{Handlers: []string{}, WorkflowHandlers: wfh}))
 	require.Equal(t, map[int64]bool{-plain: true}, sel(ClaimParams{Handlers: []string{"noop"}, WorkflowHandlers: []string{}}))
+	// A step runner (the PHP pool) takes every step of a live workflow.
+	all := map[int64]bool{running: true, paused: true, php: true}
+	require.Equal(t, map[int64]bool{-plain: true, -other: true, running: true, paused: true, php: true}, sel(ClaimParams{WorkflowHandlers: wfh, AllWorkflowSteps: true}))
+	require.Equal(t, map[int64]bool{-plain: true, running: true, paused: true, php: true}, sel(ClaimParams{Handlers: []string{"noop"}, WorkflowHandlers: wfh, AllWorkflowSteps: true}))
+	require.Equal(t, all, sel(ClaimParams{Handlers: []string{}, WorkflowHandlers: []string{}, AllWorkflowSteps: true}))
 }

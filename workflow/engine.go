@@ -35,6 +35,8 @@ type Engine struct {
 	// that runs past it fails with; nil or a zero limit means none. The
 	// handler's context is cancelled at the limit.
 	StepTimeout func(job *store.JobRow) (time.Duration, error)
+	// runner runs the steps without a Go handler (step_runner.go).
+	runner StepRunner
 }
 
 // NewEngine returns an engine running handlers on s. handlers may be nil
@@ -151,10 +153,14 @@ func encodeObject(o *phpjson.Object) ([]byte, error) {
 }
 
 // Supports reports whether the engine runs jobs of handler: a registered
-// Go step or item handler, or a placeholder it implements.
+// Go step or item handler, a placeholder it implements, or any other
+// class when a StepRunner is set.
 func (e *Engine) Supports(handler string) bool {
 	if IsPlaceholderHandler(handler) {
 		return slices.Contains(Placeholders(), handler)
+	}
+	if e.runner != nil {
+		return true
 	}
 	if _, ok := e.handlers.LookupStep(handler); ok {
 		return true

@@ -104,7 +104,8 @@ func (e *Engine) execute(ctx context.Context, job *store.JobRow, state *State, t
 
 // callHandler runs the Go step handler of the job's class with a copy of
 // the full state: an item handler for a for_each branch when one is
-// registered, else the step handler.
+// registered, else the step handler; a class with neither goes to the
+// StepRunner, when there is one.
 func (e *Engine) callHandler(ctx context.Context, job *store.JobRow, state *State, index int) (out *phpjson.Object, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -134,6 +135,9 @@ func (e *Engine) callHandler(ctx context.Context, job *store.JobRow, state *Stat
 		}
 	}
 	fn, ok := e.handlers.LookupStep(job.Handler)
+	if !ok && e.runner != nil {
+		return e.runFallback(ctx, job, input, index)
+	}
 	if !ok {
 		return nil, fmt.Errorf("Handler not found: %s", job.Handler) //nolint:staticcheck // Queuety's message
 	}

@@ -1,7 +1,9 @@
 // Package phppool runs Queuety jobs in a supervised pool of long-lived PHP
 // processes, the PHP half of which is php-bridge/bin/queuety-php-worker. A
 // Pool is a queuety.Handler; installed with Registry.SetFallback it runs
-// every job whose handler has no Go implementation.
+// every job whose handler has no Go implementation. It is also a
+// workflow.StepRunner: with the worker's workflow engine on, the workflow
+// steps whose class has no Go step handler run here too (RunStep, RunItem).
 //
 // # Protocol
 //
@@ -13,14 +15,25 @@
 //
 //	child  → {"type":"ready","protocol":1,"pid":1234,"php":"8.2.36"}     once, after the bootstrap loaded
 //	daemon → {"type":"run","seq":7,"job":{"id":…,"handler":…,"queue":…,"attempt":…,"max_attempts":…,"priority":…},"payload":{…}}
+//	daemon → {"type":"run","seq":8,"kind":"step","job":{…},"state":{…}}                               a workflow step
+//	daemon → {"type":"run","seq":9,"kind":"item","job":{…},"state":{…},"item":…,"item_index":2}      a for_each branch
 //	child  → {"type":"heartbeat","seq":7,"progress":{…}}                 any number, from Heartbeat::beat()
-//	child  → {"type":"result","seq":7,"ok":true,"memory":2097152}
+//	child  → {"type":"result","seq":7,"ok":true,"memory":2097152}        plus "output":{…} from a Step
 //	child  → {"type":"result","seq":7,"ok":false,"error":{"class":…,"message":…,"trace":…},"memory":…}
 //
 // One request is in flight per process. The payload is the job's payload
 // without Queuety's reserved keys, encoded with PHP's json_encode rules
 // (internal/phpjson), so PHP decodes exactly what the plugin would have
-// handed the handler. Closing stdin asks the child to exit.
+// handed the handler. A request without "kind" (or "job") runs a plain
+// job's handler with the payload. Kind "step" calls the class's
+// Step::handle(state) with the full workflow state (reserved "_" keys
+// included, as the plugin's worker passes it); kind "item" calls
+// ForEachHandler::handle_item(state, item, item_index), or handle(state)
+// for a class that is only a Step. The state and item are the engine's
+// phpjson bytes; the result's "output" is the returned array, which the
+// engine merges as advance_step does. Heartbeats of steps are not stored
+// (the plugin has no heartbeat row for them either). Closing stdin asks
+// the child to exit.
 //
 // # Supervision
 //

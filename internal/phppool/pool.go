@@ -43,8 +43,24 @@ var _ queuety.Handler = (*Pool)(nil)
 
 type request struct {
 	ctx   context.Context
-	job   *queuety.Job
+	job   *queuety.Job // a plain job, or
+	step  *stepCall    // a workflow step
 	reply chan error
+	// output is a step's output, set before reply is sent.
+	output []byte
+}
+
+// id is the job's id and handler, for logs.
+func (r *request) id() (int64, string) {
+	if r.step != nil {
+		return r.step.row.ID, r.step.row.Handler
+	}
+	return r.job.ID, r.job.Handler
+}
+
+func jobIDOf(r *request) int64 {
+	id, _ := r.id()
+	return id
 }
 
 type counters struct {
@@ -126,7 +142,14 @@ func (p *Pool) Handle(ctx context.Context, job *queuety.Job) error {
 	if !p.started.Load() {
 		return errors.New("phppool: Handle called before Start")
 	}
-	req := &request{ctx: ctx, job: job, reply: make(chan error, 1)}
+	return p.submit(ctx, &request{ctx: ctx, job: job, reply: make(chan error, 1)})
+}
+
+// submit hands a request to the next free process and waits for its end.
+func (p *Pool) submit(ctx context.Context, req *request) error {
+	if !p.started.Load() {
+		return errors.New("phppool: called before Start")
+	}
 	select {
 	case p.requests <- req:
 	case <-ctx.Done():

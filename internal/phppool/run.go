@@ -20,17 +20,27 @@ type outcome struct {
 	// notSent: the process was dead before the request reached it; the
 	// job never started.
 	notSent bool
+	// output is what a workflow step returned (its result's "output").
+	output []byte
 }
 
 // run sends one job and waits for its result, relaying heartbeats. When
 // ctx ends first the process is killed: a PHP handler cannot be stopped
 // safely mid-call, and a fresh process is cheap.
-func (p *process) run(ctx context.Context, job *queuety.Job) outcome {
+func (p *process) run(ctx context.Context, req *request) outcome {
 	p.seq++
 	seq := p.seq
-	frame, err := encodeRun(seq, job)
+	job := req.job
+	jobID, handler := req.id()
+	var frame []byte
+	var err error
+	if req.step != nil {
+		frame, err = encodeStep(seq, req.step)
+	} else {
+		frame, err = encodeRun(seq, job)
+	}
 	if err != nil {
-		return outcome{err: fmt.Errorf("encoding job %d for PHP: %w", job.ID, err), alive: true}
+		return outcome{err: fmt.Errorf("encoding job %d for PHP: %w", jobID, err), alive: true}
 	}
 	p.jobs++
 	linesBefore := p.lines.Load()
@@ -67,6 +77,9 @@ func (p *process) run(ctx context.Context, job *queuety.Job) outcome {
 				if err != nil {
 					return p.protocolError(fmt.Sprintf("heartbeat progress: %v", err))
 				}
+				if job == nil {
+					continue // a workflow step: its heartbeats are not stored
+				}
 				if relay == nil {
 					relay = startRelay(ctx, job, p.log)
 					lost = relay.lost
@@ -74,6 +87,9 @@ func (p *process) run(ctx context.Context, job *queuety.Job) outcome {
 				relay.push(v)
 			case m.Type == "result" && m.Seq == seq:
 				o := outcome{alive: true, memory: m.Memory}
+				if m.OK && req.step != nil {
+					o.output = m.Output
+				}
 				if !m.OK {
 					e := m.Error
 					if e == nil {
@@ -88,7 +104,7 @@ func (p *process) run(ctx context.Context, job *queuety.Job) outcome {
 		case <-ctx.Done():
 			p.kill()
 			p.waitExit()
-			p.log.Info("killed PHP worker: its job's context ended", "job", job.ID, "handler", job.Handler, "cause", context.Cause(ctx))
+			p.log.Info("killed PHP worker: its job's context ended", "job", jobID, "handler", handler, "cause", context.Cause(ctx))
 			return outcome{err: context.Cause(ctx)}
 		case <-lost:
 			// Tell PHP nothing: the row is gone, the result would be refused.

@@ -61,7 +61,7 @@ func (p *Pool) serve(s *slot, proc *process) {
 			continue
 		}
 		p.setBusy(s, true)
-		o := proc.run(req.ctx, req.job)
+		o := proc.run(req.ctx, req)
 		if o.notSent {
 			p.setBusy(s, false)
 			p.diedIdle(s, proc)
@@ -72,6 +72,7 @@ func (p *Pool) serve(s *slot, proc *process) {
 		// saw; the replacement, if any, starts after it.
 		proc = p.afterJob(s, proc, req, o)
 		p.setBusy(s, false)
+		req.output = o.output
 		req.reply <- o.err
 	}
 }
@@ -124,7 +125,7 @@ func (p *Pool) afterJob(s *slot, proc *process, req *request, o outcome) *proces
 	default:
 		return proc
 	}
-	proc.log.Info("recycling PHP worker", "reason", reason, "last_job", req.job.ID)
+	proc.log.Info("recycling PHP worker", "reason", reason, "last_job", jobIDOf(req))
 	p.mu.Lock()
 	p.stats.recycles++
 	p.mu.Unlock()

@@ -43,6 +43,24 @@ final class WorkerProtocolTest extends TestCase
         $this->assertSame(['n' => 42], $this->worker->read()['output'], "a Step's output");
     }
 
+    public function test_workflow_steps_get_the_state_and_return_their_output(): void
+    {
+        $seq = $this->worker->run_step('double', ['n' => 4, '_current_step' => 0]);
+        $result = $this->worker->read();
+        $this->assertSame($seq, $result['seq']);
+        $this->assertTrue($result['ok']);
+        $this->assertSame(['n' => 8], $result['output'], "Step::handle with the full state");
+
+        $this->worker->run_step('PairItem', ['_run' => 'r1'], ['x', 2]);
+        $this->assertSame(['pair' => [2, 'x'], 'run' => 'r1'], $this->worker->read()['output'], 'ForEachHandler::handle_item(state, item, index)');
+
+        $this->worker->run_step('DoubleState', ['n' => 1], ['ignored', 0]);
+        $this->assertSame(['n' => 2], $this->worker->read()['output'], 'a plain Step runs handle() for an item');
+
+        $this->worker->run_step('nope', []);
+        $this->assertSame('Handler not found: nope', $this->worker->read()['error']['message']);
+    }
+
     public function test_handlers_see_the_job(): void
     {
         $this->worker->run('context', ['k' => 'v'], 2);

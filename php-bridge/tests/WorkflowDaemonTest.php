@@ -14,38 +14,25 @@ use Queuety\Tests\Support\QueuetyBinary;
  * End to end: the bridge dispatches a 2-step workflow of PHP step classes
  * and `queuety work --workflows --php ...` runs it to completion, the
  * steps running in the PHP pool; workflow_status() then shows the final
- * state.
- *
- * Skipped, with the reason, while the daemon cannot do it: when `work`
- * has no --workflows flag, or when it leaves the first PHP step's job
- * unclaimed (workflow steps are not routed to the PHP pool yet: the
- * engine claims only its Go step handlers and placeholders).
+ * state. The pool is the engine's step runner: every workflow step
+ * without a Go handler is claimed and run in PHP.
  */
 final class WorkflowDaemonTest extends DatabaseTestCase
 {
-    /** How long an unclaimed first job means "not routed". */
-    private const CLAIM_WAIT = 4.0;
     private const COMPLETE_WAIT = 20.0;
 
     public function test_daemon_runs_php_steps_of_a_bridge_dispatched_workflow(): void
     {
-        if (!str_contains(QueuetyBinary::exec(['work', '--help']), '--workflows')) {
-            $this->markTestSkipped('`queuety work --help` does not list --workflows: the daemon cannot run workflows yet.');
-        }
+        $this->assertStringContainsString('--workflows', QueuetyBinary::exec(['work', '--help']));
         $id = Queuety::workflow('e2e')->then('E2eAddStep')->then('E2eDoubleStep')->dispatch(['n' => 1]);
 
         $daemon = $this->start_daemon();
         try {
-            if (!$this->wait_until(self::CLAIM_WAIT, fn (): bool => (int) $this->job_column($id, 0, 'attempts') > 0)) {
-                // A daemon that did not start is a failure, not a skip.
-                $this->assertTrue($daemon->running(), "queuety work exited:\n" . $daemon->output());
-                fwrite(STDERR, getenv('QUEUETY_E2E_DEBUG') ? $daemon->output() : '');
-                $this->markTestSkipped('`queuety work --workflows --php ...` left the first PHP step job unclaimed for '
-                    . self::CLAIM_WAIT . ' s: the daemon does not route workflow steps to the PHP pool yet.');
-            }
             $done = $this->wait_until(self::COMPLETE_WAIT, static fn (): bool => Queuety::workflow_status($id)?->status === WorkflowStatus::Completed);
             $status = Queuety::workflow_status($id);
-            $this->assertTrue($done, 'workflow completed; status: ' . var_export($status, true) . "\ndaemon: " . $daemon->output());
+            $this->assertTrue($done, 'workflow completed; daemon running: ' . var_export($daemon->running(), true)
+                . '; status: ' . var_export($status, true) . "\ndaemon: " . $daemon->output());
+            $this->assertSame('1', $this->job_column($id, 0, 'attempts'), 'the first PHP step ran once');
             $this->assertSame(['n' => 4, 'added_by' => 'php'], $status?->state);
             $this->assertSame(2, $status?->current_step);
         } finally {

@@ -89,7 +89,9 @@ lacks stay in the queue for PHP workers, unless --claim-all buries them.
 
 With --php, handlers without a Go implementation run in a pool of long-lived
 PHP processes (php-bridge/bin/queuety-php-worker) that load your application
-once; the worker then claims every handler:
+once; the worker then claims every handler. With --workflows too, workflow
+steps whose class has no Go step handler run there (Step::handle, or
+ForEachHandler::handle_item for a for_each branch):
 
    queuety work --php "php php-bridge/bin/queuety-php-worker --bootstrap app.php" --php-workers 4
 

@@ -112,3 +112,119 @@ final class DoubleStep implements Queuety\Step
         return [];
     }
 }
+
+// Workflow steps, run through "step" and "item" requests.
+
+final class AddStep implements Queuety\Step
+{
+    public function handle(array $state): array
+    {
+        return [
+            'n' => (int) ($state['n'] ?? 0) + 1,
+            'added_by' => 'php',
+            // The full state reaches the step, reserved keys included.
+            'saw_steps' => isset($state['_steps']),
+        ];
+    }
+
+    public function config(): array
+    {
+        return [];
+    }
+}
+
+final class EmptyStep implements Queuety\Step
+{
+    public function handle(array $state): array
+    {
+        echo "a step printing to stdout\n";
+        return [];
+    }
+
+    public function config(): array
+    {
+        return [];
+    }
+}
+
+final class ThrowStep implements Queuety\Step
+{
+    public function handle(array $state): array
+    {
+        throw new DomainException('step failed at n=' . ($state['n'] ?? '?'));
+    }
+
+    public function config(): array
+    {
+        return [];
+    }
+}
+
+final class ExitStep implements Queuety\Step
+{
+    public function handle(array $state): array
+    {
+        exit(3);
+    }
+
+    public function config(): array
+    {
+        return [];
+    }
+}
+
+// Dies on attempt 1 only, so the retry in a fresh process succeeds.
+final class CrashOnceStep implements Queuety\Step
+{
+    public function handle(array $state): array
+    {
+        if ((Queuety\Bridge\JobContext::current()?->attempt ?? 1) <= 1) {
+            exit(3);
+        }
+        return ['recovered' => true];
+    }
+
+    public function config(): array
+    {
+        return [];
+    }
+}
+
+final class SquareItem implements Queuety\Contracts\ForEachHandler
+{
+    public function handle_item(array $state, mixed $item, int $index): array
+    {
+        return ['square' => $item * $item, 'index' => $index, 'base' => $state['base'] ?? null];
+    }
+
+    public function config(): array
+    {
+        return [];
+    }
+}
+
+final class BranchA implements Queuety\Step
+{
+    public function handle(array $state): array
+    {
+        return ['a' => 'from A', 'n_seen_by_a' => $state['n'] ?? null];
+    }
+
+    public function config(): array
+    {
+        return [];
+    }
+}
+
+final class BranchB implements Queuety\Step
+{
+    public function handle(array $state): array
+    {
+        return ['b' => 'from B'];
+    }
+
+    public function config(): array
+    {
+        return [];
+    }
+}

@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Queuety\Bridge;
 
+use Queuety\Contracts\ForEachHandler;
 use Queuety\Handler;
 use Queuety\Step;
 
@@ -74,6 +75,41 @@ final class Handlers
             return self::$resolved[$name] = self::for_callable($target);
         }
         // Not remembered: a class may still be loaded or registered later.
+        throw new \RuntimeException("Handler not found: {$name}");
+    }
+
+    /**
+     * What runs a workflow step of this name, as the plugin's worker runs
+     * one: for a for_each branch ($item true) a ForEachHandler's
+     * handle_item(state, item, index), else a Step's handle(state). A
+     * registered callable gets the state, plus the item and its index for
+     * a branch. It returns the output array the engine merges.
+     *
+     * @return \Closure(array<mixed>, mixed, int): array<mixed>
+     * @throws \RuntimeException "Handler not found: <name>" for an unknown name.
+     */
+    public static function resolve_step(string $name, bool $item): \Closure
+    {
+        $target = self::$handlers[$name] ?? $name;
+        if (is_string($target) && class_exists($target)) {
+            return static function (array $state, mixed $value, int $index) use ($target, $item): array {
+                $instance = new $target();
+                if ($item && $instance instanceof ForEachHandler) {
+                    return $instance->handle_item($state, $value, $index);
+                }
+                if ($instance instanceof Step) {
+                    return $instance->handle($state);
+                }
+                throw new \RuntimeException("Class {$target} must implement Step" . ($item ? ' or ForEachHandler' : '') . ' to run as a workflow step.');
+            };
+        }
+        if (isset(self::$handlers[$name]) && is_callable($target)) {
+            $closure = \Closure::fromCallable($target);
+            return static function (array $state, mixed $value, int $index) use ($closure, $item): array {
+                $output = $item ? $closure($state, $value, $index) : $closure($state);
+                return is_array($output) ? $output : [];
+            };
+        }
         throw new \RuntimeException("Handler not found: {$name}");
     }
 

@@ -36,7 +36,20 @@ final class JobRunner
         JobContext::set($job);
         Heartbeat::bind($job->id, fn (array $progress) => ($this->beat)($seq, $progress));
         try {
-            $output = Handlers::resolve($job->handler)($payload, $job);
+            $kind = $request['kind'] ?? 'job';
+            if ($kind === 'step' || $kind === 'item') {
+                // A workflow step: the daemon's engine merges the output.
+                $state = is_array($request['state'] ?? null) ? $request['state'] : [];
+                $output = Handlers::resolve_step($job->handler, $kind === 'item')(
+                    $state,
+                    $request['item'] ?? null,
+                    (int) ($request['item_index'] ?? 0),
+                );
+            } elseif ($kind === 'job') {
+                $output = Handlers::resolve($job->handler)($payload, $job);
+            } else {
+                throw new \RuntimeException('Unknown request kind ' . json_encode($kind) . '.');
+            }
             $result = ['type' => 'result', 'seq' => $seq, 'ok' => true];
             if ($output !== null) {
                 $result['output'] = $output;

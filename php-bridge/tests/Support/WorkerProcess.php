@@ -66,6 +66,29 @@ final class WorkerProcess
     }
 
     /**
+     * Send a workflow step request: kind "step", or "item" with $item set
+     * to [item, item_index].
+     *
+     * @param array<mixed> $state
+     * @param array{0: mixed, 1: int}|null $item
+     */
+    public function run_step(string $handler, array $state, ?array $item = null): int
+    {
+        $seq = ++$this->seq;
+        $frame = [
+            'type' => 'run', 'seq' => $seq, 'kind' => $item === null ? 'step' : 'item',
+            'job' => ['id' => 100 + $seq, 'handler' => $handler, 'queue' => 'default', 'attempt' => 1, 'max_attempts' => 3, 'priority' => 0],
+            'state' => $state,
+        ];
+        if ($item !== null) {
+            $frame['item'] = $item[0];
+            $frame['item_index'] = $item[1];
+        }
+        Frames::write($this->pipes[0], $frame);
+        return $seq;
+    }
+
+    /**
      * Close stdin and collect how the worker ended.
      *
      * @return array{code: int, stdout: string, stderr: string}
