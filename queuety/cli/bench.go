@@ -79,12 +79,6 @@ func (a *app) benchJobs(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if cfg.DSN == "" {
-		cfg.DSN = BenchDSN
-		if !c.IsSet("prefix") {
-			cfg.TablePrefix = "bench_"
-		}
-	}
 	if c.Int("count") < 1 || c.Int("concurrency") < 1 || c.Int("rate") < 0 {
 		return usagef("--count, --concurrency and --rate must be positive")
 	}
@@ -95,26 +89,16 @@ func (a *app) benchJobs(c *cli.Context) error {
 	if usePHP && (c.String("php-handler") == "" || c.Int("rate") > 0) {
 		return usagef("--php drains --php-handler jobs: name the PHP handler (steady mode is Go-only)")
 	}
-	cfg.Concurrency = c.Int("concurrency")
 	cfg.MaxClaimBatch = c.Int("max-claim-batch")
 	cfg.ClaimLanes = c.Int("claim-lanes")
-	cfg.ClaimWindow = c.Duration("claim-window")
-	if cfg.ClaimWindow == 0 {
-		cfg.ClaimWindow = -1
-	}
-	cfg.PollInterval = c.Duration("poll-interval")
-	cfg.RescueSchedule = "off"
 	cfg.MaxConns = 8
-	client, _, err := openLocal(c, cfg)
+	client, err := openBench(c, cfg)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
 	st := client.Store()
-	if err := st.TruncateJobsAndLogs(c.Context); err != nil {
-		return err
-	}
-	res := BenchResult{Concurrency: cfg.Concurrency, Server: client.Server().Version, Handler: queuety.HandlerNoop}
+	res := BenchResult{Concurrency: c.Int("concurrency"), Server: client.Server().Version, Handler: queuety.HandlerNoop}
 	reg := queuety.NewRegistry()
 	queuety.RegisterBuiltins(reg)
 	if usePHP {
@@ -153,6 +137,39 @@ func (a *app) benchJobs(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "peak RSS %.1f MiB, server %s\n", res.PeakRSSMiB, res.Server)
 	return nil
+}
+
+// openBench is how the benchmarks start: without --dsn, the bench database
+// (created if missing) with bench_ tables; migrated and emptied; the claim
+// settings of the command's flags and no stale sweep.
+func openBench(c *cli.Context, cfg queuety.Config) (*queuety.Client, error) {
+	if cfg.DSN == "" {
+		cfg.DSN = BenchDSN
+		if !c.IsSet("prefix") {
+			cfg.TablePrefix = "bench_"
+		}
+	}
+	cfg.Concurrency = c.Int("concurrency")
+	cfg.ClaimWindow = c.Duration("claim-window")
+	if cfg.ClaimWindow == 0 {
+		cfg.ClaimWindow = -1 // the flag's 0 means "no window"
+	}
+	cfg.PollInterval = c.Duration("poll-interval")
+	cfg.RescueSchedule = "off"
+	client, _, err := openLocal(c, cfg)
+	if err != nil {
+		return nil, err
+	}
+	st := client.Store()
+	err = st.TruncateJobsAndLogs(c.Context)
+	if err == nil {
+		err = st.TruncateWorkflows(c.Context)
+	}
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	return client, nil
 }
 
 func countLogs(ctx context.Context, st *store.Store) (int, error) {

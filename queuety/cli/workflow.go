@@ -385,37 +385,18 @@ func (a *app) benchWorkflows(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if cfg.DSN == "" {
-		cfg.DSN = BenchDSN
-		if !c.IsSet("prefix") {
-			cfg.TablePrefix = "bench_"
-		}
-	}
 	n, steps := c.Int("count"), c.Int("steps")
 	if n < 1 || c.Int("concurrency") < 1 || steps < 1 || steps > 255 {
 		return usagef("--count and --concurrency must be positive, --steps between 1 and 255")
 	}
 	cfg.Workflows = true
-	cfg.Concurrency = c.Int("concurrency")
-	cfg.ClaimWindow = c.Duration("claim-window")
-	if cfg.ClaimWindow == 0 {
-		cfg.ClaimWindow = -1
-	}
-	cfg.PollInterval = c.Duration("poll-interval")
-	cfg.RescueSchedule = "off"
 	cfg.MaxConns = 16
-	client, _, err := openLocal(c, cfg)
+	client, err := openBench(c, cfg)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
 	st := client.Store()
-	if err := st.TruncateJobsAndLogs(c.Context); err != nil {
-		return err
-	}
-	if err := st.TruncateWorkflows(c.Context); err != nil {
-		return err
-	}
 	reg := queuety.NewRegistry()
 	reg.RegisterStep(BenchStepClass, func(context.Context, *workflow.State) (*phpjson.Object, error) {
 		return phpjson.NewObject(), nil
@@ -424,7 +405,7 @@ func (a *app) benchWorkflows(c *cli.Context) error {
 	for range steps {
 		b.Then(BenchStepClass)
 	}
-	res := WorkflowBenchResult{Workflows: n, Steps: steps, Concurrency: cfg.Concurrency, Server: client.Server().Version}
+	res := WorkflowBenchResult{Workflows: n, Steps: steps, Concurrency: c.Int("concurrency"), Server: client.Server().Version}
 
 	t0 := time.Now()
 	ctx, cancel := context.WithCancel(c.Context)
