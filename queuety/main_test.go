@@ -2,7 +2,10 @@ package queuety
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/workflow"
 	"os"
 	"os/signal"
 	"strconv"
@@ -57,15 +60,36 @@ func runChildWorker() int {
 		write(fmt.Sprintf("done %d %d\n", j.ID, j.Attempt))
 		return nil
 	}))
+	// With QUEUETY_TEST_CHILD_WORKFLOWS, the child also advances
+	// workflows: step "Plan" fans out to QUEUETY_TEST_CHILD_TASKS tasks,
+	// "Inc" increments n.
+	workflows := os.Getenv("QUEUETY_TEST_CHILD_WORKFLOWS") != ""
+	if workflows {
+		tasks := env("QUEUETY_TEST_CHILD_TASKS", 10)
+		reg.RegisterStep("Plan", func(context.Context, *workflow.State) (*phpjson.Object, error) {
+			items := make([]phpjson.Value, tasks)
+			for i := range items {
+				items[i] = phpjson.Int(int64(i))
+			}
+			return phpjson.NewObject().Set("tasks", phpjson.List(items...)), nil
+		})
+		reg.RegisterStep("Inc", func(_ context.Context, s *workflow.State) (*phpjson.Object, error) {
+			n, _ := s.Get("n")
+			i, _ := n.AsInt64()
+			return phpjson.NewObject().Set("n", phpjson.Int(i+1)), nil
+		})
+	}
 	cfg := Config{
-		DSN:            os.Getenv("QUEUETY_TEST_CHILD_DSN"),
-		Concurrency:    env("QUEUETY_TEST_CONCURRENCY", 8),
-		StaleTimeout:   time.Duration(env("QUEUETY_TEST_STALE_MS", 600000)) * time.Millisecond,
-		ShutdownGrace:  time.Duration(env("QUEUETY_TEST_GRACE_MS", 30000)) * time.Millisecond,
-		RescueSchedule: os.Getenv("QUEUETY_TEST_RESCUE"),
-		PollInterval:   20 * time.Millisecond,
-		Backoff:        Backoff{List: []int{0}},
-		Logger:         testLogger(),
+		Workflows:         workflows,
+		WaitSweepInterval: time.Second,
+		DSN:               os.Getenv("QUEUETY_TEST_CHILD_DSN"),
+		Concurrency:       env("QUEUETY_TEST_CONCURRENCY", 8),
+		StaleTimeout:      time.Duration(env("QUEUETY_TEST_STALE_MS", 600000)) * time.Millisecond,
+		ShutdownGrace:     time.Duration(env("QUEUETY_TEST_GRACE_MS", 30000)) * time.Millisecond,
+		RescueSchedule:    os.Getenv("QUEUETY_TEST_RESCUE"),
+		PollInterval:      20 * time.Millisecond,
+		Backoff:           Backoff{List: []int{0}},
+		Logger:            testLogger(),
 	}
 	c, err := Open(context.Background(), cfg)
 	if err != nil {

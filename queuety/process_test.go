@@ -13,7 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
 )
 
 // child is a worker in its own OS process (this test binary in child mode).
@@ -194,4 +196,49 @@ func TestSigtermUnderLoadFinishesInFlightAndExits(t *testing.T) {
 	require.Equal(t, completed, started, "no started log without its job running")
 	require.Less(t, completed, jobs, "SIGTERM came mid-load")
 	t.Logf("exit took %s; %d completed, %d left pending", took, completed, jobs-completed)
+}
+
+// Issue 3's race: 500 agent workflows finishing at once in 4 worker OS
+// processes wake their waiting parent exactly once.
+func TestWorkerProcessesWakeTheParentOnce(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("multi-process test")
+	}
+	const tasks = 500
+	c := newTestClient(t, nil)
+	ctx := context.Background()
+	d, err := workflow.New("fan").Then("Plan").
+		StartAgents("tasks", workflow.New("agent").Then("Inc"), workflow.GroupKey("g")).
+		WaitForAgentGroup("g").Then("Inc").Build(phpjson.NewObject().Set("n", phpjson.Int(0)))
+	require.NoError(t, err)
+	id, _, err := c.DispatchWorkflow(ctx, d)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	var kids []*child
+	for i := 0; i < 4; i++ {
+		kids = append(kids, startChild(t, c.cfg.DSN, filepath.Join(dir, fmt.Sprintf("w%d.out", i)),
+			"QUEUETY_TEST_CHILD_WORKFLOWS=1", fmt.Sprintf("QUEUETY_TEST_CHILD_TASKS=%d", tasks), "QUEUETY_TEST_CONCURRENCY=16"))
+	}
+	wf := c.store.Tables()["workflows"]
+	waitFor(t, 2*time.Minute, "parent completed", func() bool {
+		var status string
+		require.NoError(t, c.store.DB().Get(&status, "SELECT status FROM `"+wf+"` WHERE id = ?", id))
+		return status == "completed"
+	})
+	for _, k := range kids {
+		k.stop(t, 15*time.Second)
+	}
+	var agents, resumed int
+	require.NoError(t, c.store.DB().Get(&agents, "SELECT COUNT(*) FROM `"+wf+"` WHERE id <> ? AND status = 'completed'", id))
+	require.Equal(t, tasks, agents)
+	require.NoError(t, c.store.DB().Get(&resumed, "SELECT COUNT(*) FROM `"+c.store.Tables()["workflow_events"]+"` WHERE workflow_id = ? AND event = 'workflow_resumed'", id))
+	require.Equal(t, 1, resumed, "the parent is woken exactly once")
+	var state string
+	require.NoError(t, c.store.DB().Get(&state, "SELECT state FROM `"+wf+"` WHERE id = ?", id))
+	st, err := workflow.ParseState([]byte(state))
+	require.NoError(t, err)
+	n, _ := st.Get("n")
+	got, _ := n.AsInt64()
+	require.EqualValues(t, 1, got, "the step after the wait ran once")
 }
