@@ -153,7 +153,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		if i < cfg.Concurrency%nLanes {
 			size++
 		}
-		w.lanes = append(w.lanes, &lane{size: size, slotFreed: make(chan struct{}, 1), windowCh: make(chan *running, size)})
+		w.lanes = append(w.lanes, &lane{size: size, slotFreed: make(chan struct{}, 1), kick: make(chan struct{}, 1), windowCh: make(chan *running, size)})
 	}
 	w.id = cfg.WorkerID
 	if w.id == "" {
@@ -412,6 +412,7 @@ type lane struct {
 	size      int
 	inflight  int // guarded by Worker.mu
 	slotFreed chan struct{}
+	kick      chan struct{} // new work this process made: claim now, not after the poll interval
 	windowCh  chan *running // jobs finishing inside the lane's current window
 }
 
@@ -444,7 +445,29 @@ func (w *Worker) claimLoop(l *lane) {
 		errDelay = 100 * time.Millisecond
 		if n == 0 {
 			jitter := time.Duration(float64(w.cfg.PollInterval) * (0.8 + 0.4*rand.Float64()))
-			w.sleep(jitter)
+			w.idle(l, jitter)
+		}
+	}
+}
+
+// idle waits for the poll interval, or less when this process made new
+// work (a workflow step enqueued the next one, a wait woke a parent).
+func (w *Worker) idle(l *lane, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-l.kick:
+	case <-w.claimCtx.Done():
+	}
+}
+
+// kickLanes ends the idle wait of every lane.
+func (w *Worker) kickLanes() {
+	for _, l := range w.lanes {
+		select {
+		case l.kick <- struct{}{}:
+		default:
 		}
 	}
 }

@@ -110,6 +110,9 @@ func (w *Worker) executeWorkflowStep(ctx context.Context, rj *running) {
 	}
 	row := rj.row
 	stepErr, err := w.engine.Run(ctx, &row, w.decideStep)
+	// A settled step usually enqueued the next one (or woke a waiting
+	// parent): claim it now rather than after the poll interval.
+	w.kickLanes()
 	if !rj.state.CompareAndSwap(stateRunning, stateDone) {
 		return // abandoned by Stop, which already handed it back
 	}

@@ -53,7 +53,7 @@ With --php the jobs are --php-handler jobs run by the PHP handler pool
 				jsonFlag(),
 			}, phpFlags()...),
 			Action: a.benchJobs,
-		}, a.benchWorkflowsCommand()},
+		}, a.benchWorkflowsCommand(), a.benchWaitsCommand()},
 	}
 }
 
