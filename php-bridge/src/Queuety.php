@@ -10,7 +10,7 @@ use Queuety\Enums\Priority;
 /**
  * Queuety's facade: the same static methods and signatures as the plugin
  * for what the bridge covers (jobs, queue control, workflow dispatch,
- * signals and status), so application code runs on either.
+ * signals, status and lifecycle), so application code runs on either.
  *
  *     Queuety::init(Connection::from_wp_config('/var/www/html/wp-config.php'));
  *     $id = Queuety::dispatch(SendEmail::class, ['to' => 'a@b.c'])->with_priority(Priority::High)->id();
@@ -117,6 +117,40 @@ class Queuety
     public static function submit_workflow_input(int $workflow_id, array $data = [], string $signal_name = 'input'): void
     {
         self::signal($workflow_id, $signal_name, $data);
+    }
+
+    /**
+     * Cancel a workflow and run its cleanup handlers (compensations, then
+     * on_cancel) in this process. Workflows waiting on it are woken by the
+     * daemon's wait sweeper.
+     */
+    public static function cancel_workflow(int $workflow_id): void
+    {
+        self::workflow_()->cancel($workflow_id);
+    }
+
+    /**
+     * Retry a failed workflow from its failed step.
+     */
+    public static function retry_workflow(int $workflow_id): void
+    {
+        self::workflow_()->retry($workflow_id);
+    }
+
+    /**
+     * Pause a running workflow.
+     */
+    public static function pause_workflow(int $workflow_id): void
+    {
+        self::workflow_()->pause($workflow_id);
+    }
+
+    /**
+     * Resume a paused workflow.
+     */
+    public static function resume_workflow(int $workflow_id): void
+    {
+        self::workflow_()->resume($workflow_id);
     }
 
     public static function pause(string $queue): void

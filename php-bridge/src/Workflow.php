@@ -5,12 +5,13 @@ declare(strict_types=1);
 namespace Queuety;
 
 use Queuety\Enums\WorkflowStatus;
+use Queuety\Workflow\Lifecycle;
 
 /**
  * The part of Queuety's workflow engine an application calls directly
- * that the bridge covers: storing a signal and reading a workflow's
- * status. Everything that advances a workflow is the daemon's
- * (`queuety work --workflows`).
+ * that the bridge covers: storing a signal, reading a workflow's status,
+ * and the lifecycle calls (cancel, pause, resume, retry). Everything that
+ * advances a workflow is the daemon's (`queuety work --workflows`).
  */
 class Workflow
 {
@@ -37,6 +38,54 @@ class Workflow
             'signal_name' => $signal_name,
             'payload' => json_encode($data, JSON_THROW_ON_ERROR),
         ]);
+    }
+
+    /**
+     * Cancel a workflow: it becomes cancelled, its pending and processing
+     * jobs are buried ("Workflow cancelled") and workflow_cancelled is
+     * logged, in one transaction; then, in this process, its compensation
+     * stack runs in reverse and its on_cancel handler gets the public
+     * state (a handler's exception is logged as debug). The daemon's wait
+     * sweeper, not this call, wakes workflows waiting on this one.
+     *
+     * @throws \RuntimeException When there is no such workflow, or it is already completed or cancelled.
+     */
+    public function cancel(int $workflow_id): void
+    {
+        (new Lifecycle($this->conn))->cancel($workflow_id);
+    }
+
+    /**
+     * Pause a running workflow: the step in flight finishes, the next one
+     * is not enqueued. Anything else is left as it is, and, as in the
+     * plugin, workflow_paused is logged either way and nothing is thrown.
+     */
+    public function pause(int $workflow_id): void
+    {
+        (new Lifecycle($this->conn))->pause($workflow_id);
+    }
+
+    /**
+     * Resume a paused workflow: running again, its current step's job(s)
+     * enqueued, workflow_resumed logged.
+     *
+     * @throws \RuntimeException When it is not paused (or missing) or has no more steps.
+     */
+    public function resume(int $workflow_id): void
+    {
+        (new Lifecycle($this->conn))->resume($workflow_id);
+    }
+
+    /**
+     * Retry a failed workflow from its failed step: running, failure
+     * cleared, the step's job(s) enqueued again (a for_each step keeps
+     * its results; its failures are cleared). No log row, as in the plugin.
+     *
+     * @throws \RuntimeException When it is missing, not failed, or already compensated.
+     */
+    public function retry(int $workflow_id): void
+    {
+        (new Lifecycle($this->conn))->retry($workflow_id);
     }
 
     /**

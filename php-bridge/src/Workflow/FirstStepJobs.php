@@ -8,10 +8,11 @@ use Queuety\Queue;
 use Queuety\StepDispatchOptions;
 
 /**
- * The job(s) that start a step, as the plugin's builder enqueues step 0:
- * one per parallel branch, the handler class for a single step, and a
- * placeholder job (payload {"step_index": i}, cost 0) that the workflow
- * runtime recognises for every other step type.
+ * The job(s) that start a step, as the plugin enqueues a step (its
+ * builder step 0; resume() and retry() the current step): one per
+ * parallel branch, the handler class for a single step (or a legacy
+ * string step), and a placeholder job (payload {"step_index": i}, cost 0)
+ * that the workflow runtime recognises for every other step type.
  *
  * @internal
  */
@@ -35,10 +36,14 @@ final class FirstStepJobs
     }
 
     /**
-     * @param array<string, mixed> $step A serialized step.
+     * @param array<string, mixed>|string $step A serialized step; a string is a legacy single step (its class).
      */
-    public function enqueue(array $step, int $workflow_id, int $step_index): void
+    public function enqueue(array|string $step, int $workflow_id, int $step_index): void
     {
+        if (is_string($step)) {
+            $this->dispatch_job($step, $step, [], $workflow_id, $step_index);
+            return;
+        }
         $type = $step['type'] ?? '';
         if ($type === 'parallel') {
             foreach (StepDispatchOptions::parallel_branches($step) as $branch) {
@@ -58,10 +63,10 @@ final class FirstStepJobs
     }
 
     /**
-     * @param array<mixed> $def
-     * @param array<mixed> $payload
+     * @param array<mixed>|string $def
+     * @param array<mixed>        $payload
      */
-    private function dispatch_job(array $def, string $handler, array $payload, int $workflow_id, int $step_index, int $default_cost = 1, ?int $delay = null): void
+    private function dispatch_job(array|string $def, string $handler, array $payload, int $workflow_id, int $step_index, int $default_cost = 1, ?int $delay = null): void
     {
         $options = StepDispatchOptions::resolve(
             definition: $def,
