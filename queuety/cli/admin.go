@@ -154,6 +154,7 @@ func (a *app) recoverCommand() *cli.Command {
    */5 * * * * queuety recover --wp-config /var/www/html/wp-config.php`,
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}},
+			&cli.BoolFlag{Name: "workflows", EnvVars: []string{"QUEUETY_WORKFLOWS"}, Usage: "also rescue workflow steps (burying one at max attempts fails its workflow)"},
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -162,6 +163,7 @@ func (a *app) recoverCommand() *cli.Command {
 				return err
 			}
 			cfg.StaleTimeout = c.Duration("stale-timeout")
+			cfg.Workflows = c.Bool("workflows")
 			client, err := open(c, cfg)
 			if err != nil {
 				return err
