@@ -25,6 +25,7 @@ func workerFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "workflows", EnvVars: []string{"QUEUETY_WORKFLOWS"}, Usage: "also run workflow steps this binary has Go step handlers for, and advance their workflows"},
 		&cli.DurationFlag{Name: "wait-sweep-interval", Value: queuety.DefaultWaitSweepInterval, EnvVars: []string{"QUEUETY_WAIT_SWEEP_INTERVAL"}, Usage: "with --workflows: re-evaluate workflows waiting for other workflows this often (negative: off)"},
 		&cli.DurationFlag{Name: "signal-poll-interval", Value: queuety.DefaultSignalPollInterval, EnvVars: []string{"QUEUETY_SIGNAL_POLL_INTERVAL"}, Usage: "with --workflows: look for signals other processes stored for waiting workflows this often (negative: off)"},
+		&cli.DurationFlag{Name: "deadline-interval", Value: queuety.DefaultDeadlineInterval, EnvVars: []string{"QUEUETY_DEADLINE_INTERVAL"}, Usage: "with --workflows: check workflow deadlines this often (negative: off)"},
 		&cli.DurationFlag{Name: "shutdown-grace", Value: queuety.DefaultShutdownGrace, EnvVars: []string{"QUEUETY_SHUTDOWN_GRACE"}, Usage: "on SIGTERM, how long running jobs may take to finish"},
 		&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}, Usage: "processing jobs not heard from this long are rescued"},
 		&cli.DurationFlag{Name: "heartbeat-interval", EnvVars: []string{"QUEUETY_HEARTBEAT_INTERVAL"}, Usage: "refresh running jobs this often (default stale-timeout/4, at most 1m)"},
@@ -54,6 +55,7 @@ func workerConfig(c *cli.Context, cfg *queuety.Config) error {
 	cfg.Workflows = c.Bool("workflows")
 	cfg.WaitSweepInterval = c.Duration("wait-sweep-interval")
 	cfg.SignalPollInterval = c.Duration("signal-poll-interval")
+	cfg.DeadlineInterval = c.Duration("deadline-interval")
 	cfg.ShutdownGrace = c.Duration("shutdown-grace")
 	cfg.StaleTimeout = c.Duration("stale-timeout")
 	cfg.HeartbeatInterval = c.Duration("heartbeat-interval")
