@@ -14,7 +14,9 @@ import (
 // handlers these may run: compensations, on_cancel and on_deadline
 // handlers (all registered with RegisterCompensation: each is
 // handle(public state, payload)) and the handler metadata of re-enqueued
-// steps. nil runs none of them, as PHP skips a class that does not exist.
+// steps; with the PHP pool as its fallback, the classes without a Go
+// handler run in PHP. nil runs none of them, as PHP skips a class that
+// does not exist.
 
 // DefaultDeadlineInterval is how often a worker with Config.Workflows
 // checks workflow deadlines (PHP's worker: every 60 s).
@@ -31,7 +33,11 @@ func (c *Client) engine(reg *Registry) *workflow.Engine {
 	if reg == nil {
 		return workflow.NewEngine(c.store, nil)
 	}
-	return workflow.NewEngine(c.store, reg.steps)
+	e := workflow.NewEngine(c.store, reg.steps)
+	if r := reg.stepRunner(); r != nil {
+		e.SetStepRunner(r) // PHP compensations, on_cancel and on_deadline handlers run in the pool
+	}
+	return e
 }
 
 // CancelWorkflow is Queuety::cancel_workflow: a workflow that is not

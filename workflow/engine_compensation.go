@@ -11,8 +11,9 @@ import (
 // that opted in with compensate_on_failure (reason "failure"): the
 // compensation stack runs in reverse with each entry's public state
 // snapshot; a handler error is logged as a `debug` row and ignored; a
-// handler class without a Go compensation is skipped (as PHP skips a
-// class that does not exist). Then _compensated and _compensation_cause
+// handler class without a Go compensation runs in the CallableRunner when
+// there is one, else is skipped (as PHP skips a class that does not
+// exist). Then _compensated and _compensation_cause
 // are set and the state is written, outside the failure's transaction, as
 // in PHP.
 func (e *Engine) runCompensations(ctx context.Context, workflowID int64, state *State, reason string) error {
@@ -23,7 +24,7 @@ func (e *Engine) runCompensations(ctx context.Context, workflowID int64, state *
 	stack := state.CompensationStack()
 	for i := len(stack) - 1; i >= 0; i-- {
 		entry := stack[i]
-		fn, ok := e.handlers.LookupCompensation(entry.Handler)
+		fn, ok := e.lookupCompensation(entry.Handler)
 		if !ok {
 			continue
 		}

@@ -164,7 +164,7 @@ func (e *Engine) forEachOutput(ctx context.Context, state *State, step Step, def
 	if def.Reducer == nil {
 		return out, nil
 	}
-	reduce, ok := e.handlers.LookupReducer(def.Reducer.Class)
+	reduce, ok := e.lookupReducer(def.Reducer.Class)
 	if !ok {
 		return nil, runtimeErrorf("For-each reducer class '%s' not found.", def.Reducer.Class)
 	}

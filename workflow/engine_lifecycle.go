@@ -104,9 +104,10 @@ func (e *Engine) Cancel(ctx context.Context, workflowID int64) error {
 // callLifecycleHandler runs an on_cancel / on_deadline handler:
 // handle(public state[, payload]). Go registers them as compensations
 // (Handlers.Compensation), which have that signature; a class with no Go
-// handler is skipped, as PHP skips a class that does not exist.
+// handler runs in the CallableRunner when there is one, else is skipped,
+// as PHP skips a class that does not exist.
 func (e *Engine) callLifecycleHandler(ctx context.Context, ref HandlerRef, public *phpjson.Object) error {
-	fn, ok := e.handlers.LookupCompensation(ref.Class)
+	fn, ok := e.lookupCompensation(ref.Class)
 	if !ok {
 		return nil
 	}

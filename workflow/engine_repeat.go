@@ -32,7 +32,7 @@ func (e *Engine) repeatOutput(ctx context.Context, workflowID int64, state *Stat
 
 	var matches bool
 	if hasCond {
-		fn, ok := e.handlers.LookupCondition(cond.Class)
+		fn, ok := e.lookupCondition(cond.Class)
 		if !ok {
 			return nil, runtimeErrorf("Repeat condition class '%s' not found.", cond.Class)
 		}

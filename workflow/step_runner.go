@@ -71,3 +71,104 @@ func decodeStepOutput(handler string, b []byte) (*phpjson.Object, error) {
 	}
 	return phpArray(v), nil
 }
+
+// CallableRunner runs a workflow's PHP callables that have no Go
+// implementation: for_each reducers (ForEachReducer::reduce), repeat
+// conditions (RepeatCondition::matches) and compensations, on_cancel and
+// on_deadline handlers (Compensation::handle). A StepRunner that also
+// implements it (the PHP pool does) is the engine's fallback for them, as
+// it is for steps. Every argument is json_encode'd (phpjson): state is the
+// public state (for a reducer with the aggregate under its result key),
+// payload the structured handler's payload ("[]" for a plain class, which
+// PHP then calls without it, as the plugin does).
+type CallableRunner interface {
+	// RunReducer returns the array the reducer returned, json_encode'd.
+	RunReducer(ctx context.Context, class string, state, aggregate, payload []byte) ([]byte, error)
+	// RunCondition returns what matches() returned.
+	RunCondition(ctx context.Context, class string, state, payload []byte) (bool, error)
+	// RunCompensation calls handle(); a class PHP does not know is
+	// skipped without an error, as the plugin skips it.
+	RunCompensation(ctx context.Context, class string, state, payload []byte) error
+}
+
+// callables returns the step runner as a CallableRunner, or nil.
+func (e *Engine) callables() CallableRunner {
+	cr, _ := e.runner.(CallableRunner)
+	return cr
+}
+
+func encodeArgs(objs ...*phpjson.Object) ([][]byte, error) {
+	out := make([][]byte, len(objs))
+	for i, o := range objs {
+		if o == nil {
+			o = phpjson.NewObject()
+		}
+		b, err := encodeObject(o)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+// lookupReducer returns the Go reducer of a class, else one calling the
+// CallableRunner.
+func (e *Engine) lookupReducer(class string) (ReducerFunc, bool) {
+	if fn, ok := e.handlers.LookupReducer(class); ok {
+		return fn, true
+	}
+	cr := e.callables()
+	if cr == nil {
+		return nil, false
+	}
+	return func(ctx context.Context, state, aggregate, payload *phpjson.Object) (*phpjson.Object, error) {
+		args, err := encodeArgs(state, aggregate, payload)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the arguments of reducer %s: %w", class, err)
+		}
+		out, err := cr.RunReducer(ctx, class, args[0], args[1], args[2])
+		if err != nil {
+			return nil, err
+		}
+		return decodeStepOutput(class, out)
+	}, true
+}
+
+// lookupCondition returns the Go repeat condition of a class, else one
+// calling the CallableRunner.
+func (e *Engine) lookupCondition(class string) (ConditionFunc, bool) {
+	if fn, ok := e.handlers.LookupCondition(class); ok {
+		return fn, true
+	}
+	cr := e.callables()
+	if cr == nil {
+		return nil, false
+	}
+	return func(ctx context.Context, state, payload *phpjson.Object) (bool, error) {
+		args, err := encodeArgs(state, payload)
+		if err != nil {
+			return false, fmt.Errorf("encoding the arguments of condition %s: %w", class, err)
+		}
+		return cr.RunCondition(ctx, class, args[0], args[1])
+	}, true
+}
+
+// lookupCompensation returns the Go compensation (or on_cancel /
+// on_deadline handler) of a class, else one calling the CallableRunner.
+func (e *Engine) lookupCompensation(class string) (CompensationFunc, bool) {
+	if fn, ok := e.handlers.LookupCompensation(class); ok {
+		return fn, true
+	}
+	cr := e.callables()
+	if cr == nil {
+		return nil, false
+	}
+	return func(ctx context.Context, state, payload *phpjson.Object) error {
+		args, err := encodeArgs(state, payload)
+		if err != nil {
+			return fmt.Errorf("encoding the arguments of compensation %s: %w", class, err)
+		}
+		return cr.RunCompensation(ctx, class, args[0], args[1])
+	}, true
+}

@@ -3,7 +3,10 @@
 // Pool is a queuety.Handler; installed with Registry.SetFallback it runs
 // every job whose handler has no Go implementation. It is also a
 // workflow.StepRunner: with the worker's workflow engine on, the workflow
-// steps whose class has no Go step handler run here too (RunStep, RunItem).
+// steps whose class has no Go step handler run here too (RunStep, RunItem),
+// and so do the reducers, repeat conditions and compensations without a Go
+// implementation (a workflow.CallableRunner: RunReducer, RunCondition,
+// RunCompensation).
 //
 // # Protocol
 //
@@ -17,6 +20,9 @@
 //	daemon → {"type":"run","seq":7,"job":{"id":…,"handler":…,"queue":…,"attempt":…,"max_attempts":…,"priority":…},"payload":{…}}
 //	daemon → {"type":"run","seq":8,"kind":"step","job":{…},"state":{…}}                               a workflow step
 //	daemon → {"type":"run","seq":9,"kind":"item","job":{…},"state":{…},"item":…,"item_index":2}      a for_each branch
+//	daemon → {"type":"run","seq":10,"kind":"reducer","class":…,"state":{…},"aggregate":{…},"payload":{…}}  a for_each reducer
+//	daemon → {"type":"run","seq":11,"kind":"condition","class":…,"state":{…},"payload":{…}}       a repeat condition
+//	daemon → {"type":"run","seq":12,"kind":"compensation","class":…,"state":{…},"payload":{…}}    a compensation, on_cancel, on_deadline
 //	child  → {"type":"heartbeat","seq":7,"progress":{…}}                 any number, from Heartbeat::beat()
 //	child  → {"type":"result","seq":7,"ok":true,"memory":2097152}        plus "output":{…} from a Step
 //	child  → {"type":"result","seq":7,"ok":false,"error":{"class":…,"message":…,"trace":…},"memory":…}
@@ -31,7 +37,17 @@
 // ForEachHandler::handle_item(state, item, item_index), or handle(state)
 // for a class that is only a Step. The state and item are the engine's
 // phpjson bytes; the result's "output" is the returned array, which the
-// engine merges as advance_step does. Heartbeats of steps are not stored
+// engine merges as advance_step does. Kinds "reducer", "condition" and
+// "compensation" (no "job") call a workflow's PHP callable that has no Go
+// implementation, as the engine's workflow.CallableRunner, with the
+// plugin's arguments: ForEachReducer::reduce(state, aggregate),
+// RepeatCondition::matches(state) and Compensation::handle(state) (also
+// on_cancel and on_deadline handlers), the payload appended when it is not
+// empty ("[]"); "state" is the public state (for a reducer with the
+// aggregate under its result key; for a compensation its snapshot). The
+// "output" is the reducer's array, {"matches":bool} for a condition and
+// nothing for a compensation; an unknown compensation class is skipped, as
+// the plugin skips it. Heartbeats of steps are not stored
 // (the plugin has no heartbeat row for them either). Closing stdin asks
 // the child to exit.
 //

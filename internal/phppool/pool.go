@@ -52,6 +52,9 @@ type request struct {
 
 // id is the job's id and handler, for logs.
 func (r *request) id() (int64, string) {
+	if r.step != nil && r.step.row == nil {
+		return 0, r.step.class // a reducer, condition or compensation
+	}
 	if r.step != nil {
 		return r.step.row.ID, r.step.row.Handler
 	}

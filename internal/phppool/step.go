@@ -18,13 +18,19 @@ import (
 // branch. The engine merges the returned output as advance_step does.
 var _ workflow.StepRunner = (*Pool)(nil)
 
-// stepCall is a workflow step request.
+// stepCall is a workflow step request, or a call of a workflow's
+// reducer, condition or compensation (callable.go).
 type stepCall struct {
-	row   *store.JobRow
-	kind  string // "step" or "item"
-	state []byte // the full workflow state, json_encode'd
-	item  []byte // kind "item": the item, json_encode'd
+	row   *store.JobRow // nil for a callable
+	kind  string        // "step", "item", "reducer", "condition" or "compensation"
+	state []byte        // the workflow state, json_encode'd
+	item  []byte        // kind "item": the item, json_encode'd
 	index int64
+	// A callable's class (or registered name), the reducer's aggregate and
+	// the structured handler's payload, json_encode'd.
+	class     string
+	aggregate []byte
+	payload   []byte
 }
 
 // RunStep runs a workflow step job's Step class in the next free PHP
@@ -59,6 +65,9 @@ func (p *Pool) runStep(ctx context.Context, c *stepCall) ([]byte, error) {
 // description as for a plain job, and the state (and item) bytes as the
 // engine encoded them.
 func encodeStep(seq uint64, c *stepCall) ([]byte, error) {
+	if c.row == nil {
+		return encodeCallable(seq, c)
+	}
 	meta, err := json.Marshal(jobMeta{
 		ID: c.row.ID, Handler: c.row.Handler, Queue: c.row.Queue,
 		Attempt: c.row.Attempts, MaxAttempts: c.row.MaxAttempts, Priority: c.row.Priority,

@@ -228,3 +228,88 @@ final class BranchB implements Queuety\Step
         return [];
     }
 }
+
+// Workflow callables, run through "reducer", "condition" and
+// "compensation" requests.
+
+// Sums the squares of a for_each aggregate; the payload, when given,
+// becomes a label.
+final class SumSquaresReducer implements Queuety\Contracts\ForEachReducer
+{
+    public function reduce(array $state, array $for_each, array $payload = []): array
+    {
+        $sum = 0;
+        foreach ($for_each['results'] ?? [] as $result) {
+            $sum += (int) ($result['output']['square'] ?? 0);
+        }
+        $out = ['sum' => $sum, 'reducer_saw_squares' => isset($state['squares']), 'reducer_saw_reserved' => isset($state['_steps'])];
+        if ($payload !== []) {
+            $out['label'] = $payload['label'] ?? null;
+        }
+        return $out;
+    }
+}
+
+final class ThrowingReducer implements Queuety\Contracts\ForEachReducer
+{
+    public function reduce(array $state, array $for_each): array
+    {
+        throw new LogicException('reducer failed');
+    }
+}
+
+// Matches once state "n" reached the payload's "at" (default 3).
+final class ReachedCondition implements Queuety\Contracts\RepeatCondition
+{
+    public function matches(array $state, array $payload = []): bool
+    {
+        return (int) ($state['n'] ?? 0) >= (int) ($payload['at'] ?? 3);
+    }
+}
+
+final class ThrowingCondition implements Queuety\Contracts\RepeatCondition
+{
+    public function matches(array $state): bool
+    {
+        throw new UnexpectedValueException('condition failed');
+    }
+}
+
+// Has matches() but not the contract: the plugin refuses it.
+final class DuckCondition
+{
+    public function matches(array $state): bool
+    {
+        return true;
+    }
+}
+
+// Writes what it was called with to the file named by the payload's
+// "marker" (or the state's "marker"), one JSON line per call.
+final class MarkerCompensation implements Queuety\Contracts\Compensation
+{
+    public function handle(array $state, array $payload = []): void
+    {
+        $file = $payload['marker'] ?? $state['marker'] ?? null;
+        if (!is_string($file) || $file === '') {
+            throw new InvalidArgumentException('no marker file');
+        }
+        file_put_contents($file, json_encode(['class' => self::class, 'state' => $state, 'payload' => $payload]) . "\n", FILE_APPEND);
+    }
+}
+
+final class ThrowingCompensation implements Queuety\Contracts\Compensation
+{
+    public function handle(array $state): void
+    {
+        throw new RuntimeException('compensation failed');
+    }
+}
+
+// Neither a Compensation nor anything with handle().
+final class NotACompensation
+{
+}
+
+Handlers::register('sum_reducer', SumSquaresReducer::class);
+Handlers::register('n_is_even', static fn (array $state): bool => ((int) ($state['n'] ?? 0)) % 2 === 0);

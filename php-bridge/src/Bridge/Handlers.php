@@ -4,7 +4,10 @@ declare(strict_types=1);
 
 namespace Queuety\Bridge;
 
+use Queuety\Contracts\Compensation;
 use Queuety\Contracts\ForEachHandler;
+use Queuety\Contracts\ForEachReducer;
+use Queuety\Contracts\RepeatCondition;
 use Queuety\Handler;
 use Queuety\Step;
 
@@ -111,6 +114,66 @@ final class Handlers
             };
         }
         throw new \RuntimeException("Handler not found: {$name}");
+    }
+
+    /**
+     * Calls a workflow's callable as the plugin does: a for_each reducer
+     * ($kind "reducer": reduce(state, aggregate)), a repeat condition
+     * ("condition": matches(state)) or a compensation, on_cancel or
+     * on_deadline handler ("compensation": handle(state)), each with the
+     * payload as last argument when it is not empty. The name is a class,
+     * or a name registered with register() (a class or a callable, which
+     * gets the same arguments).
+     *
+     * @param array<mixed> $state The public state (a reducer's with the aggregate under its key).
+     * @param array<mixed> $aggregate A reducer's for_each aggregate.
+     * @param array<mixed> $payload The structured handler's payload.
+     * @return array<mixed>|null A reducer's output, a condition's ['matches' => bool], null for a compensation.
+     * @throws \RuntimeException The plugin's message for an unknown reducer or condition class, or one
+     *                           not implementing its contract. An unknown compensation is skipped, as
+     *                           the plugin skips it.
+     */
+    public static function call_workflow_callable(string $kind, string $name, array $state, array $aggregate, array $payload): ?array
+    {
+        $args = $kind === 'reducer' ? [$state, $aggregate] : [$state];
+        if ($payload !== []) {
+            $args[] = $payload;
+        }
+        $target = self::$handlers[$name] ?? $name;
+        $label = is_string($target) ? $target : $name;
+        if (is_string($target) && $target !== '' && class_exists($target)) {
+            $instance = new $target();
+            $call = match ($kind) {
+                'reducer' => $instance instanceof ForEachReducer || method_exists($instance, 'reduce')
+                    ? $instance->reduce(...)
+                    : throw new \RuntimeException("For-each reducer '{$target}' must implement reduce()."),
+                'condition' => $instance instanceof RepeatCondition
+                    ? $instance->matches(...)
+                    : throw new \RuntimeException("Repeat condition '{$target}' must implement Queuety\\Contracts\\RepeatCondition."),
+                'compensation' => $instance instanceof Compensation || method_exists($instance, 'handle')
+                    ? $instance->handle(...)
+                    : throw new \RuntimeException("Compensation '{$target}' must implement Queuety\\Contracts\\Compensation."),
+                default => throw new \RuntimeException('Unknown request kind ' . json_encode($kind) . '.'),
+            };
+        } elseif (isset(self::$handlers[$name]) && is_callable($target)) {
+            $call = \Closure::fromCallable($target);
+        } elseif ($kind === 'compensation') {
+            return null;
+        } else {
+            throw new \RuntimeException(match ($kind) {
+                'reducer' => "For-each reducer class '{$name}' not found.",
+                'condition' => "Repeat condition class '{$name}' not found.",
+                default => 'Unknown request kind ' . json_encode($kind) . '.',
+            });
+        }
+        $result = $call(...$args);
+        return match ($kind) {
+            'reducer' => is_array($result)
+                ? $result
+                : throw new \RuntimeException("For-each reducer '{$label}' must return an array."),
+            'condition' => ['matches' => (bool) $result],
+            default => null,
+        };
     }
 
     /**

@@ -45,6 +45,16 @@ final class JobRunner
                     $request['item'] ?? null,
                     (int) ($request['item_index'] ?? 0),
                 );
+            } elseif ($kind === 'reducer' || $kind === 'condition' || $kind === 'compensation') {
+                // A workflow's reducer, repeat condition or compensation
+                // (on_cancel and on_deadline handlers included).
+                $output = Handlers::call_workflow_callable(
+                    $kind,
+                    (string) ($request['class'] ?? ''),
+                    is_array($request['state'] ?? null) ? $request['state'] : [],
+                    is_array($request['aggregate'] ?? null) ? $request['aggregate'] : [],
+                    is_array($request['payload'] ?? null) ? $request['payload'] : [],
+                );
             } elseif ($kind === 'job') {
                 $output = Handlers::resolve($job->handler)($payload, $job);
             } else {
