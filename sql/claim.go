@@ -85,31 +85,12 @@ func (c *ClaimTx) end() {
 }
 
 // Select locks up to p.Limit claimable rows of one queue, highest priority
-// first, then oldest.
+// first, then oldest: plain jobs of p.Handlers (all when nil) and, when
+// WorkflowHandlers is set or AllWorkflowSteps, workflow steps of running or
+// paused workflows.
 func (c *ClaimTx) Select(ctx context.Context, p ClaimParams) ([]JobRow, error) {
-	if p.WorkflowHandlers != nil {
-		return c.selectWithWorkflows(ctx, p)
-	}
-	if p.Limit <= 0 || (p.Handlers != nil && len(p.Handlers) == 0) {
-		return nil, nil
-	}
-	q, args := c.s.query(qClaimJobs), []any{p.Queue, p.Limit}
-	if p.Handlers != nil {
-		var err error
-		if q, args, err = c.s.in(qClaimJobsForHandlers, p.Queue, p.Handlers, p.Limit); err != nil {
-			return nil, err
-		}
-	}
-	var rows []JobRow
-	if err := c.tx.SelectContext(ctx, &rows, q, args...); err != nil {
-		return nil, fmt.Errorf("claim: %w", err)
-	}
-	return rows, nil
-}
-
-// selectWithWorkflows is Select with workflow steps claimable.
-func (c *ClaimTx) selectWithWorkflows(ctx context.Context, p ClaimParams) ([]JobRow, error) {
-	if p.Limit <= 0 || (p.Handlers != nil && len(p.Handlers) == 0 && len(p.WorkflowHandlers) == 0 && !p.AllWorkflowSteps) {
+	steps := p.AllWorkflowSteps || p.WorkflowHandlers != nil
+	if p.Limit <= 0 || (p.Handlers != nil && len(p.Handlers) == 0 && !steps) {
 		return nil, nil
 	}
 	// IN () is not SQL: an empty list becomes one name no job has.
@@ -119,25 +100,24 @@ func (c *ClaimTx) selectWithWorkflows(ctx context.Context, p ClaimParams) ([]Job
 		}
 		return h
 	}
-	var q string
-	var args []any
-	var err error
-	if p.AllWorkflowSteps {
-		if p.Handlers == nil {
-			q, args = c.s.query(qClaimJobsAllWorkflows), []any{p.Queue, p.Limit}
-		} else {
-			q, args, err = c.s.in(qClaimJobsForHandlersAllWorkflows, p.Queue, orNone(p.Handlers), p.Limit)
-		}
-	} else if p.Handlers == nil {
-		q, args, err = c.s.in(qClaimJobsWorkflows, p.Queue, orNone(p.WorkflowHandlers), p.Limit)
-	} else {
-		q, args, err = c.s.in(qClaimJobsForHandlersWorkflows, p.Queue, orNone(p.Handlers), orNone(p.WorkflowHandlers), p.Limit)
+	which, args := c.s.query(qClaimWhichPlain), []any{p.Queue}
+	if p.Handlers != nil {
+		which = c.s.query(qClaimWhichHandlers)
+		args = append(args, orNone(p.Handlers))
 	}
+	switch {
+	case p.AllWorkflowSteps:
+		which = "(" + which + " OR " + c.s.query(qClaimWhichAllSteps) + ")"
+	case p.WorkflowHandlers != nil:
+		which = "(" + which + " OR " + c.s.query(qClaimWhichSteps) + ")"
+		args = append(args, orNone(p.WorkflowHandlers))
+	}
+	q, args, err := sqlx.In(strings.Replace(c.s.query(qClaimJobs), "/*which*/", which, 1), append(args, p.Limit)...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("claim: %w", err)
 	}
 	var rows []JobRow
-	if err := c.tx.SelectContext(ctx, &rows, q, args...); err != nil {
+	if err := c.tx.SelectContext(ctx, &rows, c.s.db.Rebind(q), args...); err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
 	return rows, nil

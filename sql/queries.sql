@@ -20,37 +20,44 @@ VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)
 -- name: claim-jobs
 -- Queue::claim's predicate, batched: one round trip claims as many rows as
 -- the worker has free slots. Forced onto our DESC index (see extensions.sql).
--- Workflow steps are left to the workflow engine and PHP for now, and batch
--- jobs to PHP (their then/catch/finally callbacks are PHP classes).
--- The dependency test is a scalar subquery, not PHP's EXISTS: the optimizer
--- turns EXISTS into a materialized semi-join over every completed job,
--- which made each claim slower as the table grew; this form is one primary
--- key lookup per candidate with a dependency. Subquery rows are not locked.
+-- /*which*/ is replaced by the claim-which-* fragments below: which plain
+-- jobs (all, or only this worker's handlers, so PHP-only handlers stay for
+-- PHP workers) and, with the workflow engine on, which workflow steps.
+-- Batch jobs are left to PHP (their then/catch/finally callbacks are PHP
+-- classes). The dependency test is a scalar subquery, not PHP's EXISTS: the
+-- optimizer turns EXISTS into a materialized semi-join over every completed
+-- job, which made each claim slower as the table grew; this form is one
+-- primary key lookup per candidate with a dependency. Subquery rows are not
+-- locked.
 SELECT id, queue, handler, payload, priority, attempts, max_attempts,
 	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
 FROM {jobs} AS job FORCE INDEX (idx_qgo_claim)
 WHERE job.queue = ? AND job.status = 'pending' AND job.available_at <= NOW()
-	AND job.workflow_id IS NULL AND job.batch_id IS NULL
+	AND job.batch_id IS NULL
+	AND /*which*/
 	AND (job.depends_on IS NULL
 		OR (SELECT dep.status FROM {jobs} dep WHERE dep.id = job.depends_on) = 'completed')
 ORDER BY job.priority DESC, job.id ASC
 LIMIT ?
 FOR UPDATE SKIP LOCKED
 
--- name: claim-jobs-for-handlers
--- claim-jobs restricted to the handlers this worker can run, so PHP-only
--- handlers stay in the queue for PHP workers.
-SELECT id, queue, handler, payload, priority, attempts, max_attempts,
-	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
-FROM {jobs} AS job FORCE INDEX (idx_qgo_claim)
-WHERE job.queue = ? AND job.status = 'pending' AND job.available_at <= NOW()
-	AND job.workflow_id IS NULL AND job.batch_id IS NULL
-	AND job.handler IN (?)
-	AND (job.depends_on IS NULL
-		OR (SELECT dep.status FROM {jobs} dep WHERE dep.id = job.depends_on) = 'completed')
-ORDER BY job.priority DESC, job.id ASC
-LIMIT ?
-FOR UPDATE SKIP LOCKED
+-- name: claim-which-plain
+job.workflow_id IS NULL
+
+-- name: claim-which-plain-handlers
+(job.workflow_id IS NULL AND job.handler IN (?))
+
+-- name: claim-which-steps
+-- With the workflow engine on (Config.Workflows): a step whose handler the
+-- engine runs, of a workflow that is running or paused, as in Queue::claim.
+(job.workflow_id IS NOT NULL AND job.handler IN (?)
+	AND (SELECT wf.status FROM {workflows} wf WHERE wf.id = job.workflow_id) IN ('running', 'paused'))
+
+-- name: claim-which-all-steps
+-- claim-which-steps when a fallback (the PHP handler pool) runs the steps
+-- without a Go handler: every step of a running or paused workflow.
+(job.workflow_id IS NOT NULL
+	AND (SELECT wf.status FROM {workflows} wf WHERE wf.id = job.workflow_id) IN ('running', 'paused'))
 
 -- name: processing-by-group
 -- ResourceManager::admit's concurrency check, for the groups of a window.
@@ -338,71 +345,3 @@ VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 UPDATE {jobs}
 SET status = 'pending', reserved_at = NULL, reserved_by = NULL, available_at = ?, error_message = NULL
 WHERE id = ? AND status = 'processing'
-
--- name: claim-jobs-workflows
--- claim-jobs with the workflow engine on (Config.Workflows): a workflow
--- step is claimable when the engine runs its handler and, as in
--- Queue::claim, its workflow is running or paused (a scalar subquery, for
--- the reason given at claim-jobs).
-SELECT id, queue, handler, payload, priority, attempts, max_attempts,
-	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
-FROM {jobs} AS job FORCE INDEX (idx_qgo_claim)
-WHERE job.queue = ? AND job.status = 'pending' AND job.available_at <= NOW()
-	AND job.batch_id IS NULL
-	AND (job.workflow_id IS NULL
-		OR (job.handler IN (?)
-			AND (SELECT wf.status FROM {workflows} wf WHERE wf.id = job.workflow_id) IN ('running', 'paused')))
-	AND (job.depends_on IS NULL
-		OR (SELECT dep.status FROM {jobs} dep WHERE dep.id = job.depends_on) = 'completed')
-ORDER BY job.priority DESC, job.id ASC
-LIMIT ?
-FOR UPDATE SKIP LOCKED
-
--- name: claim-jobs-for-handlers-workflows
--- claim-jobs-for-handlers with the workflow engine on: plain jobs of the
--- worker's handlers, workflow steps of the engine's.
-SELECT id, queue, handler, payload, priority, attempts, max_attempts,
-	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
-FROM {jobs} AS job FORCE INDEX (idx_qgo_claim)
-WHERE job.queue = ? AND job.status = 'pending' AND job.available_at <= NOW()
-	AND job.batch_id IS NULL
-	AND ((job.workflow_id IS NULL AND job.handler IN (?))
-		OR (job.workflow_id IS NOT NULL AND job.handler IN (?)
-			AND (SELECT wf.status FROM {workflows} wf WHERE wf.id = job.workflow_id) IN ('running', 'paused')))
-	AND (job.depends_on IS NULL
-		OR (SELECT dep.status FROM {jobs} dep WHERE dep.id = job.depends_on) = 'completed')
-ORDER BY job.priority DESC, job.id ASC
-LIMIT ?
-FOR UPDATE SKIP LOCKED
-
--- name: claim-jobs-all-workflows
--- claim-jobs-workflows when a fallback (the PHP handler pool) runs the
--- steps without a Go handler: every step of a running or paused workflow.
-SELECT id, queue, handler, payload, priority, attempts, max_attempts,
-	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
-FROM {jobs} AS job FORCE INDEX (idx_qgo_claim)
-WHERE job.queue = ? AND job.status = 'pending' AND job.available_at <= NOW()
-	AND job.batch_id IS NULL
-	AND (job.workflow_id IS NULL
-		OR (SELECT wf.status FROM {workflows} wf WHERE wf.id = job.workflow_id) IN ('running', 'paused'))
-	AND (job.depends_on IS NULL
-		OR (SELECT dep.status FROM {jobs} dep WHERE dep.id = job.depends_on) = 'completed')
-ORDER BY job.priority DESC, job.id ASC
-LIMIT ?
-FOR UPDATE SKIP LOCKED
-
--- name: claim-jobs-for-handlers-all-workflows
--- claim-jobs-for-handlers-workflows with every workflow step claimable.
-SELECT id, queue, handler, payload, priority, attempts, max_attempts,
-	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
-FROM {jobs} AS job FORCE INDEX (idx_qgo_claim)
-WHERE job.queue = ? AND job.status = 'pending' AND job.available_at <= NOW()
-	AND job.batch_id IS NULL
-	AND ((job.workflow_id IS NULL AND job.handler IN (?))
-		OR (job.workflow_id IS NOT NULL
-			AND (SELECT wf.status FROM {workflows} wf WHERE wf.id = job.workflow_id) IN ('running', 'paused')))
-	AND (job.depends_on IS NULL
-		OR (SELECT dep.status FROM {jobs} dep WHERE dep.id = job.depends_on) = 'completed')
-ORDER BY job.priority DESC, job.id ASC
-LIMIT ?
-FOR UPDATE SKIP LOCKED
