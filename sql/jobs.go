@@ -387,10 +387,22 @@ const StaleMessage = "Stale: worker died without completing."
 // `buried` with the message and no attempt). Rows are locked with SKIP
 // LOCKED, so concurrent sweepers never double-handle a row.
 func (s *Store) RecoverStale(ctx context.Context, cutoff time.Time, limit int, decide func(*JobRow) StaleDecision) (retried, buried int, err error) {
+	r, b, err := s.recoverStale(ctx, qFindStale, cutoff, limit, func(j *JobRow) StaleStepDecision {
+		d := decide(j)
+		return StaleStepDecision{Bury: d.Bury, Delay: d.Delay}
+	})
+	return r, len(b), err
+}
+
+// recoverStale is the sweep shared by plain jobs and workflow steps: rows
+// found by the named query are retried or buried in one transaction, with
+// Queuety's log rows (`retried` with the attempt; `buried` with the message
+// and no attempt), and the buried rows are returned.
+func (s *Store) recoverStale(ctx context.Context, find string, cutoff time.Time, limit int, decide func(*JobRow) StaleStepDecision) (retried int, buried []JobRow, err error) {
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		retried, buried = 0, 0
+		retried, buried = 0, nil
 		var rows []JobRow
-		if err := tx.SelectContext(ctx, &rows, s.query(qFindStale), DateTime(cutoff), limit); err != nil {
+		if err := tx.SelectContext(ctx, &rows, s.query(find), DateTime(cutoff), limit); err != nil {
 			return fmt.Errorf("find stale: %w", err)
 		}
 		var logs []LogRow
@@ -398,13 +410,18 @@ func (s *Store) RecoverStale(ctx context.Context, cutoff time.Time, limit int, d
 			j := &rows[i]
 			d := decide(j)
 			if d.Bury {
-				if _, err := tx.ExecContext(ctx, s.query(qBuryJob), StaleMessage, j.ID); err != nil {
+				q := qBuryJob
+				args := []any{StaleMessage, j.ID}
+				if d.KeepRow {
+					q, args = qLcTouchStaleStep, []any{j.ID}
+				}
+				if _, err := tx.ExecContext(ctx, s.query(q), args...); err != nil {
 					return fmt.Errorf("bury stale %d: %w", j.ID, err)
 				}
 				l := LogFor(j, EventBuried)
 				l.ErrorMessage = String(StaleMessage)
 				logs = append(logs, l)
-				buried++
+				buried = append(buried, *j)
 				continue
 			}
 			if _, err := tx.ExecContext(ctx, s.query(qRetryJob), DateTime(s.clock.Now().Add(d.Delay)), j.ID); err != nil {

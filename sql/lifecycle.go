@@ -82,42 +82,7 @@ type StaleStepDecision struct {
 // plain jobs. The buried rows are returned; the caller fails their
 // workflows once this has committed.
 func (s *Store) RecoverStaleWorkflowSteps(ctx context.Context, cutoff time.Time, limit int, decide func(*JobRow) StaleStepDecision) (retried int, buried []JobRow, err error) {
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		retried, buried = 0, nil
-		var rows []JobRow
-		if err := tx.SelectContext(ctx, &rows, s.query(qLcFindStaleWorkflowSteps), DateTime(cutoff), limit); err != nil {
-			return fmt.Errorf("find stale workflow steps: %w", err)
-		}
-		var logs []LogRow
-		for i := range rows {
-			j := &rows[i]
-			d := decide(j)
-			if d.Bury {
-				q := qBuryJob
-				args := []any{StaleMessage, j.ID}
-				if d.KeepRow {
-					q, args = qLcTouchStaleStep, []any{j.ID}
-				}
-				if _, err := tx.ExecContext(ctx, s.query(q), args...); err != nil {
-					return fmt.Errorf("bury stale %d: %w", j.ID, err)
-				}
-				l := LogFor(j, EventBuried)
-				l.ErrorMessage = String(StaleMessage)
-				logs = append(logs, l)
-				buried = append(buried, *j)
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, s.query(qRetryJob), DateTime(s.clock.Now().Add(d.Delay)), j.ID); err != nil {
-				return fmt.Errorf("retry stale %d: %w", j.ID, err)
-			}
-			l := LogFor(j, EventRetried)
-			l.Attempt = Int(int64(j.Attempts))
-			logs = append(logs, l)
-			retried++
-		}
-		return s.insertLogs(ctx, tx, logs)
-	})
-	return retried, buried, err
+	return s.recoverStale(ctx, qLcFindStaleWorkflowSteps, cutoff, limit, decide)
 }
 
 // WorkflowFilter selects workflows for ListWorkflows.
