@@ -42,17 +42,29 @@ type advanceTx struct {
 	parked, settled bool
 }
 
-// advance settles a job with its output in one transaction (advance_step).
-// extra are log rows the worker writes after it (the second `completed`
-// of a delay placeholder).
-func (e *Engine) advance(ctx context.Context, job *store.JobRow, out *phpjson.Object, tr *jobTrace, dur time.Duration, extra ...store.LogRow) error {
+// stepTx runs body in one step transaction: a fresh advanceTx over a copy
+// of the job's trace (a retried transaction starts from the same trace),
+// with the job's `started` log and step_started event written first. The
+// advanceTx is returned for the post-commit work (afterCommit).
+func (e *Engine) stepTx(ctx context.Context, tr *jobTrace, dur time.Duration, body func(a *advanceTx) error) (*advanceTx, error) {
 	var a *advanceTx
 	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		t := *tr // a retried transaction starts from the same trace
+		t := *tr
 		a = &advanceTx{ctx: ctx, e: e, tx: tx, trace: &t, dur: dur}
 		if err := t.writeStart(tx); err != nil {
 			return err
 		}
+		return body(a)
+	})
+	return a, err
+}
+
+// advance settles a job with its output in one transaction (advance_step).
+// extra are log rows the worker writes after it (the second `completed`
+// of a delay placeholder).
+func (e *Engine) advance(ctx context.Context, job *store.JobRow, out *phpjson.Object, tr *jobTrace, dur time.Duration, extra ...store.LogRow) error {
+	a, err := e.stepTx(ctx, tr, dur, func(a *advanceTx) error {
+		tx := a.tx
 		if err := a.run(job.WorkflowID.Int64, job.ID, out); err != nil {
 			return err
 		}

@@ -37,14 +37,9 @@ func (e *Engine) insertChild(tx *store.WorkflowTx, d *Dispatch) (int64, error) {
 // commit together, so a crash cannot start them twice; and they are only
 // started when the step can still settle (the advance guards pass).
 func (e *Engine) runStartWorkflows(ctx context.Context, job *store.JobRow, tr *jobTrace, start time.Time) error {
-	var a *advanceTx
 	index := int(job.StepIndex.Int64)
-	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		t := *tr
-		a = &advanceTx{ctx: ctx, e: e, tx: tx, trace: &t}
-		if err := t.writeStart(tx); err != nil {
-			return err
-		}
+	a, err := e.stepTx(ctx, tr, 0, func(a *advanceTx) error {
+		tx := a.tx
 		out := phpjson.NewObject()
 		if err := a.lock(job.WorkflowID.Int64, job.ID); err != nil {
 			return err
@@ -171,14 +166,9 @@ func (a *advanceTx) startWorkflows(index int) (*phpjson.Object, error) {
 // placeholder of a workflow that is no longer live or has moved on starts
 // no child (it is buried as advance_step's guards bury stale jobs).
 func (e *Engine) runRunWorkflow(ctx context.Context, job *store.JobRow, tr *jobTrace, start time.Time) error {
-	var a *advanceTx
 	index := int(job.StepIndex.Int64)
-	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		t := *tr
-		a = &advanceTx{ctx: ctx, e: e, tx: tx, trace: &t}
-		if err := t.writeStart(tx); err != nil {
-			return err
-		}
+	a, err := e.stepTx(ctx, tr, 0, func(a *advanceTx) error {
+		tx := a.tx
 		if err := a.lock(job.WorkflowID.Int64, job.ID); err != nil {
 			return err
 		}

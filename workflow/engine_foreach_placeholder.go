@@ -14,13 +14,8 @@ import (
 // settled (or settle at once when none is left). The worker's `completed`
 // log of the placeholder is written in the same transaction.
 func (e *Engine) runForEachPlaceholder(ctx context.Context, job *store.JobRow, tr *jobTrace, start time.Time) error {
-	var a *advanceTx
-	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		t := *tr
-		a = &advanceTx{ctx: ctx, e: e, tx: tx, trace: &t}
-		if err := t.writeStart(tx); err != nil {
-			return err
-		}
+	a, err := e.stepTx(ctx, tr, 0, func(a *advanceTx) error {
+		tx := a.tx
 		logged, err := a.forEachPlaceholder(job)
 		if err != nil || !logged {
 			return err

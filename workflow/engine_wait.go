@@ -24,14 +24,9 @@ const msgWaitImpossible = "Workflow wait could not be satisfied."
 // (handle_signal_step / handle_wait_for_workflows_step), then the worker's
 // `completed` log; all in one transaction here.
 func (e *Engine) runWaitPlaceholder(ctx context.Context, job *store.JobRow, tr *jobTrace, start time.Time) error {
-	var a *advanceTx
 	index := int(job.StepIndex.Int64)
-	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		t := *tr
-		a = &advanceTx{ctx: ctx, e: e, tx: tx, trace: &t}
-		if err := t.writeStart(tx); err != nil {
-			return err
-		}
+	a, err := e.stepTx(ctx, tr, 0, func(a *advanceTx) error {
+		tx := a.tx
 		if err := tx.CompleteJobAny(job.ID); err != nil {
 			return err
 		}
