@@ -42,16 +42,13 @@ With --php the jobs are --php-handler jobs run by the PHP handler pool
        --php "php php-bridge/bin/queuety-php-worker --bootstrap internal/phppool/testdata/app.php"`,
 			Flags: append([]cli.Flag{
 				&cli.IntFlag{Name: "count", Value: 50000, Usage: "jobs to drain"},
-				&cli.IntFlag{Name: "concurrency", Value: 200, Usage: "worker slots"},
 				&cli.IntFlag{Name: "max-claim-batch", Value: queuety.DefaultMaxClaimBatch},
 				&cli.IntFlag{Name: "claim-lanes", Value: queuety.DefaultClaimLanes},
-				&cli.DurationFlag{Name: "claim-window", Value: queuety.DefaultClaimWindow},
 				&cli.IntFlag{Name: "rate", Usage: "steady mode: jobs dispatched per second"},
 				&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "steady mode: how long to dispatch"},
-				&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval},
 				&cli.StringFlag{Name: "php-handler", Usage: "with --php: the PHP handler the drained jobs name (a noop one, for the pool's overhead)"},
 				jsonFlag(),
-			}, phpFlags()...),
+			}, append(benchWorkerFlags(200), phpFlags()...)...),
 			Action: a.benchJobs,
 		}, a.benchWorkflowsCommand(), a.benchWaitsCommand()},
 	}
@@ -137,6 +134,16 @@ func (a *app) benchJobs(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "peak RSS %.1f MiB, server %s\n", res.PeakRSSMiB, res.Server)
 	return nil
+}
+
+// benchWorkerFlags are the worker settings every benchmark takes (read by
+// openBench), with the benchmark's default concurrency.
+func benchWorkerFlags(concurrency int) []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "concurrency", Value: concurrency, Usage: "worker slots"},
+		&cli.DurationFlag{Name: "claim-window", Value: queuety.DefaultClaimWindow},
+		&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval},
+	}
 }
 
 // openBench is how the benchmarks start: without --dsn, the bench database

@@ -37,15 +37,12 @@ wake-up. Prints the time from the end of the child's step to the start of the
 parent's next step, p50 and p99, measured in the one worker that runs both.
 
    queuety bench waits --count 200`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "count", Value: 200, Usage: "parent/child pairs"},
 			&cli.IntFlag{Name: "child-ms", Value: 300, Usage: "how long the child's step sleeps at least"},
 			&cli.DurationFlag{Name: "spread", Value: 2 * time.Second, Usage: "children finish spread over this much longer"},
-			&cli.IntFlag{Name: "concurrency", Value: 50, Usage: "worker slots"},
-			&cli.DurationFlag{Name: "claim-window", Value: queuety.DefaultClaimWindow},
-			&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval},
 			jsonFlag(),
-		},
+		}, benchWorkerFlags(50)...),
 		Action: a.benchWaits,
 	}
 }

@@ -368,14 +368,11 @@ tables prefixed bench_, which it empties first.
 
    queuety bench workflows --count 2000 --steps 3
    queuety bench workflows --count 5000 --concurrency 100 --json`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "count", Value: 2000, Usage: "workflows to run"},
 			&cli.IntFlag{Name: "steps", Value: 3, Usage: "steps per workflow (1-255)"},
-			&cli.IntFlag{Name: "concurrency", Value: 200, Usage: "worker slots"},
-			&cli.DurationFlag{Name: "claim-window", Value: queuety.DefaultClaimWindow},
-			&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval},
 			jsonFlag(),
-		},
+		}, benchWorkerFlags(200)...),
 		Action: a.benchWorkflows,
 	}
 }
