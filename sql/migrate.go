@@ -35,7 +35,7 @@ func (r MigrateReport) Changed() bool {
 // running it twice changes nothing the second time.
 func (s *Store) Migrate(ctx context.Context) (MigrateReport, error) {
 	var rep MigrateReport
-	tables, err := parseBlocks(schemaSQL, "table")
+	tables, err := schemaTables()
 	if err != nil {
 		return rep, err
 	}
@@ -80,6 +80,19 @@ func (s *Store) Migrate(ctx context.Context) (MigrateReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// schemaTables returns the plugin's tables, then ours, as "table" blocks.
+func schemaTables() ([]block, error) {
+	plugin, err := parseBlocks(schemaSQL, "table")
+	if err != nil {
+		return nil, err
+	}
+	own, err := parseBlocks(ownSchemaSQL, "table")
+	if err != nil {
+		return nil, err
+	}
+	return append(plugin, own...), nil
 }
 
 // extensionExists checks one "column"/"index" block of extensions.sql.
@@ -129,6 +142,15 @@ func (s *Store) CheckSchema(ctx context.Context) error {
 		}
 		if !ok {
 			return fmt.Errorf("%s %s.%s is missing: run `queuety migrate` (it only adds queuety-go's extensions, never changes the plugin's columns)", b.kind, s.tables[strings.SplitN(b.name, ".", 2)[0]], strings.SplitN(b.name, ".", 2)[1])
+		}
+	}
+	for _, suffix := range ownSuffixes {
+		ok, err := s.tableExists(ctx, s.tables[suffix])
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("table %s (queuety-go's own) does not exist: run `queuety migrate`", s.tables[suffix])
 		}
 	}
 	return nil

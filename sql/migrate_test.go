@@ -90,21 +90,27 @@ func (e *testEnv) columns(table string) []string {
 	return cols
 }
 
+// Our additive extensions to the plugin's tables, in extensions.sql order.
+var (
+	ourColumns = []string{"wp_queuety_jobs.reserved_by", "wp_queuety_jobs.session_id", "wp_queuety_jobs.worker_session"}
+	ourIndexes = []string{"wp_queuety_jobs.idx_qgo_claim", "wp_queuety_jobs.idx_qgo_session"}
+)
+
 func TestMigrateEmptyDatabase(t *testing.T) {
 	t.Parallel()
 	e := newEmptyEnv(t)
 	rep, err := e.s.Migrate(e.ctx)
 	require.NoError(t, err)
 	var want []string
-	for _, s := range TableSuffixes() {
+	for _, s := range append(TableSuffixes(), OwnTableSuffixes()...) {
 		want = append(want, "wp_queuety_"+s)
 	}
 	require.Equal(t, want, rep.CreatedTables)
-	require.Equal(t, []string{"wp_queuety_jobs.reserved_by"}, rep.AddedColumns)
-	require.Equal(t, []string{"wp_queuety_jobs.idx_qgo_claim"}, rep.AddedIndexes)
+	require.Equal(t, ourColumns, rep.AddedColumns)
+	require.Equal(t, ourIndexes, rep.AddedIndexes)
 	require.True(t, rep.Changed())
 
-	require.Equal(t, 16, e.count("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()"))
+	require.Equal(t, 16+len(OwnTableSuffixes()), e.count("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()"))
 	for _, s := range TableSuffixes() {
 		ddl := e.showCreate(e.tables[s])
 		require.Contains(t, ddl, "ENGINE=InnoDB", s)
@@ -174,9 +180,13 @@ func TestMigrateOverPluginInstall(t *testing.T) {
 
 	rep, err := e.s.Migrate(e.ctx)
 	require.NoError(t, err)
-	require.Empty(t, rep.CreatedTables)
-	require.Equal(t, []string{"wp_queuety_jobs.reserved_by"}, rep.AddedColumns)
-	require.Equal(t, []string{"wp_queuety_jobs.idx_qgo_claim"}, rep.AddedIndexes)
+	var own []string
+	for _, s := range OwnTableSuffixes() {
+		own = append(own, "wp_queuety_"+s)
+	}
+	require.Equal(t, own, rep.CreatedTables, "only queuety-go's own tables are created")
+	require.Equal(t, ourColumns, rep.AddedColumns)
+	require.Equal(t, ourIndexes, rep.AddedIndexes)
 
 	for _, s := range TableSuffixes() {
 		after := e.showCreate(e.tables[s])
@@ -205,7 +215,10 @@ func TestMigrateOverPluginInstall(t *testing.T) {
 		require.Equal(t, b, kept, "every original column and index of jobs, in order, unchanged")
 		require.Equal(t, []string{
 			"`reserved_by` varchar(64) DEFAULT NULL",
+			"`session_id` varchar(255) DEFAULT NULL",
+			"`worker_session` text DEFAULT NULL",
 			"KEY `idx_qgo_claim` (`queue`,`status`,`priority` DESC,`id`,`available_at`)",
+			"KEY `idx_qgo_session` (`status`,`session_id`)",
 		}, added)
 	}
 
@@ -213,8 +226,10 @@ func TestMigrateOverPluginInstall(t *testing.T) {
 		got := e.dump(e.tables[s], "1")
 		if s == "jobs" {
 			for _, r := range got {
-				require.Equal(t, "<nil>", r["reserved_by"])
-				delete(r, "reserved_by")
+				for _, col := range []string{"reserved_by", "session_id", "worker_session"} {
+					require.Equal(t, "<nil>", r[col], col)
+					delete(r, col)
+				}
 			}
 		}
 		require.Equal(t, want, got, s)
@@ -290,7 +305,7 @@ func TestMigrateColumnsMatchPluginRows(t *testing.T) {
 	require.NotEmpty(t, logKeys, "no log rows in the fixture")
 
 	e := newEnv(t)
-	require.Equal(t, append(jobKeys, "reserved_by"), e.columns(e.tables["jobs"]))
+	require.Equal(t, append(jobKeys, "reserved_by", "session_id", "worker_session"), e.columns(e.tables["jobs"]))
 	require.Equal(t, logKeys, e.columns(e.tables["logs"]))
 
 	// And every column maps onto JobRow / LogRow.

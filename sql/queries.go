@@ -16,6 +16,9 @@ var queryFiles embed.FS
 //go:embed schema/queuety.sql
 var schemaSQL string
 
+//go:embed schema/queuety_go.sql
+var ownSchemaSQL string
+
 //go:embed schema/extensions.sql
 var extensionsSQL string
 
@@ -138,7 +141,7 @@ func parseBlocks(src string, kinds ...string) ([]block, error) {
 
 // render replaces {suffix} placeholders with backquoted table names.
 func render(sql string, t Tables) string {
-	for _, s := range tableSuffixes {
+	for _, s := range allSuffixes() {
 		sql = strings.ReplaceAll(sql, "{"+s+"}", "`"+t[s]+"`")
 	}
 	return sql

@@ -54,6 +54,9 @@ type JobRow struct {
 	HeartbeatData    sql.NullString `db:"heartbeat_data" json:"-"`
 	CreatedAt        time.Time      `db:"created_at" json:"created_at"`
 	ReservedBy       sql.NullString `db:"reserved_by" json:"-"`
+	// SessionID and WorkerSession bind the job to a worker session.
+	SessionID     sql.NullString `db:"session_id" json:"-"`
+	WorkerSession sql.NullString `db:"worker_session" json:"-"`
 }
 
 // LogRow is one row of the logs table.

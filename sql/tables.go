@@ -12,8 +12,19 @@ var tableSuffixes = []string{
 	"workflow_events", "artifacts", "state_machines", "state_machine_events",
 }
 
+// ownSuffixes are queuety-go's own tables (schema/queuety_go.sql), named
+// like the plugin's (DBPrefix + Queuety prefix + suffix) but never
+// overridable: PHP does not know them.
+var ownSuffixes = []string{"workers", "worker_sessions", "activity_executions", "activity_attempts"}
+
 // TableSuffixes returns the 16 Queuety table suffixes in creation order.
 func TableSuffixes() []string { return append([]string(nil), tableSuffixes...) }
+
+// OwnTableSuffixes returns the suffixes of queuety-go's own tables.
+func OwnTableSuffixes() []string { return append([]string(nil), ownSuffixes...) }
+
+// allSuffixes is every table the store may name in a query.
+func allSuffixes() []string { return append(TableSuffixes(), ownSuffixes...) }
 
 // Naming is how Queuety resolves a table name (spec §1.1, Config::table_*):
 // full name = DBPrefix + (override, or QueuetyPrefix + suffix).
@@ -52,8 +63,8 @@ func (n Naming) Resolve() (Tables, error) {
 			return nil, fmt.Errorf("table override %q: no Queuety table has that suffix (known: %s)", k, strings.Join(tableSuffixes, ", "))
 		}
 	}
-	t := make(Tables, len(tableSuffixes))
-	for _, s := range tableSuffixes {
+	t := make(Tables, len(tableSuffixes)+len(ownSuffixes))
+	for _, s := range allSuffixes() {
 		base := qp + s
 		if o, ok := n.Overrides[s]; ok {
 			base = o

@@ -92,7 +92,7 @@ func TestNamingResolve(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Len(t, tables, 16)
+			require.Len(t, tables, 16+len(OwnTableSuffixes()))
 			require.Equal(t, tc.jobs, tables["jobs"])
 			require.Equal(t, tc.logs, tables["logs"])
 		})
@@ -129,7 +129,7 @@ func TestNamingAgainstMariaDB(t *testing.T) {
 	require.NoError(t, e.db.SelectContext(e.ctx, &names,
 		"SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()"))
 	want := []string{"wp_custom_jobs"}
-	for _, s := range TableSuffixes()[1:] {
+	for _, s := range append(TableSuffixes()[1:], OwnTableSuffixes()...) {
 		want = append(want, "wp_themequeue_"+s)
 	}
 	sort.Strings(names)

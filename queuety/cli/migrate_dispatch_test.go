@@ -24,7 +24,7 @@ func TestMigrateTextThenUpToDate(t *testing.T) {
 			created = append(created, name)
 		}
 	}
-	require.Len(t, created, len(store.TableSuffixes()), r.String())
+	require.Len(t, created, len(store.TableSuffixes())+len(store.OwnTableSuffixes()), r.String())
 	require.Equal(t, "wp_queuety_jobs", created[0])
 	require.Contains(t, created, "wp_queuety_logs")
 	require.Contains(t, created, "wp_queuety_queue_states")
@@ -32,7 +32,7 @@ func TestMigrateTextThenUpToDate(t *testing.T) {
 	require.Contains(t, r.stdout, "added index wp_queuety_jobs.")
 
 	db := openDB(t, dsn)
-	require.Equal(t, len(store.TableSuffixes()), count(t, db,
+	require.Equal(t, len(store.TableSuffixes())+len(store.OwnTableSuffixes()), count(t, db,
 		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'wp\\_queuety\\_%'"))
 
 	r = runOK(t, on(dsn, "migrate")...)
@@ -44,9 +44,9 @@ func TestMigrateJSON(t *testing.T) {
 	dsn := testdb.New(t)
 	var rep store.MigrateReport
 	decodeJSON(t, runOK(t, on(dsn, "migrate", "--json")...), &rep)
-	require.Len(t, rep.CreatedTables, len(store.TableSuffixes()))
+	require.Len(t, rep.CreatedTables, len(store.TableSuffixes())+len(store.OwnTableSuffixes()))
 	require.Contains(t, rep.CreatedTables, "wp_queuety_jobs")
-	require.Equal(t, []string{"wp_queuety_jobs.reserved_by"}, rep.AddedColumns)
+	require.Equal(t, []string{"wp_queuety_jobs.reserved_by", "wp_queuety_jobs.session_id", "wp_queuety_jobs.worker_session"}, rep.AddedColumns)
 	require.NotEmpty(t, rep.AddedIndexes)
 
 	r := runOK(t, on(dsn, "migrate", "--json")...)
