@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/internal/sessions"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -23,6 +24,8 @@ type Client struct {
 	store  *store.Store
 	log    *slog.Logger
 	server store.ServerInfo
+	// sessions holds worker registrations and session leases.
+	sessions *sessions.Registry
 }
 
 // Open validates cfg, connects, and checks the server: SKIP LOCKED support
@@ -54,7 +57,8 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		_ = db.Close()
 		return nil, err
 	}
-	return &Client{cfg: cfg, db: db, store: st, log: cfg.Logger, server: info}, nil
+	reg := sessions.New(st, sessions.Config{StaleAfter: cfg.WorkerStaleAfter, Logger: cfg.Logger, Clock: cfg.Clock})
+	return &Client{cfg: cfg, db: db, store: st, log: cfg.Logger, server: info, sessions: reg}, nil
 }
 
 // ConfigError is a configuration that cannot work (a bad value, a table
@@ -70,6 +74,10 @@ func (c *Client) Close() error { return c.db.Close() }
 // Store exposes the storage seam for packages built on the client (the
 // workflow engine, the CLI).
 func (c *Client) Store() *store.Store { return c.store }
+
+// Sessions returns the worker-session registry (registrations, session
+// leases, their operator views).
+func (c *Client) Sessions() *sessions.Registry { return c.sessions }
 
 // Config returns the validated configuration.
 func (c *Client) Config() Config { return c.cfg }
@@ -230,7 +238,7 @@ func dispatchParams(handler string, opts []DispatchOption) (store.InsertJob, err
 			return p, err
 		}
 	}
-	return p, nil
+	return p, settleWorkerSession(&p)
 }
 
 // EncodePayload turns a Go payload into the bytes Queuety stores.

@@ -30,6 +30,11 @@ const (
 	DefaultPauseCacheTTL  = time.Second        // PHP caches 5 s
 	DefaultRetention      = 7 * 24 * time.Hour // QUEUETY_RETENTION_DAYS
 
+	DefaultNamespace             = "default"        // worker registrations and sessions
+	DefaultMaxWorkerSessions     = 10               // max_concurrent_worker_sessions
+	DefaultWorkerStaleAfter      = 60 * time.Second // a registration not heard from is stale
+	DefaultRegistrationHeartbeat = 10 * time.Second // heartbeat_interval_seconds
+
 	DefaultWaitSweepInterval  = 5 * time.Second // the wait sweeper of --workflows
 	DefaultSignalPollInterval = 2 * time.Second // the signal poller of --workflows
 )
@@ -112,6 +117,23 @@ type Config struct {
 	WaitSweepInterval  time.Duration
 	SignalPollInterval time.Duration
 
+	// Namespace scopes worker registrations and sessions ("default").
+	Namespace string
+	// Capabilities are the strings this worker offers to worker-session
+	// requirements (gpu:nvidia-l4, fs:/mnt/models), matched exactly after
+	// trimming.
+	Capabilities []string
+	// MaxWorkerSessions caps the session leases the worker holds at once
+	// (max_concurrent_worker_sessions; 0 = default 10, negative = none: the
+	// worker never takes session-bound jobs).
+	MaxWorkerSessions int
+	// WorkerStaleAfter: a registration not heartbeated for this long is
+	// stale and the sessions it holds become orphaned (default 60s).
+	WorkerStaleAfter time.Duration
+	// RegistrationHeartbeat is how often a worker refreshes its
+	// registration (default 10s; less than half of WorkerStaleAfter).
+	RegistrationHeartbeat time.Duration
+
 	Logger *slog.Logger
 	Clock  clock.Clock
 }
@@ -170,6 +192,34 @@ func (c *Config) Validate() error {
 	defDur(&c.WaitSweepInterval, DefaultWaitSweepInterval)
 	defDur(&c.SignalPollInterval, DefaultSignalPollInterval)
 	defDur(&c.DeadlineInterval, DefaultDeadlineInterval)
+	if c.Namespace == "" {
+		c.Namespace = DefaultNamespace
+	}
+	if len(c.Namespace) > 128 {
+		bad("namespace %q: longer than 128 characters", c.Namespace)
+	}
+	if c.MaxWorkerSessions == 0 {
+		c.MaxWorkerSessions = DefaultMaxWorkerSessions
+	}
+	defDur(&c.WorkerStaleAfter, DefaultWorkerStaleAfter)
+	defDur(&c.RegistrationHeartbeat, DefaultRegistrationHeartbeat)
+	if c.WorkerStaleAfter < time.Second {
+		bad("worker stale after %s: must be at least 1s", c.WorkerStaleAfter)
+	}
+	if c.RegistrationHeartbeat <= 0 || 2*c.RegistrationHeartbeat > c.WorkerStaleAfter {
+		bad("registration heartbeat %s: must be positive and at most half of worker stale after %s, or a live worker looks stale", c.RegistrationHeartbeat, c.WorkerStaleAfter)
+	}
+	var caps []string
+	for _, cp := range c.Capabilities {
+		if cp = strings.TrimSpace(cp); cp == "" {
+			continue
+		}
+		if len(cp) > 255 {
+			bad("capability %q: longer than 255 characters", cp)
+		}
+		caps = append(caps, cp)
+	}
+	c.Capabilities = caps
 	if c.HeartbeatInterval == 0 {
 		c.HeartbeatInterval = min(c.StaleTimeout/4, time.Minute)
 	}

@@ -129,5 +129,10 @@ func (j *Job) Heartbeat(ctx context.Context, progress any) error {
 		}
 		return ErrJobLost
 	}
+	if j.run != nil && j.run.row.SessionID.Valid {
+		// A job heartbeat renews its worker session's lease too; a refused
+		// renewal means stop (the context is cancelled with the reason).
+		return j.w.sessions.renewFor(ctx, j.run)
+	}
 	return nil
 }

@@ -90,6 +90,14 @@ func runChildWorker() int {
 		PollInterval:      20 * time.Millisecond,
 		Backoff:           Backoff{List: []int{0}},
 		Logger:            testLogger(),
+		// Worker-session tests: queue, capabilities, id and staleness.
+		Queues:       SplitQueues(os.Getenv("QUEUETY_TEST_QUEUE")),
+		Capabilities: SplitQueues(os.Getenv("QUEUETY_TEST_CAPS")),
+		WorkerID:     os.Getenv("QUEUETY_TEST_WORKER_ID"),
+	}
+	if ms := env("QUEUETY_TEST_WORKER_STALE_MS", 0); ms > 0 {
+		cfg.WorkerStaleAfter = time.Duration(ms) * time.Millisecond
+		cfg.RegistrationHeartbeat = cfg.WorkerStaleAfter / 4
 	}
 	c, err := Open(context.Background(), cfg)
 	if err != nil {

@@ -62,6 +62,7 @@ type Worker struct {
 	execWG      sync.WaitGroup
 
 	heartbeater *heartbeater
+	sessions    *sessionAgent // registration, session admission and leases
 	rescuer     *rescuer
 	deadlines   *deadlineChecker // Config.Workflows: check_deadlines
 
@@ -102,6 +103,8 @@ type running struct {
 	lastTouch atomic.Int64 // unix nanos of the last reserved_at refresh
 	start     time.Time
 	lane      *lane
+	// sessionLease is the lease of the job's worker session (0: none).
+	sessionLease time.Duration
 
 	// Claim-window bookkeeping (see claimRound). Until the window closes
 	// the row is still pending in the database, locked by the claim
@@ -167,6 +170,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		w.engine = workflow.NewEngine(c.store, reg.steps)
 		w.engine.MemoryKB = w.memKB.Load
 		w.engine.StepTimeout = w.stepTimeout
+		w.engine.SetLocalRuntime(w.localRuntime()) // local activities run here (local_activity.go)
 		w.wfHandlers = workflowHandlers(reg)
 		if r := reg.stepRunner(); r != nil {
 			w.engine.SetStepRunner(r) // and every workflow step is claimed
@@ -180,6 +184,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		}
 	}
 	w.heartbeater = &heartbeater{w: w}
+	w.sessions = newSessionAgent(w)
 	if cfg.Workflows && cfg.DeadlineInterval > 0 {
 		w.deadlines = &deadlineChecker{c: c, reg: reg, interval: cfg.DeadlineInterval, log: w.log}
 	}
@@ -224,6 +229,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
 	w.claimCtx, w.cancelClaim = context.WithCancel(context.Background())
+	if err := w.sessions.Start(ctx); err != nil {
+		return err
+	}
 	w.sampleMemory()
 	go w.completeLoop()
 	w.heartbeater.Start()
@@ -306,6 +314,9 @@ func (w *Worker) stop(ctx context.Context) error {
 	if w.wfServices != nil {
 		w.wfServices.Stop()
 	}
+	closing, cancel3 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel3()
+	w.sessions.Stop(closing)
 	w.cancelJobs(ErrShutdown)
 	st := w.Stats()
 	w.log.Info("worker stopped", "completed", st.Completed, "retried", st.Retried, "buried", st.Buried, "handed_back", st.HandedBack)
@@ -501,21 +512,33 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var rows []store.JobRow
+	claimable := store.ClaimParams{Handlers: w.handlers, WorkflowHandlers: w.wfHandlers,
+		AllWorkflowSteps: w.engine != nil && w.engine.StepRunner() != nil}
+	var open []string
 	for _, q := range w.cfg.Queues {
-		if paused[q] {
-			continue
+		if !paused[q] {
+			open = append(open, q)
 		}
-		got, err := tx.Select(ctx, store.ClaimParams{Queue: q, Handlers: w.handlers, WorkflowHandlers: w.wfHandlers,
-			AllWorkflowSteps: w.engine != nil && w.engine.StepRunner() != nil, Limit: n - len(rows)})
+	}
+	// Session-bound jobs first: ordinary jobs never take them, and a busy
+	// queue of plain jobs must not starve them.
+	rows, err := w.sessions.claim(ctx, tx, open, claimable, n)
+	if err != nil {
+		_ = tx.Rollback()
+		return 0, fmt.Errorf("worker sessions: %w", err)
+	}
+	for _, q := range open {
+		if len(rows) >= n {
+			break
+		}
+		p := claimable
+		p.Queue, p.Limit = q, n-len(rows)
+		got, err := tx.Select(ctx, p)
 		if err != nil {
 			_ = tx.Rollback()
 			return 0, fmt.Errorf("queue %s: %w", q, err)
 		}
 		rows = append(rows, got...)
-		if len(rows) >= n {
-			break
-		}
 	}
 	if rows, err = w.admit(ctx, tx, rows); err != nil {
 		_ = tx.Rollback()
@@ -689,7 +712,7 @@ func (w *Worker) startJobs(l *lane, rows []store.JobRow) []*running {
 	l.inflight += len(rows)
 	for i := range rows {
 		row := rows[i]
-		rj := &running{row: row, start: now, lane: l, inWindow: true, resolved: make(chan struct{})}
+		rj := &running{row: row, start: now, lane: l, inWindow: true, resolved: make(chan struct{}), sessionLease: sessionLease(&row)}
 		rj.touched(now)
 		// The row still shows the attempts before this claim; the window's
 		// commit increments them, as Queue::claim does.
@@ -863,23 +886,29 @@ func (w *Worker) failure(rj *running, o *outcome) store.Failure {
 	row, err := &rj.row, o.err
 	var invalid *InvalidJobError
 	bury := errors.As(err, &invalid) || row.Attempts >= o.settings.maxAttempts
-	msg := err.Error()
 	base := store.LogFor(row, store.EventFailed)
 	base.Attempt = store.Int(int64(row.Attempts))
 	base.DurationMS = store.Int(o.duration.Milliseconds())
-	base.ErrorMessage = store.String(msg)
+	base.ErrorMessage = store.String(err.Error())
 	base.ErrorClass = store.String(truncate(errorClass(err), 255))
 	base.ErrorTrace = store.String(errorTrace(err))
-	f := store.Failure{Attempt: rj.job.attempt, Bury: bury, ErrorMessage: msg}
+	return failureWrite(row, rj.job.attempt, bury, o.settings.backoff.Delay(row.Attempts), base)
+}
+
+// failureWrite is the write of a failed attempt given its `failed` log row:
+// buried (the row becomes the `buried` one) or retried after delay
+// (`failed, retried`), as Queuety logs them.
+func failureWrite(row *store.JobRow, at store.Attempt, bury bool, delay time.Duration, failed store.LogRow) store.Failure {
+	f := store.Failure{Attempt: at, Bury: bury, ErrorMessage: failed.ErrorMessage.String}
 	if bury {
-		base.Event = store.EventBuried
-		f.Logs = []store.LogRow{base}
+		failed.Event = store.EventBuried
+		f.Logs = []store.LogRow{failed}
 		return f
 	}
-	f.Delay = o.settings.backoff.Delay(row.Attempts)
+	f.Delay = delay
 	retried := store.LogFor(row, store.EventRetried)
-	retried.Attempt = base.Attempt
-	f.Logs = []store.LogRow{base, retried}
+	retried.Attempt = failed.Attempt
+	f.Logs = []store.LogRow{failed, retried}
 	return f
 }
 

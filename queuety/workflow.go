@@ -82,6 +82,9 @@ func stepMetadata(class string, opts []HandlerOption) workflow.HandlerMetadata {
 // plugin's dispatch() writes them. With an idempotency key already used it
 // returns the existing workflow's id and existing=true.
 func (c *Client) DispatchWorkflow(ctx context.Context, d *workflow.Dispatch) (id int64, existing bool, err error) {
+	if err := workflow.CheckLocalActivities(d); err != nil {
+		return 0, false, err
+	}
 	return workflow.NewEngine(c.store, nil).Dispatch(ctx, d)
 }
 

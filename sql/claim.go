@@ -89,9 +89,58 @@ func (c *ClaimTx) end() {
 // WorkflowHandlers is set or AllWorkflowSteps, workflow steps of running or
 // paused workflows.
 func (c *ClaimTx) Select(ctx context.Context, p ClaimParams) ([]JobRow, error) {
+	which, wargs, ok := c.which(p)
+	if !ok {
+		return nil, nil
+	}
+	return c.selectRows(ctx, qClaimJobs, which, append(append([]any{p.Queue}, wargs...), p.Limit))
+}
+
+// SessionCandidates reads, without locking, up to p.Limit pending
+// session-bound jobs of the queues that p's handlers would otherwise
+// claim. The caller filters them by what it can satisfy and locks the rest
+// with LockJobs.
+func (c *ClaimTx) SessionCandidates(ctx context.Context, queues []string, p ClaimParams) ([]JobRow, error) {
+	which, wargs, ok := c.which(p)
+	if !ok || len(queues) == 0 {
+		return nil, nil
+	}
+	return c.selectRows(ctx, qSessionCandidates, which, append(append([]any{queues}, wargs...), p.Limit))
+}
+
+// LockJobs locks the jobs among ids that are still pending and available,
+// skipping rows another claimer holds.
+func (c *ClaimTx) LockJobs(ctx context.Context, ids []int64) ([]JobRow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return c.selectRows(ctx, qLockSessionJobs, "", []any{ids})
+}
+
+// Bury buries a locked row the window will not run (its worker_session
+// cannot be read), as claim + bury would leave it, with Queuety's
+// `started, buried` log rows.
+func (c *ClaimTx) Bury(ctx context.Context, workerID string, row *JobRow, message string) error {
+	if _, err := c.tx.ExecContext(ctx, c.s.query(qFinalizeBury), message, workerID, row.ID); err != nil {
+		return fmt.Errorf("%s: %w", qFinalizeBury, err)
+	}
+	attempt := Int(int64(min(row.Attempts+1, 255)))
+	started, buried := LogFor(row, EventStarted), LogFor(row, EventBuried)
+	started.Attempt, buried.Attempt = attempt, attempt
+	buried.ErrorMessage = String(message)
+	return c.s.insertLogs(ctx, c.tx, []LogRow{started, buried})
+}
+
+// Querier runs statements inside the window's transaction (session
+// admission locks its session rows there, so they commit with the claim).
+func (c *ClaimTx) Querier() sqlx.ExtContext { return c.tx }
+
+// which builds the claim-which-* condition for p and its arguments; ok is
+// false when p can claim nothing.
+func (c *ClaimTx) which(p ClaimParams) (which string, args []any, ok bool) {
 	steps := p.AllWorkflowSteps || p.WorkflowHandlers != nil
 	if p.Limit <= 0 || (p.Handlers != nil && len(p.Handlers) == 0 && !steps) {
-		return nil, nil
+		return "", nil, false
 	}
 	// IN () is not SQL: an empty list becomes one name no job has.
 	orNone := func(h []string) []string {
@@ -100,7 +149,7 @@ func (c *ClaimTx) Select(ctx context.Context, p ClaimParams) ([]JobRow, error) {
 		}
 		return h
 	}
-	which, args := c.s.query(qClaimWhichPlain), []any{p.Queue}
+	which = c.s.query(qClaimWhichPlain)
 	if p.Handlers != nil {
 		which = c.s.query(qClaimWhichHandlers)
 		args = append(args, orNone(p.Handlers))
@@ -112,7 +161,12 @@ func (c *ClaimTx) Select(ctx context.Context, p ClaimParams) ([]JobRow, error) {
 		which = "(" + which + " OR " + c.s.query(qClaimWhichSteps) + ")"
 		args = append(args, orNone(p.WorkflowHandlers))
 	}
-	q, args, err := sqlx.In(strings.Replace(c.s.query(qClaimJobs), "/*which*/", which, 1), append(args, p.Limit)...)
+	return which, args, true
+}
+
+// selectRows runs a claim query with its /*which*/ condition in place.
+func (c *ClaimTx) selectRows(ctx context.Context, name, which string, args []any) ([]JobRow, error) {
+	q, args, err := sqlx.In(strings.Replace(c.s.query(name), "/*which*/", which, 1), args...)
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}

@@ -36,6 +36,11 @@ type InsertJob struct {
 	ConcurrencyGroup string
 	ConcurrencyLimit int
 	CostUnits        int
+	// SessionID and WorkerSession bind the job to a worker session
+	// (jobs.session_id, jobs.worker_session: the normalized options as
+	// PHP-encoded JSON); empty for an ordinary job.
+	SessionID     string
+	WorkerSession []byte
 }
 
 // PayloadHash is Queuety's payload_hash: sha256 hex of the exact bytes.
@@ -69,7 +74,8 @@ func (s *Store) InsertJob(ctx context.Context, p InsertJob) (id int64, existing 
 	availableAt := DateTime(s.clock.Now().Add(p.Delay))
 	res, err := s.db.ExecContext(ctx, s.query(qInsertJob),
 		p.Queue, p.Handler, string(p.Payload), hash, p.Priority, p.MaxAttempts, availableAt,
-		p.WorkflowID, p.StepIndex, p.DependsOn, p.BatchID, group, limit, cost)
+		p.WorkflowID, p.StepIndex, p.DependsOn, p.BatchID, group, limit, cost,
+		sql.NullString{String: p.SessionID, Valid: p.SessionID != ""}, nullBytes(p.WorkerSession))
 	if err != nil {
 		return 0, false, fmt.Errorf("insert job: %w", err)
 	}

@@ -28,6 +28,8 @@ const (
 	qInsertJob          = "insert-job"
 	qClaimJobs          = "claim-jobs"
 	qClaimWhichPlain    = "claim-which-plain"
+	qSessionCandidates  = "claim-session-candidates"
+	qLockSessionJobs    = "lock-session-jobs"
 	qClaimWhichHandlers = "claim-which-plain-handlers"
 	qClaimWhichSteps    = "claim-which-steps"
 	qClaimWhichAllSteps = "claim-which-all-steps"

@@ -14,8 +14,9 @@ LIMIT 1
 -- name: insert-job
 INSERT INTO {jobs}
 	(queue, handler, payload, payload_hash, priority, status, max_attempts, available_at,
-	 workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units)
-VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	 workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units,
+	 session_id, worker_session)
+VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 
 -- name: claim-jobs
 -- Queue::claim's predicate, batched: one round trip claims as many rows as
@@ -33,12 +34,39 @@ SELECT id, queue, handler, payload, priority, attempts, max_attempts,
 	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
 FROM {jobs} AS job FORCE INDEX (idx_qgo_claim)
 WHERE job.queue = ? AND job.status = 'pending' AND job.available_at <= NOW()
-	AND job.batch_id IS NULL
+	AND job.batch_id IS NULL AND job.session_id IS NULL
 	AND /*which*/
 	AND (job.depends_on IS NULL
 		OR (SELECT dep.status FROM {jobs} dep WHERE dep.id = job.depends_on) = 'completed')
 ORDER BY job.priority DESC, job.id ASC
 LIMIT ?
+FOR UPDATE SKIP LOCKED
+
+-- name: claim-session-candidates
+-- Session-bound jobs are never taken by claim-jobs: the worker first reads
+-- the pending ones of its queues without locking (durable-workflow's
+-- pre-filter), keeps those whose worker_session it can satisfy, then locks
+-- them by id (lock-session-jobs) and admits each through its session.
+SELECT id, queue, handler, payload, priority, attempts, max_attempts,
+	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units,
+	session_id, worker_session
+FROM {jobs} AS job FORCE INDEX (idx_qgo_session)
+WHERE job.status = 'pending' AND job.session_id IS NOT NULL
+	AND job.queue IN (?) AND job.available_at <= NOW() AND job.batch_id IS NULL
+	AND /*which*/
+	AND (job.depends_on IS NULL
+		OR (SELECT dep.status FROM {jobs} dep WHERE dep.id = job.depends_on) = 'completed')
+ORDER BY job.priority DESC, job.id ASC
+LIMIT ?
+
+-- name: lock-session-jobs
+-- Locks the session-bound candidates still claimable (see above).
+SELECT id, queue, handler, payload, priority, attempts, max_attempts,
+	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units,
+	session_id, worker_session
+FROM {jobs} AS job
+WHERE job.id IN (?) AND job.status = 'pending' AND job.available_at <= NOW()
+ORDER BY job.priority DESC, job.id ASC
 FOR UPDATE SKIP LOCKED
 
 -- name: claim-which-plain

@@ -161,11 +161,11 @@ func TestQueriesPrepare(t *testing.T) {
 		if strings.HasPrefix(name, "claim-which-") {
 			continue // fragments of claim-jobs, prepared with it below
 		}
-		if name == qClaimJobs {
+		if name == qClaimJobs || name == qSessionCandidates {
 			for _, which := range []string{qClaimWhichPlain, qClaimWhichHandlers, qClaimWhichSteps, qClaimWhichAllSteps} {
 				full := strings.Replace(sql, "/*which*/", strings.ReplaceAll(e.s.q[which], "IN (?)", "IN (?, ?)"), 1)
 				st, err := e.db.PrepareContext(e.ctx, full)
-				require.NoError(t, err, "claim-jobs with %s does not parse:\n%s", which, full)
+				require.NoError(t, err, "%s with %s does not parse:\n%s", name, which, full)
 				require.NoError(t, st.Close())
 			}
 			continue

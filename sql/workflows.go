@@ -51,6 +51,8 @@ type StepJob struct {
 	ConcurrencyGroup string // "" = NULL
 	ConcurrencyLimit int    // 0 = NULL
 	CostUnits        int
+	SessionID        string // "" = NULL: not session-bound
+	WorkerSession    []byte // nil = NULL; the normalized worker_session JSON
 }
 
 // InsertWorkflow is everything a workflow dispatch writes (Queuety's
@@ -314,7 +316,7 @@ func (w *WorkflowTx) InsertStepJobs(workflowID int64, jobs []StepJob) error {
 		availableAt := DateTime(w.s.clock.Now().Add(j.Delay))
 		if _, err := w.exec(qInsertJob, j.Queue, j.Handler, string(j.Payload), sql.NullString{}, j.Priority,
 			max(1, j.MaxAttempts), availableAt, Int(workflowID), Int(int64(j.StepIndex)), sql.NullInt64{},
-			sql.NullInt64{}, group, limit, max(0, j.CostUnits)); err != nil {
+			sql.NullInt64{}, group, limit, max(0, j.CostUnits), sql.NullString{String: j.SessionID, Valid: j.SessionID != ""}, nullBytes(j.WorkerSession)); err != nil {
 			return err
 		}
 	}

@@ -199,6 +199,9 @@ func finishDispatch(row NewWorkflow, state *State, defaults DispatchDefaults, qu
 	}
 	row.State = encoded
 	steps := state.Steps()
+	if err := ValidateWorkerSessions(steps); err != nil {
+		return nil, err
+	}
 	row.TotalSteps = len(steps)
 	out := &Dispatch{Workflow: row, Queue: queue}
 	out.IdempotencyKey, _ = state.IdempotencyKey()

@@ -38,6 +38,10 @@ type StepDispatchOptions struct {
 	CostUnits        int64
 	// Payload is the job payload with __queuety_runtime set.
 	Payload *phpjson.Object
+	// WorkerSession is the definition's worker_session object, null when
+	// the job is not session-bound (placeholder jobs never are); newStepJob
+	// validates it and fills the session columns.
+	WorkerSession phpjson.Value
 }
 
 // ResolveStepDispatchOptions resolves the options of one handler job.
@@ -55,7 +59,15 @@ func ResolveStepDispatchOptions(def *phpjson.Object, handler string, defaults Di
 	// Each chain mirrors PHP's `$a['x'] ?? $b['x'] ?? null` and only then
 	// validates, so a present but invalid value hides a later valid one.
 	opts := StepDispatchOptions{Queue: defaults.Queue, Priority: defaults.Priority}
+	if !IsPlaceholderHandler(handler) {
+		opts.WorkerSession = get(def, KeyWorkerSession)
+	}
+	// Routing precedence (durable-workflow's RoutingResolver): the step's
+	// own queue, then its worker session's, then the handler's, then the
+	// workflow's.
 	if q, ok := stringValue(coalesce(get(def, "queue"), get(config, "queue"))); ok {
+		opts.Queue = q
+	} else if q, ok := sessionQueue(opts.WorkerSession); ok {
 		opts.Queue = q
 	} else if meta.Queue != "" {
 		opts.Queue = meta.Queue

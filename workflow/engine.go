@@ -37,6 +37,9 @@ type Engine struct {
 	StepTimeout func(job *store.JobRow) (time.Duration, error)
 	// runner runs the steps without a Go handler (step_runner.go).
 	runner StepRunner
+	// local lets a worker run local activities in process
+	// (local_activity.go); nil sends them through the claim.
+	local *LocalRuntime
 }
 
 // NewEngine returns an engine running handlers on s. handlers may be nil
@@ -122,6 +125,7 @@ func storeJobs(jobs []StepJob) []store.StepJob {
 			Delay:            time.Duration(j.DelaySeconds) * time.Second,
 			ConcurrencyGroup: j.ConcurrencyGroup, ConcurrencyLimit: int(j.ConcurrencyLimit),
 			CostUnits: int(j.CostUnits),
+			SessionID: j.SessionID, WorkerSession: j.WorkerSession,
 		}
 	}
 	return out

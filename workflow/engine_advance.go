@@ -40,6 +40,20 @@ type advanceTx struct {
 	// parked, settled: the transaction parked the workflow on a wait, or
 	// settled one.
 	parked, settled bool
+	// runLocal: the caller runs, right after the commit, a local activity
+	// this transaction enqueues (claimed for it, attempt started), which
+	// is then localNext (local_activity.go).
+	runLocal  bool
+	localNext *localAttempt
+	// deferWrites: log and event rows are collected (insertLogs,
+	// insertEvents) and written in one INSERT each by flushDeferred
+	// (local_activity.go: the hot path of a chain of local steps).
+	deferWrites bool
+	defLogs     []store.LogRow
+	defEvents   []store.WorkflowEvent
+	// jobCompleted: the caller already completed a.job (a local step's
+	// fenced completion), so finalize does not.
+	jobCompleted bool
 }
 
 // stepTx runs body in one step transaction: a fresh advanceTx over a copy
@@ -65,6 +79,7 @@ func (e *Engine) stepTx(ctx context.Context, tr *jobTrace, dur time.Duration, bo
 func (e *Engine) advance(ctx context.Context, job *store.JobRow, out *phpjson.Object, tr *jobTrace, dur time.Duration, extra ...store.LogRow) error {
 	a, err := e.stepTx(ctx, tr, dur, func(a *advanceTx) error {
 		tx := a.tx
+		a.runLocal = true
 		if err := a.run(job.WorkflowID.Int64, job.ID, out); err != nil {
 			return err
 		}
@@ -74,7 +89,10 @@ func (e *Engine) advance(ctx context.Context, job *store.JobRow, out *phpjson.Ob
 		return err
 	}
 	tr.startWritten()
-	return e.afterCommit(ctx, a)
+	err = e.afterCommit(ctx, a)
+	// A local activity step enqueued here runs now, in this worker.
+	e.runLocalChain(ctx, a.localNext)
+	return err
 }
 
 func liveStatus(s string) bool { return s == string(StatusRunning) || s == string(StatusPaused) }
@@ -179,11 +197,13 @@ func (a *advanceTx) finalize(out *phpjson.Object, logCompletion bool) error {
 	if err := a.writeStep(next, isLast); err != nil {
 		return err
 	}
-	if err := a.tx.CompleteJob(a.job.ID); err != nil {
-		return err
+	if !a.jobCompleted {
+		if err := a.tx.CompleteJob(a.job.ID); err != nil {
+			return err
+		}
 	}
 	if logCompletion {
-		if err := a.tx.InsertLogs(a.e.completedLog(a.job, a.wf.ID, a.current, a.dur)); err != nil {
+		if err := a.insertLogs(a.e.completedLog(a.job, a.wf.ID, a.current, a.dur)); err != nil {
 			return err
 		}
 	}
@@ -200,7 +220,7 @@ func (a *advanceTx) finalize(out *phpjson.Object, logCompletion bool) error {
 	if err != nil {
 		return err
 	}
-	if err := a.tx.InsertEvents(ev); err != nil {
+	if err := a.insertEvents(ev); err != nil {
 		return err
 	}
 	return a.afterStep(next, isLast)
@@ -227,7 +247,7 @@ func (a *advanceTx) afterStep(next int, isLast bool) error {
 		if q == "" {
 			q = "default"
 		}
-		if err := a.tx.InsertLogs(store.WorkflowLog(a.wf.ID, a.wf.Name, q, store.EventWorkflowCompleted)); err != nil {
+		if err := a.insertLogs(store.WorkflowLog(a.wf.ID, a.wf.Name, q, store.EventWorkflowCompleted)); err != nil {
 			return err
 		}
 		// on_workflow_completed (the run_workflow parent resumes in this
@@ -249,6 +269,9 @@ func (a *advanceTx) afterStep(next int, isLast bool) error {
 
 // enqueue inserts the jobs of step index (enqueue_step_def).
 func (a *advanceTx) enqueue(step Step, index int) error {
+	if step.Type() == StepLocalActivity && a.acceptsLocal() {
+		return a.enqueueLocal(step, index)
+	}
 	jobs, err := StepJobs(step, index, a.state.DispatchDefaults(), a.e.handlers)
 	if err != nil {
 		return err

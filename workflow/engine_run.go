@@ -37,6 +37,10 @@ func (e *Engine) Run(ctx context.Context, job *store.JobRow, decide Decide) (ste
 	} else if !errors.Is(gerr, store.ErrWorkflowNotFound) {
 		return nil, gerr
 	}
+	if st, ok := state.Step(int(job.StepIndex.Int64)); ok && st.Type() == StepLocalActivity {
+		// Local activities record their own attempts and outcomes.
+		return nil, e.runLocalClaimed(ctx, job)
+	}
 	tr := newJobTrace(state, job)
 	if err := e.prepareStart(job, tr); err != nil {
 		return nil, err

@@ -50,6 +50,10 @@ type StatusReport struct {
 	FailedAt        *string `json:"failed_at"`
 	DeadlineAt      *string `json:"deadline_at"`
 	ErrorMessage    *string `json:"error_message"`
+	// LocalActivities are the workflow's local activity executions with
+	// execution_mode, local_activity and their attempts (WorkflowStatus
+	// only; omitted when there are none).
+	LocalActivities []LocalActivityView `json:"local_activities,omitempty"`
 }
 
 // WorkflowStatus is Workflow::status for one workflow (uncached).
@@ -183,6 +187,13 @@ func (e *Engine) statusFromRow(ctx context.Context, row *store.WorkflowRow, arti
 			}
 			r.WaitDetails = phpjson.ObjectValue(d)
 		}
+	}
+	if details {
+		acts, err := e.LocalActivities(ctx, row.ID)
+		if err != nil {
+			return nil, err
+		}
+		r.LocalActivities = acts
 	}
 	return r, nil
 }

@@ -40,6 +40,12 @@ type TimelineEvent struct {
 	Error         phpjson.Value `json:"error"`
 	DurationMS    *int64        `json:"duration_ms"`
 	CreatedAt     string        `json:"created_at"`
+	// Local activity events (context.local_activity true): execution_mode
+	// "local", local_activity true and the durable-workflow event name
+	// (ActivityStarted, ...); omitted for every other event.
+	ExecutionMode *string `json:"execution_mode,omitempty"`
+	LocalActivity bool    `json:"local_activity,omitempty"`
+	ActivityEvent string  `json:"activity_event,omitempty"`
 }
 
 // Timeline returns a workflow's events in order: those after event id
@@ -71,6 +77,7 @@ func (e *Engine) Timeline(ctx context.Context, workflowID, after int64, limit in
 			Chunks:      exColumn(r.Chunks.String, r.Chunks.Valid), Error: exColumn(r.Error.String, r.Error.Valid),
 			DurationMS: exNullInt(r.DurationMS.Int64, r.DurationMS.Valid), CreatedAt: store.DateTime(r.CreatedAt),
 		}
+		annotateLocal(&out[i])
 	}
 	return out, nil
 }
@@ -251,7 +258,7 @@ func (e *Engine) Export(ctx context.Context, workflowID int64) (*phpjson.Object,
 		exFields(exInt, "id", "job_id", "workflow_id"), exFields(exNullableInt, "step_index"), exFields(exInt, "chunk_index"),
 		exFields(exString, "content", "created_at")))
 
-	return phpjson.NewObject().
+	doc := phpjson.NewObject().
 		Set("workflow", phpjson.ObjectValue(wf)).
 		Set("jobs", jobs).
 		Set("events", events).
@@ -261,7 +268,15 @@ func (e *Engine) Export(ctx context.Context, workflowID int64) (*phpjson.Object,
 		Set("chunks", chunks).
 		Set("wait_dependencies", deps).
 		Set("exported_at", phpjson.String(e.store.Now().Format("2006-01-02T15:04:05-07:00"))).
-		Set("queuety_version", phpjson.String(ExportVersion)), nil
+		Set("queuety_version", phpjson.String(ExportVersion))
+	// Local activity executions (execution_mode, local_activity, attempts):
+	// only for workflows that have some, so plugin exports stay the same.
+	if acts, ok, err := e.exportActivities(ctx, workflowID); err != nil {
+		return nil, err
+	} else if ok {
+		doc.Set("activities", acts)
+	}
+	return doc, nil
 }
 
 // ExportJSON is WorkflowExporter::export_json: the export pretty-printed

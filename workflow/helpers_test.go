@@ -13,7 +13,7 @@ import (
 
 // fixtureDir holds rows recorded from the real Queuety plugin after every
 // step of a scenario (see its README). Tests skip when it is absent.
-const fixtureDir = "../../shared/fixtures/queuety-plugin"
+const fixtureDir = "../testdata/queuety-plugin"
 
 type fixture struct {
 	File      string
@@ -33,9 +33,7 @@ func fixtureFiles(t *testing.T) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(fixtureDir, "*.json"))
 	require.NoError(t, err)
-	if len(files) == 0 {
-		t.Skipf("no fixtures at %s", fixtureDir)
-	}
+	require.NotEmpty(t, files, "no fixtures at %s", fixtureDir)
 	for i, f := range files {
 		files[i] = filepath.Base(f)
 	}
@@ -48,9 +46,6 @@ func fixtureFiles(t *testing.T) []string {
 func loadFixture(t *testing.T, name string) fixture {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(fixtureDir, name))
-	if os.IsNotExist(err) {
-		t.Skipf("fixture %s not present", name)
-	}
 	require.NoError(t, err)
 	v, err := phpjson.Decode(b)
 	require.NoError(t, err)

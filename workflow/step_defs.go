@@ -60,6 +60,8 @@ func (s Step) Definition() (StepDefinition, error) {
 		return s.waitForWorkflowsDef(c), nil
 	case StepStartWorkflows:
 		return s.startWorkflowsDef(c)
+	case StepLocalActivity:
+		return s.localActivityDef(c)
 	}
 	// "single", a legacy string, and any type the runtime does not know:
 	// all are enqueued as one job for the step's class.

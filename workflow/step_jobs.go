@@ -24,6 +24,11 @@ type StepJob struct {
 	ConcurrencyGroup string
 	ConcurrencyLimit int64
 	CostUnits        int64
+	// SessionID and WorkerSession are the jobs.session_id and
+	// jobs.worker_session columns of a session-bound job ("" and nil:
+	// NULL); WorkerSession is the normalized snapshot, PHP-encoded.
+	SessionID     string
+	WorkerSession []byte
 }
 
 // StepJobs returns the job rows enqueuing step index of a workflow writes
@@ -49,6 +54,10 @@ func StepJobs(step Step, index int, defaults DispatchDefaults, meta HandlerMetad
 			jobs = append(jobs, job)
 		}
 		return jobs, nil
+	}
+
+	if step.Type() == StepLocalActivity {
+		return localStepJobs(step, index, defaults)
 	}
 
 	if placeholder, ok := placeholderHandlers[step.Type()]; ok {
@@ -98,6 +107,9 @@ func newStepJob(handler string, index int, opts StepDispatchOptions, delay *int6
 	}
 	if delay != nil {
 		job.DelaySeconds = *delay
+	}
+	if err := bindWorkerSession(&job, opts.WorkerSession); err != nil {
+		return StepJob{}, fmt.Errorf("workflow: step %d (%s): %w", index, handler, err)
 	}
 	if job.ConcurrencyGroup == "" || job.ConcurrencyLimit < 1 {
 		job.ConcurrencyGroup, job.ConcurrencyLimit = "", 0

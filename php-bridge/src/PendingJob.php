@@ -26,6 +26,7 @@ class PendingJob
     private ?string $concurrency_group = null;
     private ?int $concurrency_limit = null;
     private int $cost_units = 1;
+    private ?WorkerSessionOptions $worker_session = null;
     private bool $dispatched = false;
     private ?int $job_id = null;
 
@@ -138,6 +139,20 @@ class PendingJob
     }
 
     /**
+     * Bind the job to worker session $session_id: only a worker the
+     * session admits (registered on its queue, advertising its
+     * requirements) claims it. A queue set with on_queue() other than
+     * 'default' wins; otherwise the session's queue is the job's.
+     *
+     * @throws \InvalidArgumentException For a blank session id (the library's message).
+     */
+    public function worker_session(string $session_id, ?WorkerSessionOptions $options = null): self
+    {
+        $this->worker_session = ($options ?? new WorkerSessionOptions())->withSessionId($session_id);
+        return $this;
+    }
+
+    /**
      * Insert now (once) and return the job's id.
      */
     public function id(): int
@@ -156,10 +171,12 @@ class PendingJob
         // Marked first: if the insert throws, the destructor must not try
         // again with the same builder.
         $this->dispatched = true;
+        $session = $this->worker_session;
+        $queue = $session?->queue !== null && $this->queue === 'default' ? $session->queue : $this->queue;
         $this->job_id = $this->queue_ops->dispatch(
             handler: $this->handler,
             payload: $this->payload,
-            queue: $this->queue,
+            queue: $queue,
             priority: $this->priority,
             delay: $this->delay,
             max_attempts: $this->max_attempts,
@@ -169,6 +186,8 @@ class PendingJob
             concurrency_group: $this->concurrency_group,
             concurrency_limit: $this->concurrency_limit,
             cost_units: $this->cost_units,
+            session_id: $session?->sessionId,
+            worker_session: $session?->toNormalizedSnapshot($queue),
         );
     }
 }

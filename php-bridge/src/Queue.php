@@ -21,8 +21,12 @@ class Queue
     /**
      * Insert a job as Queue::dispatch does and return its id, or, for a
      * unique job with a pending or processing twin, the twin's id.
+     * $session_id and $worker_session (the normalized options) bind the
+     * job to a worker session; those columns are queuety-go's extension,
+     * written only for bound jobs so plugin-only tables keep working.
      *
-     * @param array<mixed> $payload
+     * @param array<mixed>              $payload
+     * @param array<string, mixed>|null $worker_session
      */
     public function dispatch(
         string $handler,
@@ -39,6 +43,8 @@ class Queue
         ?string $concurrency_group = null,
         ?int $concurrency_limit = null,
         int $cost_units = 1,
+        ?string $session_id = null,
+        ?array $worker_session = null,
     ): int {
         $table = $this->conn->table(Config::table_jobs());
         // The app clock in UTC, not NOW(): that is what the plugin stores.
@@ -62,13 +68,22 @@ class Queue
             }
         }
 
+        if (($session_id === null) !== ($worker_session === null)) {
+            throw new \InvalidArgumentException('A session-bound job needs both its session id and its worker_session options.');
+        }
+        $session_columns = $session_id === null ? '' : ', session_id, worker_session';
+        $session_values = $session_id === null ? '' : ', :session_id, :worker_session';
         $stmt = $this->conn->pdo()->prepare(
             "INSERT INTO {$table}
-                (queue, handler, payload, payload_hash, priority, status, max_attempts, available_at, workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units)
+                (queue, handler, payload, payload_hash, priority, status, max_attempts, available_at, workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units{$session_columns})
             VALUES
-                (:queue, :handler, :payload, :payload_hash, :priority, :status, :max_attempts, :available_at, :workflow_id, :step_index, :depends_on, :batch_id, :concurrency_group, :concurrency_limit, :cost_units)"
+                (:queue, :handler, :payload, :payload_hash, :priority, :status, :max_attempts, :available_at, :workflow_id, :step_index, :depends_on, :batch_id, :concurrency_group, :concurrency_limit, :cost_units{$session_values})"
         );
-        $stmt->execute([
+        $session_params = $session_id === null ? [] : [
+            'session_id' => $session_id,
+            'worker_session' => json_encode($worker_session, JSON_THROW_ON_ERROR),
+        ];
+        $stmt->execute($session_params + [
             'queue' => $queue,
             'handler' => $handler,
             'payload' => $payload_json,

@@ -24,9 +24,16 @@ final class StepDispatchOptions
     public const RUNTIME_PAYLOAD_KEY = '__queuety_runtime';
 
     /**
+     * $worker_session is the job's raw worker_session object (null: not
+     * session-bound; placeholders never are). Its queue routes the job
+     * after the definition's own queue and before the handler's and the
+     * workflow's (durable-workflow's RoutingResolver order); it is
+     * validated here, so a malformed one never reaches the jobs table.
+     *
      * @param array<mixed>|string $definition
      * @param array<mixed>        $payload
-     * @return array{queue: string, priority: Priority, delay: int, max_attempts: int, concurrency_group: string|null, concurrency_limit: int|null, cost_units: int, payload: array<mixed>}
+     * @return array{queue: string, priority: Priority, delay: int, max_attempts: int, concurrency_group: string|null, concurrency_limit: int|null, cost_units: int, payload: array<mixed>, session_id: string|null, worker_session: array<string, mixed>|null}
+     * @throws \InvalidArgumentException For a malformed worker_session.
      */
     public static function resolve(
         array|string $definition,
@@ -36,14 +43,16 @@ final class StepDispatchOptions
         int $workflow_attempts,
         array $payload = [],
         int $default_cost_units = 1,
+        mixed $worker_session = null,
     ): array {
+        $session = $worker_session === null ? null : WorkerSessionOptions::fromSnapshot($worker_session);
         $data = is_array($definition) ? $definition : [];
         $config = self::group($data, 'config');
         $retry = array_replace(self::group($config, 'retry'), self::group($data, 'retry'));
         $resources = array_replace(self::group($config, 'resources'), self::group($data, 'resources'));
         $meta = HandlerMetadata::from_class($handler);
 
-        $queue = self::string_value($data['queue'] ?? $config['queue'] ?? null) ?? $meta['queue'] ?? $workflow_queue;
+        $queue = self::string_value($data['queue'] ?? $config['queue'] ?? null) ?? $session?->queue ?? $meta['queue'] ?? $workflow_queue;
         $priority = self::priority_value($data['priority'] ?? $config['priority'] ?? null) ?? $workflow_priority;
         $max_attempts = self::positive_int($data['max_attempts'] ?? $retry['max_attempts'] ?? null) ?? $meta['max_attempts'] ?? $workflow_attempts;
         $backoff = self::backoff_value($data['backoff'] ?? $retry['backoff'] ?? null) ?? $meta['backoff'];
@@ -81,6 +90,8 @@ final class StepDispatchOptions
             'concurrency_limit' => $limit,
             'cost_units' => max(0, $cost),
             'payload' => $payload,
+            'session_id' => $session?->sessionId,
+            'worker_session' => $session?->toNormalizedSnapshot($queue),
         ];
     }
 

@@ -57,6 +57,34 @@ class WorkflowBuilder
     }
 
     /**
+     * A local activity (seed 002): the queuety-go worker that committed the
+     * step before runs $activity_class at once in its own process, without
+     * the queue, with the retry and timeout options given (see
+     * LocalActivityOptions). An array is read as ActivityOptions would be,
+     * and routing options in it are refused. The plugin's own runtime does
+     * not know the type and would run it as a single step.
+     *
+     * @param LocalActivityOptions|array<string, mixed>|null $options
+     */
+    public function local_activity(string $activity_class, LocalActivityOptions|array|null $options = null, ?string $name = null): self
+    {
+        if ($activity_class === '') {
+            throw new \InvalidArgumentException('Local activity class cannot be empty.');
+        }
+        if (is_array($options)) {
+            $options = LocalActivityOptions::fromArray($options);
+        }
+        $options ??= new LocalActivityOptions();
+        $this->steps[] = [
+            'type' => 'local_activity',
+            'name' => $name ?? (string) count($this->steps),
+            'class' => $activity_class,
+            'local_activity' => $options->snapshot(),
+        ];
+        return $this;
+    }
+
+    /**
      * Branches run at once; the step completes when all have. Handler
      * names are stored as given (the jobs get them trimmed).
      *
@@ -148,6 +176,42 @@ class WorkflowBuilder
             'compensation' => null,
         ];
         return $this;
+    }
+
+    /**
+     * A handle whose then() / parallel() / for_each() add steps bound to
+     * worker session $session_id (seed 000's Workflow::workerSession()).
+     *
+     * @throws \InvalidArgumentException For a blank session id (the library's message).
+     */
+    public function worker_session(string $session_id, ?WorkerSessionOptions $options = null): WorkerSession
+    {
+        $options = ($options ?? new WorkerSessionOptions())->withSessionId($session_id);
+        return new WorkerSession($this, $options->toSnapshot());
+    }
+
+    /**
+     * Adds the worker_session key to the step just added, after its own
+     * keys and before "compensation" (the Go builder writes this order).
+     *
+     * @internal Used by WorkerSession.
+     * @param array<string, mixed> $snapshot
+     */
+    public function bind_last_step_to_worker_session(array $snapshot): void
+    {
+        $last = count($this->steps) - 1;
+        if ($last < 0) {
+            return;
+        }
+        $step = $this->steps[$last];
+        $has_compensation = array_key_exists('compensation', $step);
+        $compensation = $step['compensation'] ?? null;
+        unset($step['compensation'], $step['worker_session']);
+        $step['worker_session'] = $snapshot;
+        if ($has_compensation) {
+            $step['compensation'] = $compensation;
+        }
+        $this->steps[$last] = $step;
     }
 
     /**

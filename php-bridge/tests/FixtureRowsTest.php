@@ -10,7 +10,7 @@ use Queuety\Tests\Support\DatabaseTestCase;
 
 /**
  * The bridge writes the rows the real plugin wrote for the same dispatch
- * code: ../shared/fixtures/queuety-plugin, recorded from Queuety v0.22.0
+ * code: testdata/queuety-plugin, recorded from Queuety v0.22.0
  * (each fixture's "code" field is the PHP that produced it).
  */
 final class FixtureRowsTest extends DatabaseTestCase
@@ -77,10 +77,8 @@ final class FixtureRowsTest extends DatabaseTestCase
      */
     private static function fixture(string $name): array
     {
-        $path = dirname(__DIR__, 3) . '/shared/fixtures/queuety-plugin/' . $name;
-        if (!is_file($path)) {
-            self::markTestSkipped("plugin fixtures not present at {$path}");
-        }
+        $path = dirname(__DIR__, 2) . '/testdata/queuety-plugin/' . $name;
+        self::assertFileExists($path, 'plugin fixture');
         return json_decode((string) file_get_contents($path), true, 512, JSON_THROW_ON_ERROR);
     }
 }

@@ -15,7 +15,7 @@ require_once __DIR__ . '/fixtures/workflow-classes.php';
 
 /**
  * The bridge dispatches the workflows of the scenarios recorded from the
- * real plugin (../shared/fixtures/queuety-plugin/wf_*.json and
+ * real plugin (testdata/queuety-plugin/wf_*.json and
  * seed003_*.json; each fixture's "code" is the PHP that ran) and writes
  * the same workflows row, first step jobs, workflow_started log row and
  * dispatch key. The chains are the ones workflow/builder_fixtures_test.go
@@ -213,10 +213,8 @@ final class FixtureWorkflowTest extends DatabaseTestCase
      */
     public static function fixture(string $name): array
     {
-        $path = dirname(__DIR__, 3) . '/shared/fixtures/queuety-plugin/' . $name;
-        if (!is_file($path)) {
-            self::markTestSkipped("plugin fixtures not present at {$path}");
-        }
+        $path = dirname(__DIR__, 2) . '/testdata/queuety-plugin/' . $name;
+        self::assertFileExists($path, 'plugin fixture');
         return json_decode((string) file_get_contents($path), true, 512, JSON_THROW_ON_ERROR);
     }
 }

@@ -157,13 +157,7 @@ final class WorkflowDaemonScenarioTest extends DatabaseTestCase
         $root = dirname(__DIR__, 2);
         $php = sprintf('%s %s/php-bridge/bin/queuety-php-worker --bootstrap %s/php-bridge/tests/fixtures/scenario-app.php', PHP_BINARY, $root, $root);
         return new DaemonProcess([getenv('QUEUETY_BIN') ?: 'queuety', 'work', '--workflows', '--php', $php, '--php-workers', '3',
-            '--poll-interval', '20ms', '--signal-poll-interval', '200ms', '--wait-sweep-interval', '1s'], ['QUEUETY_DSN' => $this->dsn()]);
-    }
-
-    private function dsn(): string
-    {
-        $env = static fn (string $n, string $d): string => (getenv('QUEUETY_TEST_DB_' . $n) ?: $d);
-        return sprintf('%s:%s@tcp(%s:%s)/%s', $env('USER', 'root'), $env('PASSWORD', ''), $env('HOST', '127.0.0.1'), $env('PORT', '3306'), $this->database);
+            '--poll-interval', '20ms', '--signal-poll-interval', '200ms', '--wait-sweep-interval', '1s'], ['QUEUETY_DSN' => $this->go_dsn()]);
     }
 
     /**

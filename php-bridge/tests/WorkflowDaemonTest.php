@@ -45,30 +45,12 @@ final class WorkflowDaemonTest extends DatabaseTestCase
         $root = dirname(__DIR__, 2);
         $php = sprintf('%s %s/php-bridge/bin/queuety-php-worker --bootstrap %s/php-bridge/tests/fixtures/workflow-app.php', PHP_BINARY, $root, $root);
         return new DaemonProcess([getenv('QUEUETY_BIN') ?: 'queuety', 'work', '--workflows', '--php', $php, '--php-workers', '1',
-            '--poll-interval', '20ms', '--signal-poll-interval', '200ms'], ['QUEUETY_DSN' => $this->dsn()]);
-    }
-
-    private function dsn(): string
-    {
-        $env = static fn (string $n, string $d): string => (getenv('QUEUETY_TEST_DB_' . $n) ?: $d);
-        return sprintf('%s:%s@tcp(%s:%s)/%s', $env('USER', 'root'), $env('PASSWORD', ''), $env('HOST', '127.0.0.1'), $env('PORT', '3306'), $this->database);
+            '--poll-interval', '20ms', '--signal-poll-interval', '200ms'], ['QUEUETY_DSN' => $this->go_dsn()]);
     }
 
     private function job_column(int $workflow_id, int $step, string $column): ?string
     {
         $v = $this->conn->pdo()->query("SELECT {$column} FROM wp_queuety_jobs WHERE workflow_id = {$workflow_id} AND step_index = {$step} ORDER BY id LIMIT 1")->fetchColumn();
         return $v === false || $v === null ? null : (string) $v;
-    }
-
-    private function wait_until(float $seconds, callable $condition): bool
-    {
-        $deadline = microtime(true) + $seconds;
-        do {
-            if ($condition()) {
-                return true;
-            }
-            usleep(100_000);
-        } while (microtime(true) < $deadline);
-        return (bool) $condition();
     }
 }

@@ -71,6 +71,11 @@ func (a *app) dispatchCommand() *cli.Command {
 			&cli.StringFlag{Name: "concurrency-group", Usage: "at most --concurrency-limit jobs of this group run at once"},
 			&cli.IntFlag{Name: "concurrency-limit", Usage: "limit for --concurrency-group"},
 			&cli.IntFlag{Name: "cost-units", Value: 1, Usage: "cost of the job for Queuety's cost budgets"},
+			&cli.StringFlag{Name: "session-id", Usage: "bind the job to this worker session: only a worker the session admits claims it"},
+			&cli.StringFlag{Name: "session-queue", Usage: "queue the session holder must be registered on (also the job's queue unless --queue is set)"},
+			&cli.StringSliceFlag{Name: "session-requirement", Usage: "capability the session holder must advertise (repeatable)"},
+			&cli.IntFlag{Name: "session-lease", Usage: "session lease renewal window in seconds (default 120)"},
+			&cli.IntFlag{Name: "session-ttl", Usage: "absolute session lifetime in seconds (default 1800)"},
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -107,6 +112,11 @@ func (a *app) dispatchCommand() *cli.Command {
 			}
 			if c.IsSet("cost-units") {
 				flagged = append(flagged, flaggedOpt{"cost-units", queuety.CostUnits(c.Int("cost-units"))})
+			}
+			if opt, flag, err := sessionDispatchOption(c); err != nil {
+				return err
+			} else if opt != nil {
+				flagged = append(flagged, flaggedOpt{flag, opt})
 			}
 			var opts []queuety.DispatchOption
 			for _, f := range flagged {

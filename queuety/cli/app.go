@@ -19,6 +19,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/internal/wpconfig"
 	"github.com/queuety-go/queuety/queuety"
 	store "github.com/queuety-go/queuety/sql"
@@ -29,7 +30,7 @@ const (
 	ExitOK       = 0
 	ExitError    = 1 // the command failed (database, job state)
 	ExitUsage    = 2 // bad flags or arguments
-	ExitNotFound = 3 // the job named does not exist
+	ExitNotFound = 3 // the job, workflow or session named does not exist
 )
 
 // Options customise the app.
@@ -58,7 +59,8 @@ func Main(args []string, opts Options) int {
 	switch {
 	case errors.As(err, &ue):
 		return ExitUsage
-	case errors.Is(err, store.ErrJobNotFound), errors.Is(err, store.ErrWorkflowNotFound):
+	case errors.Is(err, store.ErrJobNotFound), errors.Is(err, store.ErrWorkflowNotFound),
+		errors.Is(err, sessions.ErrSessionNotFound):
 		return ExitNotFound
 	}
 	return ExitError
@@ -97,7 +99,8 @@ func New(opts Options) *cli.App {
 			a.workCommand(), a.devCommand(), a.migrateCommand(), a.dispatchCommand(),
 			a.recoverCommand(), a.pauseCommand(true), a.pauseCommand(false), a.statusCommand(),
 			a.jobCommand(), a.purgeCommand(), a.benchCommand(),
-			a.workflowCommand(),
+			a.workflowCommand(), a.sessionCommand(), a.workerCommand(), a.serveCommand(),
+			a.activitiesCommand(),
 		},
 		HideHelpCommand: true,
 		Description: `Point it at the database of a WordPress site running the Queuety plugin

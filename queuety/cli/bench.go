@@ -50,7 +50,7 @@ With --php the jobs are --php-handler jobs run by the PHP handler pool
 				jsonFlag(),
 			}, append(benchWorkerFlags(200), phpFlags()...)...),
 			Action: a.benchJobs,
-		}, a.benchWorkflowsCommand(), a.benchWaitsCommand()},
+		}, a.benchWorkflowsCommand(), a.benchWaitsCommand(), a.benchLocalCommand()},
 	}
 }
 

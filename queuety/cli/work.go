@@ -3,15 +3,18 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 	"github.com/urfave/cli/v2"
 
+	"github.com/queuety-go/queuety/internal/httpapi"
 	"github.com/queuety-go/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/queuety"
 	store "github.com/queuety-go/queuety/sql"
@@ -38,7 +41,22 @@ func workerFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-claim-batch", Value: queuety.DefaultMaxClaimBatch, Usage: "rows one claim may take"},
 		&cli.IntFlag{Name: "max-conns", EnvVars: []string{"QUEUETY_MAX_CONNS"}, Usage: "database connections (default concurrency/4+4)"},
 		&cli.StringFlag{Name: "worker-id", EnvVars: []string{"QUEUETY_WORKER_ID"}, Usage: "this worker's reserved_by value (default host-pid-random)"},
+		&cli.StringSliceFlag{Name: "capability", EnvVars: []string{"QUEUETY_CAPABILITIES"}, Usage: "a capability worker-session requirements may ask for, e.g. gpu:nvidia-l4 or fs:/mnt/models (repeatable)"},
+		&cli.IntFlag{Name: "max-worker-sessions", Value: queuety.DefaultMaxWorkerSessions, EnvVars: []string{"QUEUETY_MAX_WORKER_SESSIONS"}, Usage: "worker-session leases held at once (0: none, never take session-bound jobs)"},
+		&cli.DurationFlag{Name: "worker-stale-after", Value: queuety.DefaultWorkerStaleAfter, EnvVars: []string{"QUEUETY_WORKER_STALE_AFTER"}, Usage: "a worker registration not heartbeated this long is stale; its sessions become orphaned"},
+		&cli.StringFlag{Name: "namespace", Value: queuety.DefaultNamespace, EnvVars: []string{"QUEUETY_NAMESPACE"}, Usage: "namespace of worker registrations and sessions"},
 	}
+}
+
+// staleAfterConfig applies --worker-stale-after (work, serve), with a
+// registration heartbeat well inside it.
+func staleAfterConfig(c *cli.Context, cfg *queuety.Config) error {
+	cfg.WorkerStaleAfter = c.Duration("worker-stale-after")
+	if cfg.WorkerStaleAfter < 2*time.Second {
+		return usagef("--worker-stale-after %s: must be at least 2s", cfg.WorkerStaleAfter)
+	}
+	cfg.RegistrationHeartbeat = min(queuety.DefaultRegistrationHeartbeat, cfg.WorkerStaleAfter/3)
+	return nil
 }
 
 // workerConfig applies the worker flags to cfg.
@@ -70,6 +88,18 @@ func workerConfig(c *cli.Context, cfg *queuety.Config) error {
 	cfg.MaxClaimBatch = c.Int("max-claim-batch")
 	cfg.MaxConns = c.Int("max-conns")
 	cfg.WorkerID = c.String("worker-id")
+	cfg.Capabilities = c.StringSlice("capability")
+	cfg.MaxWorkerSessions = c.Int("max-worker-sessions")
+	switch {
+	case cfg.MaxWorkerSessions < 0:
+		return usagef("--max-worker-sessions %d: must be 0 or more", cfg.MaxWorkerSessions)
+	case cfg.MaxWorkerSessions == 0:
+		cfg.MaxWorkerSessions = -1 // the flag's 0 means "none"; Config's 0 means default
+	}
+	if err := staleAfterConfig(c, cfg); err != nil {
+		return err
+	}
+	cfg.Namespace = c.String("namespace")
 	b, err := queuety.ParseBackoff(c.String("backoff"))
 	if err != nil {
 		return usagef("--backoff: %v", err)
@@ -105,8 +135,15 @@ crashing (10 within a minute) the pool gives up and the command exits 1.
 
 SIGTERM or SIGINT: stop claiming, let running jobs finish within
 --shutdown-grace, hand the rest back to pending, stop the PHP processes, exit 0.`,
-		Flags: append(workerFlags(), phpFlags()...),
+		Flags: append(append(workerFlags(), phpFlags()...), append(httpAPIFlags(),
+			&cli.StringFlag{Name: "http", EnvVars: []string{"QUEUETY_HTTP"}, Usage: "also serve the HTTP API (as `queuety serve`) on this address, e.g. 127.0.0.1:8080"})...),
 		Action: func(c *cli.Context) error {
+			httpAddr := c.String("http")
+			if httpAddr != "" {
+				if err := checkHTTPAuth(c, httpAddr); err != nil {
+					return err
+				}
+			}
 			cfg, err := baseConfig(c)
 			if err != nil {
 				return err
@@ -137,7 +174,13 @@ SIGTERM or SIGINT: stop claiming, let running jobs finish within
 			}
 			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return runWorker(ctx, w, pool)
+			var srv *httpapi.Server
+			if httpAddr != "" {
+				if srv, err = newHTTPServer(c, client, httpAddr); err != nil {
+					return err
+				}
+			}
+			return runWorker(ctx, w, pool, srv, c.App.ErrWriter)
 		},
 	}
 }
@@ -193,10 +236,19 @@ func stopPHPPool(pool *phppool.Pool) {
 }
 
 // runWorker runs w until ctx ends or the PHP pool gives up; the latter is
-// an error, so a supervisor restarts the daemon instead of it idling.
-func runWorker(ctx context.Context, w *queuety.Worker, pool *phppool.Pool) error {
+// an error, so a supervisor restarts the daemon instead of it idling. srv,
+// when set (work --http), serves the HTTP API while the worker runs: it
+// starts once the worker is registered and stops before the worker does.
+func runWorker(ctx context.Context, w *queuety.Worker, pool *phppool.Pool, srv *httpapi.Server, stderr io.Writer) error {
 	if err := w.Start(ctx); err != nil {
 		return err
+	}
+	if srv != nil {
+		if err := srv.Start(ctx); err != nil {
+			_ = w.Stop(context.Background())
+			return err
+		}
+		fmt.Fprintf(stderr, "queuety work: HTTP API on http://%s\n", srv.Addr())
 	}
 	var gaveUp <-chan struct{}
 	if pool != nil {
@@ -205,6 +257,11 @@ func runWorker(ctx context.Context, w *queuety.Worker, pool *phppool.Pool) error
 	select {
 	case <-ctx.Done():
 	case <-gaveUp:
+	}
+	if srv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
+		_ = srv.Stop(sctx)
+		cancel()
 	}
 	if err := w.Stop(context.Background()); err != nil {
 		return err

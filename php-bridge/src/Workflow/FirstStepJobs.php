@@ -76,6 +76,9 @@ final class FirstStepJobs
             workflow_attempts: $this->settings->max_attempts,
             payload: $payload,
             default_cost_units: $default_cost,
+            // Placeholders only orchestrate (a for_each's plans its items,
+            // which are bound): they are never session-bound themselves.
+            worker_session: in_array($handler, self::PLACEHOLDERS, true) || !is_array($def) ? null : ($def['worker_session'] ?? null),
         );
         $this->queue_ops->dispatch(
             handler: $handler,
@@ -89,6 +92,8 @@ final class FirstStepJobs
             concurrency_group: $options['concurrency_group'],
             concurrency_limit: $options['concurrency_limit'],
             cost_units: $options['cost_units'],
+            session_id: $options['session_id'],
+            worker_session: $options['worker_session'],
         );
     }
 }

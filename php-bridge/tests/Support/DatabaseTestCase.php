@@ -55,6 +55,10 @@ abstract class DatabaseTestCase extends TestCase
         if (!static::SHARE_DATABASE && isset($this->admin, $this->database)) {
             $this->admin->exec("DROP DATABASE IF EXISTS `{$this->database}`");
         }
+        // PHPUnit keeps every test case object until the run ends: drop the
+        // connections now, or a full run holds one per test and exhausts
+        // the server's max_connections.
+        unset($this->conn, $this->admin);
         parent::tearDown();
     }
 
@@ -81,9 +85,27 @@ abstract class DatabaseTestCase extends TestCase
      */
     protected function migrate(array $flags = []): void
     {
-        $dsn = sprintf('%s:%s@tcp(%s:%s)/%s', self::env('USER', 'root'), self::env('PASSWORD', ''),
+        QueuetyBinary::exec(array_merge(['migrate', '--dsn', $this->go_dsn()], $flags));
+    }
+
+    /** The test database as a go-sql-driver DSN, for the queuety binary. */
+    protected function go_dsn(): string
+    {
+        return sprintf('%s:%s@tcp(%s:%s)/%s', self::env('USER', 'root'), self::env('PASSWORD', ''),
             self::env('HOST', '127.0.0.1'), self::env('PORT', '3306'), $this->database);
-        QueuetyBinary::exec(array_merge(['migrate', '--dsn', $dsn], $flags));
+    }
+
+    /** Poll $condition every 100 ms for up to $seconds; its last answer. */
+    protected function wait_until(float $seconds, callable $condition): bool
+    {
+        $deadline = microtime(true) + $seconds;
+        do {
+            if ($condition()) {
+                return true;
+            }
+            usleep(100_000);
+        } while (microtime(true) < $deadline);
+        return (bool) $condition();
     }
 
     protected function connection(string $prefix = 'wp_', ?string $table_prefix = null): Connection

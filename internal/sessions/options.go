@@ -1,0 +1,360 @@
+// Package sessions implements durable-workflow's worker sessions over
+// queuety-go's own tables: worker registrations, session leases and the
+// admission that pins session-bound jobs to one capable worker.
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+)
+
+// Defaults of the worker_session options (spec §1.2).
+const (
+	DefaultLeaseSeconds            = 120
+	DefaultTTLSeconds              = 1800
+	DefaultMaxConcurrentActivities = 1
+	DefaultMaxWorkerSessions       = 10
+)
+
+// Options is a worker_session object as authors write it: nil means "not
+// set" (the snapshot writes null and readers apply the defaults).
+type Options struct {
+	SessionID                  string
+	Connection                 *string
+	Queue                      *string
+	Requirements               []string
+	LeaseSeconds               *int
+	TTLSeconds                 *int
+	MaxConcurrentActivities    *int
+	CreateIfMissing            *bool
+	AllowReacquireAfterFailure *bool
+}
+
+// Normalized is a worker_session with every default applied: the form the
+// claim-side admission works with and jobs.worker_session stores.
+// Connection and Queue stay nil when unset because their default is the
+// job's own routing, not a constant.
+type Normalized struct {
+	SessionID                  string
+	Connection, Queue          *string
+	Requirements               []string
+	LeaseSeconds               int
+	TTLSeconds                 int
+	MaxConcurrentActivities    int
+	CreateIfMissing            bool
+	AllowReacquireAfterFailure bool
+}
+
+// snapshotKeys is the key order of the library's
+// WorkerSessionOptions::toSnapshot; stored bytes depend on it.
+var snapshotKeys = [...]string{
+	"session_id", "connection", "queue", "requirements", "lease_seconds",
+	"ttl_seconds", "max_concurrent_activities", "create_if_missing",
+	"allow_reacquire_after_failure",
+}
+
+// Validate applies the authoring rules of the library's WorkerSessionOptions
+// (spec §1.3) in the order its constructor checks them and returns the first
+// violation with the library's message, so Go and PHP authors see the same
+// text.
+func (o Options) Validate() error {
+	if phpTrim(o.SessionID) == "" {
+		return errors.New("Worker session session id must be a non-empty string.")
+	}
+	if o.Connection != nil && phpTrim(*o.Connection) == "" {
+		return errors.New("Worker session connection must be a non-empty string.")
+	}
+	if o.Queue != nil && phpTrim(*o.Queue) == "" {
+		return errors.New("Worker session queue must be a non-empty string.")
+	}
+	for i, r := range o.Requirements {
+		if phpTrim(r) == "" {
+			return fmt.Errorf("Worker session requirement at index %d must be a non-empty string.", i)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+	}{
+		{"leaseSeconds", o.LeaseSeconds},
+		{"ttlSeconds", o.TTLSeconds},
+		{"maxConcurrentActivities", o.MaxConcurrentActivities},
+	} {
+		if f.v != nil && *f.v < 1 {
+			return fmt.Errorf("Worker session %s must be a positive integer.", f.name)
+		}
+	}
+	return nil
+}
+
+// Normalize fills the defaults, trims the ids and trims and de-duplicates
+// the requirements keeping their first order. Like the server's
+// normalization of stored snapshots it is lenient: a value Validate would
+// reject (blank string, int < 1, blank requirement) falls back to its
+// default or is dropped, so callers validate first when they want errors.
+func (o Options) Normalize() Normalized {
+	return Normalized{
+		SessionID:                  phpTrim(o.SessionID),
+		Connection:                 trimmedOrNil(o.Connection),
+		Queue:                      trimmedOrNil(o.Queue),
+		Requirements:               normalizeRequirements(o.Requirements),
+		LeaseSeconds:               positiveOr(o.LeaseSeconds, DefaultLeaseSeconds),
+		TTLSeconds:                 positiveOr(o.TTLSeconds, DefaultTTLSeconds),
+		MaxConcurrentActivities:    positiveOr(o.MaxConcurrentActivities, DefaultMaxConcurrentActivities),
+		CreateIfMissing:            o.CreateIfMissing == nil || *o.CreateIfMissing,
+		AllowReacquireAfterFailure: o.AllowReacquireAfterFailure == nil || *o.AllowReacquireAfterFailure,
+	}
+}
+
+// Snapshot is the library's toSnapshot: the nine keys in its order, ids
+// trimmed, requirements trimmed and de-duplicated, and null for an unset
+// connection, queue or integer. The two booleans are never null: the
+// library types them bool with default true, and the Go builder and PHP
+// bridge must write the same bytes. Call Validate first; Snapshot does not
+// reject anything.
+func (o Options) Snapshot() phpjson.Value {
+	obj := phpjson.NewObject()
+	obj.Set(snapshotKeys[0], phpjson.String(phpTrim(o.SessionID)))
+	obj.Set(snapshotKeys[1], optionalString(trimmedOrNil(o.Connection)))
+	obj.Set(snapshotKeys[2], optionalString(trimmedOrNil(o.Queue)))
+	obj.Set(snapshotKeys[3], stringList(normalizeRequirements(o.Requirements)))
+	obj.Set(snapshotKeys[4], optionalInt(o.LeaseSeconds))
+	obj.Set(snapshotKeys[5], optionalInt(o.TTLSeconds))
+	obj.Set(snapshotKeys[6], optionalInt(o.MaxConcurrentActivities))
+	obj.Set(snapshotKeys[7], phpjson.Bool(o.CreateIfMissing == nil || *o.CreateIfMissing))
+	obj.Set(snapshotKeys[8], phpjson.Bool(o.AllowReacquireAfterFailure == nil || *o.AllowReacquireAfterFailure))
+	return phpjson.ObjectValue(obj)
+}
+
+// Snapshot writes the nine keys with the defaults applied; this is what
+// jobs.worker_session stores, so the claim side never re-derives defaults.
+func (n Normalized) Snapshot() phpjson.Value {
+	reqs := n.Requirements
+	obj := phpjson.NewObject()
+	obj.Set(snapshotKeys[0], phpjson.String(n.SessionID))
+	obj.Set(snapshotKeys[1], optionalString(n.Connection))
+	obj.Set(snapshotKeys[2], optionalString(n.Queue))
+	obj.Set(snapshotKeys[3], stringList(reqs))
+	obj.Set(snapshotKeys[4], phpjson.Int(int64(n.LeaseSeconds)))
+	obj.Set(snapshotKeys[5], phpjson.Int(int64(n.TTLSeconds)))
+	obj.Set(snapshotKeys[6], phpjson.Int(int64(n.MaxConcurrentActivities)))
+	obj.Set(snapshotKeys[7], phpjson.Bool(n.CreateIfMissing))
+	obj.Set(snapshotKeys[8], phpjson.Bool(n.AllowReacquireAfterFailure))
+	return phpjson.ObjectValue(obj)
+}
+
+// FieldError is one rejected worker_session field. Field is relative to the
+// worker_session object ("" for the object itself, "session_id",
+// "requirements.2"), so an HTTP layer can prefix it with its own path such
+// as "commands.0.worker_session".
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+// ValidationError lists every rejected field of one worker_session object
+// in the order the library's WorkflowCommandNormalizer reports them.
+type ValidationError struct {
+	Errors []FieldError
+}
+
+func (e *ValidationError) Error() string {
+	msgs := make([]string, len(e.Errors))
+	for i, fe := range e.Errors {
+		if fe.Field == "" {
+			msgs[i] = fe.Message
+		} else {
+			msgs[i] = "worker_session." + fe.Field + ": " + fe.Message
+		}
+	}
+	return strings.Join(msgs, " ")
+}
+
+// ParseOptions reads a decoded worker_session object (a step definition, a
+// jobs column, a CLI or HTTP body) with the rules of the library's
+// WorkflowCommandNormalizer (spec §1.3): strict types (an int field must be
+// a JSON int, a bool field a JSON bool), explicit null means "not
+// provided", and every bad field is reported, not only the first. The error
+// is a *ValidationError. A null v is a caller bug here (the caller decides
+// whether the object is present) and is reported as not an object.
+func ParseOptions(v phpjson.Value) (Options, error) {
+	if k := v.Kind(); k != phpjson.KindObject && k != phpjson.KindList {
+		return Options{}, &ValidationError{Errors: []FieldError{{
+			Message: "Workflow task command field [worker_session] must be an object when provided.",
+		}}}
+	}
+	// A JSON list is a PHP array too: it passes is_array and then lacks a
+	// session_id, which is the error PHP reports for it.
+	obj, isObj := v.AsObject()
+	if !isObj {
+		obj = phpjson.NewObject()
+	}
+	var o Options
+	id, _ := obj.Get("session_id")
+	s, ok := id.AsString()
+	if !ok || phpTrim(s) == "" {
+		return Options{}, &ValidationError{Errors: []FieldError{{
+			Field: "session_id", Message: "Worker session commands require a non-empty session_id.",
+		}}}
+	}
+	o.SessionID = phpTrim(s)
+
+	var errs []FieldError
+	for _, f := range []struct {
+		name string
+		dst  **string
+	}{{"connection", &o.Connection}, {"queue", &o.Queue}} {
+		fv, present := obj.Get(f.name)
+		if !present || fv.IsNull() {
+			continue
+		}
+		s, ok := fv.AsString()
+		if !ok || phpTrim(s) == "" {
+			errs = append(errs, FieldError{f.name, "Worker session field [" + f.name + "] must be a non-empty string when provided."})
+			continue
+		}
+		s = phpTrim(s)
+		*f.dst = &s
+	}
+	for _, f := range []struct {
+		name string
+		dst  **int
+	}{{"lease_seconds", &o.LeaseSeconds}, {"ttl_seconds", &o.TTLSeconds}, {"max_concurrent_activities", &o.MaxConcurrentActivities}} {
+		fv, present := obj.Get(f.name)
+		if !present || fv.IsNull() {
+			continue
+		}
+		// IsInt, not AsInt64: PHP's is_int rejects 1.0 and "1".
+		n, _ := fv.AsInt64()
+		if !fv.IsInt() || n < 1 || n > maxInt {
+			errs = append(errs, FieldError{f.name, "Worker session field [" + f.name + "] must be a positive integer when provided."})
+			continue
+		}
+		i := int(n)
+		*f.dst = &i
+	}
+	for _, f := range []struct {
+		name string
+		dst  **bool
+	}{{"create_if_missing", &o.CreateIfMissing}, {"allow_reacquire_after_failure", &o.AllowReacquireAfterFailure}} {
+		fv, present := obj.Get(f.name)
+		if !present || fv.IsNull() {
+			continue
+		}
+		b, ok := fv.AsBool()
+		if !ok {
+			errs = append(errs, FieldError{f.name, "Worker session field [" + f.name + "] must be boolean when provided."})
+			continue
+		}
+		*f.dst = &b
+	}
+	if rv, present := obj.Get("requirements"); present && !rv.IsNull() {
+		entries, ok := requirementEntries(rv)
+		if !ok {
+			errs = append(errs, FieldError{"requirements", "Worker session requirements must be a list of non-empty strings."})
+		} else {
+			var reqs []string
+			for pos, e := range entries {
+				s, ok := e.AsString()
+				if !ok || phpTrim(s) == "" {
+					errs = append(errs, FieldError{"requirements." + strconv.Itoa(pos), "Worker session requirements must be non-empty strings."})
+					continue
+				}
+				reqs = append(reqs, s)
+			}
+			o.Requirements = normalizeRequirements(reqs)
+		}
+	}
+	if errs != nil {
+		return Options{}, &ValidationError{Errors: errs}
+	}
+	return o, nil
+}
+
+// phpTrim is PHP's trim() with its default character list; Go's
+// strings.TrimSpace strips a different set (Unicode spaces, not NUL), which
+// would make Go and PHP snapshots of the same input differ.
+func phpTrim(s string) string { return strings.Trim(s, " \t\n\r\x00\x0b") }
+
+const maxInt = int64(^uint(0) >> 1)
+
+// requirementEntries returns the values of a PHP array in order: a list,
+// or an object (PHP's is_array accepts any array and array_values drops
+// the keys).
+func requirementEntries(v phpjson.Value) ([]phpjson.Value, bool) {
+	if l, ok := v.AsList(); ok {
+		return l, true
+	}
+	obj, ok := v.AsObject()
+	if !ok {
+		return nil, false
+	}
+	out := make([]phpjson.Value, 0, obj.Len())
+	for _, e := range obj.All() {
+		out = append(out, e)
+	}
+	return out, true
+}
+
+// normalizeRequirements trims, drops blanks and de-duplicates keeping the
+// first occurrence (array_values(array_unique(...)) in PHP).
+func normalizeRequirements(in []string) []string {
+	out := make([]string, 0, len(in))
+	seen := make(map[string]struct{}, len(in))
+	for _, r := range in {
+		r = phpTrim(r)
+		if r == "" {
+			continue
+		}
+		if _, dup := seen[r]; dup {
+			continue
+		}
+		seen[r] = struct{}{}
+		out = append(out, r)
+	}
+	return out
+}
+
+func trimmedOrNil(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	t := phpTrim(*s)
+	if t == "" {
+		return nil
+	}
+	return &t
+}
+
+func positiveOr(v *int, def int) int {
+	if v == nil || *v < 1 {
+		return def
+	}
+	return *v
+}
+
+func optionalString(s *string) phpjson.Value {
+	if s == nil {
+		return phpjson.Null()
+	}
+	return phpjson.String(*s)
+}
+
+func optionalInt(n *int) phpjson.Value {
+	if n == nil {
+		return phpjson.Null()
+	}
+	return phpjson.Int(int64(*n))
+}
+
+func stringList(ss []string) phpjson.Value {
+	vs := make([]phpjson.Value, len(ss))
+	for i, s := range ss {
+		vs[i] = phpjson.String(s)
+	}
+	return phpjson.List(vs...)
+}

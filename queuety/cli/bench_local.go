@@ -1,0 +1,195 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/workflow"
+)
+
+// BenchLocalClass is the noop step (and local activity) `bench
+// local-activities` runs.
+const BenchLocalClass = "QueuetyBench\\LocalNoop"
+
+// LocalBenchResult is what `bench local-activities --json` prints: end to
+// end times (dispatch to workflow completed) of the same workflow with
+// queued steps and with local activities, in milliseconds.
+type LocalBenchResult struct {
+	Runs         int     `json:"runs"`
+	Steps        int     `json:"steps"`
+	QueuedP50ms  float64 `json:"queued_p50_ms"`
+	QueuedMeanms float64 `json:"queued_mean_ms"`
+	LocalP50ms   float64 `json:"local_p50_ms"`
+	LocalMeanms  float64 `json:"local_mean_ms"`
+	Ratio        float64 `json:"ratio"` // queued p50 / local p50
+	QueuedClaims int64   `json:"queued_claims_per_workflow"`
+	LocalClaims  int64   `json:"local_claims_per_workflow"`
+	// Concurrent mode (--concurrent N > 1): N workflows dispatched at
+	// once, each timed from its dispatch to its completion.
+	Concurrent   int    `json:"concurrent"`
+	PollInterval string `json:"poll_interval"`
+	Server       string `json:"server"`
+}
+
+func (a *app) benchLocalCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "local-activities",
+		Usage: "time one workflow of N local-activity steps against the same workflow of queued steps",
+		Description: `Runs --runs workflows one at a time, each of --steps noop steps, first as
+ordinary queued steps (then()), then as local activities (local_activity),
+with one worker (--workflows) and times each from dispatch to the workflow
+row being completed (polled every millisecond). Prints the median and mean
+of both, the ratio queued/local (medians) and the claims each workflow
+needed: all of its steps when queued, only the first when local (the rest
+run in the worker that committed the step before, without a claim).
+
+The first step of both is claimed after dispatch, so --poll-interval (the
+worker's idle wait) is part of both figures; 5ms keeps it small.
+
+Without --dsn it uses ` + BenchDSN + ` (created if missing) and
+tables prefixed bench_, which it empties first.
+
+   queuety bench local-activities
+   queuety bench local-activities --runs 50 --steps 10 --json`,
+		Flags: append([]cli.Flag{
+			&cli.IntFlag{Name: "runs", Value: 30, Usage: "workflows per mode (run one after the other)"},
+			&cli.IntFlag{Name: "steps", Value: 10, Usage: "steps per workflow (1-100)"},
+			&cli.IntFlag{Name: "concurrent", Value: 1, Usage: "workflows in flight at once: 1 times them one after the other; N > 1 dispatches N at once per run and times each"},
+			jsonFlag(),
+		}, &cli.IntFlag{Name: "concurrency", Value: 4, Usage: "worker slots"},
+			&cli.DurationFlag{Name: "claim-window", Value: queuety.DefaultClaimWindow},
+			&cli.DurationFlag{Name: "poll-interval", Value: 5 * time.Millisecond}),
+		Action: a.benchLocal,
+	}
+}
+
+func (a *app) benchLocal(c *cli.Context) error {
+	cfg, err := baseConfig(c)
+	if err != nil {
+		return err
+	}
+	runs, steps := c.Int("runs"), c.Int("steps")
+	if runs < 1 || steps < 1 || steps > 100 || c.Int("concurrency") < 1 {
+		return usagef("--runs and --concurrency must be positive, --steps between 1 and 100")
+	}
+	cfg.Workflows = true
+	client, err := openBench(c, cfg)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	if err := client.Store().TruncateActivities(c.Context); err != nil {
+		return err
+	}
+	reg := queuety.NewRegistry()
+	reg.RegisterStep(BenchLocalClass, func(context.Context, *workflow.State) (*phpjson.Object, error) {
+		return phpjson.NewObject(), nil
+	})
+	w, err := client.NewWorker(reg)
+	if err != nil {
+		return err
+	}
+	if err := w.Start(c.Context); err != nil {
+		return err
+	}
+	defer func() { _ = w.Stop(context.Background()) }()
+
+	queued, local := workflow.New("bench-queued"), workflow.New("bench-local")
+	for range steps {
+		queued.Then(BenchLocalClass)
+		local.LocalActivity(BenchLocalClass, workflow.LocalActivityOptions{})
+	}
+	res := LocalBenchResult{Runs: runs, Steps: steps, PollInterval: c.Duration("poll-interval").String(), Server: client.Server().Version}
+	conc := max(1, c.Int("concurrent"))
+	res.Concurrent = conc
+	measure := func(b *workflow.Builder) (p50, mean float64, claims int64, err error) {
+		before := w.Stats().Claimed
+		var ms []float64
+		for i := -2; i < runs; i++ { // two warm-up runs
+			started := map[int64]time.Time{}
+			for k := 0; k < conc; k++ {
+				d, err := b.Build(phpjson.NewObject().Set("i", phpjson.Int(int64(i*conc+k))))
+				if err != nil {
+					return 0, 0, 0, err
+				}
+				t0 := time.Now()
+				id, _, err := client.DispatchWorkflow(c.Context, d)
+				if err != nil {
+					return 0, 0, 0, err
+				}
+				started[id] = t0
+			}
+			took, err := awaitWorkflows(c.Context, client, started, time.Minute)
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			if i >= 0 {
+				ms = append(ms, took...)
+			}
+		}
+		slices.Sort(ms)
+		sum := 0.0
+		for _, v := range ms {
+			sum += v
+		}
+		return ms[len(ms)/2], sum / float64(len(ms)), (w.Stats().Claimed - before) / int64((runs+2)*conc), nil
+	}
+	if res.QueuedP50ms, res.QueuedMeanms, res.QueuedClaims, err = measure(queued); err != nil {
+		return err
+	}
+	if res.LocalP50ms, res.LocalMeanms, res.LocalClaims, err = measure(local); err != nil {
+		return err
+	}
+	res.Ratio = res.QueuedP50ms / res.LocalP50ms
+	if c.Bool("json") {
+		return printJSON(c, res)
+	}
+	fmt.Fprintf(c.App.Writer, "workflow of %d steps, %d runs of %d workflow(s) at once per mode, dispatch to completed (MariaDB %s, poll %s):\n",
+		steps, runs, conc, res.Server, res.PollInterval)
+	fmt.Fprintf(c.App.Writer, "  queued steps:      p50 %7.2f ms  mean %7.2f ms  (%d claims per workflow)\n", res.QueuedP50ms, res.QueuedMeanms, res.QueuedClaims)
+	fmt.Fprintf(c.App.Writer, "  local activities:  p50 %7.2f ms  mean %7.2f ms  (%d claims per workflow)\n", res.LocalP50ms, res.LocalMeanms, res.LocalClaims)
+	fmt.Fprintf(c.App.Writer, "  ratio (queued/local, p50): %.2fx\n", res.Ratio)
+	return nil
+}
+
+// awaitWorkflows polls the workflows' statuses every millisecond until all
+// are completed and returns each one's time from dispatch to the poll that
+// saw it completed, in ms; any other terminal status is an error.
+func awaitWorkflows(ctx context.Context, client *queuety.Client, started map[int64]time.Time, limit time.Duration) ([]float64, error) {
+	deadline := time.Now().Add(limit)
+	open := make([]int64, 0, len(started))
+	for id := range started {
+		open = append(open, id)
+	}
+	var out []float64
+	for len(open) > 0 {
+		st, err := client.Store().WorkflowStatuses(ctx, open)
+		if err != nil {
+			return nil, err
+		}
+		now := time.Now()
+		still := open[:0]
+		for _, id := range open {
+			switch st[id] {
+			case "completed":
+				out = append(out, float64(now.Sub(started[id]).Microseconds())/1000)
+			case "failed", "cancelled":
+				return nil, fmt.Errorf("bench workflow %d ended %s (see the log)", id, st[id])
+			default:
+				still = append(still, id)
+			}
+		}
+		open = still
+		if now.After(deadline) {
+			return nil, fmt.Errorf("%d bench workflows not completed after %s", len(open), limit)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return out, nil
+}

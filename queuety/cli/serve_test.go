@@ -1,0 +1,164 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety-go/queuety/queuety/cli"
+)
+
+// serve refuses to start without its two tokens, and runs without auth
+// only on a loopback address; each error names the flag to fix. The
+// checks come before any connection, so no database is needed.
+func TestServeRefusesUnsafeAuth(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"serve", "--worker-token=", "--operator-token="}, []string{"QUEUETY_WORKER_TOKEN", "QUEUETY_OPERATOR_TOKEN", "--insecure-no-auth"}},
+		{[]string{"serve", "--worker-token=w", "--operator-token="}, []string{"--operator-token", "QUEUETY_OPERATOR_TOKEN"}},
+		{[]string{"serve", "--worker-token=", "--operator-token=o"}, []string{"--worker-token", "QUEUETY_WORKER_TOKEN"}},
+		{[]string{"serve", "--worker-token=same", "--operator-token=same"}, []string{"--worker-token and --operator-token are the same"}},
+		{[]string{"serve", "--insecure-no-auth", "--listen", "0.0.0.0:8080", "--worker-token=", "--operator-token="}, []string{"--insecure-no-auth", "loopback", `"0.0.0.0:8080"`}},
+		{[]string{"serve", "--insecure-no-auth", "--listen", ":8080", "--worker-token=", "--operator-token="}, []string{"--insecure-no-auth", "loopback"}},
+	}
+	for _, c := range cases {
+		r := run(t, c.args...)
+		require.Equal(t, cli.ExitUsage, r.code, r.String())
+		for _, w := range c.want {
+			require.Contains(t, r.stderr, w, r.String())
+		}
+	}
+}
+
+// The stock binary serves the API with tokens from the environment:
+// cluster info, a registration, the operator metrics (local activities and
+// worker sessions), then SIGTERM stops it with exit 0.
+func TestServeSubprocess(t *testing.T) {
+	t.Parallel()
+	bin := stockBinary(t)
+	dsn := newDB(t)
+
+	d := startListening(t, exec.Command(bin, "--dsn", dsn, "serve", "--listen", "127.0.0.1:0"),
+		"QUEUETY_WORKER_TOKEN=wt", "QUEUETY_OPERATOR_TOKEN=ot")
+	addr := d.addr
+	call := func(method, path, token string, body any, headers map[string]string) (int, map[string]any) {
+		t.Helper()
+		var rd io.Reader
+		if body != nil {
+			b, err := json.Marshal(body)
+			require.NoError(t, err)
+			rd = bytes.NewReader(b)
+		}
+		rq, err := http.NewRequest(method, "http://"+addr+path, rd)
+		require.NoError(t, err)
+		rq.Header.Set("Authorization", "Bearer "+token)
+		for k, v := range headers {
+			rq.Header.Set(k, v)
+		}
+		res, err := http.DefaultClient.Do(rq)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		raw, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(raw, &m), "%s", raw)
+		return res.StatusCode, m
+	}
+
+	status, info := call("GET", "/api/cluster/info", "wt", nil, nil)
+	require.Equal(t, http.StatusOK, status)
+	wp := info["worker_protocol"].(map[string]any)
+	require.Equal(t, "1.13", wp["version"])
+	require.Equal(t, true, info["capabilities"].(map[string]any)["activity_tasks"])
+
+	worker := map[string]string{"X-Durable-Workflow-Protocol-Version": "1.13"}
+	status, reg := call("POST", "/api/worker/register", "wt", map[string]any{"worker_id": "ext-1", "task_queue": "default", "runtime": "python"}, worker)
+	require.Equal(t, http.StatusCreated, status, "%v", reg)
+	status, _ = call("POST", "/api/worker/register", "ot", map[string]any{"worker_id": "ext-1", "task_queue": "default"}, worker)
+	require.Equal(t, http.StatusForbidden, status)
+
+	status, m := call("GET", "/api/system/operator-metrics", "ot", nil, map[string]string{"X-Durable-Workflow-Control-Plane-Version": "2"})
+	require.Equal(t, http.StatusOK, status, "%v", m)
+	om := m["operator_metrics"].(map[string]any)
+	require.Contains(t, om["activities"], "local")
+	require.Contains(t, om["activities"], "local_open")
+	require.Contains(t, om["activities"], "local_attempts")
+	require.Contains(t, om["activities"], "queued_open")
+	require.Contains(t, om["worker_sessions"], "orphaned")
+
+	d.stop(t)
+}
+
+// listening is a daemon subprocess serving the HTTP API.
+type listening struct {
+	cmd     *exec.Cmd
+	addr    string
+	stderr  *syncBuffer
+	exited  chan struct{}
+	waitErr error
+}
+
+// startListening starts cmd (serve, or work --http) with env added and
+// waits until it prints the address it listens on.
+func startListening(t *testing.T, cmd *exec.Cmd, env ...string) *listening {
+	t.Helper()
+	d := &listening{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = io.Discard, d.stderr
+	require.NoError(t, cmd.Start())
+	go func() { d.waitErr = cmd.Wait(); close(d.exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-d.exited:
+		default:
+			_ = cmd.Process.Kill() // only the process this test started
+			<-d.exited
+		}
+	})
+	pattern := regexp.MustCompile(`on http://(\S+)`)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := pattern.FindStringSubmatch(d.stderr.String()); m != nil {
+			d.addr = m[1]
+			return d
+		}
+		select {
+		case <-d.exited:
+			t.Fatalf("%s exited early: %v\nstderr:\n%s", cmd.Args, d.waitErr, d.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not listening after 30s\nstderr:\n%s", cmd.Args, d.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stop sends SIGTERM and requires exit 0 within 15 s.
+func (d *listening) stop(t *testing.T) {
+	t.Helper()
+	require.NoError(t, d.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-d.exited:
+		var ee *exec.ExitError
+		if errors.As(d.waitErr, &ee) {
+			t.Fatalf("exited with %v after SIGTERM\nstderr:\n%s", ee, d.stderr.String())
+		}
+		require.NoError(t, d.waitErr)
+	case <-time.After(15 * time.Second):
+		t.Fatalf("still running 15s after SIGTERM\nstderr:\n%s", d.stderr.String())
+	}
+}

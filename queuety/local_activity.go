@@ -1,0 +1,63 @@
+package queuety
+
+import (
+	"context"
+
+	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
+)
+
+// Local activities (workflow.Builder.LocalActivity, PHP's
+// ->local_activity()): a worker with Config.Workflows runs a local
+// activity step in its own process right after the step before it
+// committed, under the lease of the step job it already holds, without a
+// claim. The engine does the work (workflow/local_activity.go); the worker
+// only tells it who it is and whether it still takes work.
+
+// localRuntime is the engine's view of this worker for local activities.
+// While the worker stops (claims cancelled), local steps its completions
+// reach are left pending for the claim instead, so that Stop never waits
+// on a chain of local steps; attempts already started finish first.
+func (w *Worker) localRuntime() *workflow.LocalRuntime {
+	return &workflow.LocalRuntime{
+		Owner: w.id,
+		Lease: w.cfg.StaleTimeout,
+		Accept: func() bool {
+			return w.claimCtx == nil || w.claimCtx.Err() == nil
+		},
+		Logger: w.log,
+		// The worker's job context: cancelled (ErrShutdown) only when the
+		// shutdown grace is over; an attempt cut there is replayed.
+		Context: func() context.Context { return w.jobsCtx },
+	}
+}
+
+// RegisterLocalActivity registers the Go handler of a local activity
+// class. It is RegisterStep under another name: a local activity's
+// handler receives the workflow state and returns the output merged into
+// it, like a step; WithMaxAttempts is the attempts used when the step's
+// options give none. Inside it, LocalActivityHeartbeat records progress.
+func (r *Registry) RegisterLocalActivity(class string, fn workflow.StepFunc, opts ...HandlerOption) {
+	r.RegisterStep(class, fn, opts...)
+}
+
+// LocalActivityHeartbeat records progress from inside a local activity's
+// handler and renews the lease its attempt runs under
+// (workflow.ActivityHeartbeat). It returns workflow.ErrActivityCancelled
+// when the workflow was cancelled: the handler should stop.
+func LocalActivityHeartbeat(ctx context.Context, progress any) error {
+	return workflow.ActivityHeartbeat(ctx, progress)
+}
+
+// ActivityMetrics returns the operator counts of local activities
+// (activities.local, local_open, local_attempts, ...) beside the queued
+// ones; store.ActivityMetrics defines each count.
+func (c *Client) ActivityMetrics(ctx context.Context) (store.ActivityMetrics, error) {
+	return c.store.ActivityMetrics(ctx)
+}
+
+// LocalActivities lists a workflow's local activity executions with their
+// attempts.
+func (c *Client) LocalActivities(ctx context.Context, workflowID int64) ([]workflow.LocalActivityView, error) {
+	return workflow.NewEngine(c.store, nil).LocalActivities(ctx, workflowID)
+}

@@ -1,0 +1,369 @@
+package queuety
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/internal/sessions"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// ErrSessionLost cancels a running session-bound job whose session lease
+// could not be renewed (expired, closed, taken over): the handler should
+// stop, since another worker may now hold the session's resource.
+var ErrSessionLost = errors.New("worker session lost")
+
+// sessionCandidates is how many pending session-bound jobs one claim window
+// reads before filtering them by what this worker can satisfy.
+const sessionCandidates = 64
+
+// sessionAgent is the worker's side of worker sessions: it registers the
+// worker and keeps the registration fresh, admits session-bound jobs inside
+// the claim window, renews the leases of sessions whose jobs are running,
+// and closes every session the worker holds at a planned stop.
+type sessionAgent struct {
+	w    *Worker
+	reg  *sessions.Registry
+	ns   string
+	caps map[string]bool
+	log  *slog.Logger
+
+	stop chan struct{}
+	done chan struct{}
+
+	mu      sync.Mutex
+	renewed map[string]time.Time // session id → last lease renewal by us
+	// noneAt is when a window last found no session-bound candidates: the
+	// next windows skip the read for a poll interval, so plain-job
+	// throughput does not pay a round trip per window for them.
+	noneAt time.Time
+}
+
+func newSessionAgent(w *Worker) *sessionAgent {
+	caps := map[string]bool{}
+	for _, c := range w.cfg.Capabilities {
+		caps[c] = true
+	}
+	return &sessionAgent{w: w, reg: w.c.sessions, ns: w.cfg.Namespace, caps: caps, log: w.log, renewed: map[string]time.Time{}}
+}
+
+// registration is what the worker advertises.
+func (a *sessionAgent) registration() sessions.Registration {
+	cfg := a.w.cfg
+	limit := max(cfg.MaxWorkerSessions, 0)
+	return sessions.Registration{
+		Namespace: a.ns, WorkerID: a.w.id, TaskQueue: cfg.Queues[0], Queues: cfg.Queues,
+		Runtime: "go", Capabilities: cfg.Capabilities,
+		MaxConcurrentWorkerSessions: &limit,
+		HeartbeatIntervalSeconds:    max(1, int(cfg.RegistrationHeartbeat/time.Second)),
+	}
+}
+
+// Start registers the worker and starts the heartbeat loop.
+func (a *sessionAgent) Start(ctx context.Context) error {
+	if _, err := a.reg.Register(ctx, a.registration()); err != nil {
+		return fmt.Errorf("register worker %s: %w", a.w.id, err)
+	}
+	a.stop, a.done = make(chan struct{}), make(chan struct{})
+	go a.loop()
+	return nil
+}
+
+// Stop closes the sessions the worker holds (a planned shutdown must, so
+// another worker is not left waiting for a lease to lapse) and removes the
+// registration. Call it after the last job finished.
+func (a *sessionAgent) Stop(ctx context.Context) {
+	close(a.stop)
+	<-a.done
+	if n, err := a.reg.CloseHeldBy(ctx, a.ns, a.w.id); err != nil {
+		a.log.Warn("closing worker sessions failed; their leases will lapse", "err", err)
+	} else if n > 0 {
+		a.log.Info("closed worker sessions", "sessions", n)
+	}
+	if err := a.reg.Deregister(ctx, a.ns, a.w.id); err != nil && !errors.Is(err, sessions.ErrWorkerNotRegistered) {
+		a.log.Warn("deregistering the worker failed; it will look stale", "err", err)
+	}
+}
+
+func (a *sessionAgent) loop() {
+	defer close(a.done)
+	beat := time.NewTicker(a.w.cfg.RegistrationHeartbeat)
+	defer beat.Stop()
+	// Leases are renewed well inside the shortest lease (1 s at least), so
+	// the renewal tick is short; it does nothing while no session job runs.
+	renew := time.NewTicker(500 * time.Millisecond)
+	defer renew.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-beat.C:
+			a.heartbeat()
+		case <-renew.C:
+			a.renewLeases(false)
+		}
+	}
+}
+
+// heartbeat refreshes the registration; a registration that vanished (an
+// operator deregistered it) is written again.
+func (a *sessionAgent) heartbeat() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := a.reg.Heartbeat(ctx, a.ns, a.w.id, nil, nil)
+	if errors.Is(err, sessions.ErrWorkerNotRegistered) {
+		_, err = a.reg.Register(ctx, a.registration())
+	}
+	if err != nil {
+		a.log.Warn("worker registration heartbeat failed; will retry", "err", err)
+	}
+}
+
+// sessionJob is a running job bound to a session.
+type sessionJob struct {
+	rj    *running
+	lease time.Duration
+}
+
+// renewLeases renews the lease of every session with a running job once a
+// third of its lease has passed (all of them when force). A refused
+// renewal cancels the session's jobs with ErrSessionLost and the reason.
+func (a *sessionAgent) renewLeases(force bool) {
+	bySession := map[string][]sessionJob{}
+	a.w.mu.Lock()
+	for _, rj := range a.w.running {
+		if sid := rj.row.SessionID; sid.Valid && rj.committed.Load() {
+			bySession[sid.String] = append(bySession[sid.String], sessionJob{rj: rj, lease: rj.sessionLease})
+		}
+	}
+	a.w.mu.Unlock()
+	now := time.Now()
+	for sid, jobs := range bySession {
+		lease := jobs[0].lease
+		a.mu.Lock()
+		last := a.renewed[sid]
+		a.mu.Unlock()
+		if !force && now.Sub(last) < lease/3 {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		res, err := a.reg.HeartbeatSession(ctx, a.ns, sid, a.w.id, nil)
+		cancel()
+		if err != nil {
+			a.log.Warn("renewing worker session failed; will retry", "session", sid, "err", err)
+			continue
+		}
+		if !res.Admitted {
+			cause := fmt.Errorf("%w: session %q: %s (%s)", ErrSessionLost, sid, res.Error, res.Reason)
+			a.log.Warn("worker session renewal refused; stopping its jobs", "session", sid, "reason", res.Reason)
+			for _, j := range jobs {
+				j.rj.cancel(cause)
+			}
+			a.forget(sid)
+			continue
+		}
+		a.mu.Lock()
+		a.renewed[sid] = now
+		a.mu.Unlock()
+	}
+	a.mu.Lock()
+	for sid := range a.renewed {
+		if _, ok := bySession[sid]; !ok {
+			delete(a.renewed, sid)
+		}
+	}
+	a.mu.Unlock()
+}
+
+// renewFor renews the session of a running job at once (a handler's
+// Job.Heartbeat renews the job's session lease too). A refused renewal
+// cancels the job with ErrSessionLost and returns that cause.
+func (a *sessionAgent) renewFor(ctx context.Context, rj *running) error {
+	sid := rj.row.SessionID.String
+	res, err := a.reg.HeartbeatSession(ctx, a.ns, sid, a.w.id, nil)
+	if err != nil {
+		return err
+	}
+	if !res.Admitted {
+		cause := fmt.Errorf("%w: session %q: %s (%s)", ErrSessionLost, sid, res.Error, res.Reason)
+		rj.cancel(cause)
+		a.forget(sid)
+		return cause
+	}
+	a.mu.Lock()
+	a.renewed[sid] = time.Now()
+	a.mu.Unlock()
+	return nil
+}
+
+func (a *sessionAgent) forget(sid string) {
+	a.mu.Lock()
+	delete(a.renewed, sid)
+	a.mu.Unlock()
+}
+
+// claim admits the session-bound jobs this worker can take into the window
+// (see claimSessionJobs). A window that finds no candidates makes the next
+// ones skip the read for a poll interval.
+func (a *sessionAgent) claim(ctx context.Context, tx *store.ClaimTx, queues []string, p store.ClaimParams, n int) ([]store.JobRow, error) {
+	if n <= 0 || len(queues) == 0 || a.w.cfg.MaxWorkerSessions < 0 {
+		return nil, nil
+	}
+	a.mu.Lock()
+	skip := time.Since(a.noneAt) < a.w.cfg.PollInterval
+	a.mu.Unlock()
+	if skip {
+		return nil, nil
+	}
+	who := claimant{ns: a.ns, workerID: a.w.id, queues: a.w.cfg.Queues, caps: a.caps}
+	rows, seen, err := claimSessionJobs(ctx, tx, a.reg, who, queues, p, n, a.log)
+	if err == nil && seen == 0 {
+		a.mu.Lock()
+		a.noneAt = time.Now()
+		a.mu.Unlock()
+	}
+	return rows, err
+}
+
+// claimant is who admits session-bound jobs: a worker of this process or
+// an external worker polling over HTTP.
+type claimant struct {
+	ns       string
+	workerID string
+	queues   []string        // every queue the worker is registered on
+	caps     map[string]bool // its capabilities
+}
+
+// satisfies is the admission pre-filter: the session's queue must be one
+// the worker is registered on, and its requirements a subset of the
+// worker's capabilities.
+func (c claimant) satisfies(n sessions.Normalized) bool {
+	if n.Queue != nil && !slices.Contains(c.queues, *n.Queue) {
+		return false
+	}
+	for _, r := range n.Requirements {
+		if !c.caps[r] {
+			return false
+		}
+	}
+	return true
+}
+
+// claimSessionJobs admits up to n session-bound jobs of queues into the
+// window tx for who: it reads pending candidates without locking, keeps
+// those whose session options who satisfies (queue routing first, then
+// capabilities ⊇ requirements), locks them, and admits each through its
+// session under the session's row lock. A refused job is left untouched:
+// pending for a capable worker, and no session row is created for it. A row
+// whose worker_session cannot be read is buried with the reason. seen is
+// how many candidates there were.
+func claimSessionJobs(ctx context.Context, tx *store.ClaimTx, reg *sessions.Registry, who claimant, queues []string,
+	p store.ClaimParams, n int, log *slog.Logger) (admitted []store.JobRow, seen int, err error) {
+	p.Limit = max(sessionCandidates, n)
+	cands, err := tx.SessionCandidates(ctx, queues, p)
+	if err != nil || len(cands) == 0 {
+		return nil, 0, err
+	}
+	type pick struct {
+		opts sessions.Options
+		sid  string
+		bad  error
+	}
+	picks := map[int64]pick{}
+	var ids []int64
+	for i := range cands {
+		opts, err := jobSessionOptions(&cands[i])
+		if err != nil {
+			picks[cands[i].ID] = pick{bad: err}
+			ids = append(ids, cands[i].ID)
+			continue
+		}
+		norm := opts.Normalize()
+		if !who.satisfies(norm) {
+			continue
+		}
+		picks[cands[i].ID] = pick{opts: opts, sid: norm.SessionID}
+		ids = append(ids, cands[i].ID)
+	}
+	locked, err := tx.LockJobs(ctx, ids)
+	if err != nil {
+		return nil, len(cands), err
+	}
+	// Admit in session order: two windows that lock the same sessions in
+	// the same order cannot deadlock on them.
+	slices.SortStableFunc(locked, func(x, y store.JobRow) int {
+		return strings.Compare(x.SessionID.String, y.SessionID.String)
+	})
+	inWindow := map[string]int{}
+	for i := range locked {
+		row := &locked[i]
+		pk := picks[row.ID]
+		if pk.bad != nil {
+			msg := "Invalid worker_session: " + pk.bad.Error()
+			log.Warn("burying a job whose worker_session cannot be read", "job", row.ID, "err", pk.bad)
+			if err := tx.Bury(ctx, who.workerID, row, msg); err != nil {
+				return nil, len(cands), err
+			}
+			continue
+		}
+		if len(admitted) >= n {
+			continue
+		}
+		res, err := reg.Admit(ctx, tx.Querier(), sessions.Admission{
+			Namespace: who.ns, WorkerID: who.workerID, Options: pk.opts, JobID: row.ID, InWindow: inWindow[pk.sid],
+		})
+		if err != nil {
+			return nil, len(cands), err
+		}
+		if !res.Admitted {
+			log.Debug("session-bound job not admitted", "job", row.ID, "session", pk.sid, "worker", who.workerID, "reason", res.Reason)
+			continue
+		}
+		inWindow[pk.sid]++
+		admitted = append(admitted, *row)
+	}
+	return admitted, len(cands), nil
+}
+
+// sessionLease is the lease a running session-bound job's session is
+// renewed within (zero for a job without a session).
+func sessionLease(row *store.JobRow) time.Duration {
+	if !row.SessionID.Valid {
+		return 0
+	}
+	o, err := jobSessionOptions(row)
+	if err != nil {
+		return sessions.DefaultLeaseSeconds * time.Second
+	}
+	return time.Duration(o.Normalize().LeaseSeconds) * time.Second
+}
+
+// jobSessionOptions reads a job's worker_session column, falling back to
+// the bare session id when only session_id was written.
+func jobSessionOptions(row *store.JobRow) (sessions.Options, error) {
+	if !row.WorkerSession.Valid || row.WorkerSession.String == "" {
+		if row.SessionID.String == "" {
+			return sessions.Options{}, errors.New("session_id is empty")
+		}
+		return sessions.Options{SessionID: row.SessionID.String}, nil
+	}
+	v, err := phpjson.Decode([]byte(row.WorkerSession.String))
+	if err != nil {
+		return sessions.Options{}, fmt.Errorf("not JSON: %w", err)
+	}
+	o, err := sessions.ParseOptions(v)
+	if err != nil {
+		return sessions.Options{}, err
+	}
+	if o.SessionID != row.SessionID.String {
+		return sessions.Options{}, fmt.Errorf("session_id column %q differs from worker_session.session_id %q", row.SessionID.String, o.SessionID)
+	}
+	return o, nil
+}

@@ -1,0 +1,238 @@
+package store
+
+import (
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/stretchr/testify/require"
+)
+
+func sessionRow(ns, id, owner string, now time.Time) *SessionRow {
+	return &SessionRow{
+		Namespace: ns, SessionID: id, Requirements: StringList{"gpu:nvidia-l4", "fs:/mnt/a"},
+		Status: "active", LeaseOwner: String(owner),
+		LeaseExpiresAt: sql.NullTime{Time: now.Add(2 * time.Minute), Valid: true},
+		TTLExpiresAt:   sql.NullTime{Time: now.Add(30 * time.Minute), Valid: true},
+		LeaseSeconds:   120, TTLSeconds: 1800, MaxConcurrentActivities: 1,
+		CreateIfMissing: true, AllowReacquireAfterFailure: true,
+		LastHeartbeatAt: sql.NullTime{Time: now, Valid: true}, CreatedAt: now, UpdatedAt: now,
+	}
+}
+
+func TestWorkerRegistrationRows(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	db := e.s.DB()
+	now := e.s.Now()
+	w := WorkerRow{
+		Namespace: "default", WorkerID: "w1", TaskQueue: "gpu", Queues: StringList{"gpu", "default"},
+		Runtime: "go", SDKVersion: String("1.0"), Capabilities: StringList{"gpu:nvidia-l4", "fs:/mnt/é"},
+		MaxConcurrentWorkerSessions: sql.NullInt64{Int64: 3, Valid: true}, HeartbeatIntervalSeconds: 10,
+		TaskSlots: String(`{"session_available":1}`), LastHeartbeatAt: sql.NullTime{Time: now, Valid: true},
+		RegisteredAt: now, UpdatedAt: now,
+	}
+	require.NoError(t, e.s.UpsertWorker(e.ctx, db, w))
+	got, err := e.s.GetWorker(e.ctx, db, "default", "w1")
+	require.NoError(t, err)
+	w.Status = "active"
+	require.Equal(t, w, *got)
+	// Stored as PHP's json_encode writes them.
+	var stored string
+	require.NoError(t, e.db.GetContext(e.ctx, &stored, render("SELECT capabilities FROM {workers} WHERE worker_id = 'w1'", e.tables)))
+	require.Equal(t, `["gpu:nvidia-l4","fs:\/mnt\/\u00e9"]`, stored)
+
+	// Upsert again: fields replaced, registered_at kept, status active again.
+	e.exec("UPDATE {workers} SET status = 'draining' WHERE worker_id = 'w1'")
+	later := now.Add(time.Minute)
+	w2 := w
+	w2.TaskQueue, w2.Queues, w2.Capabilities = "cpu", StringList{"cpu"}, nil
+	w2.MaxConcurrentWorkerSessions = sql.NullInt64{}
+	w2.TaskSlots = sql.NullString{}
+	w2.LastHeartbeatAt = sql.NullTime{Time: later, Valid: true}
+	w2.RegisteredAt, w2.UpdatedAt = later, later
+	require.NoError(t, e.s.UpsertWorker(e.ctx, db, w2))
+	got, err = e.s.GetWorker(e.ctx, db, "default", "w1")
+	require.NoError(t, err)
+	require.Equal(t, "cpu", got.TaskQueue)
+	require.Equal(t, StringList{}, got.Capabilities)
+	require.Equal(t, "active", got.Status)
+	require.False(t, got.MaxConcurrentWorkerSessions.Valid)
+	require.Equal(t, now, got.RegisteredAt)
+	require.Equal(t, later, got.UpdatedAt)
+
+	// Heartbeat: sent fields replace, NULL keeps.
+	require.NoError(t, e.s.HeartbeatWorker(e.ctx, db, "default", "w1", later.Add(time.Second), String(`{"a":1}`), sql.NullString{}))
+	require.NoError(t, e.s.HeartbeatWorker(e.ctx, db, "default", "w1", later.Add(2*time.Second), sql.NullString{}, String(`{"b":2}`)))
+	got, err = e.s.GetWorker(e.ctx, db, "default", "w1")
+	require.NoError(t, err)
+	require.Equal(t, later.Add(2*time.Second), got.LastHeartbeatAt.Time)
+	require.Equal(t, String(`{"a":1}`), got.TaskSlots)
+	require.Equal(t, String(`{"b":2}`), got.ProcessMetrics)
+	require.NoError(t, e.s.HeartbeatWorker(e.ctx, db, "default", "ghost", later, sql.NullString{}, sql.NullString{}))
+
+	// Locking read, listing, namespaces, deletion.
+	require.NoError(t, e.s.UpsertWorker(e.ctx, db, WorkerRow{Namespace: "default", WorkerID: "a", TaskQueue: "q", Queues: StringList{"q"}, Runtime: "go", RegisteredAt: now, UpdatedAt: now}))
+	require.NoError(t, e.s.UpsertWorker(e.ctx, db, WorkerRow{Namespace: "other", WorkerID: "w1", TaskQueue: "q", Queues: StringList{"q"}, Runtime: "go", RegisteredAt: now, UpdatedAt: now}))
+	require.NoError(t, e.s.SessionTx(e.ctx, func(tx *sqlx.Tx) error {
+		l, err := e.s.LockWorker(e.ctx, tx, "default", "w1")
+		require.NoError(t, err)
+		require.Equal(t, "cpu", l.TaskQueue)
+		none, err := e.s.LockWorker(e.ctx, tx, "default", "ghost")
+		require.Nil(t, none)
+		return err
+	}))
+	list, err := e.s.ListWorkers(e.ctx, db, "default")
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	require.Equal(t, []string{"a", "w1"}, []string{list[0].WorkerID, list[1].WorkerID})
+	found, err := e.s.DeleteWorker(e.ctx, db, "default", "w1")
+	require.NoError(t, err)
+	require.True(t, found)
+	found, err = e.s.DeleteWorker(e.ctx, db, "default", "w1")
+	require.NoError(t, err)
+	require.False(t, found)
+	got, err = e.s.GetWorker(e.ctx, db, "default", "w1")
+	require.NoError(t, err)
+	require.Nil(t, got)
+	got, err = e.s.GetWorker(e.ctx, db, "other", "w1")
+	require.NoError(t, err)
+	require.NotNil(t, got, "namespaces are apart")
+}
+
+func TestStringListScan(t *testing.T) {
+	t.Parallel()
+	var l StringList
+	require.NoError(t, l.Scan(`{"1":"a","0":"b"}`))
+	require.Equal(t, StringList{"a", "b"}, l, "a PHP array with keys is read by its values")
+	require.NoError(t, l.Scan([]byte(`[]`)))
+	require.Equal(t, StringList{}, l)
+	require.NoError(t, l.Scan(nil))
+	require.Nil(t, l)
+	require.ErrorContains(t, l.Scan(`[1]`), "is not a string")
+	require.ErrorContains(t, l.Scan(`"x"`), "not a JSON array")
+	require.Error(t, l.Scan(`[`))
+	v, err := StringList(nil).Value()
+	require.NoError(t, err)
+	require.Equal(t, "[]", v)
+}
+
+func TestWorkerSessionRows(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	db := e.s.DB()
+	now := e.s.Now()
+
+	var created SessionRow
+	require.NoError(t, e.s.SessionTx(e.ctx, func(tx *sqlx.Tx) error {
+		none, err := e.s.LockSession(e.ctx, tx, "default", "s1")
+		require.NoError(t, err)
+		require.Nil(t, none)
+		r := sessionRow("default", "s1", "w1", now)
+		require.NoError(t, e.s.InsertSession(e.ctx, tx, r))
+		require.NotZero(t, r.ID)
+		// A duplicate fails only its statement; the transaction goes on.
+		err = e.s.InsertSession(e.ctx, tx, sessionRow("default", "s1", "w2", now))
+		require.ErrorIs(t, err, ErrSessionExists)
+		got, err := e.s.LockSession(e.ctx, tx, "default", "s1")
+		require.NoError(t, err)
+		require.Equal(t, *r, *got)
+		created = *got
+		return nil
+	}))
+
+	// Update writes every mutable column back.
+	upd := created
+	upd.Connection, upd.Queue = String("redis"), String("gpu")
+	upd.Requirements = StringList{}
+	upd.Status, upd.FailureReason = "expired", String("lease_expired")
+	upd.ClosedAt = sql.NullTime{Time: now.Add(time.Second), Valid: true}
+	upd.LeaseExpiresAt, upd.LastHeartbeatAt = sql.NullTime{}, sql.NullTime{}
+	upd.LeaseSeconds, upd.TTLSeconds, upd.MaxConcurrentActivities = 5, 6, 7
+	upd.CreateIfMissing, upd.AllowReacquireAfterFailure = false, false
+	upd.UpdatedAt = now.Add(3 * time.Second)
+	require.NoError(t, e.s.UpdateSession(e.ctx, db, upd))
+	var got *SessionRow
+	require.NoError(t, e.s.SessionTx(e.ctx, func(tx *sqlx.Tx) error {
+		var err error
+		got, err = e.s.LockSession(e.ctx, tx, "default", "s1")
+		return err
+	}))
+	require.Equal(t, upd, *got)
+
+	// Counting a worker's leased sessions.
+	past := sql.NullTime{Time: now.Add(-time.Second), Valid: true}
+	for _, r := range []*SessionRow{
+		sessionRow("default", "live", "w1", now),
+		sessionRow("default", "no-lease", "w1", now),
+		sessionRow("default", "lapsed", "w1", now),
+		sessionRow("default", "closed", "w1", now),
+		sessionRow("default", "w2s", "w2", now),
+		sessionRow("other", "live", "w1", now),
+	} {
+		switch r.SessionID {
+		case "no-lease":
+			r.LeaseExpiresAt = sql.NullTime{}
+		case "lapsed":
+			r.LeaseExpiresAt = past
+		case "closed":
+			r.Status = "closed"
+		}
+		require.NoError(t, e.s.InsertSession(e.ctx, db, r))
+	}
+	n, err := e.s.CountWorkerLeasedSessions(e.ctx, db, "default", "w1", now, "")
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "live and no-lease")
+	n, err = e.s.CountWorkerLeasedSessions(e.ctx, db, "default", "w1", now, "live")
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+
+	ids, err := e.s.ActiveSessionIDs(e.ctx, db, "default")
+	require.NoError(t, err)
+	require.Equal(t, []string{"live", "no-lease", "lapsed", "w2s"}, ids)
+	ids, err = e.s.HeldSessionIDs(e.ctx, db, "default", "w1")
+	require.NoError(t, err)
+	require.Equal(t, []string{"s1", "live", "no-lease", "lapsed"}, ids, "every status but closed")
+	m, err := e.s.SessionMetrics(e.ctx, db, "default")
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"active": 4, "closed": 1, "expired": 1}, m)
+
+	// List: updated_at descending, then session id.
+	e.exec("UPDATE {worker_sessions} SET updated_at = ? WHERE session_id IN ('w2s', 'closed') AND namespace = 'default'", now.Add(time.Hour))
+	rows, err := e.s.ListSessions(e.ctx, db, "default")
+	require.NoError(t, err)
+	var order []string
+	for _, r := range rows {
+		order = append(order, r.SessionID)
+	}
+	require.Equal(t, []string{"closed", "w2s", "s1", "lapsed", "live", "no-lease"}, order)
+}
+
+// A session's running attempts are its processing jobs reserved by the
+// holder, except the job being admitted.
+func TestCountSessionActivities(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	db := e.s.DB()
+	job := func(session, status, owner string) int64 {
+		id := e.dispatch(InsertJob{Handler: "H", Payload: []byte("[]"), SessionID: session})
+		e.exec("UPDATE {jobs} SET status = ?, reserved_by = NULLIF(?, '') WHERE id = ?", status, owner, id)
+		return id
+	}
+	a := job("s", "processing", "w1")
+	job("s", "processing", "w1")
+	job("s", "processing", "w2")
+	job("s", "pending", "")
+	job("s", "completed", "w1")
+	job("t", "processing", "w1")
+	n, err := e.s.CountSessionActivities(e.ctx, db, "s", "w1", 0)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	n, err = e.s.CountSessionActivities(e.ctx, db, "s", "w1", a)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	n, err = e.s.CountSessionActivities(e.ctx, db, "s", "w2", 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+}

@@ -1,0 +1,1097 @@
+package workflow
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// Local activities (seed 002, spec §3): a local_activity step runs in the
+// worker that advanced the workflow, with no claim and no queue routing,
+// and keeps the durability of an ordinary step.
+//
+// The step's job row is the durable "workflow task": its reserved_by,
+// reserved_at and attempts are the lease every local attempt runs under.
+// One activity_executions row per step job records the options snapshot,
+// the attempt count and the outcome; one activity_attempts row per
+// attempt.
+//
+//   - Happy path. When the step-completion transaction of a worker
+//     (Engine.advance) enqueues a local activity, it inserts the job
+//     already claimed by that worker (processing, attempts 1), creates the
+//     execution and starts attempt 1 (attempt row, `started` log,
+//     step_scheduled and step_started events), all in that transaction.
+//     After the commit the worker runs the class at once in process (Go
+//     step handler, or the PHP pool through the StepRunner), then commits
+//     the outcome, which advances the workflow; a next local step starts
+//     in that same transaction, and so on.
+//   - Other ways in. A first step (dispatch), a retry row, a row rescued
+//     after a crash, or a step enqueued by a party that will not run it
+//     (signal, wait sweep, resume, a worker that is stopping) is a
+//     pending job; the ordinary claim takes it and Engine.Run sends it
+//     down the same path (the path follows the step type, not how the row
+//     was obtained).
+//   - Retries are durable: the attempt is closed failed, the execution goes
+//     back to pending and the job row to pending with available_at = now +
+//     backoff; the claim of that row runs the next attempt. The job's own
+//     max_attempts is 255 so no stale sweep buries it first.
+//   - Crash: the lease lapses, the stale sweep (ours or PHP's) puts the row
+//     back to pending, and the attempt that claims it finds the execution
+//     running: it closes the interrupted attempt as expired and schedules
+//     the next with retry_reason cold_replay (or fails the step when no
+//     attempt is left). A completed execution is never run again: its
+//     completion and the workflow's advance commit together.
+//   - Time: schedule_to_close bounds the execution and is never retried;
+//     start_to_close bounds an attempt; heartbeat_timeout the gap between
+//     heartbeats. They are checked at attempt start, at each heartbeat and
+//     at completion, and the handler's context is cancelled when one
+//     passes, so a handler that honours its context ends at the deadline.
+//   - Cancellation is cooperative: a heartbeat on a workflow that is no
+//     longer live returns ErrActivityCancelled, and the completion of an
+//     attempt whose workflow was cancelled records step_cancelled.
+
+// LocalRuntime is what a worker gives the engine so that the local
+// activities its own step completions reach run in its process.
+type LocalRuntime struct {
+	// Owner is the worker's reserved_by value.
+	Owner string
+	// Lease is how long the workflow task lease lasts after a renewal (the
+	// stale timeout): recorded as lease_expires_at.
+	Lease time.Duration
+	// Accept reports whether the worker still takes new work; when it
+	// does not (stopping), a local step is left pending for the claim.
+	Accept func() bool
+	// Logger receives the outcomes of local attempts.
+	Logger *slog.Logger
+	// Context, when set, is the context local attempts run under instead
+	// of the context of the step job whose completion reached them: that
+	// job is settled by then (a worker treats it as lost and cancels its
+	// context), while the attempt belongs to the worker until it stops.
+	Context func() context.Context
+}
+
+// SetLocalRuntime lets the engine run local activities in process; without
+// it every local activity job goes through the ordinary claim first (and
+// still runs as a local attempt in whichever worker claimed it).
+func (e *Engine) SetLocalRuntime(r *LocalRuntime) { e.local = r }
+
+func (e *Engine) localLog() *slog.Logger {
+	if e.local != nil && e.local.Logger != nil {
+		return e.local.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (e *Engine) localLease() time.Duration {
+	if e.local != nil && e.local.Lease > 0 {
+		return e.local.Lease
+	}
+	return 300 * time.Second // durable-workflow's embedded workflow-task lease
+}
+
+// acceptsLocal reports whether a step transaction may claim a local step
+// for this worker to run right after its commit.
+func (a *advanceTx) acceptsLocal() bool {
+	r := a.e.local
+	return a.runLocal && r != nil && r.Owner != "" && (r.Accept == nil || r.Accept()) && a.ctx.Err() == nil
+}
+
+// Retry reasons (activity_attempts.retry_reason, step_retry_scheduled).
+const (
+	RetryFailure    = "failure"
+	RetryTimeout    = "timeout"
+	RetryColdReplay = "cold_replay"
+)
+
+// Timeout kinds, checked in this order.
+const (
+	TimeoutScheduleToClose = "schedule_to_close"
+	TimeoutHeartbeat       = "heartbeat"
+	TimeoutStartToClose    = "start_to_close"
+)
+
+// Messages of durable-workflow's local activity runtime.
+const (
+	msgLocalInterrupted = "Local activity attempt was interrupted before a terminal event and will be replayed from durable history."
+	msgLocalCancelled   = "Local activity cancelled: the workflow is no longer running."
+	// ActivityTimeoutClass is the exception class of a timed-out attempt.
+	ActivityTimeoutClass = `Workflow\V2\Exceptions\ActivityTimeoutException`
+)
+
+// ErrActivityCancelled is returned by ActivityHeartbeat when the workflow
+// was cancelled (or otherwise ended): the activity should stop.
+var ErrActivityCancelled = errors.New("local activity cancelled: its workflow is no longer running")
+
+// ErrActivityLost is returned by ActivityHeartbeat when the attempt no
+// longer holds its workflow task (rescued after its lease lapsed): its
+// result will be discarded.
+var ErrActivityLost = errors.New("local activity attempt lost its workflow task lease; its result will be discarded")
+
+// ActivityTimeoutError is a local attempt's deadline passing.
+type ActivityTimeoutError struct {
+	Kind    string // schedule_to_close, heartbeat, start_to_close
+	Message string
+}
+
+func (e *ActivityTimeoutError) Error() string { return e.Message }
+
+// ErrorClass is durable-workflow's ActivityTimeoutException.
+func (e *ActivityTimeoutError) ErrorClass() string { return ActivityTimeoutClass }
+
+// NonRetryableError marks an error that fails a local activity at once,
+// whatever attempts remain (durable-workflow's non-retryable failures).
+type NonRetryableError struct{ Err error }
+
+func (e *NonRetryableError) Error() string { return e.Err.Error() }
+func (e *NonRetryableError) Unwrap() error { return e.Err }
+
+// NonRetryable wraps err so a local activity fails without retrying.
+func NonRetryable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &NonRetryableError{Err: err}
+}
+
+// errorClass is the class recorded for an error and matched against
+// non_retryable_error_types: its ErrorClass() (PHP exceptions from the
+// pool, engine errors), else the Go type name.
+func errorClass(err error) string {
+	var c interface{ ErrorClass() string }
+	if errors.As(err, &c) {
+		return c.ErrorClass()
+	}
+	for u := err; u != nil; {
+		if _, ok := u.(*NonRetryableError); !ok {
+			return strings.TrimPrefix(fmt.Sprintf("%T", u), "*")
+		}
+		u = errors.Unwrap(u)
+	}
+	return "error"
+}
+
+// localAttempt is one started attempt, run after its transaction commits.
+type localAttempt struct {
+	job    store.JobRow
+	policy *localPolicy
+	execID int64
+	id     string
+	number int
+	reason string
+	index  int
+	start  time.Time
+	state  *State    // the handler's input
+	trace  *jobTrace // for step_completed / the failure events
+	stepOf string    // the step's event handler name
+
+	// deadlines of the attempt; hb moves with each heartbeat.
+	mu               sync.Mutex
+	sched, close, hb time.Time
+	history          []byte // the execution's history as this attempt last wrote it
+	beat             chan struct{}
+	cancel           context.CancelCauseFunc
+}
+
+// localMarkers is the context every local activity event carries.
+func localMarkers(execID int64, class string, job *store.JobRow, index int) *phpjson.Object {
+	o := phpjson.NewObject().
+		Set("execution_mode", phpjson.String("local")).
+		Set("local_activity", phpjson.Bool(true))
+	if execID != 0 {
+		o.Set("activity_execution_id", phpjson.Int(execID))
+	}
+	return o.Set("activity_type", phpjson.String(class)).
+		Set("workflow_task_id", phpjson.String(itoa(int(job.ID)))).
+		Set("sequence", phpjson.Int(int64(index)))
+}
+
+func timeValue(t time.Time) phpjson.Value {
+	if t.IsZero() {
+		return phpjson.Null()
+	}
+	return phpjson.String(t.UTC().Format("2006-01-02 15:04:05.000"))
+}
+
+func nullTimeOf(t sql.NullTime) time.Time {
+	if !t.Valid {
+		return time.Time{}
+	}
+	return t.Time
+}
+
+// localEvent records one history event of execution x (locked):
+// appendHistory, then the workflow_events row when the event has a
+// Queuety counterpart.
+func (a *advanceTx) localEvent(x *store.ActivityExecution, name string, index int, ctxObj *phpjson.Object, errVal phpjson.Value, now time.Time) error {
+	if err := appendHistory(x, name, ctxObj, errVal, now); err != nil {
+		return err
+	}
+	return a.queuetyEvent(name, index, ctxObj, errVal)
+}
+
+// appendHistory appends an entry to x.History in memory; the caller's next
+// write of the execution row stores it (every write of an execution row
+// carries its history).
+func appendHistory(x *store.ActivityExecution, name string, ctxObj *phpjson.Object, errVal phpjson.Value, now time.Time) error {
+	ctxObj.Set("activity_event", phpjson.String(name))
+	if x == nil {
+		return nil
+	}
+	var list []phpjson.Value
+	if x.History.Valid {
+		if v, err := phpjson.DecodeString(x.History.String); err == nil {
+			list, _ = v.AsList()
+		}
+	}
+	entry := phpjson.NewObject().
+		Set("event", phpjson.String(name)).
+		Set("recorded_at", timeValue(now)).
+		Set("payload", phpjson.ObjectValue(ctxObj))
+	if !errVal.IsNull() {
+		entry.Set("exception", errVal)
+	}
+	b, err := phpjson.Encode(phpjson.List(append(list, phpjson.ObjectValue(entry))...))
+	if err != nil {
+		return err
+	}
+	x.History = store.String(string(b))
+	return nil
+}
+
+// queuetyEvent writes the workflow_events row of a history event that has
+// a Queuety counterpart (queuetyEventOf), with the markers as context.
+func (a *advanceTx) queuetyEvent(name string, index int, ctxObj *phpjson.Object, errVal phpjson.Value) error {
+	qe := queuetyEventOf(name)
+	if qe == "" {
+		return nil
+	}
+	ctxObj.Set("activity_event", phpjson.String(name))
+	tr := newJobTrace(a.state, a.job)
+	b := newEvent(a.wf.ID, a.job, index, tr, a.job.Handler, qe).context(phpjson.ObjectValue(ctxObj))
+	if !errVal.IsNull() {
+		b = b.errorValue(errVal)
+	}
+	ev, err := b.build()
+	if err != nil {
+		return err
+	}
+	return a.insertEvents(ev)
+}
+
+func historyBytes(x *store.ActivityExecution) []byte {
+	if !x.History.Valid {
+		return []byte("[]")
+	}
+	return []byte(x.History.String)
+}
+
+func errorObject(message, class string) phpjson.Value {
+	return phpjson.ObjectValue(phpjson.NewObject().
+		Set("message", phpjson.String(message)).
+		Set("class", phpjson.String(class)).
+		Set("trace", phpjson.String("")))
+}
+
+// enqueueLocal is enqueue for a local activity step in a worker's step
+// transaction: the job is inserted claimed by this worker and attempt 1
+// starts in the same transaction; the attempt runs after the commit.
+func (a *advanceTx) enqueueLocal(step Step, index int) error {
+	jobs, err := localStepJobs(step, index, a.state.DispatchDefaults())
+	if err != nil {
+		return err
+	}
+	sj := storeJobs(jobs)[0]
+	id, err := a.tx.InsertClaimedStepJob(a.wf.ID, sj, a.e.local.Owner)
+	if err != nil {
+		return err
+	}
+	prev := a.job
+	a.job = &store.JobRow{
+		ID: id, Queue: sj.Queue, Handler: sj.Handler, Payload: string(sj.Payload), Priority: sj.Priority,
+		Status: store.StatusProcessing, Attempts: 1, MaxAttempts: sj.MaxAttempts,
+		WorkflowID: store.Int(a.wf.ID), StepIndex: store.Int(int64(index)), CostUnits: int64(sj.CostUnits),
+		ReservedBy: store.String(a.e.local.Owner),
+	}
+	defer func() { a.job = prev }()
+	// The attempt starts on the state this transaction writes.
+	saved := a.current
+	a.current = index
+	defer func() { a.current = saved }()
+	att, err := a.startLocal(step, index, true, nil)
+	if err != nil {
+		return err
+	}
+	a.localNext = att
+	return nil
+}
+
+// startLocal runs the start of spec §3.5 for the locked local step job
+// a.job (workflow locked, state loaded) and its execution x (locked; nil
+// when none exists yet): create the execution with its first attempt,
+// replay a terminal one, enforce schedule_to_close, close an interrupted
+// attempt (cold replay), or start the next attempt. It returns the
+// started attempt, or nil when the transaction settled the step.
+func (a *advanceTx) startLocal(step Step, index int, fresh bool, x *store.ActivityExecution) (*localAttempt, error) {
+	e, job := a.e, a.job
+	now := e.store.PreciseNow()
+	pol, perr := parseLocalStep(step, e.handlers)
+	if perr != nil {
+		// A definition the builder would have refused (PHP, hand-written):
+		// the step fails for good with the reason.
+		return nil, a.localInvalid(index, perr)
+	}
+	lc := &localTx{a: a, pol: pol, x: x, index: index, now: now}
+	if x == nil {
+		return lc.startNew(step, fresh)
+	}
+	switch x.Status {
+	case store.ActivityCompleted:
+		// Committed history is the authority: resume with the recorded
+		// result, never run the class again.
+		out := phpjson.NewObject()
+		if v, err := phpjson.DecodeString(x.Result.String); err == nil && isArray(v) {
+			out = phpArray(v)
+		}
+		a.trace = lc.trace(step, "", int(x.AttemptCount))
+		return nil, a.finalize(out, true)
+	case store.ActivityFailed, store.ActivityCancelled:
+		msg := x.LastError.String
+		if err := a.tx.BuryJob(job.ID, msg); err != nil {
+			return nil, err
+		}
+		if x.Status == store.ActivityFailed {
+			return nil, a.failLocked(job.ID, msg)
+		}
+		return nil, nil
+	}
+	if d := nullTimeOf(x.ScheduleToCloseDeadlineAt); !d.IsZero() && !now.Before(d) {
+		if x.Status == store.ActivityRunning && x.CurrentAttemptID.Valid {
+			if _, err := a.tx.CloseActivityAttempt(x.CurrentAttemptID.String, store.AttemptExpired, msgLocalInterrupted, "", "", now); err != nil {
+				return nil, err
+			}
+		}
+		return nil, lc.timedOut(TimeoutScheduleToClose, "", d, x.AttemptCount)
+	}
+	if x.Status == store.ActivityRunning {
+		// Cold replay: the attempt that was running has no terminal record.
+		if x.CurrentAttemptID.Valid {
+			if _, err := a.tx.CloseActivityAttempt(x.CurrentAttemptID.String, store.AttemptExpired, msgLocalInterrupted, "", "", now); err != nil {
+				return nil, err
+			}
+		}
+		if int64(x.AttemptCount) >= pol.MaxAttempts {
+			return nil, lc.failed(ActivityFailed, msgLocalInterrupted, "", "", false, x.AttemptCount, false)
+		}
+		return nil, lc.retry(RetryColdReplay, msgLocalInterrupted, "", "", x.CurrentAttemptID.String, x.AttemptCount, false)
+	}
+	return lc.start(step, fresh)
+}
+
+// newAttempt builds attempt number of a.job with its deadlines.
+func (lc *localTx) newAttempt(step Step, number int, reason string, sched time.Time) *localAttempt {
+	a, pol, now := lc.a, lc.pol, lc.now
+	att := &localAttempt{
+		job: *a.job, policy: pol, id: ulid.Make().String(), number: number,
+		reason: reason, index: lc.index, start: now,
+		state: NewState(cloneObject(a.state.Object())), stepOf: step.EventHandler(),
+		sched: sched, beat: make(chan struct{}, 1),
+	}
+	if pol.StartToClose > 0 {
+		att.close = now.Add(time.Duration(pol.StartToClose) * time.Second).Truncate(time.Millisecond)
+	}
+	if pol.Heartbeat > 0 {
+		att.hb = now.Add(time.Duration(pol.Heartbeat) * time.Second).Truncate(time.Millisecond)
+	}
+	return att
+}
+
+// startedContext is the ActivityStarted payload.
+func (lc *localTx) startedContext(att *localAttempt, lease time.Time) *phpjson.Object {
+	c := lc.markers().
+		Set("activity_attempt_id", phpjson.String(att.id)).
+		Set("attempt_number", phpjson.Int(int64(att.number))).
+		Set("lease_expires_at", timeValue(lease)).
+		Set("close_deadline_at", timeValue(att.close)).
+		Set("heartbeat_deadline_at", timeValue(att.hb))
+	if att.reason != "" {
+		c.Set("retry_reason", phpjson.String(att.reason))
+	}
+	return c
+}
+
+// startNew creates the execution already running its first attempt (the
+// first encounter: ActivityScheduled and ActivityStarted at once).
+func (lc *localTx) startNew(step Step, fresh bool) (*localAttempt, error) {
+	a, pol, now := lc.a, lc.pol, lc.now
+	snap, err := phpjson.Encode(phpjson.ObjectValue(pol.Snapshot))
+	if err != nil {
+		return nil, err
+	}
+	policy, err := phpjson.Encode(phpjson.ObjectValue(pol.retryPolicy()))
+	if err != nil {
+		return nil, err
+	}
+	var sched time.Time
+	if pol.ScheduleToClose > 0 {
+		sched = now.Add(time.Duration(pol.ScheduleToClose) * time.Second).Truncate(time.Millisecond)
+	}
+	x := &store.ActivityExecution{WorkflowID: a.wf.ID, StepIndex: lc.index, JobID: a.job.ID,
+		ActivityType: pol.Class, ExecutionMode: "local", QueueBypassed: true, Status: store.ActivityRunning, AttemptCount: 1}
+	lc.x = x
+	att := lc.newAttempt(step, 1, "", sched)
+	owner := a.job.ReservedBy.String
+	lease := now.Add(a.e.localLease())
+	if !fresh {
+		if _, err := a.tx.RenewJobLease(a.job.ID, owner, a.job.Attempts, nil); err != nil {
+			return nil, err
+		}
+	}
+	// History entries are written before the row exists: they carry no
+	// activity_execution_id (it is the row's own id).
+	scheduled := lc.markers().
+		Set("activity", phpjson.ObjectValue(cloneObject(pol.Snapshot).Set("local_activity", phpjson.Bool(true)))).
+		Set("schedule_to_close_deadline_at", timeValue(sched))
+	if err := appendHistory(x, ActivityScheduled, scheduled, phpjson.Null(), now); err != nil {
+		return nil, err
+	}
+	started := lc.startedContext(att, lease)
+	if err := appendHistory(x, ActivityStarted, started, phpjson.Null(), now); err != nil {
+		return nil, err
+	}
+	id, err := a.tx.InsertRunningActivityExecution(store.NewRunningExecution{
+		NewActivityExecution: store.NewActivityExecution{
+			WorkflowID: a.wf.ID, StepIndex: lc.index, JobID: a.job.ID, ActivityType: pol.Class,
+			Options: snap, RetryPolicy: policy, ScheduleToCloseDeadline: sched, History: historyBytes(x), Now: now,
+		},
+		AttemptID: att.id, CloseDeadline: att.close, HeartbeatDeadline: att.hb,
+	})
+	if err != nil {
+		return nil, err
+	}
+	x.ID, att.execID, att.history = id, id, historyBytes(x)
+	if err := a.tx.InsertActivityAttempt(store.StartAttempt{
+		ExecutionID: id, WorkflowID: a.wf.ID, JobID: a.job.ID, AttemptID: att.id, AttemptNumber: 1,
+		LeaseOwner: owner, LeaseExpires: lease, Now: now,
+	}); err != nil {
+		return nil, err
+	}
+	l := jobLog(a.job, a.wf.ID, lc.index, store.EventStarted)
+	l.Attempt = store.Int(int64(a.job.Attempts))
+	if err := a.insertLogs(l); err != nil {
+		return nil, err
+	}
+	if err := a.queuetyEvent(ActivityStarted, lc.index, lc.startedContext(att, lease), phpjson.Null()); err != nil {
+		return nil, err
+	}
+	att.trace = lc.trace(step, att.id, att.number)
+	return att, nil
+}
+
+// localInvalid fails a step whose definition cannot run as a local
+// activity (routing options, values out of range).
+func (a *advanceTx) localInvalid(index int, cause error) error {
+	msg := cause.Error()
+	ev := phpjson.NewObject().Set("execution_mode", phpjson.String("local")).Set("local_activity", phpjson.Bool(true)).
+		Set("workflow_task_id", phpjson.String(itoa(int(a.job.ID))))
+	if err := a.localEvent(nil, ActivityFailed, index, ev, errorObject(msg, InvalidArgumentException), a.e.store.PreciseNow()); err != nil {
+		return err
+	}
+	l := jobLog(a.job, a.wf.ID, index, store.EventBuried)
+	l.Attempt = store.Int(int64(a.job.Attempts))
+	l.ErrorMessage, l.ErrorClass = store.String(msg), store.String(InvalidArgumentException)
+	if err := a.tx.InsertLogs(l); err != nil {
+		return err
+	}
+	if err := a.tx.BuryJob(a.job.ID, msg); err != nil {
+		return err
+	}
+	return a.failLocked(a.job.ID, msg)
+}
+
+// localTx is one local activity transaction on a locked job and execution.
+type localTx struct {
+	a     *advanceTx
+	pol   *localPolicy
+	x     *store.ActivityExecution
+	index int
+	now   time.Time
+}
+
+func (lc *localTx) markers() *phpjson.Object {
+	return localMarkers(lc.x.ID, lc.pol.Class, lc.a.job, lc.index)
+}
+
+// trace is the job trace whose step_completed context carries the markers.
+func (lc *localTx) trace(step Step, attemptID string, number int) *jobTrace {
+	tr := newJobTrace(lc.a.state, lc.a.job)
+	c := lc.markers().Set("attempt_number", phpjson.Int(int64(number))).
+		Set("activity_event", phpjson.String(ActivityCompleted))
+	if attemptID != "" {
+		c.Set("activity_attempt_id", phpjson.String(attemptID))
+	}
+	tr.bufContext = phpjson.ObjectValue(c)
+	return tr
+}
+
+// start begins the next attempt of a pending execution (spec §3.5 step 5).
+func (lc *localTx) start(step Step, fresh bool) (*localAttempt, error) {
+	a, x, now := lc.a, lc.x, lc.now
+	owner := a.job.ReservedBy.String
+	reason := x.RetryReason.String
+	if x.AttemptCount == 0 {
+		reason = ""
+	}
+	att := lc.newAttempt(step, x.AttemptCount+1, reason, nullTimeOf(x.ScheduleToCloseDeadlineAt))
+	att.execID = x.ID
+	lease := now.Add(a.e.localLease())
+	if !fresh {
+		// Renew the workflow task lease before the attempt starts (the
+		// caller checked under the row lock that the claim holds it).
+		if _, err := a.tx.RenewJobLease(a.job.ID, owner, a.job.Attempts, nil); err != nil {
+			return nil, err
+		}
+	}
+	started := jobLog(a.job, a.wf.ID, lc.index, store.EventStarted)
+	started.Attempt = store.Int(int64(a.job.Attempts))
+	if err := a.insertLogs(started); err != nil {
+		return nil, err
+	}
+	if err := a.localEvent(x, ActivityStarted, lc.index, lc.startedContext(att, lease), phpjson.Null(), now); err != nil {
+		return nil, err
+	}
+	if err := a.tx.StartActivityAttempt(store.StartAttempt{
+		ExecutionID: x.ID, WorkflowID: a.wf.ID, JobID: a.job.ID, AttemptID: att.id, AttemptNumber: att.number,
+		LeaseOwner: owner, RetryReason: att.reason, CloseDeadline: att.close, HeartbeatDeadline: att.hb,
+		LeaseExpires: lease, History: historyBytes(x), Now: now,
+	}); err != nil {
+		return nil, err
+	}
+	att.history = historyBytes(x)
+	att.trace = lc.trace(step, att.id, att.number)
+	return att, nil
+}
+
+// retry schedules the next attempt durably (spec §3.6): the execution
+// pending, the job pending after the backoff, step_retry_scheduled.
+// The caller closed the attempt. logs adds Queuety's `failed, retried`.
+func (lc *localTx) retry(reason, message, class, timeoutKind, afterID string, afterNumber int, logs bool) error {
+	a, pol := lc.a, lc.pol
+	delay := pol.backoffAfter(afterNumber)
+	if err := a.tx.RetryJob(a.job.ID, time.Duration(delay)*time.Second); err != nil {
+		return err
+	}
+	if logs {
+		failed := jobLog(a.job, a.wf.ID, lc.index, store.EventFailed)
+		failed.Attempt = store.Int(int64(a.job.Attempts))
+		failed.ErrorMessage, failed.ErrorClass = store.String(message), store.String(class)
+		retried := jobLog(a.job, a.wf.ID, lc.index, store.EventRetried)
+		retried.Attempt = failed.Attempt
+		if err := a.tx.InsertLogs(failed, retried); err != nil {
+			return err
+		}
+	}
+	c := lc.markers().
+		Set("retry_reason", phpjson.String(reason)).
+		Set("retry_task_id", phpjson.String(itoa(int(a.job.ID)))).
+		Set("retry_of_task_id", phpjson.String(itoa(int(a.job.ID)))).
+		Set("retry_available_at", timeValue(lc.now.Add(time.Duration(delay)*time.Second))).
+		Set("retry_backoff_seconds", phpjson.Int(delay)).
+		Set("retry_after_attempt_id", optString(afterID)).
+		Set("retry_after_attempt", phpjson.Int(int64(afterNumber))).
+		Set("max_attempts", phpjson.Int(pol.MaxAttempts)).
+		Set("retry_policy", phpjson.ObjectValue(pol.retryPolicy())).
+		Set("timeout_kind", optString(timeoutKind)).
+		Set("exception_class", optString(class)).
+		Set("message", phpjson.String(message))
+	errVal := phpjson.Null()
+	if message != "" {
+		errVal = errorObject(message, class)
+	}
+	if err := a.localEvent(lc.x, ActivityRetryScheduled, lc.index, c, errVal, lc.now); err != nil {
+		return err
+	}
+	return a.tx.RetryActivityExecution(lc.x.ID, message, class, reason, timeoutKind, historyBytes(lc.x), lc.now)
+}
+
+// failed records a terminal failure (spec §3.5): the execution failed (or
+// cancelled), step_failed / step_timed_out / step_cancelled, the job
+// buried (`buried` log) and, unless cancelled, the workflow failed.
+func (lc *localTx) failed(event, message, class, timeoutKind string, nonRetryable bool, attempts int, cancelled bool) error {
+	a := lc.a
+	status := store.ActivityFailed
+	if cancelled {
+		status = store.ActivityCancelled
+	}
+	c := lc.markers().Set("attempt_number", phpjson.Int(int64(attempts)))
+	switch event {
+	case ActivityCancelled:
+		c.Set("cancelled_at", timeValue(lc.now))
+	case ActivityTimedOut:
+		c.Set("failure_category", phpjson.String("timeout")).Set("timeout_kind", phpjson.String(timeoutKind)).
+			Set("schedule_to_close_deadline_at", timeValue(nullTimeOf(lc.x.ScheduleToCloseDeadlineAt)))
+	default:
+		c.Set("failure_category", phpjson.String("activity")).Set("non_retryable", phpjson.Bool(nonRetryable)).
+			Set("exception_class", optString(class))
+	}
+	if err := a.localEvent(lc.x, event, lc.index, c, errorObject(message, class), lc.now); err != nil {
+		return err
+	}
+	if err := a.tx.CloseActivityExecution(lc.x.ID, status, message, class, timeoutKind, historyBytes(lc.x), lc.now); err != nil {
+		return err
+	}
+	if !completable(a.job.Status) {
+		return nil
+	}
+	buried := jobLog(a.job, a.wf.ID, lc.index, store.EventBuried)
+	buried.Attempt = store.Int(int64(a.job.Attempts))
+	buried.ErrorMessage, buried.ErrorClass = store.String(message), optNullString(class)
+	if err := a.tx.InsertLogs(buried); err != nil {
+		return err
+	}
+	if err := a.tx.BuryJob(a.job.ID, message); err != nil {
+		return err
+	}
+	if cancelled || !liveStatus(a.wf.Status) {
+		return nil
+	}
+	return a.failLocked(a.job.ID, message)
+}
+
+func optNullString(s string) sql.NullString {
+	if s == "" {
+		return sql.NullString{}
+	}
+	return store.String(s)
+}
+
+// timedOut takes the timeout path: schedule_to_close, or no attempt left,
+// fails for good (step_timed_out); otherwise a retry with reason timeout.
+func (lc *localTx) timedOut(kind, attemptID string, deadline time.Time, attempts int) error {
+	msg := timeoutMessage(lc.pol.Class, kind, deadline, nullTimeOf(lc.x.LastHeartbeatAt))
+	if kind == TimeoutScheduleToClose || int64(attempts) >= lc.pol.MaxAttempts {
+		return lc.failed(ActivityTimedOut, msg, ActivityTimeoutClass, kind, false, attempts, false)
+	}
+	return lc.retry(RetryTimeout, msg, ActivityTimeoutClass, kind, attemptID, attempts, true)
+}
+
+func timeoutMessage(class, kind string, deadline, lastBeat time.Time) string {
+	ts := deadline.UTC().Format("2006-01-02 15:04:05.000")
+	switch kind {
+	case TimeoutScheduleToClose:
+		return fmt.Sprintf("Local activity %s schedule-to-close deadline expired at %s.", class, ts)
+	case TimeoutHeartbeat:
+		last := "never"
+		if !lastBeat.IsZero() {
+			last = lastBeat.UTC().Format("2006-01-02 15:04:05.000")
+		}
+		return fmt.Sprintf("Local activity %s heartbeat deadline expired at %s (last heartbeat: %s).", class, ts, last)
+	}
+	return fmt.Sprintf("Local activity %s start-to-close deadline expired at %s.", class, ts)
+}
+
+// passedDeadline is the first deadline of the execution that now has
+// reached, in the spec's order.
+func passedDeadline(x *store.ActivityExecution, now time.Time) (string, time.Time) {
+	for _, d := range []struct {
+		kind string
+		at   time.Time
+	}{
+		{TimeoutScheduleToClose, nullTimeOf(x.ScheduleToCloseDeadlineAt)},
+		{TimeoutHeartbeat, nullTimeOf(x.HeartbeatDeadlineAt)},
+		{TimeoutStartToClose, nullTimeOf(x.CloseDeadlineAt)},
+	} {
+		if !d.at.IsZero() && !now.Before(d.at) {
+			return d.kind, d.at
+		}
+	}
+	return "", time.Time{}
+}
+
+// runLocalClaimed runs a local activity job that came through the claim
+// (first step, retry, rescued row): the start transaction, then the
+// attempt and whatever local steps follow it.
+func (e *Engine) runLocalClaimed(ctx context.Context, job *store.JobRow) error {
+	var att *localAttempt
+	a, err := e.stepTx(ctx, &jobTrace{}, 0, func(a *advanceTx) error {
+		att = nil
+		x, err := a.lockLocal(job.WorkflowID.Int64, job.ID)
+		if err != nil {
+			return err
+		}
+		if !liveStatus(a.wf.Status) {
+			if completable(a.job.Status) {
+				return a.tx.BuryJob(a.job.ID, msgAdvancedBefore)
+			}
+			return nil
+		}
+		// The claim's row in memory may predate the claim's write of
+		// reserved_by; its attempts are the claim's.
+		if a.job.Status != store.StatusProcessing || a.job.Attempts != job.Attempts || !a.job.ReservedBy.Valid {
+			return nil // not ours any more (rescued, settled)
+		}
+		if err := a.loadState(); err != nil {
+			return err
+		}
+		if a.job.StepIndex.Valid && int(a.job.StepIndex.Int64) != a.current {
+			return a.tx.BuryJob(a.job.ID, msgAdvancedBefore)
+		}
+		step, ok := a.step(a.current)
+		if !ok || step.Type() != StepLocalActivity {
+			return runtimeErrorf("Job %d is not the job of a local activity step.", job.ID)
+		}
+		a.runLocal = true
+		att, err = a.startLocal(step, a.current, false, x)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	next := a.localNext
+	if aerr := e.afterCommit(ctx, a); aerr != nil {
+		e.localLog().Warn("local activity: after-commit work failed", "job", job.ID, "err", aerr)
+	}
+	if att == nil {
+		att = next
+	}
+	e.runLocalChain(ctx, att)
+	return nil
+}
+
+// runLocalChain runs started attempts one after the other: each outcome
+// transaction may start the next local step for this worker.
+func (e *Engine) runLocalChain(ctx context.Context, att *localAttempt) {
+	if att != nil && e.local != nil && e.local.Context != nil {
+		if c := e.local.Context(); c != nil {
+			ctx = c
+		}
+	}
+	for att != nil {
+		next, err := e.runLocalAttempt(ctx, att)
+		if err != nil {
+			// The attempt stays running in the tables; the lease lapses and
+			// the cold replay after the stale sweep deals with it.
+			e.localLog().Error("local activity: recording the outcome failed; the stale sweep will replay it",
+				"job", att.job.ID, "execution", att.execID, "attempt", att.number, "err", err)
+			return
+		}
+		att = next
+	}
+}
+
+type localScopeKey struct{}
+
+// localScope is what ActivityHeartbeat finds in the handler's context.
+type localScope struct {
+	e   *Engine
+	att *localAttempt
+}
+
+// runLocalAttempt runs the class in process and commits the outcome.
+func (e *Engine) runLocalAttempt(ctx context.Context, att *localAttempt) (*localAttempt, error) {
+	hctx, cancel := context.WithCancelCause(ctx)
+	att.cancel = cancel
+	defer cancel(nil)
+	stop := e.watchDeadlines(hctx, att)
+	hctx = context.WithValue(hctx, localScopeKey{}, &localScope{e: e, att: att})
+	out, callErr := e.callHandler(hctx, &att.job, att.state, att.index)
+	stop()
+	cause := context.Cause(hctx)
+	var te *ActivityTimeoutError
+	if callErr != nil && hctx.Err() != nil && errors.As(cause, &te) {
+		callErr = te // the handler ended because a deadline passed
+	}
+	interrupted := callErr != nil && ctx.Err() != nil && te == nil
+	dur := time.Since(att.start)
+	// The outcome is recorded even when the worker is stopping.
+	wctx := context.WithoutCancel(ctx)
+	next, err := e.finishLocal(wctx, att, out, callErr, interrupted, dur)
+	var rt *RuntimeError
+	if callErr == nil && (errors.As(err, &rt) || IsConstraintViolation(err)) {
+		// The workflow could not take the output (an unknown _next_step, a
+		// budget exceeded): that is the step's failure, as for any step.
+		return e.finishLocal(wctx, att, nil, err, false, dur)
+	}
+	return next, err
+}
+
+// watchDeadlines cancels the handler's context when the attempt's first
+// deadline passes (heartbeats move the heartbeat deadline).
+func (e *Engine) watchDeadlines(ctx context.Context, att *localAttempt) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		for {
+			att.mu.Lock()
+			kind, at := "", time.Time{}
+			for _, d := range []struct {
+				kind string
+				at   time.Time
+			}{{TimeoutScheduleToClose, att.sched}, {TimeoutHeartbeat, att.hb}, {TimeoutStartToClose, att.close}} {
+				if !d.at.IsZero() && (at.IsZero() || d.at.Before(at)) {
+					kind, at = d.kind, d.at
+				}
+			}
+			att.mu.Unlock()
+			if kind == "" {
+				select {
+				case <-done:
+					return
+				case <-ctx.Done():
+					return
+				case <-att.beat:
+					continue
+				}
+			}
+			t := time.NewTimer(time.Until(at))
+			select {
+			case <-done:
+				t.Stop()
+				return
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-att.beat:
+				t.Stop()
+				continue
+			case <-t.C:
+				att.cancel(&ActivityTimeoutError{Kind: kind, Message: timeoutMessage(att.policy.Class, kind, at, time.Time{})})
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// finishLocal is the outcome transaction of an attempt (spec §3.5 step 6).
+func (e *Engine) finishLocal(ctx context.Context, att *localAttempt, out *phpjson.Object, callErr error, interrupted bool, dur time.Duration) (*localAttempt, error) {
+	var stale bool
+	a, err := e.stepTx(ctx, &jobTrace{}, dur, func(a *advanceTx) error {
+		stale = false
+		a.runLocal = true
+		if done, err := a.completeLocalFast(att, out, callErr, interrupted); done || err != nil {
+			return err
+		}
+		x, err := a.lockLocal(att.job.WorkflowID.Int64, att.job.ID)
+		if err != nil {
+			return err
+		}
+		if x == nil || x.Status != store.ActivityRunning || x.CurrentAttemptID.String != att.id {
+			stale = true // rescued and replayed meanwhile: this outcome is discarded
+			return nil
+		}
+		if err := a.loadState(); err != nil {
+			return err
+		}
+		now := e.store.PreciseNow()
+		lc := &localTx{a: a, pol: att.policy, x: x, index: att.index, now: now}
+		// Cancelled (Workflow::cancel buried the job) or moved on while the
+		// attempt ran: observed now, as the cooperative cancellation.
+		cancelled := !liveStatus(a.wf.Status) || (a.job.StepIndex.Valid && int(a.job.StepIndex.Int64) != a.current)
+		if !cancelled && (a.job.Status != store.StatusProcessing || a.job.ReservedBy != att.job.ReservedBy || a.job.Attempts != att.job.Attempts) {
+			stale = true
+			return nil
+		}
+		if cancelled {
+			if _, err := a.tx.CloseActivityAttempt(att.id, store.AttemptCancelled, msgLocalCancelled, "", "", now); err != nil {
+				return err
+			}
+			return lc.failed(ActivityCancelled, msgLocalCancelled, "", "", false, att.number, true)
+		}
+		kind, at := passedDeadline(x, now)
+		var te *ActivityTimeoutError
+		if errors.As(callErr, &te) && kind == "" {
+			kind, at = te.Kind, now
+		}
+		switch {
+		case interrupted:
+			if _, err := a.tx.CloseActivityAttempt(att.id, store.AttemptExpired, msgLocalInterrupted, "", "", now); err != nil {
+				return err
+			}
+			if int64(att.number) >= att.policy.MaxAttempts {
+				return lc.failed(ActivityFailed, msgLocalInterrupted, "", "", false, att.number, false)
+			}
+			return lc.retry(RetryColdReplay, msgLocalInterrupted, "", "", att.id, att.number, false)
+		case kind != "":
+			// A late success counts as a timeout.
+			msg := timeoutMessage(att.policy.Class, kind, at, nullTimeOf(x.LastHeartbeatAt))
+			if _, err := a.tx.CloseActivityAttempt(att.id, store.AttemptFailed, msg, ActivityTimeoutClass, kind, now); err != nil {
+				return err
+			}
+			return lc.timedOut(kind, att.id, at, att.number)
+		case callErr == nil:
+			res, err := encodeObject(orEmpty(out))
+			if err != nil {
+				return err
+			}
+			c := lc.markers().
+				Set("activity_attempt_id", phpjson.String(att.id)).
+				Set("attempt_number", phpjson.Int(int64(att.number))).
+				Set("result", phpjson.ObjectValue(orEmpty(out)))
+			if err := appendHistory(x, ActivityCompleted, c, phpjson.Null(), now); err != nil {
+				return err
+			}
+			if _, err := a.tx.CompleteActivity(x.ID, res, historyBytes(x), now); err != nil {
+				return err
+			}
+			t := *att.trace
+			a.trace = &t
+			// The step's rows and the next local step's are written with
+			// one INSERT per table.
+			a.deferWrites = true
+			if err := a.finalize(orEmpty(out), true); err != nil {
+				return err
+			}
+			return a.flushDeferred()
+		}
+		msg, class := callErr.Error(), errorClass(callErr)
+		if _, err := a.tx.CloseActivityAttempt(att.id, store.AttemptFailed, msg, class, "", now); err != nil {
+			return err
+		}
+		nonRetryable := errors.As(callErr, new(*NonRetryableError)) || IsConstraintViolation(callErr) || att.policy.nonRetryable(class)
+		if nonRetryable || int64(att.number) >= att.policy.MaxAttempts {
+			return lc.failed(ActivityFailed, msg, class, "", nonRetryable, att.number, false)
+		}
+		return lc.retry(RetryFailure, msg, class, "", att.id, att.number, true)
+	})
+	if err != nil {
+		return nil, err
+	}
+	log := e.localLog()
+	switch {
+	case stale:
+		log.Warn("local activity outcome discarded: the attempt no longer holds its workflow task", "job", att.job.ID, "attempt", att.number)
+	case callErr != nil:
+		log.Info("local activity attempt failed", "job", att.job.ID, "class", att.policy.Class, "attempt", att.number, "err", callErr)
+	}
+	next := a.localNext
+	if aerr := e.afterCommit(ctx, a); aerr != nil {
+		log.Warn("local activity: after-commit work failed", "job", att.job.ID, "err", aerr)
+	}
+	return next, nil
+}
+
+// insertLogs writes log rows now, or collects them under deferWrites.
+func (a *advanceTx) insertLogs(logs ...store.LogRow) error {
+	if a.deferWrites {
+		a.defLogs = append(a.defLogs, logs...)
+		return nil
+	}
+	return a.tx.InsertLogs(logs...)
+}
+
+// insertEvents writes workflow_events rows now, or collects them under
+// deferWrites.
+func (a *advanceTx) insertEvents(events ...store.WorkflowEvent) error {
+	if a.deferWrites {
+		a.defEvents = append(a.defEvents, events...)
+		return nil
+	}
+	return a.tx.InsertEvents(events...)
+}
+
+// flushDeferred writes the collected rows, in order, one INSERT per table.
+func (a *advanceTx) flushDeferred() error {
+	a.deferWrites = false
+	if err := a.tx.InsertLogs(a.defLogs...); err != nil {
+		return err
+	}
+	if err := a.tx.InsertEventsBatch(a.defEvents); err != nil {
+		return err
+	}
+	a.defLogs, a.defEvents = nil, nil
+	return nil
+}
+
+// lockLocal locks the workflow, then the step job with its execution (one
+// round trip), as the local activity transactions start.
+func (a *advanceTx) lockLocal(workflowID, jobID int64) (*store.ActivityExecution, error) {
+	var err error
+	if a.wf, err = a.tx.LockWorkflow(workflowID); err != nil {
+		return nil, err
+	}
+	if a.wf == nil {
+		return nil, runtimeErrorf("Workflow %d not found.", workflowID)
+	}
+	var x *store.ActivityExecution
+	if a.job, x, err = a.tx.LockJobWithExecution(jobID); err != nil {
+		return nil, err
+	}
+	if a.job == nil {
+		return nil, runtimeErrorf("Job %d not found.", jobID)
+	}
+	return x, nil
+}
+
+// completeLocalFast is the outcome transaction's hot path: an attempt that
+// succeeded within its deadlines on a live workflow completes its job,
+// execution and attempt in one fenced statement (no read of the job or
+// the execution), then advances the workflow with the step's log and
+// event rows, and the next local step's, written one INSERT per table.
+// done is false when anything is off (failure, deadline, cancellation, a
+// lost claim): the caller then takes the general path in the same
+// transaction, on which nothing was changed.
+func (a *advanceTx) completeLocalFast(att *localAttempt, out *phpjson.Object, callErr error, interrupted bool) (done bool, err error) {
+	if callErr != nil || interrupted {
+		return false, nil
+	}
+	if a.wf, err = a.tx.LockWorkflow(att.job.WorkflowID.Int64); err != nil || a.wf == nil {
+		return false, err
+	}
+	if !liveStatus(a.wf.Status) {
+		return false, nil
+	}
+	if err := a.loadState(); err != nil {
+		return false, err
+	}
+	if int(att.job.StepIndex.Int64) != a.current {
+		return false, nil
+	}
+	now := a.e.store.PreciseNow()
+	att.mu.Lock()
+	hb := att.hb
+	att.mu.Unlock()
+	for _, d := range []time.Time{att.sched, hb, att.close} {
+		if !d.IsZero() && !now.Before(d) {
+			return false, nil
+		}
+	}
+	res, err := encodeObject(orEmpty(out))
+	if err != nil {
+		return false, err
+	}
+	att.mu.Lock()
+	x := &store.ActivityExecution{ID: att.execID, History: store.String(string(att.history))}
+	att.mu.Unlock()
+	job := att.job
+	a.job = &job
+	lc := &localTx{a: a, pol: att.policy, x: x, index: att.index, now: now}
+	c := lc.markers().
+		Set("activity_attempt_id", phpjson.String(att.id)).
+		Set("attempt_number", phpjson.Int(int64(att.number))).
+		Set("result", phpjson.ObjectValue(orEmpty(out)))
+	if err := appendHistory(x, ActivityCompleted, c, phpjson.Null(), now); err != nil {
+		return false, err
+	}
+	ok, err := a.tx.CompleteLocalStep(job.ID, job.ReservedBy.String, job.Attempts, att.id, res, historyBytes(x), now)
+	if err != nil || !ok {
+		return false, err
+	}
+	a.job.Status = store.StatusCompleted
+	a.jobCompleted = true
+	t := *att.trace
+	a.trace = &t
+	a.deferWrites = true
+	if err := a.finalize(orEmpty(out), true); err != nil {
+		return false, err
+	}
+	return true, a.flushDeferred()
+}

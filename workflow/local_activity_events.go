@@ -1,0 +1,321 @@
+package workflow
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// Local activity history events: durable-workflow's activity event names.
+// Each execution keeps its full history (activity_executions.history). The
+// plugin's workflow_events.event is an ENUM of Queuety's names, so the
+// events with a Queuety counterpart are also written there, with the
+// markers and the activity_event name in their context: ActivityStarted as
+// step_started, ActivityCompleted as step_completed, and
+// ActivityRetryScheduled, ActivityFailed, ActivityTimedOut and
+// ActivityCancelled as step_failed (Queuety writes step_failed for every
+// failed attempt, retried or not).
+const (
+	ActivityScheduled         = "ActivityScheduled"
+	ActivityStarted           = "ActivityStarted"
+	ActivityHeartbeatRecorded = "ActivityHeartbeatRecorded"
+	ActivityRetryScheduled    = "ActivityRetryScheduled"
+	ActivityCompleted         = "ActivityCompleted"
+	ActivityFailed            = "ActivityFailed"
+	ActivityTimedOut          = "ActivityTimedOut"
+	ActivityCancelled         = "ActivityCancelled"
+)
+
+// queuetyEventOf is the workflow_events name a history event is also
+// written under ("" = history only). ActivityCompleted is the
+// step_completed row the step's completion writes anyway.
+func queuetyEventOf(name string) string {
+	switch name {
+	case ActivityStarted:
+		return EventStepStarted
+	case ActivityRetryScheduled, ActivityFailed, ActivityTimedOut, ActivityCancelled:
+		return EventStepFailed
+	}
+	return ""
+}
+
+// localContext reads the markers of an event context.
+func localContext(ctx phpjson.Value) (activityEvent string, local bool) {
+	o, ok := ctx.AsObject()
+	if !ok {
+		return "", false
+	}
+	v, _ := o.Get("local_activity")
+	b, _ := v.AsBool()
+	name, _ := get(o, "activity_event").AsString()
+	return name, b
+}
+
+// annotateLocal fills a timeline event's local activity fields.
+func annotateLocal(ev *TimelineEvent) {
+	name, local := localContext(ev.Context)
+	if !local {
+		return
+	}
+	mode := "local"
+	ev.ExecutionMode = &mode
+	ev.LocalActivity = true
+	ev.ActivityEvent = name
+}
+
+// ActivityHeartbeat records progress for the local activity whose handler
+// ctx belongs to (durable-workflow's $this->heartbeat()): it renews the
+// workflow task lease (jobs.reserved_at, progress in heartbeat_data),
+// moves the heartbeat deadline, updates the attempt and writes a
+// step_heartbeat event. progress is any JSON-able value (nil for none).
+//
+// It returns ErrActivityCancelled when the workflow is no longer running
+// (cancellation is cooperative: the activity should return), an
+// *ActivityTimeoutError when a deadline already passed, ErrActivityLost
+// when the attempt no longer holds its workflow task, and an error when
+// ctx is not a local activity's.
+func ActivityHeartbeat(ctx context.Context, progress any) error {
+	sc, ok := ctx.Value(localScopeKey{}).(*localScope)
+	if !ok {
+		return errors.New("ActivityHeartbeat: the context is not a local activity's (only a local_activity step's handler can heartbeat)")
+	}
+	var body []byte
+	if progress != nil {
+		v, err := toValue(progress)
+		if err != nil {
+			return err
+		}
+		if body, err = phpjson.Encode(v); err != nil {
+			return err
+		}
+	}
+	return sc.e.heartbeat(context.WithoutCancel(ctx), sc.att, body)
+}
+
+func (e *Engine) heartbeat(ctx context.Context, att *localAttempt, progress []byte) error {
+	var outcome error
+	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+		outcome = nil
+		a := &advanceTx{ctx: ctx, e: e, tx: tx}
+		x, err := a.lockLocal(att.job.WorkflowID.Int64, att.job.ID)
+		if err != nil {
+			return err
+		}
+		if !liveStatus(a.wf.Status) {
+			outcome = ErrActivityCancelled
+			return nil
+		}
+		if x == nil || x.Status != store.ActivityRunning || x.CurrentAttemptID.String != att.id ||
+			a.job.Status != store.StatusProcessing || a.job.ReservedBy != att.job.ReservedBy || a.job.Attempts != att.job.Attempts {
+			outcome = ErrActivityLost
+			return nil
+		}
+		now := e.store.PreciseNow()
+		if kind, at := passedDeadline(x, now); kind != "" {
+			outcome = &ActivityTimeoutError{Kind: kind, Message: timeoutMessage(att.policy.Class, kind, at, nullTimeOf(x.LastHeartbeatAt))}
+			return nil
+		}
+		if err := a.loadState(); err != nil {
+			return err
+		}
+		var hb time.Time
+		if att.policy.Heartbeat > 0 {
+			hb = now.Add(time.Duration(att.policy.Heartbeat) * time.Second).Truncate(time.Millisecond)
+		}
+		lease := now.Add(e.localLease())
+		if _, err := tx.RenewJobLease(att.job.ID, att.job.ReservedBy.String, att.job.Attempts, progress); err != nil {
+			return err
+		}
+		p := phpjson.Null()
+		if progress != nil {
+			if p, err = phpjson.Decode(progress); err != nil {
+				return err
+			}
+		}
+		c := localMarkers(x.ID, att.policy.Class, a.job, att.index).
+			Set("activity_attempt_id", phpjson.String(att.id)).
+			Set("attempt_number", phpjson.Int(int64(att.number))).
+			Set("heartbeat_at", timeValue(now)).
+			Set("lease_expires_at", timeValue(lease)).
+			Set("heartbeat_deadline_at", timeValue(hb)).
+			Set("progress", p)
+		if err := a.localEvent(x, ActivityHeartbeatRecorded, att.index, c, phpjson.Null(), now); err != nil {
+			return err
+		}
+		if err := tx.HeartbeatActivity(x.ID, att.id, now, hb, lease, progress, historyBytes(x)); err != nil {
+			return err
+		}
+		att.mu.Lock()
+		att.hb = hb
+		att.history = historyBytes(x)
+		att.mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	select {
+	case att.beat <- struct{}{}:
+	default:
+	}
+	if outcome != nil && att.cancel != nil && !errors.Is(outcome, ErrActivityLost) {
+		// Observed at a heartbeat: the handler's context ends too.
+		att.cancel(outcome)
+	}
+	return outcome
+}
+
+// LocalActivityView is one local activity execution as status and export
+// show it (durable-workflow's RunActivityView / HistoryExport.activities).
+type LocalActivityView struct {
+	ID                        int64                  `json:"id"`
+	StepIndex                 int                    `json:"step_index"`
+	JobID                     int64                  `json:"workflow_task_id"`
+	ActivityType              string                 `json:"activity_type"`
+	ExecutionMode             string                 `json:"execution_mode"`
+	LocalActivity             bool                   `json:"local_activity"`
+	QueueBypassed             bool                   `json:"queue_bypassed"`
+	Status                    string                 `json:"status"`
+	AttemptCount              int                    `json:"attempt_count"`
+	ActivityOptions           phpjson.Value          `json:"activity_options"`
+	RetryPolicy               phpjson.Value          `json:"retry_policy"`
+	Result                    phpjson.Value          `json:"result"`
+	LastError                 *string                `json:"last_error"`
+	TimeoutKind               *string                `json:"timeout_kind"`
+	ScheduleToCloseDeadlineAt *string                `json:"schedule_to_close_deadline_at"`
+	StartedAt                 *string                `json:"started_at"`
+	ClosedAt                  *string                `json:"closed_at"`
+	Attempts                  []LocalActivityAttempt `json:"attempts"`
+	// History is the execution's activity history: {event, recorded_at,
+	// payload[, exception]} entries, event being ActivityScheduled,
+	// ActivityStarted, ActivityHeartbeatRecorded, ...
+	History phpjson.Value `json:"history"`
+}
+
+// LocalActivityAttempt is one attempt in a LocalActivityView.
+type LocalActivityAttempt struct {
+	ID             string        `json:"id"`
+	AttemptNumber  int           `json:"attempt_number"`
+	Status         string        `json:"status"`
+	RetryReason    *string       `json:"retry_reason"`
+	TimeoutKind    *string       `json:"timeout_kind"`
+	LeaseOwner     *string       `json:"lease_owner"`
+	ErrorMessage   *string       `json:"error_message"`
+	ErrorClass     *string       `json:"error_class"`
+	Progress       phpjson.Value `json:"progress"`
+	StartedAt      string        `json:"started_at"`
+	LastHeartbeat  *string       `json:"last_heartbeat_at"`
+	LeaseExpiresAt *string       `json:"lease_expires_at"`
+	ClosedAt       *string       `json:"closed_at"`
+}
+
+func msTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000") }
+
+func optTime(v sql.NullTime) *string {
+	t := nullTimeOf(v)
+	if t.IsZero() {
+		return nil
+	}
+	s := msTime(t)
+	return &s
+}
+
+func optStr(valid bool, s string) *string {
+	if !valid {
+		return nil
+	}
+	return &s
+}
+
+func jsonColumn(valid bool, s string) phpjson.Value {
+	if !valid {
+		return phpjson.Null()
+	}
+	v, err := phpjson.DecodeString(s)
+	if err != nil {
+		return phpjson.String(s)
+	}
+	return v
+}
+
+// LocalActivities lists a workflow's local activity executions with their
+// attempts (empty when it has none).
+func (e *Engine) LocalActivities(ctx context.Context, workflowID int64) ([]LocalActivityView, error) {
+	xs, err := e.store.ActivityExecutions(ctx, workflowID)
+	if err != nil || len(xs) == 0 {
+		return nil, err
+	}
+	atts, err := e.store.ActivityAttempts(ctx, workflowID)
+	if err != nil {
+		return nil, err
+	}
+	by := map[int64][]LocalActivityAttempt{}
+	for _, t := range atts {
+		by[t.ExecutionID] = append(by[t.ExecutionID], LocalActivityAttempt{
+			ID: t.ID, AttemptNumber: t.AttemptNumber, Status: t.Status,
+			RetryReason:  optStr(t.RetryReason.Valid, t.RetryReason.String),
+			TimeoutKind:  optStr(t.TimeoutKind.Valid, t.TimeoutKind.String),
+			LeaseOwner:   optStr(t.LeaseOwner.Valid, t.LeaseOwner.String),
+			ErrorMessage: optStr(t.ErrorMessage.Valid, t.ErrorMessage.String),
+			ErrorClass:   optStr(t.ErrorClass.Valid, t.ErrorClass.String),
+			Progress:     jsonColumn(t.Progress.Valid, t.Progress.String),
+			StartedAt:    msTime(t.StartedAt), LastHeartbeat: optTime(t.LastHeartbeatAt),
+			LeaseExpiresAt: optTime(t.LeaseExpiresAt), ClosedAt: optTime(t.ClosedAt),
+		})
+	}
+	out := make([]LocalActivityView, len(xs))
+	for i, x := range xs {
+		out[i] = LocalActivityView{
+			ID: x.ID, StepIndex: x.StepIndex, JobID: x.JobID, ActivityType: x.ActivityType,
+			ExecutionMode: x.ExecutionMode, LocalActivity: x.ExecutionMode == "local", QueueBypassed: x.QueueBypassed,
+			Status: x.Status, AttemptCount: x.AttemptCount,
+			ActivityOptions: jsonColumn(true, x.ActivityOptions), RetryPolicy: jsonColumn(true, x.RetryPolicy),
+			Result:    jsonColumn(x.Result.Valid, x.Result.String),
+			LastError: optStr(x.LastError.Valid, x.LastError.String), TimeoutKind: optStr(x.TimeoutKind.Valid, x.TimeoutKind.String),
+			ScheduleToCloseDeadlineAt: optTime(x.ScheduleToCloseDeadlineAt),
+			StartedAt:                 optTime(x.StartedAt), ClosedAt: optTime(x.ClosedAt),
+			Attempts: by[x.ID],
+			History:  jsonColumn(x.History.Valid, x.History.String),
+		}
+		if out[i].Attempts == nil {
+			out[i].Attempts = []LocalActivityAttempt{}
+		}
+	}
+	return out, nil
+}
+
+// exportActivities is the export's "activities" list (only written for
+// workflows that have local activities, so plugin exports stay as they
+// are).
+func (e *Engine) exportActivities(ctx context.Context, workflowID int64) (phpjson.Value, bool, error) {
+	views, err := e.LocalActivities(ctx, workflowID)
+	if err != nil || len(views) == 0 {
+		return phpjson.Null(), false, err
+	}
+	v, err := toValue(views)
+	return v, err == nil, err
+}
+
+// toValue converts plain Go values (phpjson.FromGo) and, through
+// encoding/json, structs with json tags.
+func toValue(x any) (phpjson.Value, error) {
+	if v, err := phpjson.FromGo(x); err == nil {
+		return v, nil
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		return phpjson.Null(), err
+	}
+	return phpjson.Decode(b)
+}
+
+// ActivityMetrics returns the operator counts of local and queued
+// activities (see store.ActivityMetrics for what each counts).
+func (e *Engine) ActivityMetrics(ctx context.Context) (store.ActivityMetrics, error) {
+	return e.store.ActivityMetrics(ctx)
+}
