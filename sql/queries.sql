@@ -51,7 +51,7 @@ SELECT id, queue, handler, payload, priority, attempts, max_attempts,
 	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units,
 	session_id, worker_session
 FROM {jobs} AS job FORCE INDEX (idx_qgo_session)
-WHERE job.status = 'pending' AND job.session_id IS NOT NULL
+WHERE job.session_pending IS NOT NULL AND job.status = 'pending'
 	AND job.queue IN (?) AND job.available_at <= NOW() AND job.batch_id IS NULL
 	AND /*which*/
 	AND (job.depends_on IS NULL

@@ -57,6 +57,9 @@ type JobRow struct {
 	// SessionID and WorkerSession bind the job to a worker session.
 	SessionID     sql.NullString `db:"session_id" json:"-"`
 	WorkerSession sql.NullString `db:"worker_session" json:"-"`
+	// SessionPending is a virtual column (session_id while pending); read
+	// only so SELECT * maps.
+	SessionPending sql.NullString `db:"session_pending" json:"-"`
 }
 
 // LogRow is one row of the logs table.

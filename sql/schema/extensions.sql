@@ -26,6 +26,15 @@ ALTER TABLE {jobs} ADD COLUMN session_id VARCHAR(255) DEFAULT NULL;
 -- checks: queue, requirements, lease, TTL and limits.
 ALTER TABLE {jobs} ADD COLUMN worker_session TEXT DEFAULT NULL;
 
+-- column: jobs.session_pending
+-- The session id of a pending session-bound job, NULL otherwise: what the
+-- session claim looks up. Virtual, so it costs nothing to store, and its
+-- index entry for a plain job stays NULL whatever its status, so the hot
+-- status updates of plain jobs never touch the index (an index on
+-- (status, session_id) cost 10-15% of plain-job throughput).
+ALTER TABLE {jobs} ADD COLUMN session_pending VARCHAR(255) AS (IF(status = 'pending', session_id, NULL)) VIRTUAL;
+
 -- index: jobs.idx_qgo_session
--- Finds pending session-bound jobs without scanning a queue's plain jobs.
-ALTER TABLE {jobs} ADD INDEX idx_qgo_session (status, session_id);
+-- Finds pending session-bound jobs without scanning a queue's plain jobs
+-- or the session-bound jobs that already ran.
+ALTER TABLE {jobs} ADD INDEX idx_qgo_session (session_pending);
