@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -410,38 +409,26 @@ func (w *WorkflowTx) CompleteActivity(executionID int64, result, history []byte,
 	return n > 0, err
 }
 
-// InsertEventsBatch writes workflow_events rows in order with one INSERT.
-func (w *WorkflowTx) InsertEventsBatch(events []WorkflowEvent) error {
-	if len(events) == 0 {
-		return nil
-	}
-	// insert-workflow-event is the one-row statement; further rows are
-	// the same tuple appended.
-	const tuple = "(?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-	var b strings.Builder
-	b.WriteString(strings.TrimRight(w.s.query(qInsertWorkflowEvent), " \n\t;"))
-	args := make([]any, 0, len(events)*18)
-	for i, e := range events {
-		if i > 0 {
-			b.WriteByte(',')
-			b.WriteString(tuple)
-		}
-		args = append(args, e.WorkflowID, e.JobID, e.StepIndex, e.StepName, e.StepType,
-			e.Handler, e.Event, e.Queue, e.Attempt, nullBytes(e.Input), nullBytes(e.Output),
-			nullBytes(e.StateBefore), nullBytes(e.StateAfter), nullBytes(e.Context), nullBytes(e.Artifacts),
-			nullBytes(e.Chunks), nullBytes(e.Error), e.DurationMS)
-	}
-	if _, err := w.tx.ExecContext(w.ctx, b.String(), args...); err != nil {
-		return fmt.Errorf("insert workflow events: %w", err)
-	}
-	return nil
-}
-
 // CompleteLocalStep completes a local attempt's step job, execution and
-// attempt at once, fenced on the claim and the current attempt; false
-// (nothing changed) when the fence fails.
-func (w *WorkflowTx) CompleteLocalStep(jobID int64, workerID string, attempts int, attemptID string, result, history []byte, now time.Time) (bool, error) {
-	n, err := w.exec(qCompleteLocalStep, string(result), string(history), now.UTC(), now.UTC(), now.UTC(),
-		jobID, workerID, attempts, attemptID)
-	return n > 0, err
+// attempt, fenced on the claim and the current attempt; false (nothing
+// changed) when the claim fence fails. The claim's holder is the only
+// writer of its execution and attempt, so once the job fence holds a
+// mismatch there is a bug, reported as an error that rolls back the
+// transaction.
+func (w *WorkflowTx) CompleteLocalStep(jobID, executionID int64, workerID string, attempts int, attemptID string, result, history []byte, now time.Time) (bool, error) {
+	n, err := w.exec(qCompleteLocalJob, jobID, workerID, attempts)
+	if err != nil || n == 0 {
+		return false, err
+	}
+	if n, err = w.exec(qCompleteLocalExecution, string(result), string(history), now.UTC(), now.UTC(), executionID, attemptID); err != nil {
+		return false, err
+	} else if n == 0 {
+		return false, fmt.Errorf("local activity execution %d: attempt %s is not its running one although job %d is held", executionID, attemptID, jobID)
+	}
+	if n, err = w.exec(qCompleteLocalAttempt, now.UTC(), attemptID); err != nil {
+		return false, err
+	} else if n == 0 {
+		return false, fmt.Errorf("local activity attempt %s is not running although job %d is held", attemptID, jobID)
+	}
+	return true, nil
 }

@@ -78,7 +78,7 @@ func TestActivityMetrics(t *testing.T) {
 
 	// The fenced completion changes nothing when the claim moved on.
 	require.NoError(t, e.s.WorkflowTx(e.ctx, func(tx *WorkflowTx) error {
-		ok, err := tx.CompleteLocalStep(1, "someone-else", 1, atts[0].ID, []byte(`{}`), []byte(`[]`), now)
+		ok, err := tx.CompleteLocalStep(1, running, "someone-else", 1, atts[0].ID, []byte(`{}`), []byte(`[]`), now)
 		require.False(t, ok)
 		return err
 	}))

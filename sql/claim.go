@@ -53,13 +53,14 @@ type ClaimTx struct {
 
 // BeginClaim opens a claim window.
 func (s *Store) BeginClaim(ctx context.Context) (*ClaimTx, error) {
-	// READ COMMITTED: no gap locks, so concurrent windows (lanes, other
-	// workers) never deadlock on the claim index's gaps.
+	// READ COMMITTED (the session's level, see Open): no gap locks, so
+	// concurrent windows (lanes, other workers) never deadlock on the claim
+	// index's gaps.
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	tx, err := conn.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	tx, err := conn.BeginTxx(ctx, nil)
 	if err != nil {
 		_ = conn.Close()
 		return nil, err

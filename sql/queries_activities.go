@@ -25,5 +25,7 @@ const (
 	qLockJobWithExecution                = "lock-job-with-execution"
 	qInsertRunningActivityExecution      = "insert-running-activity-execution"
 	qCompleteActivityAttemptAndExecution = "complete-activity-attempt-and-execution"
-	qCompleteLocalStep                   = "complete-local-step"
+	qCompleteLocalJob                    = "complete-local-job"
+	qCompleteLocalExecution              = "complete-local-execution"
+	qCompleteLocalAttempt                = "complete-local-attempt"
 )

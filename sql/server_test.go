@@ -245,6 +245,15 @@ func TestOpenSession(t *testing.T) {
 	var tz string
 	require.NoError(t, e.db.GetContext(e.ctx, &tz, "SELECT @@session.time_zone"))
 	require.Equal(t, "+00:00", tz)
+	// Every transaction is READ COMMITTED without a per-transaction SET.
+	var iso string
+	require.NoError(t, e.db.GetContext(e.ctx, &iso, "SELECT @@session.tx_isolation"))
+	require.Equal(t, "READ-COMMITTED", iso)
+	tx, err := e.db.BeginTxx(e.ctx, nil)
+	require.NoError(t, err)
+	require.NoError(t, tx.GetContext(e.ctx, &iso, "SELECT @@session.tx_isolation"))
+	require.Equal(t, "READ-COMMITTED", iso)
+	require.NoError(t, tx.Rollback())
 	var now time.Time
 	require.NoError(t, e.db.GetContext(e.ctx, &now, "SELECT NOW()"))
 	require.Equal(t, time.UTC, now.Location())
@@ -254,7 +263,7 @@ func TestOpenSession(t *testing.T) {
 	require.NoError(t, e.db.GetContext(e.ctx, &s, "SELECT ?", `it's "x" \ y`))
 	require.Equal(t, `it's "x" \ y`, s)
 
-	_, err := Open(e.ctx, "root@tcp(127.0.0.1:1)/x?timeout=1s", 1, nil)
+	_, err = Open(e.ctx, "root@tcp(127.0.0.1:1)/x?timeout=1s", 1, nil)
 	require.Error(t, err)
 	require.ErrorContains(t, err, "cannot reach MySQL at tcp(127.0.0.1:1)/x")
 }

@@ -105,7 +105,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 }
 
 func (s *Store) tryTx(ctx context.Context, fn func(tx *sqlx.Tx) error) (err error) {
-	tx, err := s.db.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	tx, err := s.db.BeginTxx(ctx, nil) // READ COMMITTED: the session's level (see Open)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -197,14 +198,81 @@ type WorkflowTx struct {
 	s   *Store
 	tx  *sqlx.Tx
 	ctx context.Context
+	// logs and events are written at the end of the transaction, one
+	// multi-row INSERT per table in the order they were added: a step
+	// writes four to six of them, and a round trip each was a third of
+	// its statements. Nothing reads them back inside the transaction.
+	logs   []LogRow
+	events []WorkflowEvent
 }
 
 // WorkflowTx runs fn in a READ COMMITTED transaction, retried as a whole on
 // deadlocks, so fn must not keep state across calls.
 func (s *Store) WorkflowTx(ctx context.Context, fn func(*WorkflowTx) error) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		return fn(&WorkflowTx{s: s, tx: tx, ctx: ctx})
+		w := &WorkflowTx{s: s, tx: tx, ctx: ctx}
+		if err := fn(w); err != nil {
+			return err
+		}
+		return w.flush()
 	})
+}
+
+// flush writes the log and event rows the transaction collected.
+func (w *WorkflowTx) flush() error {
+	if err := w.s.insertLogs(w.ctx, w.tx, w.logs); err != nil {
+		return err
+	}
+	for rest := w.events; len(rest) > 0; {
+		n, size := 0, 0
+		// Bound one statement's size well under max_allowed_packet: events
+		// carry whole states.
+		for n < len(rest) && (n == 0 || size+rest[n].size() < maxEventBatchBytes) {
+			size += rest[n].size()
+			n++
+		}
+		if err := w.insertEvents(rest[:n]); err != nil {
+			return err
+		}
+		rest = rest[n:]
+	}
+	w.logs, w.events = nil, nil
+	return nil
+}
+
+// insertEvents writes workflow_events rows in order with one INSERT.
+func (w *WorkflowTx) insertEvents(events []WorkflowEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	// insert-workflow-event is the one-row statement; further rows are
+	// the same tuple appended.
+	const tuple = "(?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(w.s.query(qInsertWorkflowEvent), " \n\t;"))
+	args := make([]any, 0, len(events)*18)
+	for i, e := range events {
+		if i > 0 {
+			b.WriteByte(',')
+			b.WriteString(tuple)
+		}
+		args = append(args, e.WorkflowID, e.JobID, e.StepIndex, e.StepName, e.StepType,
+			e.Handler, e.Event, e.Queue, e.Attempt, nullBytes(e.Input), nullBytes(e.Output),
+			nullBytes(e.StateBefore), nullBytes(e.StateAfter), nullBytes(e.Context), nullBytes(e.Artifacts),
+			nullBytes(e.Chunks), nullBytes(e.Error), e.DurationMS)
+	}
+	if _, err := w.tx.ExecContext(w.ctx, b.String(), args...); err != nil {
+		return fmt.Errorf("insert workflow events: %w", err)
+	}
+	return nil
+}
+
+// maxEventBatchBytes caps the payload of one workflow_events INSERT.
+const maxEventBatchBytes = 1 << 20
+
+func (e *WorkflowEvent) size() int {
+	return len(e.Input) + len(e.Output) + len(e.StateBefore) + len(e.StateAfter) + len(e.Context) +
+		len(e.Artifacts) + len(e.Chunks) + len(e.Error) + 256
 }
 
 func (w *WorkflowTx) exec(name string, args ...any) (int64, error) {
@@ -323,21 +391,16 @@ func (w *WorkflowTx) InsertStepJobs(workflowID int64, jobs []StepJob) error {
 	return nil
 }
 
-// InsertLogs writes log rows in the transaction.
+// InsertLogs adds log rows, written in order at the end of the transaction.
 func (w *WorkflowTx) InsertLogs(logs ...LogRow) error {
-	return w.s.insertLogs(w.ctx, w.tx, logs)
+	w.logs = append(w.logs, logs...)
+	return nil
 }
 
-// InsertEvents writes workflow_events rows in order.
+// InsertEvents adds workflow_events rows, written in order at the end of
+// the transaction.
 func (w *WorkflowTx) InsertEvents(events ...WorkflowEvent) error {
-	for _, e := range events {
-		if _, err := w.exec(qInsertWorkflowEvent, e.WorkflowID, e.JobID, e.StepIndex, e.StepName, e.StepType,
-			e.Handler, e.Event, e.Queue, e.Attempt, nullBytes(e.Input), nullBytes(e.Output),
-			nullBytes(e.StateBefore), nullBytes(e.StateAfter), nullBytes(e.Context), nullBytes(e.Artifacts),
-			nullBytes(e.Chunks), nullBytes(e.Error), e.DurationMS); err != nil {
-			return err
-		}
-	}
+	w.events = append(w.events, events...)
 	return nil
 }
 

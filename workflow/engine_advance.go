@@ -45,12 +45,6 @@ type advanceTx struct {
 	// is then localNext (local_activity.go).
 	runLocal  bool
 	localNext *localAttempt
-	// deferWrites: log and event rows are collected (insertLogs,
-	// insertEvents) and written in one INSERT each by flushDeferred
-	// (local_activity.go: the hot path of a chain of local steps).
-	deferWrites bool
-	defLogs     []store.LogRow
-	defEvents   []store.WorkflowEvent
 	// jobCompleted: the caller already completed a.job (a local step's
 	// fenced completion), so finalize does not.
 	jobCompleted bool
@@ -203,7 +197,7 @@ func (a *advanceTx) finalize(out *phpjson.Object, logCompletion bool) error {
 		}
 	}
 	if logCompletion {
-		if err := a.insertLogs(a.e.completedLog(a.job, a.wf.ID, a.current, a.dur)); err != nil {
+		if err := a.tx.InsertLogs(a.e.completedLog(a.job, a.wf.ID, a.current, a.dur)); err != nil {
 			return err
 		}
 	}
@@ -220,7 +214,7 @@ func (a *advanceTx) finalize(out *phpjson.Object, logCompletion bool) error {
 	if err != nil {
 		return err
 	}
-	if err := a.insertEvents(ev); err != nil {
+	if err := a.tx.InsertEvents(ev); err != nil {
 		return err
 	}
 	return a.afterStep(next, isLast)
@@ -247,7 +241,7 @@ func (a *advanceTx) afterStep(next int, isLast bool) error {
 		if q == "" {
 			q = "default"
 		}
-		if err := a.insertLogs(store.WorkflowLog(a.wf.ID, a.wf.Name, q, store.EventWorkflowCompleted)); err != nil {
+		if err := a.tx.InsertLogs(store.WorkflowLog(a.wf.ID, a.wf.Name, q, store.EventWorkflowCompleted)); err != nil {
 			return err
 		}
 		// on_workflow_completed (the run_workflow parent resumes in this

@@ -285,7 +285,7 @@ func (a *advanceTx) queuetyEvent(name string, index int, ctxObj *phpjson.Object,
 	if err != nil {
 		return err
 	}
-	return a.insertEvents(ev)
+	return a.tx.InsertEvents(ev)
 }
 
 func historyBytes(x *store.ActivityExecution) []byte {
@@ -487,7 +487,7 @@ func (lc *localTx) startNew(step Step, fresh bool) (*localAttempt, error) {
 	}
 	l := jobLog(a.job, a.wf.ID, lc.index, store.EventStarted)
 	l.Attempt = store.Int(int64(a.job.Attempts))
-	if err := a.insertLogs(l); err != nil {
+	if err := a.tx.InsertLogs(l); err != nil {
 		return nil, err
 	}
 	if err := a.queuetyEvent(ActivityStarted, lc.index, lc.startedContext(att, lease), phpjson.Null()); err != nil {
@@ -563,7 +563,7 @@ func (lc *localTx) start(step Step, fresh bool) (*localAttempt, error) {
 	}
 	started := jobLog(a.job, a.wf.ID, lc.index, store.EventStarted)
 	started.Attempt = store.Int(int64(a.job.Attempts))
-	if err := a.insertLogs(started); err != nil {
+	if err := a.tx.InsertLogs(started); err != nil {
 		return nil, err
 	}
 	if err := a.localEvent(x, ActivityStarted, lc.index, lc.startedContext(att, lease), phpjson.Null(), now); err != nil {
@@ -944,13 +944,7 @@ func (e *Engine) finishLocal(ctx context.Context, att *localAttempt, out *phpjso
 			}
 			t := *att.trace
 			a.trace = &t
-			// The step's rows and the next local step's are written with
-			// one INSERT per table.
-			a.deferWrites = true
-			if err := a.finalize(orEmpty(out), true); err != nil {
-				return err
-			}
-			return a.flushDeferred()
+			return a.finalize(orEmpty(out), true)
 		}
 		msg, class := callErr.Error(), errorClass(callErr)
 		if _, err := a.tx.CloseActivityAttempt(att.id, store.AttemptFailed, msg, class, "", now); err != nil {
@@ -977,38 +971,6 @@ func (e *Engine) finishLocal(ctx context.Context, att *localAttempt, out *phpjso
 		log.Warn("local activity: after-commit work failed", "job", att.job.ID, "err", aerr)
 	}
 	return next, nil
-}
-
-// insertLogs writes log rows now, or collects them under deferWrites.
-func (a *advanceTx) insertLogs(logs ...store.LogRow) error {
-	if a.deferWrites {
-		a.defLogs = append(a.defLogs, logs...)
-		return nil
-	}
-	return a.tx.InsertLogs(logs...)
-}
-
-// insertEvents writes workflow_events rows now, or collects them under
-// deferWrites.
-func (a *advanceTx) insertEvents(events ...store.WorkflowEvent) error {
-	if a.deferWrites {
-		a.defEvents = append(a.defEvents, events...)
-		return nil
-	}
-	return a.tx.InsertEvents(events...)
-}
-
-// flushDeferred writes the collected rows, in order, one INSERT per table.
-func (a *advanceTx) flushDeferred() error {
-	a.deferWrites = false
-	if err := a.tx.InsertLogs(a.defLogs...); err != nil {
-		return err
-	}
-	if err := a.tx.InsertEventsBatch(a.defEvents); err != nil {
-		return err
-	}
-	a.defLogs, a.defEvents = nil, nil
-	return nil
 }
 
 // lockLocal locks the workflow, then the step job with its execution (one
@@ -1081,7 +1043,7 @@ func (a *advanceTx) completeLocalFast(att *localAttempt, out *phpjson.Object, ca
 	if err := appendHistory(x, ActivityCompleted, c, phpjson.Null(), now); err != nil {
 		return false, err
 	}
-	ok, err := a.tx.CompleteLocalStep(job.ID, job.ReservedBy.String, job.Attempts, att.id, res, historyBytes(x), now)
+	ok, err := a.tx.CompleteLocalStep(job.ID, att.execID, job.ReservedBy.String, job.Attempts, att.id, res, historyBytes(x), now)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -1089,9 +1051,8 @@ func (a *advanceTx) completeLocalFast(att *localAttempt, out *phpjson.Object, ca
 	a.jobCompleted = true
 	t := *att.trace
 	a.trace = &t
-	a.deferWrites = true
 	if err := a.finalize(orEmpty(out), true); err != nil {
 		return false, err
 	}
-	return true, a.flushDeferred()
+	return true, nil
 }
