@@ -131,24 +131,7 @@ func runLocalChild() int {
 		Backoff:        Backoff{List: []int{0}},
 		Logger:         testLogger(),
 	}
-	c, err := Open(context.Background(), cfg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer c.Close()
-	w, err := c.NewWorker(reg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := w.Run(ctx); err != nil { // until killed
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
+	return serveChild(cfg, reg)
 }
 
 func readLines(t *testing.T, path string) []string {

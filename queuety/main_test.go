@@ -99,6 +99,12 @@ func runChildWorker() int {
 		cfg.WorkerStaleAfter = time.Duration(ms) * time.Millisecond
 		cfg.RegistrationHeartbeat = cfg.WorkerStaleAfter / 4
 	}
+	return serveChild(cfg, reg)
+}
+
+// serveChild runs a worker of reg with cfg until SIGTERM or SIGINT (or a
+// kill): the body of every child mode. It returns the exit code.
+func serveChild(cfg Config, reg *Registry) int {
 	c, err := Open(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -3,6 +3,7 @@ package queuety
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -352,4 +353,54 @@ func TestSeedSessionWorkflowRunsOnTheCapableWorker(t *testing.T) {
 	}
 	s := getSession(t, c, "gpu-render")
 	require.Equal(t, "gpu-1", *s.LeaseOwner)
+}
+
+// Three capable workers, five sessions, a hundred session-bound jobs: each
+// job completes exactly once, and every job of a session runs on the one
+// worker that holds it.
+func TestSessionJobsStayPinnedUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, func(cfg *Config) { cfg.Concurrency = 8 })
+	var mu sync.Mutex
+	runs := map[int64]int{}
+	ranOn := map[string]map[string]bool{} // session → workers
+	registry := func(worker string) *Registry {
+		reg := NewRegistry()
+		reg.HandleFunc("render", func(_ context.Context, j *Job) error {
+			time.Sleep(2 * time.Millisecond)
+			mu.Lock()
+			defer mu.Unlock()
+			runs[j.ID]++
+			sid := jobRow(t, c, j.ID).SessionID.String
+			if ranOn[sid] == nil {
+				ranOn[sid] = map[string]bool{}
+			}
+			ranOn[sid][worker] = true
+			return nil
+		})
+		return reg
+	}
+	var ids []int64
+	for i := 0; i < 100; i++ {
+		sid := fmt.Sprintf("s%d", i%5)
+		ids = append(ids, insertSessionJob(t, c, "render", `[]`, gpuRender(func(o *sessions.Options) {
+			o.SessionID = sid
+			o.MaxConcurrentActivities = ptr(4)
+		})))
+	}
+	for _, w := range []string{"gpu-1", "gpu-2", "gpu-3"} {
+		sessionWorker(t, c, registry(w), w, "gpu:nvidia-l4")
+	}
+	waitFor(t, 30*time.Second, "all completed", func() bool { return countStatus(t, c, store.StatusCompleted) == 100 })
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range ids {
+		require.Equal(t, 1, runs[id], "job %d ran once", id)
+	}
+	require.Len(t, ranOn, 5)
+	for sid, workers := range ranOn {
+		require.Len(t, workers, 1, "session %s ran on one worker: %v", sid, workers)
+		s := getSession(t, c, sid)
+		require.True(t, workers[*s.LeaseOwner], "session %s is held by the worker that ran it", sid)
+	}
 }

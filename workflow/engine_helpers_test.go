@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
-	"github.com/queuety-go/queuety/internal/testdb"
+	"github.com/queuety-go/queuety/internal/storetest"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -26,15 +26,7 @@ type engineEnv struct {
 func newEngineEnv(t *testing.T) *engineEnv {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.New(t), 8, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	tables, err := store.Naming{DBPrefix: "wp_"}.Resolve()
-	require.NoError(t, err)
-	s, err := store.New(db, tables, nil)
-	require.NoError(t, err)
-	_, err = s.Migrate(ctx)
-	require.NoError(t, err)
+	s, db := storetest.New(t, nil, 8)
 	return &engineEnv{t: t, ctx: ctx, db: db, s: s, e: NewEngine(s, fixtureHandlers(t))}
 }
 

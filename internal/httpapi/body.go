@@ -50,6 +50,17 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) (*phpjson.Objec
 // key must be one the route knows, every value must have the right type.
 // Problems collect in errs keyed by field ("task_slots.session_available"
 // for nested ones). An explicit null counts as "not provided".
+// readFields reads the request body (see readBody) and returns its fields,
+// which report into the returned errors.
+func (s *Server) readFields(w http.ResponseWriter, r *http.Request) (*fields, *fieldErrors, *apiError) {
+	body, e := readBody(w, r, s.cfg.MaxBodyBytes)
+	if e != nil {
+		return nil, nil, e
+	}
+	errs := &fieldErrors{}
+	return newFields(body, errs), errs, nil
+}
+
 type fields struct {
 	obj    *phpjson.Object
 	prefix string

@@ -20,7 +20,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/clock"
 	"github.com/queuety-go/queuety/internal/sessions"
-	"github.com/queuety-go/queuety/internal/testdb"
+	"github.com/queuety-go/queuety/internal/storetest"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -48,16 +48,8 @@ type env struct {
 func newEnv(t *testing.T, edit ...func(*Config)) *env {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.New(t), 8, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	tables, err := store.Naming{DBPrefix: "wp_"}.Resolve()
-	require.NoError(t, err)
 	clk := clock.NewFake(t0)
-	st, err := store.New(db, tables, clk)
-	require.NoError(t, err)
-	_, err = st.Migrate(ctx)
-	require.NoError(t, err)
+	st, db := storetest.New(t, clk, 8)
 	reg := sessions.New(st, sessions.Config{Clock: clk, StaleAfter: 60 * time.Second})
 	tasks := &fakeTasks{}
 	cfg := Config{

@@ -47,12 +47,10 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request, rq *reque
 	if e := s.fence(rq); e != nil {
 		return e
 	}
-	body, e := readBody(w, r, s.cfg.MaxBodyBytes)
+	f, errs, e := s.readFields(w, r)
 	if e != nil {
 		return e
 	}
-	var errs fieldErrors
-	f := newFields(body, &errs)
 	workerID := s.workerIDField(f)
 	// The option fields: lengths here (the schema's 255), types and the
 	// library's messages in sessions.ParseOptions.
@@ -79,7 +77,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request, rq *reque
 		}
 	}
 	f.done()
-	id, hasID := body.Get("session_id")
+	id, hasID := f.obj.Get("session_id")
 	idStr, idIsStr := id.AsString()
 	switch {
 	case !hasID || id.IsNull():
@@ -143,22 +141,27 @@ func sessionPathID(r *http.Request) (string, *apiError) {
 	return id, nil
 }
 
+// openSession starts the routes of one session: the protocol fence, the
+// session id of the path, and the body with its worker_id.
+func (s *Server) openSession(w http.ResponseWriter, r *http.Request, rq *request) (id, workerID string, f *fields, errs *fieldErrors, e *apiError) {
+	if e = s.fence(rq); e != nil {
+		return
+	}
+	if id, e = sessionPathID(r); e != nil {
+		return
+	}
+	if f, errs, e = s.readFields(w, r); e != nil {
+		return
+	}
+	return id, s.workerIDField(f), f, errs, nil
+}
+
 // heartbeatSession is POST /api/worker/sessions/{sessionId}/heartbeat.
 func (s *Server) heartbeatSession(w http.ResponseWriter, r *http.Request, rq *request) *apiError {
-	if e := s.fence(rq); e != nil {
-		return e
-	}
-	id, e := sessionPathID(r)
+	id, workerID, f, errs, e := s.openSession(w, r, rq)
 	if e != nil {
 		return e
 	}
-	body, e := readBody(w, r, s.cfg.MaxBodyBytes)
-	if e != nil {
-		return e
-	}
-	var errs fieldErrors
-	f := newFields(body, &errs)
-	workerID := s.workerIDField(f)
 	lease := f.intPtr("lease_seconds", 1, 1<<31-1)
 	f.done()
 	if !errs.empty() {
@@ -170,20 +173,10 @@ func (s *Server) heartbeatSession(w http.ResponseWriter, r *http.Request, rq *re
 
 // closeSession is DELETE /api/worker/sessions/{sessionId} with {worker_id}.
 func (s *Server) closeSession(w http.ResponseWriter, r *http.Request, rq *request) *apiError {
-	if e := s.fence(rq); e != nil {
-		return e
-	}
-	id, e := sessionPathID(r)
+	id, workerID, f, errs, e := s.openSession(w, r, rq)
 	if e != nil {
 		return e
 	}
-	body, e := readBody(w, r, s.cfg.MaxBodyBytes)
-	if e != nil {
-		return e
-	}
-	var errs fieldErrors
-	f := newFields(body, &errs)
-	workerID := s.workerIDField(f)
 	f.done()
 	if !errs.empty() {
 		return errs.validation()

@@ -115,15 +115,10 @@ func (s *Server) tasksAvailable() *apiError {
 // the worker's queues, waiting up to poll_timeout_seconds (default
 // Config.PollTimeout, at most 30 s) for one to appear.
 func (s *Server) pollTask(w http.ResponseWriter, r *http.Request, rq *request) *apiError {
-	if e := s.tasksAvailable(); e != nil {
-		return e
-	}
-	body, e := readBody(w, r, s.cfg.MaxBodyBytes)
+	f, errs, e := s.openTaskBody(w, r)
 	if e != nil {
 		return e
 	}
-	var errs fieldErrors
-	f := newFields(body, &errs)
 	workerID := s.workerIDField(f)
 	var queues []string
 	if q, ok := f.str("task_queue", false, maxQueueLength); ok {
@@ -330,16 +325,7 @@ func taskRef(r *http.Request, f *fields) (attemptRef, *apiError) {
 // Progress is the OpenAPI's progress value, or the server's message,
 // current, total, unit and details gathered into one object.
 func (s *Server) heartbeatTask(w http.ResponseWriter, r *http.Request, rq *request) *apiError {
-	if e := s.tasksAvailable(); e != nil {
-		return e
-	}
-	body, e := readBody(w, r, s.cfg.MaxBodyBytes)
-	if e != nil {
-		return e
-	}
-	var errs fieldErrors
-	f := newFields(body, &errs)
-	ref, e := taskRef(r, f)
+	f, errs, ref, e := s.openTask(w, r)
 	if e != nil {
 		return e
 	}
@@ -425,18 +411,29 @@ func (s *Server) heartbeatTask(w http.ResponseWriter, r *http.Request, rq *reque
 	return nil
 }
 
+// openTaskBody starts an activity-task route: the task routes must be
+// served and the body read; its fields report into the returned errors.
+func (s *Server) openTaskBody(w http.ResponseWriter, r *http.Request) (*fields, *fieldErrors, *apiError) {
+	if e := s.tasksAvailable(); e != nil {
+		return nil, nil, e
+	}
+	return s.readFields(w, r)
+}
+
+// openTask is openTaskBody for the routes of one claimed task: the task
+// and attempt the path and body name are parsed too.
+func (s *Server) openTask(w http.ResponseWriter, r *http.Request) (*fields, *fieldErrors, attemptRef, *apiError) {
+	f, errs, e := s.openTaskBody(w, r)
+	if e != nil {
+		return nil, nil, attemptRef{}, e
+	}
+	ref, e := taskRef(r, f)
+	return f, errs, ref, e
+}
+
 // completeTask is POST /api/worker/activity-tasks/{taskId}/complete.
 func (s *Server) completeTask(w http.ResponseWriter, r *http.Request, rq *request) *apiError {
-	if e := s.tasksAvailable(); e != nil {
-		return e
-	}
-	body, e := readBody(w, r, s.cfg.MaxBodyBytes)
-	if e != nil {
-		return e
-	}
-	var errs fieldErrors
-	f := newFields(body, &errs)
-	ref, e := taskRef(r, f)
+	f, errs, ref, e := s.openTask(w, r)
 	if e != nil {
 		return e
 	}
@@ -463,16 +460,7 @@ func (s *Server) completeTask(w http.ResponseWriter, r *http.Request, rq *reques
 // non_retryable) or nested (the server's failure{message, type,
 // non_retryable, retryable, ...}).
 func (s *Server) failTask(w http.ResponseWriter, r *http.Request, rq *request) *apiError {
-	if e := s.tasksAvailable(); e != nil {
-		return e
-	}
-	body, e := readBody(w, r, s.cfg.MaxBodyBytes)
-	if e != nil {
-		return e
-	}
-	var errs fieldErrors
-	f := newFields(body, &errs)
-	ref, e := taskRef(r, f)
+	f, errs, ref, e := s.openTask(w, r)
 	if e != nil {
 		return e
 	}
@@ -511,7 +499,7 @@ func (s *Server) failTask(w http.ResponseWriter, r *http.Request, rq *request) *
 		n.any("details")
 		n.done()
 	}
-	if msg == "" && !hasPrefix(&errs, "failure") && !errs.has("message") && !errs.has("error") {
+	if msg == "" && !hasPrefix(errs, "failure") && !errs.has("message") && !errs.has("error") {
 		f.fail("message", "is required (send message, or failure.message)")
 	}
 	f.done()

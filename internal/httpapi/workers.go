@@ -26,12 +26,10 @@ const runtimeExternal = "external"
 // task_slots, process_metrics, heartbeat_interval_seconds, ...}, and
 // answers 201 with the server's body.
 func (s *Server) register(w http.ResponseWriter, r *http.Request, rq *request) *apiError {
-	body, e := readBody(w, r, s.cfg.MaxBodyBytes)
+	f, errs, e := s.readFields(w, r)
 	if e != nil {
 		return e
 	}
-	var errs fieldErrors
-	f := newFields(body, &errs)
 	reg := sessions.Registration{Namespace: rq.ns}
 
 	if id, ok := f.str("worker_id", false, 255); ok {
@@ -50,7 +48,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, rq *request) *
 	if qs, ok := f.strings("task_queues", maxQueueLength); ok {
 		reg.Queues = qs
 	}
-	if reg.TaskQueue == "" && len(reg.Queues) == 0 && !errs.has("task_queue") && !hasPrefix(&errs, "task_queues") {
+	if reg.TaskQueue == "" && len(reg.Queues) == 0 && !errs.has("task_queue") && !hasPrefix(errs, "task_queues") {
 		f.fail("task_queue", "is required (send task_queue, or task_queues with at least one queue)")
 	}
 	reg.Runtime = runtimeExternal
@@ -135,12 +133,10 @@ func (s *Server) workerBody(wk sessions.Worker, lead ...field) object {
 // heartbeatWorker is POST /api/worker/heartbeat: the registration
 // heartbeat that keeps a worker's sessions from turning orphaned.
 func (s *Server) heartbeatWorker(w http.ResponseWriter, r *http.Request, rq *request) *apiError {
-	body, e := readBody(w, r, s.cfg.MaxBodyBytes)
+	f, errs, e := s.readFields(w, r)
 	if e != nil {
 		return e
 	}
-	var errs fieldErrors
-	f := newFields(body, &errs)
 	id, ok := f.str("worker_id", true, 255)
 	if ok {
 		if err := sessions.ValidateWorkerID(id); err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/internal/clock"
-	"github.com/queuety-go/queuety/internal/testdb"
+	"github.com/queuety-go/queuety/internal/storetest"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -35,16 +35,8 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.New(t), 16, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	tables, err := store.Naming{DBPrefix: "wp_"}.Resolve()
-	require.NoError(t, err)
 	clk := clock.NewFake(t0)
-	st, err := store.New(db, tables, clk)
-	require.NoError(t, err)
-	_, err = st.Migrate(ctx)
-	require.NoError(t, err)
+	st, _ := storetest.New(t, clk, 16)
 	return &env{t: t, ctx: ctx, st: st, clk: clk, reg: New(st, Config{Clock: clk, StaleAfter: 60 * time.Second})}
 }
 
