@@ -116,6 +116,14 @@ func (j *Job) Heartbeat(ctx context.Context, progress any) error {
 			return ErrJobLost
 		}
 	}
+	if j.run != nil && j.run.row.SessionID.Valid {
+		// A job heartbeat renews its worker session's lease first, and is
+		// recorded only when that succeeds; a refused renewal means stop
+		// (the context is cancelled with the reason).
+		if err := j.w.sessions.renewFor(ctx, j.run); err != nil {
+			return err
+		}
+	}
 	ok, err := j.w.store.Heartbeat(ctx, j.attempt, data)
 	if err != nil {
 		return err
@@ -128,11 +136,6 @@ func (j *Job) Heartbeat(ctx context.Context, progress any) error {
 			j.run.cancel(ErrJobLost)
 		}
 		return ErrJobLost
-	}
-	if j.run != nil && j.run.row.SessionID.Valid {
-		// A job heartbeat renews its worker session's lease too; a refused
-		// renewal means stop (the context is cancelled with the reason).
-		return j.w.sessions.renewFor(ctx, j.run)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -212,24 +213,25 @@ func (a *sessionAgent) forget(sid string) {
 // claim admits the session-bound jobs this worker can take into the window
 // (see claimSessionJobs). A window that finds no candidates makes the next
 // ones skip the read for a poll interval.
-func (a *sessionAgent) claim(ctx context.Context, tx *store.ClaimTx, queues []string, p store.ClaimParams, n int) ([]store.JobRow, error) {
+func (a *sessionAgent) claim(ctx context.Context, tx *store.ClaimTx, queues []string, p store.ClaimParams, n int) (rows []store.JobRow, buried int, err error) {
 	if n <= 0 || len(queues) == 0 || a.w.cfg.MaxWorkerSessions < 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
 	a.mu.Lock()
 	skip := time.Since(a.noneAt) < a.w.cfg.PollInterval
 	a.mu.Unlock()
 	if skip {
-		return nil, nil
+		return nil, 0, nil
 	}
 	who := claimant{ns: a.ns, workerID: a.w.id, queues: a.w.cfg.Queues, caps: a.caps}
-	rows, seen, err := claimSessionJobs(ctx, tx, a.reg, who, queues, p, n, a.log)
+	rows, seen, buried, err := claimSessionJobs(ctx, tx, a.w.c, who, queues, p, n)
 	if err == nil && seen == 0 {
 		a.mu.Lock()
 		a.noneAt = time.Now()
 		a.mu.Unlock()
 	}
-	return rows, err
+	a.w.stats.buried.Add(int64(buried))
+	return rows, buried, err
 }
 
 // claimant is who admits session-bound jobs: a worker of this process or
@@ -256,80 +258,131 @@ func (c claimant) satisfies(n sessions.Normalized) bool {
 	return true
 }
 
+// sessionRounds bounds how many candidate pages one window reads: each
+// round skips the sessions the earlier ones found unusable.
+const sessionRounds = 4
+
 // claimSessionJobs admits up to n session-bound jobs of queues into the
-// window tx for who: it reads pending candidates without locking, keeps
+// window tx for who. It reads pending candidates without locking, keeps
 // those whose session options who satisfies (queue routing first, then
 // capabilities ⊇ requirements), locks them, and admits each through its
 // session under the session's row lock. A refused job is left untouched:
-// pending for a capable worker, and no session row is created for it. A row
-// whose worker_session cannot be read is buried with the reason. seen is
-// how many candidates there were.
-func claimSessionJobs(ctx context.Context, tx *store.ClaimTx, reg *sessions.Registry, who claimant, queues []string,
-	p store.ClaimParams, n int, log *slog.Logger) (admitted []store.JobRow, seen int, err error) {
+// pending for a capable worker, and no session row is created for it; the
+// rest of its session is skipped for this window, so a held or unusable
+// session does not hide the jobs behind it. A job that can never run is
+// buried with the reason: its worker_session cannot be read, or its
+// session is closed or past its TTL (terminal for that id). seen counts
+// the candidates, buried the jobs buried.
+func claimSessionJobs(ctx context.Context, tx *store.ClaimTx, c *Client, who claimant, queues []string,
+	p store.ClaimParams, n int) (admitted []store.JobRow, seen, buried int, err error) {
+	reg, log := c.sessions, c.log
 	p.Limit = max(sessionCandidates, n)
-	cands, err := tx.SessionCandidates(ctx, queues, p)
-	if err != nil || len(cands) == 0 {
-		return nil, 0, err
-	}
-	type pick struct {
-		opts sessions.Options
-		sid  string
-		bad  error
-	}
-	picks := map[int64]pick{}
-	var ids []int64
-	for i := range cands {
-		opts, err := jobSessionOptions(&cands[i])
+	skip := map[string]bool{}    // sessions this window cannot use
+	inWindow := map[string]int{} // jobs admitted per session
+	workerLocked := false
+	for round := 0; round < sessionRounds && len(admitted) < n; round++ {
+		cands, err := tx.SessionCandidates(ctx, queues, slices.Collect(maps.Keys(skip)), p)
 		if err != nil {
-			picks[cands[i].ID] = pick{bad: err}
-			ids = append(ids, cands[i].ID)
-			continue
+			return nil, seen, buried, err
 		}
-		norm := opts.Normalize()
-		if !who.satisfies(norm) {
-			continue
+		seen += len(cands)
+		type pick struct {
+			opts sessions.Options
+			sid  string
+			bad  error
 		}
-		picks[cands[i].ID] = pick{opts: opts, sid: norm.SessionID}
-		ids = append(ids, cands[i].ID)
-	}
-	locked, err := tx.LockJobs(ctx, ids)
-	if err != nil {
-		return nil, len(cands), err
-	}
-	// Admit in session order: two windows that lock the same sessions in
-	// the same order cannot deadlock on them.
-	slices.SortStableFunc(locked, func(x, y store.JobRow) int {
-		return strings.Compare(x.SessionID.String, y.SessionID.String)
-	})
-	inWindow := map[string]int{}
-	for i := range locked {
-		row := &locked[i]
-		pk := picks[row.ID]
-		if pk.bad != nil {
-			msg := "Invalid worker_session: " + pk.bad.Error()
-			log.Warn("burying a job whose worker_session cannot be read", "job", row.ID, "err", pk.bad)
-			if err := tx.Bury(ctx, who.workerID, row, msg); err != nil {
-				return nil, len(cands), err
+		picks := map[int64]pick{}
+		var ids []int64
+		for i := range cands {
+			sid := cands[i].SessionID.String
+			if skip[sid] {
+				continue
 			}
-			continue
+			opts, err := jobSessionOptions(&cands[i])
+			if err != nil {
+				picks[cands[i].ID] = pick{bad: err}
+				ids = append(ids, cands[i].ID)
+				continue
+			}
+			if !who.satisfies(opts.Normalize()) {
+				skip[sid] = true
+				continue
+			}
+			picks[cands[i].ID] = pick{opts: opts, sid: sid}
+			ids = append(ids, cands[i].ID)
 		}
-		if len(admitted) >= n {
-			continue
-		}
-		res, err := reg.Admit(ctx, tx.Querier(), sessions.Admission{
-			Namespace: who.ns, WorkerID: who.workerID, Options: pk.opts, JobID: row.ID, InWindow: inWindow[pk.sid],
-		})
+		locked, err := tx.LockJobs(ctx, ids)
 		if err != nil {
-			return nil, len(cands), err
+			return nil, seen, buried, err
 		}
-		if !res.Admitted {
-			log.Debug("session-bound job not admitted", "job", row.ID, "session", pk.sid, "worker", who.workerID, "reason", res.Reason)
-			continue
+		// Lock order: the worker's registration row (creating or
+		// reacquiring a session locks it), then sessions by id, so two
+		// windows of this worker cannot deadlock on them.
+		slices.SortStableFunc(locked, func(x, y store.JobRow) int {
+			return strings.Compare(x.SessionID.String, y.SessionID.String)
+		})
+		for i := range locked {
+			row := &locked[i]
+			pk := picks[row.ID]
+			if pk.bad != nil {
+				log.Warn("burying a job whose worker_session cannot be read", "job", row.ID, "err", pk.bad)
+				if err := tx.Bury(ctx, who.workerID, row, "Invalid worker_session: "+pk.bad.Error()); err != nil {
+					return nil, seen, buried, err
+				}
+				buried++
+				continue
+			}
+			if len(admitted) >= n || skip[pk.sid] {
+				continue
+			}
+			if !workerLocked {
+				if _, err := c.store.LockWorker(ctx, tx.Querier(), who.ns, who.workerID); err != nil {
+					return nil, seen, buried, err
+				}
+				workerLocked = true
+			}
+			res, err := reg.Admit(ctx, tx.Querier(), sessions.Admission{
+				Namespace: who.ns, WorkerID: who.workerID, Options: pk.opts, JobID: row.ID, InWindow: inWindow[pk.sid],
+			})
+			if err != nil {
+				if store.Transient(err) || store.ConnectionLost(err) || ctx.Err() != nil {
+					return nil, seen, buried, err
+				}
+				// One session's trouble must not stop the window: the job
+				// stays pending and its session is skipped.
+				log.Warn("admitting a session-bound job failed; skipping its session for now", "job", row.ID, "session", pk.sid, "err", err)
+				skip[pk.sid] = true
+				continue
+			}
+			if !res.Admitted {
+				skip[pk.sid] = true
+				if terminalRefusal(res.Reason) {
+					msg := fmt.Sprintf("Worker session %q cannot be used: %s (%s)", pk.sid, res.Error, res.Reason)
+					log.Warn("burying a job whose worker session is terminal", "job", row.ID, "session", pk.sid, "reason", res.Reason)
+					if err := tx.Bury(ctx, who.workerID, row, msg); err != nil {
+						return nil, seen, buried, err
+					}
+					buried++
+					continue
+				}
+				log.Debug("session-bound job not admitted", "job", row.ID, "session", pk.sid, "worker", who.workerID, "reason", res.Reason)
+				continue
+			}
+			inWindow[pk.sid]++
+			admitted = append(admitted, *row)
 		}
-		inWindow[pk.sid]++
-		admitted = append(admitted, *row)
+		if len(cands) < p.Limit {
+			break // there is no further page
+		}
 	}
-	return admitted, len(cands), nil
+	return admitted, seen, buried, nil
+}
+
+// terminalRefusal reports whether a refusal means the session id can never
+// be used again (closed, or past its TTL / not reacquirable): its jobs
+// would wait forever.
+func terminalRefusal(reason string) bool {
+	return reason == sessions.ReasonSessionClosed || reason == sessions.ReasonReacquireDisallowed
 }
 
 // sessionLease is the lease a running session-bound job's session is
@@ -358,7 +411,9 @@ func jobSessionOptions(row *store.JobRow) (sessions.Options, error) {
 	if err != nil {
 		return sessions.Options{}, fmt.Errorf("not JSON: %w", err)
 	}
-	o, err := sessions.ParseOptions(v)
+	// Stored snapshots are read leniently (spec §1.3): a bad number falls
+	// back to its default; only a missing session id is an error.
+	o, err := sessions.ParseStored(v)
 	if err != nil {
 		return sessions.Options{}, err
 	}

@@ -156,12 +156,14 @@ func TestGracefulStopClosesSessions(t *testing.T) {
 	require.False(t, res.Admitted)
 	require.Equal(t, "session_closed", res.Reason)
 
-	// And a job bound to the closed session is never admitted.
-	insertSessionJob(t, c, "render", `[]`, gpuRender(nil))
+	// A job bound to the closed session can never run: it is buried with
+	// the reason, not left pending for ever.
+	late := insertSessionJob(t, c, "render", `[]`, gpuRender(nil))
 	w2 := sessionWorker(t, c, reg, "gpu-3", "gpu:nvidia-l4")
-	time.Sleep(200 * time.Millisecond)
+	waitFor(t, 10*time.Second, "late job buried", func() bool { return jobRow(t, c, late).Status == store.StatusBuried })
 	require.Zero(t, w2.Stats().Claimed)
-	require.Equal(t, 1, countStatus(t, c, store.StatusPending))
+	require.Contains(t, jobRow(t, c, late).ErrorMessage.String, `Worker session "gpu-render" cannot be used`)
+	require.Contains(t, jobRow(t, c, late).ErrorMessage.String, "session_closed")
 }
 
 // A session held by a live worker is not taken by another capable one:
@@ -188,7 +190,32 @@ func TestSessionOwnedByAnotherWorkerWaits(t *testing.T) {
 	res, err = c.sessions.Close(ctx, DefaultNamespace, "gpu-render", "ext-1")
 	require.NoError(t, err)
 	require.True(t, res.Admitted)
-	require.Equal(t, 1, countStatus(t, c, store.StatusPending), "closed: the job can never be admitted")
+	waitFor(t, 10*time.Second, "closed: the job can never run, so it is buried", func() bool {
+		return jobRow(t, c, id).Status == store.StatusBuried
+	})
+	require.Zero(t, w.Stats().Claimed)
+}
+
+// Jobs of a session another worker holds, more than a page of them, do not
+// hide the jobs of another session behind them.
+func TestHeldSessionDoesNotHideOthers(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, nil)
+	ctx := context.Background()
+	_, err := c.sessions.Register(ctx, sessions.Registration{WorkerID: "ext-1", TaskQueue: "gpu-activities", Capabilities: []string{"gpu:nvidia-l4"}})
+	require.NoError(t, err)
+	res, err := c.sessions.Create(ctx, DefaultNamespace, "ext-1", gpuRender(nil))
+	require.NoError(t, err)
+	require.True(t, res.Admitted)
+	for i := 0; i < 2*sessionCandidates; i++ {
+		insertSessionJob(t, c, "render", `[]`, gpuRender(nil)) // held by ext-1
+	}
+	other := insertSessionJob(t, c, "render", `[]`, gpuRender(func(o *sessions.Options) { o.SessionID = "gpu-other" }))
+	reg := NewRegistry()
+	reg.HandleFunc("render", func(context.Context, *Job) error { return nil })
+	sessionWorker(t, c, reg, "gpu-1", "gpu:nvidia-l4")
+	waitFor(t, 10*time.Second, "the other session's job ran", func() bool { return jobRow(t, c, other).Status == store.StatusCompleted })
+	require.Equal(t, 2*sessionCandidates, countStatus(t, c, store.StatusPending), "the held session's jobs wait")
 }
 
 // A job whose worker_session cannot be read is buried with the reason, and
@@ -200,15 +227,35 @@ func TestBadWorkerSessionIsBuried(t *testing.T) {
 	reg.HandleFunc("render", func(context.Context, *Job) error { return nil })
 	good := insertSessionJob(t, c, "render", `[]`, gpuRender(nil))
 	bad := insertSessionJob(t, c, "render", `[]`, gpuRender(nil))
-	_, err := c.db.Exec("UPDATE "+c.store.Tables()["jobs"]+" SET worker_session = ? WHERE id = ?", `{"session_id":"gpu-render","lease_seconds":"soon"}`, bad)
+	_, err := c.db.Exec("UPDATE "+c.store.Tables()["jobs"]+" SET worker_session = ? WHERE id = ?", `{"session_id":"","lease_seconds":"soon"}`, bad)
+	require.NoError(t, err)
+	// A stored snapshot is read leniently: a bad number takes its default.
+	lenient := insertSessionJob(t, c, "render", `[]`, gpuRender(nil))
+	_, err = c.db.Exec("UPDATE "+c.store.Tables()["jobs"]+" SET worker_session = ? WHERE id = ?",
+		`{"session_id":"gpu-render","queue":"gpu-activities","requirements":["gpu:nvidia-l4"],"lease_seconds":"soon","create_if_missing":"yes"}`, lenient)
 	require.NoError(t, err)
 	sessionWorker(t, c, reg, "gpu-1", "gpu:nvidia-l4")
 	waitFor(t, 10*time.Second, "good job completed", func() bool { return jobRow(t, c, good).Status == store.StatusCompleted })
+	waitFor(t, 10*time.Second, "lenient job completed", func() bool { return jobRow(t, c, lenient).Status == store.StatusCompleted })
 	waitFor(t, 10*time.Second, "bad job buried", func() bool { return jobRow(t, c, bad).Status == store.StatusBuried })
 	row := jobRow(t, c, bad)
 	require.Contains(t, row.ErrorMessage.String, "Invalid worker_session")
-	require.Contains(t, row.ErrorMessage.String, "lease_seconds")
+	require.Contains(t, row.ErrorMessage.String, "session_id")
 	require.Equal(t, []string{store.EventStarted, store.EventBuried}, logEvents(jobLogs(t, c, bad)))
+}
+
+// A bad row alone in its window is buried too (the window commits for it).
+func TestLoneBadWorkerSessionIsBuried(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, nil)
+	bad := insertSessionJob(t, c, "render", `[]`, gpuRender(nil))
+	_, err := c.db.Exec("UPDATE "+c.store.Tables()["jobs"]+" SET worker_session = ? WHERE id = ?", `not json`, bad)
+	require.NoError(t, err)
+	reg := NewRegistry()
+	reg.HandleFunc("render", func(context.Context, *Job) error { return nil })
+	sessionWorker(t, c, reg, "gpu-1", "gpu:nvidia-l4")
+	waitFor(t, 10*time.Second, "bad job buried", func() bool { return jobRow(t, c, bad).Status == store.StatusBuried })
+	require.Contains(t, jobRow(t, c, bad).ErrorMessage.String, "Invalid worker_session: not JSON")
 }
 
 // A running job whose session renewal is refused (here: closed under it)

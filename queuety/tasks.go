@@ -3,7 +3,6 @@ package queuety
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
@@ -72,12 +71,16 @@ func (t *Tasks) Poll(ctx context.Context, ns, workerID string, queues []string, 
 		return nil, err
 	}
 	var rows []store.JobRow
+	buried := 0
 	if withSessions {
 		who := claimant{ns: ns, workerID: workerID, queues: w.Queues, caps: caps}
-		rows, _, err = claimSessionJobs(ctx, tx, reg, who, open, store.ClaimParams{}, 1, t.c.log)
+		rows, _, buried, err = claimSessionJobs(ctx, tx, t.c, who, open, store.ClaimParams{}, 1)
 	}
 	for i := 0; err == nil && len(rows) == 0 && i < len(open); i++ {
 		rows, err = tx.Select(ctx, store.ClaimParams{Queue: open[i], Limit: 1})
+	}
+	if err == nil && len(rows) == 0 && buried > 0 {
+		return nil, tx.Finalize(ctx, store.Finalization{WorkerID: workerID}) // keep the burials
 	}
 	if err != nil || len(rows) == 0 {
 		_ = tx.Rollback()
@@ -92,11 +95,13 @@ func (t *Tasks) Poll(ctx context.Context, ns, workerID string, queues []string, 
 	}
 	task := &ClaimedTask{Job: row, LeaseExpiresAt: t.c.store.Now().Add(t.c.cfg.StaleTimeout)}
 	if row.SessionID.Valid {
-		s, err := reg.Get(ctx, ns, row.SessionID.String)
-		if err != nil {
-			return nil, fmt.Errorf("job %d claimed, but reading its session: %w", row.ID, err)
+		// The claim is committed: a failed read only leaves the session
+		// out of the answer, never strands the job.
+		if s, err := reg.Get(ctx, ns, row.SessionID.String); err != nil {
+			t.c.log.Warn("polled a session-bound job but could not read its session", "job", row.ID, "err", err)
+		} else {
+			task.Session = &s
 		}
-		task.Session = &s
 	}
 	return task, nil
 }
@@ -112,16 +117,27 @@ type TaskHeartbeat struct {
 }
 
 // Heartbeat renews the attempt (reserved_at, and progress when given) and,
-// first, the lease of the job's session: the attempt's heartbeat is
-// recorded only when the session renewal succeeds. A stale attempt returns
+// for a session-bound job, first the session's lease: once the attempt is
+// known to hold the job, the session is renewed, and the heartbeat is
+// recorded only when that succeeds. A stale attempt returns
 // ErrStaleAttempt.
 func (t *Tasks) Heartbeat(ctx context.Context, ns, workerID string, jobID int64, attempt int, progress []byte) (TaskHeartbeat, error) {
 	job, err := t.c.store.GetJob(ctx, jobID)
 	if err != nil {
 		return TaskHeartbeat{}, err
 	}
+	at := store.Attempt{ID: jobID, Attempt: attempt, WorkerID: workerID}
 	var out TaskHeartbeat
 	if job.SessionID.Valid {
+		// Spec order: the attempt must hold the job, then the session is
+		// renewed, and only then is the heartbeat recorded.
+		held, err := t.c.store.AttemptHeld(ctx, at)
+		if err != nil {
+			return out, err
+		}
+		if !held {
+			return out, ErrStaleAttempt
+		}
 		res, err := t.c.sessions.HeartbeatSession(ctx, ns, job.SessionID.String, workerID, nil)
 		if err != nil {
 			return out, err
@@ -132,7 +148,7 @@ func (t *Tasks) Heartbeat(ctx context.Context, ns, workerID string, jobID int64,
 			return out, nil
 		}
 	}
-	ok, err := t.c.store.Heartbeat(ctx, store.Attempt{ID: jobID, Attempt: attempt, WorkerID: workerID}, progress)
+	ok, err := t.c.store.Heartbeat(ctx, at, progress)
 	if err != nil {
 		return out, err
 	}

@@ -227,19 +227,24 @@ func (w *Worker) Start(ctx context.Context) error {
 	if err := w.store.CheckSchema(ctx); err != nil {
 		return err
 	}
-	w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
-	w.claimCtx, w.cancelClaim = context.WithCancel(context.Background())
-	if err := w.sessions.Start(ctx); err != nil {
-		return err
-	}
-	w.sampleMemory()
-	go w.completeLoop()
-	w.heartbeater.Start()
+	// The two steps that can fail come first, so a failed start leaves
+	// nothing running.
 	if w.rescuer != nil {
 		if err := w.rescuer.Start(); err != nil {
 			return err
 		}
 	}
+	if err := w.sessions.Start(ctx); err != nil {
+		if w.rescuer != nil {
+			w.rescuer.Stop()
+		}
+		return err
+	}
+	w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
+	w.claimCtx, w.cancelClaim = context.WithCancel(context.Background())
+	w.sampleMemory()
+	go w.completeLoop()
+	w.heartbeater.Start()
 	if w.deadlines != nil {
 		w.deadlines.Start()
 	}
@@ -521,18 +526,20 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 		}
 	}
 	// Session-bound jobs first: ordinary jobs never take them, and a busy
-	// queue of plain jobs must not starve them.
-	rows, err := w.sessions.claim(ctx, tx, open, claimable, n)
+	// queue of plain jobs must not starve them. They are admitted by their
+	// session (its max_concurrent_activities), not by concurrency groups.
+	sessionRows, buried, err := w.sessions.claim(ctx, tx, open, claimable, n)
 	if err != nil {
 		_ = tx.Rollback()
 		return 0, fmt.Errorf("worker sessions: %w", err)
 	}
+	var rows []store.JobRow
 	for _, q := range open {
-		if len(rows) >= n {
+		if len(sessionRows)+len(rows) >= n {
 			break
 		}
 		p := claimable
-		p.Queue, p.Limit = q, n-len(rows)
+		p.Queue, p.Limit = q, n-len(sessionRows)-len(rows)
 		got, err := tx.Select(ctx, p)
 		if err != nil {
 			_ = tx.Rollback()
@@ -543,6 +550,12 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 	if rows, err = w.admit(ctx, tx, rows); err != nil {
 		_ = tx.Rollback()
 		return 0, err
+	}
+	rows = append(sessionRows, rows...)
+	if len(rows) == 0 && buried > 0 && w.claimCtx.Err() == nil {
+		// Only rows the session claim buried (unreadable or terminal
+		// sessions): commit that.
+		return 0, tx.Finalize(ctx, store.Finalization{WorkerID: w.id})
 	}
 	if len(rows) == 0 || w.claimCtx.Err() != nil {
 		// Nothing to do, or Stop arrived while claiming: rolling back hands

@@ -99,14 +99,17 @@ func (c *ClaimTx) Select(ctx context.Context, p ClaimParams) ([]JobRow, error) {
 
 // SessionCandidates reads, without locking, up to p.Limit pending
 // session-bound jobs of the queues that p's handlers would otherwise
-// claim. The caller filters them by what it can satisfy and locks the rest
+// claim, except those of skipSessions. The caller filters them by what it can satisfy and locks the rest
 // with LockJobs.
-func (c *ClaimTx) SessionCandidates(ctx context.Context, queues []string, p ClaimParams) ([]JobRow, error) {
+func (c *ClaimTx) SessionCandidates(ctx context.Context, queues, skipSessions []string, p ClaimParams) ([]JobRow, error) {
 	which, wargs, ok := c.which(p)
 	if !ok || len(queues) == 0 {
 		return nil, nil
 	}
-	return c.selectRows(ctx, qSessionCandidates, which, append(append([]any{queues}, wargs...), p.Limit))
+	if len(skipSessions) == 0 {
+		skipSessions = []string{""} // NOT IN () is not SQL; no session id is empty
+	}
+	return c.selectRows(ctx, qSessionCandidates, which, append(append([]any{queues, skipSessions}, wargs...), p.Limit))
 }
 
 // LockJobs locks the jobs among ids that are still pending and available,

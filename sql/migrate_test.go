@@ -92,8 +92,8 @@ func (e *testEnv) columns(table string) []string {
 
 // Our additive extensions to the plugin's tables, in extensions.sql order.
 var (
-	ourColumns = []string{"wp_queuety_jobs.reserved_by", "wp_queuety_jobs.session_id", "wp_queuety_jobs.worker_session", "wp_queuety_jobs.session_pending"}
-	ourIndexes = []string{"wp_queuety_jobs.idx_qgo_claim", "wp_queuety_jobs.idx_qgo_session"}
+	ourColumns = []string{"wp_queuety_jobs.reserved_by", "wp_queuety_jobs.session_id", "wp_queuety_jobs.worker_session", "wp_queuety_jobs.session_pending", "wp_queuety_jobs.session_processing"}
+	ourIndexes = []string{"wp_queuety_jobs.idx_qgo_claim", "wp_queuety_jobs.idx_qgo_session", "wp_queuety_jobs.idx_qgo_session_processing"}
 )
 
 func TestMigrateEmptyDatabase(t *testing.T) {
@@ -218,8 +218,10 @@ func TestMigrateOverPluginInstall(t *testing.T) {
 			"`session_id` varchar(255) DEFAULT NULL",
 			"`worker_session` text DEFAULT NULL",
 			"`session_pending` varchar(255) GENERATED ALWAYS AS (if(`status` = 'pending',`session_id`,NULL)) VIRTUAL",
+			"`session_processing` varchar(255) GENERATED ALWAYS AS (if(`status` = 'processing',`session_id`,NULL)) VIRTUAL",
 			"KEY `idx_qgo_claim` (`queue`,`status`,`priority` DESC,`id`,`available_at`)",
 			"KEY `idx_qgo_session` (`session_pending`)",
+			"KEY `idx_qgo_session_processing` (`session_processing`)",
 		}, added)
 	}
 
@@ -227,7 +229,7 @@ func TestMigrateOverPluginInstall(t *testing.T) {
 		got := e.dump(e.tables[s], "1")
 		if s == "jobs" {
 			for _, r := range got {
-				for _, col := range []string{"reserved_by", "session_id", "worker_session", "session_pending"} {
+				for _, col := range []string{"reserved_by", "session_id", "worker_session", "session_pending", "session_processing"} {
 					require.Equal(t, "<nil>", r[col], col)
 					delete(r, col)
 				}
@@ -303,7 +305,7 @@ func TestMigrateColumnsMatchPluginRows(t *testing.T) {
 	require.NotEmpty(t, logKeys, "no log rows in the fixture")
 
 	e := newEnv(t)
-	require.Equal(t, append(jobKeys, "reserved_by", "session_id", "worker_session", "session_pending"), e.columns(e.tables["jobs"]))
+	require.Equal(t, append(jobKeys, "reserved_by", "session_id", "worker_session", "session_pending", "session_processing"), e.columns(e.tables["jobs"]))
 	require.Equal(t, logKeys, e.columns(e.tables["logs"]))
 
 	// And every column maps onto JobRow / LogRow.

@@ -46,13 +46,16 @@ FOR UPDATE SKIP LOCKED
 -- Session-bound jobs are never taken by claim-jobs: the worker first reads
 -- the pending ones of its queues without locking (durable-workflow's
 -- pre-filter), keeps those whose worker_session it can satisfy, then locks
--- them by id (lock-session-jobs) and admits each through its session.
+-- them by id (lock-session-jobs) and admits each through its session. The
+-- NOT IN list holds the sessions this window already found it cannot use,
+-- so their jobs do not hide the others behind them.
 SELECT id, queue, handler, payload, priority, attempts, max_attempts,
 	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units,
 	session_id, worker_session
 FROM {jobs} AS job FORCE INDEX (idx_qgo_session)
 WHERE job.session_pending IS NOT NULL AND job.status = 'pending'
-	AND job.queue IN (?) AND job.available_at <= NOW() AND job.batch_id IS NULL
+	AND job.queue IN (?) AND job.session_pending NOT IN (?)
+	AND job.available_at <= NOW() AND job.batch_id IS NULL
 	AND /*which*/
 	AND (job.depends_on IS NULL
 		OR (SELECT dep.status FROM {jobs} dep WHERE dep.id = job.depends_on) = 'completed')

@@ -94,9 +94,11 @@ WHERE namespace = ? AND lease_owner = ? AND status = 'active'
 -- name: count-session-activities
 -- active_activity_count: a job row is the attempt and its lease, so the
 -- session's running attempts are its processing jobs reserved by the
--- holder, except the job being admitted.
+-- holder, except the job being admitted. session_processing is session_id
+-- while processing, so idx_qgo_session_processing reads only this
+-- session's running jobs.
 SELECT COUNT(*) FROM {jobs}
-WHERE status = 'processing' AND session_id = ? AND reserved_by = ? AND id <> ?
+WHERE session_processing = ? AND reserved_by = ? AND id <> ?
 
 -- name: active-worker-session-ids
 -- What a list, detail or metrics read refreshes first.

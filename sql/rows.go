@@ -60,6 +60,9 @@ type JobRow struct {
 	// SessionPending is a virtual column (session_id while pending); read
 	// only so SELECT * maps.
 	SessionPending sql.NullString `db:"session_pending" json:"-"`
+	// SessionProcessing is a virtual column (session_id while processing);
+	// read only so SELECT * maps.
+	SessionProcessing sql.NullString `db:"session_processing" json:"-"`
 }
 
 // LogRow is one row of the logs table.

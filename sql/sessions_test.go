@@ -236,3 +236,40 @@ func TestCountSessionActivities(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 }
+
+// The count runs on every session admission: it must read only the
+// session's processing jobs through idx_qgo_session_processing, not scan
+// every processing job (idx_status) or every job of the session.
+func TestCountSessionActivitiesUsesItsIndex(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	// 4000 processing plain jobs, 2000 completed jobs of the session and
+	// 3 processing ones: the shape where idx_status would read 4003 rows.
+	fill := func(n int, status, session string) {
+		e.exec(`INSERT INTO {jobs} (handler, payload, status, reserved_by, session_id)
+			WITH RECURSIVE seq (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < 100)
+			SELECT 'H', '[]', ?, 'w1', NULLIF(?, '') FROM seq AS a CROSS JOIN seq AS b LIMIT ?`, status, session, n)
+	}
+	fill(4000, "processing", "")
+	fill(2000, "completed", "s")
+	fill(3, "processing", "s")
+	e.exec("ANALYZE TABLE {jobs}")
+
+	rows, err := e.db.QueryxContext(e.ctx, "EXPLAIN "+e.s.query(qCountSessionActivities), "s", "w1", 0)
+	require.NoError(t, err)
+	var plans []map[string]any
+	for rows.Next() {
+		m := map[string]any{}
+		require.NoError(t, rows.MapScan(m))
+		plans = append(plans, m)
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, plans, 1)
+	col := func(name string) string { b, _ := plans[0][name].([]byte); return string(b) } // NULL: ""
+	require.Equal(t, "idx_qgo_session_processing", col("key"), "plan: %s", plans[0])
+	require.Equal(t, "ref", col("type"), "plan: %s", plans[0])
+
+	n, err := e.s.CountSessionActivities(e.ctx, e.db, "s", "w1", 0)
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+}

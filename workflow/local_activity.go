@@ -338,8 +338,9 @@ func (a *advanceTx) enqueueLocal(step Step, index int) error {
 // startLocal runs the start of spec §3.5 for the locked local step job
 // a.job (workflow locked, state loaded) and its execution x (locked; nil
 // when none exists yet): create the execution with its first attempt,
-// replay a terminal one, enforce schedule_to_close, close an interrupted
-// attempt (cold replay), or start the next attempt. It returns the
+// replay a terminal one, take the timeout path when a deadline has passed
+// (an interrupted attempt included), close an interrupted attempt within
+// its deadlines (cold replay), or start the next attempt. It returns the
 // started attempt, or nil when the transaction settled the step.
 func (a *advanceTx) startLocal(step Step, index int, fresh bool, x *store.ActivityExecution) (*localAttempt, error) {
 	e, job := a.e, a.job
@@ -374,13 +375,24 @@ func (a *advanceTx) startLocal(step Step, index int, fresh bool, x *store.Activi
 		}
 		return nil, nil
 	}
-	if d := nullTimeOf(x.ScheduleToCloseDeadlineAt); !d.IsZero() && !now.Before(d) {
+	// Spec §3.5 step 3 before step 4: an attempt interrupted past one of
+	// its deadlines (a crash, then the stale sweep minutes later) timed
+	// out; it is not replayed as if nothing had expired. The kinds go in
+	// the spec's order (schedule_to_close, heartbeat, start_to_close). A
+	// pending execution has its attempt deadlines cleared (§3.6), so only
+	// schedule_to_close can fire for it.
+	if kind, at := passedDeadline(x, now); kind != "" {
+		attemptID := ""
 		if x.Status == store.ActivityRunning && x.CurrentAttemptID.Valid {
-			if _, err := a.tx.CloseActivityAttempt(x.CurrentAttemptID.String, store.AttemptExpired, msgLocalInterrupted, "", "", now); err != nil {
+			// Closed like any timed-out attempt (§3.7): failed, with the
+			// timeout message and kind, whatever the path that follows.
+			attemptID = x.CurrentAttemptID.String
+			msg := timeoutMessage(pol.Class, kind, at, nullTimeOf(x.LastHeartbeatAt))
+			if _, err := a.tx.CloseActivityAttempt(attemptID, store.AttemptFailed, msg, ActivityTimeoutClass, kind, now); err != nil {
 				return nil, err
 			}
 		}
-		return nil, lc.timedOut(TimeoutScheduleToClose, "", d, x.AttemptCount)
+		return nil, lc.timedOut(kind, attemptID, at, x.AttemptCount)
 	}
 	if x.Status == store.ActivityRunning {
 		// Cold replay: the attempt that was running has no terminal record.
@@ -912,6 +924,15 @@ func (e *Engine) finishLocal(ctx context.Context, att *localAttempt, out *phpjso
 			kind, at = te.Kind, now
 		}
 		switch {
+		case kind != "":
+			// A late success counts as a timeout, and so does an attempt
+			// interrupted after a deadline passed (spec §3.5: the timeout
+			// path comes before the replay).
+			msg := timeoutMessage(att.policy.Class, kind, at, nullTimeOf(x.LastHeartbeatAt))
+			if _, err := a.tx.CloseActivityAttempt(att.id, store.AttemptFailed, msg, ActivityTimeoutClass, kind, now); err != nil {
+				return err
+			}
+			return lc.timedOut(kind, att.id, at, att.number)
 		case interrupted:
 			if _, err := a.tx.CloseActivityAttempt(att.id, store.AttemptExpired, msgLocalInterrupted, "", "", now); err != nil {
 				return err
@@ -920,13 +941,6 @@ func (e *Engine) finishLocal(ctx context.Context, att *localAttempt, out *phpjso
 				return lc.failed(ActivityFailed, msgLocalInterrupted, "", "", false, att.number, false)
 			}
 			return lc.retry(RetryColdReplay, msgLocalInterrupted, "", "", att.id, att.number, false)
-		case kind != "":
-			// A late success counts as a timeout.
-			msg := timeoutMessage(att.policy.Class, kind, at, nullTimeOf(x.LastHeartbeatAt))
-			if _, err := a.tx.CloseActivityAttempt(att.id, store.AttemptFailed, msg, ActivityTimeoutClass, kind, now); err != nil {
-				return err
-			}
-			return lc.timedOut(kind, att.id, at, att.number)
 		case callErr == nil:
 			res, err := encodeObject(orEmpty(out))
 			if err != nil {

@@ -531,3 +531,155 @@ func TestLocalActivityOutcomeOfARescuedAttemptIsDiscarded(t *testing.T) {
 	require.Equal(t, RetryColdReplay, atts[1].RetryReason.String)
 	require.Equal(t, `{"n":1,"r":true}`, env.publicJSON(id))
 }
+
+// interruptFirstAttempt registers class so that its first attempt is
+// interrupted the way a crash is: the stale sweep takes the job back while
+// the attempt runs, so its outcome is discarded and the execution stays
+// running with that attempt (no terminal record). Later calls succeed.
+func (env *localEnv) interruptFirstAttempt(t *testing.T, class string, calls *atomic.Int64) {
+	env.step(t, class, func(context.Context, *State) (*phpjson.Object, error) {
+		if calls.Add(1) == 1 {
+			env.db.MustExec("UPDATE `"+env.s.Tables()["jobs"]+"` SET status = 'pending', reserved_by = NULL, reserved_at = NULL WHERE handler = ?", class)
+		}
+		return obj("ok", true), nil
+	})
+}
+
+// expireDeadlines moves the named deadline columns of the workflow's
+// execution into the past: the time the crashed worker took to be swept.
+func (env *localEnv) expireDeadlines(wf int64, columns ...string) {
+	for _, c := range columns {
+		env.db.MustExec("UPDATE `"+env.s.Tables()["activity_executions"]+"` SET `"+c+"` = '2000-01-01 00:00:00' WHERE workflow_id = ?", wf)
+	}
+}
+
+// An attempt interrupted past its start-to-close deadline timed out (spec
+// §3.5 step 3 before step 4): the rescue retries it for timeout, not as
+// a cold replay.
+func TestLocalActivityInterruptedPastStartToCloseRetriesForTimeout(t *testing.T) {
+	t.Parallel()
+	env := newLocalEnv(t)
+	var calls atomic.Int64
+	env.interruptFirstAttempt(t, "Crashy", &calls)
+	id := env.dispatch(New("crash").LocalActivity("Crashy", LocalActivityOptions{MaxAttempts: 2, Backoff: []int64{0}, StartToCloseTimeout: 10}), obj())
+	env.claimAndRun()
+	x := env.executions(id)[0]
+	require.Equal(t, store.ActivityRunning, x.Status, "the interrupted attempt left no terminal record")
+	require.True(t, x.CloseDeadlineAt.Valid)
+	env.expireDeadlines(id, "close_deadline_at")
+
+	env.claimAndRun() // the rescued row: the timeout path
+	require.EqualValues(t, 1, calls.Load(), "the class did not run on the rescue")
+	require.Equal(t, "running", env.workflow(id).Status)
+	x = env.executions(id)[0]
+	require.Equal(t, store.ActivityPending, x.Status)
+	require.Equal(t, RetryTimeout, x.RetryReason.String)
+	require.Equal(t, TimeoutStartToClose, x.TimeoutKind.String)
+	atts := env.attempts(id)
+	require.Len(t, atts, 1)
+	require.Equal(t, store.AttemptFailed, atts[0].Status)
+	require.Equal(t, TimeoutStartToClose, atts[0].TimeoutKind.String)
+	require.Equal(t, ActivityTimeoutClass, atts[0].ErrorClass.String)
+	require.Contains(t, atts[0].ErrorMessage.String, "Local activity Crashy start-to-close deadline expired at 2000-01-01 00:00:00.000")
+	hist := history(t, x)
+	require.Equal(t, []string{ActivityScheduled, ActivityStarted, ActivityRetryScheduled}, eventNames(hist))
+	require.Equal(t, RetryTimeout, hist[2].Context["retry_reason"])
+	require.Equal(t, TimeoutStartToClose, hist[2].Context["timeout_kind"])
+	require.Equal(t, atts[0].ID, hist[2].Context["retry_after_attempt_id"])
+
+	env.claimAndRun() // attempt 2
+	require.Equal(t, "completed", env.workflow(id).Status)
+	require.EqualValues(t, 2, calls.Load())
+	atts = env.attempts(id)
+	require.Len(t, atts, 2)
+	require.Equal(t, store.AttemptCompleted, atts[1].Status)
+	require.Equal(t, RetryTimeout, atts[1].RetryReason.String)
+}
+
+// On the last attempt the interrupted, expired attempt is a terminal
+// timeout: ActivityTimedOut, the step and the workflow failed.
+func TestLocalActivityInterruptedPastStartToCloseOnLastAttemptTimesOut(t *testing.T) {
+	t.Parallel()
+	env := newLocalEnv(t)
+	var calls atomic.Int64
+	env.interruptFirstAttempt(t, "Crashy", &calls)
+	id := env.dispatch(New("crash").LocalActivity("Crashy", LocalActivityOptions{MaxAttempts: 1, StartToCloseTimeout: 10}), obj())
+	env.claimAndRun()
+	require.Equal(t, store.ActivityRunning, env.executions(id)[0].Status)
+	env.expireDeadlines(id, "close_deadline_at")
+
+	env.claimAndRun()
+	require.EqualValues(t, 1, calls.Load())
+	wf := env.workflow(id)
+	require.Equal(t, "failed", wf.Status)
+	require.Contains(t, wf.ErrorMessage.String, "Local activity Crashy start-to-close deadline expired at ")
+	require.Empty(t, env.pendingJobs())
+	x := env.executions(id)[0]
+	require.Equal(t, store.ActivityFailed, x.Status)
+	require.Equal(t, TimeoutStartToClose, x.TimeoutKind.String)
+	require.Equal(t, ActivityTimeoutClass, x.LastErrorClass.String)
+	atts := env.attempts(id)
+	require.Len(t, atts, 1)
+	require.Equal(t, store.AttemptFailed, atts[0].Status)
+	require.Equal(t, TimeoutStartToClose, atts[0].TimeoutKind.String)
+	hist := history(t, x)
+	require.Equal(t, []string{ActivityScheduled, ActivityStarted, ActivityTimedOut}, eventNames(hist))
+	require.Equal(t, TimeoutStartToClose, hist[2].Context["timeout_kind"])
+	require.Equal(t, "timeout", hist[2].Context["failure_category"])
+	require.Equal(t, store.StatusBuried, env.jobs(id)[0].Status)
+	evs := env.jobEvents(x.JobID)
+	require.Equal(t, EventStepFailed, evs[len(evs)-1].Event)
+	require.Equal(t, ActivityTimedOut, evs[len(evs)-1].Context["activity_event"])
+	logs := env.jobLogs(x.JobID)
+	require.Equal(t, []string{"buried", "workflow_failed"}, logs[len(logs)-2:])
+}
+
+// The kinds are checked in the spec's order: with the heartbeat and the
+// start-to-close deadlines both passed, the timeout is heartbeat's.
+func TestLocalActivityInterruptedPastHeartbeatTimesOutAsHeartbeat(t *testing.T) {
+	t.Parallel()
+	env := newLocalEnv(t)
+	var calls atomic.Int64
+	env.interruptFirstAttempt(t, "Crashy", &calls)
+	id := env.dispatch(New("crash").LocalActivity("Crashy", LocalActivityOptions{MaxAttempts: 3, Backoff: []int64{0}, StartToCloseTimeout: 10, HeartbeatTimeout: 5}), obj())
+	env.claimAndRun()
+	env.expireDeadlines(id, "close_deadline_at", "heartbeat_deadline_at")
+
+	env.claimAndRun()
+	x := env.executions(id)[0]
+	require.Equal(t, store.ActivityPending, x.Status)
+	require.Equal(t, RetryTimeout, x.RetryReason.String)
+	require.Equal(t, TimeoutHeartbeat, x.TimeoutKind.String)
+	atts := env.attempts(id)
+	require.Equal(t, TimeoutHeartbeat, atts[0].TimeoutKind.String)
+	require.Contains(t, atts[0].ErrorMessage.String, "heartbeat deadline expired at 2000-01-01 00:00:00.000 (last heartbeat: never).")
+}
+
+// An attempt interrupted within its deadlines is still a cold replay.
+func TestLocalActivityInterruptedWithinDeadlinesIsColdReplay(t *testing.T) {
+	t.Parallel()
+	env := newLocalEnv(t)
+	var calls atomic.Int64
+	env.interruptFirstAttempt(t, "Crashy", &calls)
+	id := env.dispatch(New("crash").LocalActivity("Crashy", LocalActivityOptions{MaxAttempts: 2, Backoff: []int64{0}, StartToCloseTimeout: 600, ScheduleToCloseTimeout: 900, HeartbeatTimeout: 600}), obj())
+	env.claimAndRun()
+	x := env.executions(id)[0]
+	require.Equal(t, store.ActivityRunning, x.Status)
+	require.True(t, x.CloseDeadlineAt.Valid && x.HeartbeatDeadlineAt.Valid && x.ScheduleToCloseDeadlineAt.Valid, "the deadlines exist, not passed")
+
+	env.claimAndRun()
+	x = env.executions(id)[0]
+	require.Equal(t, store.ActivityPending, x.Status)
+	require.Equal(t, RetryColdReplay, x.RetryReason.String)
+	require.False(t, x.TimeoutKind.Valid)
+	atts := env.attempts(id)
+	require.Equal(t, store.AttemptExpired, atts[0].Status)
+	require.False(t, atts[0].TimeoutKind.Valid)
+	hist := history(t, x)
+	require.Equal(t, RetryColdReplay, hist[len(hist)-1].Context["retry_reason"])
+	require.Nil(t, hist[len(hist)-1].Context["timeout_kind"])
+
+	env.claimAndRun()
+	require.Equal(t, "completed", env.workflow(id).Status)
+	require.Equal(t, RetryColdReplay, env.attempts(id)[1].RetryReason.String)
+}

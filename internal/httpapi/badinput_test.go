@@ -63,6 +63,13 @@ func TestBadInputIsRefusedAndChangesNothing(t *testing.T) {
 		{"create: misspelt option", req{path: "/api/worker/sessions", body: map[string]any{"worker_id": "w1", "session_id": "s", "lease_second": 60}}, 422, ReasonValidationFailed, "lease_second"},
 		{"create: lease as string", req{path: "/api/worker/sessions", body: map[string]any{"worker_id": "w1", "session_id": "s", "lease_seconds": "120"}}, 422, ReasonValidationFailed, "lease_seconds"},
 		{"create: lease 0", req{path: "/api/worker/sessions", body: map[string]any{"worker_id": "w1", "session_id": "s", "lease_seconds": 0}}, 422, ReasonValidationFailed, "lease_seconds"},
+		// Above the INT UNSIGNED columns' range (these were 500s); json.Marshal
+		// writes 5e9 as the integer 5000000000, and a literal exponent is a
+		// PHP float, refused as not an int.
+		{"create: lease 5e9", req{path: "/api/worker/sessions", body: map[string]any{"worker_id": "w1", "session_id": "s", "lease_seconds": 5e9}}, 422, ReasonValidationFailed, "lease_seconds"},
+		{"create: ttl 9e12", req{path: "/api/worker/sessions", body: map[string]any{"worker_id": "w1", "session_id": "s", "ttl_seconds": 9e12}}, 422, ReasonValidationFailed, "ttl_seconds"},
+		{"create: max over int32", req{path: "/api/worker/sessions", body: map[string]any{"worker_id": "w1", "session_id": "s", "max_concurrent_activities": 1 << 31}}, 422, ReasonValidationFailed, "max_concurrent_activities"},
+		{"create: lease exponent literal", req{path: "/api/worker/sessions", body: `{"worker_id":"w1","session_id":"s","lease_seconds":5e9}`}, 422, ReasonValidationFailed, "lease_seconds"},
 		{"create: requirements not a list", req{path: "/api/worker/sessions", body: map[string]any{"worker_id": "w1", "session_id": "s", "requirements": "gpu"}}, 422, ReasonValidationFailed, "requirements"},
 		{"create: blank requirement", req{path: "/api/worker/sessions", body: map[string]any{"worker_id": "w1", "session_id": "s", "requirements": []string{"gpu", " "}}}, 422, ReasonValidationFailed, "requirements.1"},
 		{"create: bool as string", req{path: "/api/worker/sessions", body: map[string]any{"worker_id": "w1", "session_id": "s", "create_if_missing": "yes"}}, 422, ReasonValidationFailed, "create_if_missing"},

@@ -217,7 +217,19 @@ func (r *Registry) acquireExisting(ctx context.Context, q sqlx.ExtContext, w *st
 		return r.refuseWith(ctx, q, *row, ReasonSessionClosed, fmt.Sprintf(
 			"Worker session [%s] is closed and cannot be reacquired; use a new session id.", row.SessionID))
 	}
-	// expired, orphaned or failed.
+	// expired, orphaned or failed. Refresh stops at the first failure, so a
+	// session that lapsed on its lease (or its holder) before its TTL keeps
+	// that reason after the TTL passes: check the TTL itself, and record it
+	// so list, detail and metrics show the session as terminal.
+	if row.TTLExpiresAt.Valid && !row.TTLExpiresAt.Time.After(now) && row.FailureReason.String != FailureTTLExpired {
+		row.Status, row.FailureReason = StatusExpired, sql.NullString{String: FailureTTLExpired, Valid: true}
+		row.UpdatedAt = now
+		if err := r.st.UpdateSession(ctx, q, *row); err != nil {
+			return Result{}, err
+		}
+		r.log.Info("worker session expired", "namespace", row.Namespace, "session_id", row.SessionID,
+			"worker_id", row.LeaseOwner.String, "failure_reason", FailureTTLExpired)
+	}
 	if row.FailureReason.String == FailureTTLExpired || !row.AllowReacquireAfterFailure {
 		return r.refuseWith(ctx, q, *row, ReasonReacquireDisallowed, fmt.Sprintf(
 			"Worker session [%s] is terminal and cannot be reacquired; use a new session id.", row.SessionID))

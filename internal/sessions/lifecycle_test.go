@@ -479,3 +479,58 @@ func formatID(id int64) string {
 	b, _ := json.Marshal(id)
 	return string(b)
 }
+
+// A session that lapsed on its lease (or its holder) before its TTL keeps
+// that failure reason; once the TTL has passed it still cannot be
+// reacquired, and the refusal records ttl_expired.
+func TestReacquireDisallowedAfterTheTTLOfAnExpiredSession(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.register("w1", "gpu:nvidia-l4")
+	e.register("w2", "gpu:nvidia-l4")
+	o := gpu("s")
+	o.LeaseSeconds, o.TTLSeconds = val(3), val(10)
+	requireAdmitted(t, e.create("w1", o), OutcomeCreated, 201)
+
+	e.clk.Advance(5 * time.Second)
+	s := e.get("s")
+	require.Equal(t, StatusExpired, s.Status)
+	require.Equal(t, FailureLeaseExpired, *s.FailureReason)
+
+	e.clk.Advance(20 * time.Second) // t=25, past the TTL at t=10
+	res := e.create("w2", o)
+	requireRefused(t, res, ReasonReacquireDisallowed)
+	require.Contains(t, res.Error, "terminal")
+	require.Equal(t, StatusExpired, res.Session.Status)
+	require.Equal(t, FailureTTLExpired, *res.Session.FailureReason)
+	s = e.get("s")
+	require.Equal(t, StatusExpired, s.Status)
+	require.Equal(t, FailureTTLExpired, *s.FailureReason, "the refusal is recorded")
+	require.Equal(t, t0.Add(25*time.Second), s.UpdatedAt)
+	require.Equal(t, t0.Add(10*time.Second), *s.TTLExpiresAt)
+	requireRefused(t, e.create("w1", o), ReasonReacquireDisallowed)
+	requireRefused(t, e.admit(Admission{WorkerID: "w2", Options: o, JobID: 7}), ReasonReacquireDisallowed)
+}
+
+// The same for a session orphaned by its holder's stale registration.
+func TestReacquireDisallowedAfterTheTTLOfAnOrphanedSession(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.register("w1", "gpu:nvidia-l4")
+	o := gpu("s")
+	o.TTLSeconds = val(100)
+	requireAdmitted(t, e.create("w1", o), OutcomeCreated, 201)
+
+	e.clk.Advance(61 * time.Second)
+	s := e.get("s")
+	require.Equal(t, StatusOrphaned, s.Status)
+	require.Equal(t, FailureWorkerHeartbeatStale, *s.FailureReason)
+
+	e.clk.Advance(39 * time.Second) // exactly the TTL: ttl_expires_at <= now
+	e.register("w2", "gpu:nvidia-l4")
+	res := e.create("w2", o)
+	requireRefused(t, res, ReasonReacquireDisallowed)
+	require.Equal(t, StatusExpired, res.Session.Status)
+	require.Equal(t, FailureTTLExpired, *res.Session.FailureReason)
+	require.Equal(t, Metrics{Total: 1, Expired: 1}, e.list().Metrics)
+}

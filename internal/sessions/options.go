@@ -20,6 +20,15 @@ const (
 	DefaultMaxWorkerSessions       = 10
 )
 
+// MaxOptionInt bounds lease_seconds, ttl_seconds and
+// max_concurrent_activities: their worker_sessions columns are INT
+// UNSIGNED, and a larger value would fail every write of the session row
+// (and with it every claim window that admits the job).
+const MaxOptionInt = 2147483647
+
+// tooLarge is the message suffix of an integer option above MaxOptionInt.
+const tooLarge = "must be a positive integer of at most 2147483647"
+
 // Options is a worker_session object as authors write it: nil means "not
 // set" (the snapshot writes null and readers apply the defaults).
 type Options struct {
@@ -87,6 +96,9 @@ func (o Options) Validate() error {
 		if f.v != nil && *f.v < 1 {
 			return fmt.Errorf("Worker session %s must be a positive integer.", f.name)
 		}
+		if f.v != nil && *f.v > MaxOptionInt {
+			return fmt.Errorf("Worker session %s %s.", f.name, tooLarge)
+		}
 	}
 	return nil
 }
@@ -94,8 +106,9 @@ func (o Options) Validate() error {
 // Normalize fills the defaults, trims the ids and trims and de-duplicates
 // the requirements keeping their first order. Like the server's
 // normalization of stored snapshots it is lenient: a value Validate would
-// reject (blank string, int < 1, blank requirement) falls back to its
-// default or is dropped, so callers validate first when they want errors.
+// reject (blank string, int < 1 or > MaxOptionInt, blank requirement)
+// falls back to its default or is dropped, so callers validate first when
+// they want errors.
 func (o Options) Normalize() Normalized {
 	return Normalized{
 		SessionID:                  phpTrim(o.SessionID),
@@ -182,26 +195,11 @@ func (e *ValidationError) Error() string {
 // is a *ValidationError. A null v is a caller bug here (the caller decides
 // whether the object is present) and is reported as not an object.
 func ParseOptions(v phpjson.Value) (Options, error) {
-	if k := v.Kind(); k != phpjson.KindObject && k != phpjson.KindList {
-		return Options{}, &ValidationError{Errors: []FieldError{{
-			Message: "Workflow task command field [worker_session] must be an object when provided.",
-		}}}
+	obj, id, err := sessionObject(v)
+	if err != nil {
+		return Options{}, err
 	}
-	// A JSON list is a PHP array too: it passes is_array and then lacks a
-	// session_id, which is the error PHP reports for it.
-	obj, isObj := v.AsObject()
-	if !isObj {
-		obj = phpjson.NewObject()
-	}
-	var o Options
-	id, _ := obj.Get("session_id")
-	s, ok := id.AsString()
-	if !ok || phpTrim(s) == "" {
-		return Options{}, &ValidationError{Errors: []FieldError{{
-			Field: "session_id", Message: "Worker session commands require a non-empty session_id.",
-		}}}
-	}
-	o.SessionID = phpTrim(s)
+	o := Options{SessionID: id}
 
 	var errs []FieldError
 	for _, f := range []struct {
@@ -230,8 +228,12 @@ func ParseOptions(v phpjson.Value) (Options, error) {
 		}
 		// IsInt, not AsInt64: PHP's is_int rejects 1.0 and "1".
 		n, _ := fv.AsInt64()
-		if !fv.IsInt() || n < 1 || n > maxInt {
+		if !fv.IsInt() || n < 1 {
 			errs = append(errs, FieldError{f.name, "Worker session field [" + f.name + "] must be a positive integer when provided."})
+			continue
+		}
+		if n > MaxOptionInt {
+			errs = append(errs, FieldError{f.name, "Worker session field [" + f.name + "] " + tooLarge + " when provided."})
 			continue
 		}
 		i := int(n)
@@ -275,12 +277,137 @@ func ParseOptions(v phpjson.Value) (Options, error) {
 	return o, nil
 }
 
+// sessionObject checks what both parsers refuse: a value that is not a PHP
+// array, and a missing or blank session_id. It returns the object and the
+// trimmed id.
+func sessionObject(v phpjson.Value) (*phpjson.Object, string, error) {
+	if k := v.Kind(); k != phpjson.KindObject && k != phpjson.KindList {
+		return nil, "", &ValidationError{Errors: []FieldError{{
+			Message: "Workflow task command field [worker_session] must be an object when provided.",
+		}}}
+	}
+	// A JSON list is a PHP array too: it passes is_array and then lacks a
+	// session_id, which is the error PHP reports for it.
+	obj, isObj := v.AsObject()
+	if !isObj {
+		obj = phpjson.NewObject()
+	}
+	id, _ := obj.Get("session_id")
+	s, ok := id.AsString()
+	if !ok || phpTrim(s) == "" {
+		return nil, "", &ValidationError{Errors: []FieldError{{
+			Field: "session_id", Message: "Worker session commands require a non-empty session_id.",
+		}}}
+	}
+	return obj, phpTrim(s), nil
+}
+
+// ParseStored reads a worker_session snapshot that is already stored
+// (jobs.worker_session, an execution's activity options) the way the
+// server normalizes stored snapshots (spec §1.3, last paragraph): leniently,
+// because refusing a row that was accepted once would strand its job.
+//   - lease_seconds, ttl_seconds, max_concurrent_activities: a JSON int or a
+//     string of ASCII digits in 1..MaxOptionInt is kept; anything else
+//     (0, negative, too large, float, bool, other strings) is nil, the
+//     default;
+//   - create_if_missing, allow_reacquire_after_failure: a bool, 0/1 or
+//     "0"/"1" (Laravel's boolean set) is kept; anything else is nil (true);
+//   - connection, queue: a non-blank string is kept trimmed, else nil;
+//   - requirements: the non-blank strings of a PHP array, trimmed and
+//     de-duplicated; anything else is none.
+//
+// Only what has no default is an error (a *ValidationError, as from
+// ParseOptions): a value that is not a PHP array, or a missing, non-string
+// or blank session_id.
+func ParseStored(v phpjson.Value) (Options, error) {
+	obj, id, err := sessionObject(v)
+	if err != nil {
+		return Options{}, err
+	}
+	o := Options{SessionID: id}
+	for _, f := range []struct {
+		name string
+		dst  **string
+	}{{"connection", &o.Connection}, {"queue", &o.Queue}} {
+		fv, _ := obj.Get(f.name)
+		if s, ok := fv.AsString(); ok {
+			*f.dst = trimmedOrNil(&s)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  **int
+	}{{"lease_seconds", &o.LeaseSeconds}, {"ttl_seconds", &o.TTLSeconds}, {"max_concurrent_activities", &o.MaxConcurrentActivities}} {
+		fv, _ := obj.Get(f.name)
+		if n, ok := storedInt(fv); ok {
+			*f.dst = &n
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  **bool
+	}{{"create_if_missing", &o.CreateIfMissing}, {"allow_reacquire_after_failure", &o.AllowReacquireAfterFailure}} {
+		fv, _ := obj.Get(f.name)
+		if b, ok := storedBool(fv); ok {
+			*f.dst = &b
+		}
+	}
+	if rv, _ := obj.Get("requirements"); !rv.IsNull() {
+		if entries, ok := requirementEntries(rv); ok {
+			var reqs []string
+			for _, e := range entries {
+				if s, ok := e.AsString(); ok {
+					reqs = append(reqs, s) // normalizeRequirements drops blanks
+				}
+			}
+			o.Requirements = normalizeRequirements(reqs)
+		}
+	}
+	return o, nil
+}
+
+// storedInt is a JSON int, or a string of ASCII digits (PHP's
+// ctype_digit), in 1..MaxOptionInt.
+func storedInt(v phpjson.Value) (int, bool) {
+	var n int64
+	if v.IsInt() {
+		n, _ = v.AsInt64()
+	} else if s, ok := v.AsString(); ok && s != "" && strings.Trim(s, "0123456789") == "" {
+		var err error
+		if n, err = strconv.ParseInt(s, 10, 64); err != nil {
+			return 0, false // more digits than an int64 holds: too large
+		}
+	} else {
+		return 0, false
+	}
+	if n < 1 || n > MaxOptionInt {
+		return 0, false
+	}
+	return int(n), true
+}
+
+// storedBool is a JSON bool, the ints 0/1 or the strings "0"/"1".
+func storedBool(v phpjson.Value) (bool, bool) {
+	if b, ok := v.AsBool(); ok {
+		return b, true
+	}
+	if v.IsInt() {
+		switch n, _ := v.AsInt64(); n {
+		case 0, 1:
+			return n == 1, true
+		}
+		return false, false
+	}
+	if s, ok := v.AsString(); ok && (s == "0" || s == "1") {
+		return s == "1", true
+	}
+	return false, false
+}
+
 // phpTrim is PHP's trim() with its default character list; Go's
 // strings.TrimSpace strips a different set (Unicode spaces, not NUL), which
 // would make Go and PHP snapshots of the same input differ.
 func phpTrim(s string) string { return strings.Trim(s, " \t\n\r\x00\x0b") }
-
-const maxInt = int64(^uint(0) >> 1)
 
 // requirementEntries returns the values of a PHP array in order: a list,
 // or an object (PHP's is_array accepts any array and array_values drops
@@ -331,7 +458,7 @@ func trimmedOrNil(s *string) *string {
 }
 
 func positiveOr(v *int, def int) int {
-	if v == nil || *v < 1 {
+	if v == nil || *v < 1 || *v > MaxOptionInt {
 		return def
 	}
 	return *v

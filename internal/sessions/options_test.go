@@ -203,3 +203,126 @@ func TestParseOptionsRequirementsAsPHPArray(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, o.Requirements)
 }
+
+// The integer options are stored in INT UNSIGNED columns: a value above
+// MaxOptionInt is refused when authored or parsed, and falls back to the
+// default when normalized, so it never reaches a session row.
+func TestIntegerOptionsAreBounded(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		o   Options
+		msg string
+	}{
+		"lease":      {Options{SessionID: "s", LeaseSeconds: ptr(MaxOptionInt + 1)}, "Worker session leaseSeconds must be a positive integer of at most 2147483647."},
+		"ttl":        {Options{SessionID: "s", TTLSeconds: ptr(9_000_000_000_000)}, "Worker session ttlSeconds must be a positive integer of at most 2147483647."},
+		"max":        {Options{SessionID: "s", MaxConcurrentActivities: ptr(1 << 40)}, "Worker session maxConcurrentActivities must be a positive integer of at most 2147483647."},
+		"zero first": {Options{SessionID: "s", LeaseSeconds: ptr(0), TTLSeconds: ptr(MaxOptionInt + 1)}, "Worker session leaseSeconds must be a positive integer."},
+	} {
+		err := c.o.Validate()
+		require.Error(t, err, name)
+		require.Equal(t, c.msg, err.Error(), name)
+	}
+	top := Options{SessionID: "s", LeaseSeconds: ptr(MaxOptionInt), TTLSeconds: ptr(MaxOptionInt), MaxConcurrentActivities: ptr(MaxOptionInt)}
+	require.NoError(t, top.Validate())
+	n := top.Normalize()
+	require.Equal(t, []int{MaxOptionInt, MaxOptionInt, MaxOptionInt}, []int{n.LeaseSeconds, n.TTLSeconds, n.MaxConcurrentActivities})
+	n = Options{SessionID: "s", LeaseSeconds: ptr(MaxOptionInt + 1), TTLSeconds: ptr(5_000_000_000), MaxConcurrentActivities: ptr(1 << 40)}.Normalize()
+	require.Equal(t, []int{DefaultLeaseSeconds, DefaultTTLSeconds, DefaultMaxConcurrentActivities}, []int{n.LeaseSeconds, n.TTLSeconds, n.MaxConcurrentActivities})
+
+	for _, f := range []string{"lease_seconds", "ttl_seconds", "max_concurrent_activities"} {
+		o, err := parse(t, `{"session_id":"s","`+f+`":2147483647}`)
+		require.NoError(t, err, f)
+		require.Equal(t, withInt(Options{SessionID: "s"}, f, MaxOptionInt), o, f)
+		for _, big := range []string{`2147483648`, `5000000000`, `9000000000000`, `9223372036854775807`} {
+			_, err := parse(t, `{"session_id":"s","`+f+`":`+big+`}`)
+			requireFieldErrors(t, err, FieldError{f, "Worker session field [" + f + "] must be a positive integer of at most 2147483647 when provided."})
+		}
+	}
+}
+
+// withInt sets the integer option named by its snapshot key.
+func withInt(o Options, key string, n int) Options {
+	switch key {
+	case "lease_seconds":
+		o.LeaseSeconds = &n
+	case "ttl_seconds":
+		o.TTLSeconds = &n
+	case "max_concurrent_activities":
+		o.MaxConcurrentActivities = &n
+	}
+	return o
+}
+
+func parseStored(t *testing.T, js string) (Options, error) {
+	t.Helper()
+	v, err := phpjson.DecodeString(js)
+	require.NoError(t, err)
+	return ParseStored(v)
+}
+
+// A stored snapshot is read leniently: a bad value falls back to its
+// default instead of stranding the job that carries it.
+func TestParseStoredFallsBackToDefaults(t *testing.T) {
+	t.Parallel()
+	// What Normalized.Snapshot stores reads back unchanged.
+	full := Options{SessionID: "gpu-render", Connection: ptr("c"), Queue: ptr("q"), Requirements: []string{"gpu:l4"},
+		LeaseSeconds: ptr(60), TTLSeconds: ptr(600), MaxConcurrentActivities: ptr(2),
+		CreateIfMissing: ptr(false), AllowReacquireAfterFailure: ptr(true)}
+	o, err := ParseStored(full.Normalize().Snapshot())
+	require.NoError(t, err)
+	require.Equal(t, full, o)
+
+	for _, f := range []string{"lease_seconds", "ttl_seconds", "max_concurrent_activities"} {
+		for js, want := range map[string]*int{
+			`7`: ptr(7), `"7"`: ptr(7), `"0042"`: ptr(42), `2147483647`: ptr(MaxOptionInt), `"2147483647"`: ptr(MaxOptionInt),
+			`0`: nil, `-3`: nil, `"0"`: nil, `"-3"`: nil, `" 7"`: nil, `"7.0"`: nil, `"+7"`: nil, `""`: nil, `"abc"`: nil,
+			`7.5`: nil, `7.0`: nil, `1e3`: nil, `true`: nil, `[]`: nil, `{}`: nil, `null`: nil,
+			`2147483648`: nil, `"2147483648"`: nil, `9223372036854775807`: nil, `"99999999999999999999999"`: nil,
+		} {
+			o, err := parseStored(t, `{"session_id":"s","`+f+`":`+js+`}`)
+			require.NoError(t, err, "%s: %s", f, js)
+			wantOpts := Options{SessionID: "s"}
+			if want != nil {
+				wantOpts = withInt(wantOpts, f, *want)
+			}
+			require.Equal(t, wantOpts, o, "%s: %s", f, js)
+		}
+	}
+	for js, want := range map[string]*bool{
+		`true`: ptr(true), `false`: ptr(false), `1`: ptr(true), `0`: ptr(false), `"1"`: ptr(true), `"0"`: ptr(false),
+		`2`: nil, `-1`: nil, `1.0`: nil, `"true"`: nil, `"false"`: nil, `""`: nil, `[]`: nil, `null`: nil,
+	} {
+		o, err := parseStored(t, `{"session_id":"s","create_if_missing":`+js+`,"allow_reacquire_after_failure":`+js+`}`)
+		require.NoError(t, err, js)
+		require.Equal(t, Options{SessionID: "s", CreateIfMissing: want, AllowReacquireAfterFailure: want}, o, js)
+		n := o.Normalize()
+		require.Equal(t, want == nil || *want, n.CreateIfMissing, js)
+		require.Equal(t, want == nil || *want, n.AllowReacquireAfterFailure, js)
+	}
+
+	// Strings and requirements: blanks and non-strings are dropped.
+	o, err = parseStored(t, `{"session_id":" s ","connection":" ","queue":7,"requirements":[" gpu",7,"","gpu",null,"fs"]}`)
+	require.NoError(t, err)
+	require.Equal(t, Options{SessionID: "s", Requirements: []string{"gpu", "fs"}}, o)
+	o, err = parseStored(t, `{"session_id":"s","connection":" db ","queue":" q ","requirements":"gpu"}`)
+	require.NoError(t, err)
+	require.Equal(t, Options{SessionID: "s", Connection: ptr("db"), Queue: ptr("q")}, o)
+	o, err = parseStored(t, `{"session_id":"s","requirements":{"a":"x","b":"y"}}`)
+	require.NoError(t, err)
+	require.Equal(t, []string{"x", "y"}, o.Requirements)
+}
+
+// Only what has no default is still an error: a value that is not an
+// object and a missing or blank session id.
+func TestParseStoredRejectsWhatHasNoDefault(t *testing.T) {
+	t.Parallel()
+	for _, js := range []string{`"session"`, `false`, `7`, `1.5`, `null`} {
+		_, err := parseStored(t, js)
+		requireFieldErrors(t, err, FieldError{"", "Workflow task command field [worker_session] must be an object when provided."})
+	}
+	for _, js := range []string{`[]`, `{}`, `["s"]`, `{"session_id":null}`, `{"session_id":""}`, `{"session_id":" \t"}`,
+		`{"session_id":7}`, `{"session_id":true}`, `{"lease_seconds":5}`} {
+		_, err := parseStored(t, js)
+		requireFieldErrors(t, err, FieldError{"session_id", "Worker session commands require a non-empty session_id."})
+	}
+}

@@ -46,7 +46,7 @@ func TestMigrateJSON(t *testing.T) {
 	decodeJSON(t, runOK(t, on(dsn, "migrate", "--json")...), &rep)
 	require.Len(t, rep.CreatedTables, len(store.TableSuffixes())+len(store.OwnTableSuffixes()))
 	require.Contains(t, rep.CreatedTables, "wp_queuety_jobs")
-	require.Equal(t, []string{"wp_queuety_jobs.reserved_by", "wp_queuety_jobs.session_id", "wp_queuety_jobs.worker_session", "wp_queuety_jobs.session_pending"}, rep.AddedColumns)
+	require.Equal(t, []string{"wp_queuety_jobs.reserved_by", "wp_queuety_jobs.session_id", "wp_queuety_jobs.worker_session", "wp_queuety_jobs.session_pending", "wp_queuety_jobs.session_processing"}, rep.AddedColumns)
 	require.NotEmpty(t, rep.AddedIndexes)
 
 	r := runOK(t, on(dsn, "migrate", "--json")...)

@@ -87,7 +87,7 @@ func TestSessionCloseCommand(t *testing.T) {
 	require.Equal(t, "Session s1 closed.\n", runOK(t, on(dsn, "session", "close", "s1")...).stdout)
 
 	late := dispatch(t, dsn, "--session-id", "s1", "--session-queue", "gpu-activities", "queuety.noop")
-	time.Sleep(300 * time.Millisecond)
-	require.Equal(t, "pending", jobRow(t, db, late.ID).Status, "a closed session admits nothing more")
+	waitFor(t, 20*time.Second, "a job of the closed session is buried", func() bool { return jobRow(t, db, late.ID).Status == "buried" })
+	require.Contains(t, jobRow(t, db, late.ID).ErrorMessage.String, "session_closed")
 	d.stop(t)
 }

@@ -38,3 +38,13 @@ ALTER TABLE {jobs} ADD COLUMN session_pending VARCHAR(255) AS (IF(status = 'pend
 -- Finds pending session-bound jobs without scanning a queue's plain jobs
 -- or the session-bound jobs that already ran.
 ALTER TABLE {jobs} ADD INDEX idx_qgo_session (session_pending);
+
+-- column: jobs.session_processing
+-- The session id of a processing session-bound job, NULL otherwise: what
+-- the admission counts (active_activity_count) on every admission. Virtual
+-- like session_pending, for the same reason: a plain job's entry stays NULL.
+ALTER TABLE {jobs} ADD COLUMN session_processing VARCHAR(255) AS (IF(status = 'processing', session_id, NULL)) VIRTUAL;
+
+-- index: jobs.idx_qgo_session_processing
+-- Counts a session's running jobs without scanning every processing job.
+ALTER TABLE {jobs} ADD INDEX idx_qgo_session_processing (session_processing);
