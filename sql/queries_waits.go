@@ -6,6 +6,7 @@ const (
 	qSignalsForNames          = "signals-for-names"
 	qWorkflowsByIDs           = "workflows-by-ids"
 	qWorkflowStatus           = "workflow-status"
+	qWorkflowStatusParent     = "workflow-status-parent"
 	qWorkflowStatusesByIDs    = "workflow-statuses-by-ids"
 	qDeleteDependencies       = "delete-dependencies"
 	qInsertDependency         = "insert-dependency"

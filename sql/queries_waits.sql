@@ -23,6 +23,11 @@ SELECT id, status FROM {workflows} WHERE id IN (?)
 -- name: workflow-status
 SELECT status FROM {workflows} WHERE id = ?
 
+-- name: workflow-status-parent
+-- A terminal workflow's wake-ups: its status, and whether a run_workflow
+-- parent may wait on it (most have none, and skip that transaction).
+SELECT status, parent_workflow_id IS NOT NULL AS has_parent FROM {workflows} WHERE id = ?
+
 -- name: delete-dependencies
 -- clear_workflow_dependencies.
 DELETE FROM {workflow_dependencies} WHERE waiting_workflow_id = ? AND step_index = ?

@@ -132,6 +132,23 @@ func (s *Store) WorkflowStatus(ctx context.Context, id int64) (string, error) {
 	return st, nil
 }
 
+// WorkflowStatusParent returns a workflow's status ("" when it does not
+// exist) and whether it has a run_workflow parent.
+func (s *Store) WorkflowStatusParent(ctx context.Context, id int64) (status string, hasParent bool, err error) {
+	var row struct {
+		Status    string `db:"status"`
+		HasParent bool   `db:"has_parent"`
+	}
+	err = s.db.GetContext(ctx, &row, s.query(qWorkflowStatusParent), id)
+	if err == sql.ErrNoRows {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("%s: %w", qWorkflowStatusParent, err)
+	}
+	return row.Status, row.HasParent, nil
+}
+
 // ClearDependencies deletes the dependency rows of one waiting step.
 func (w *WorkflowTx) ClearDependencies(workflowID int64, step int) error {
 	_, err := w.exec(qDeleteDependencies, workflowID, step)

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sync"
 
@@ -74,12 +75,12 @@ func (e *Engine) wakeError(id int64, err error) {
 // wakeDependents is the body of afterTerminal for one terminal workflow;
 // it returns the workflows that became terminal while waking.
 func (e *Engine) wakeDependents(ctx context.Context, id int64) ([]int64, error) {
-	status, err := e.store.WorkflowStatus(ctx, id)
+	status, hasParent, err := e.store.WorkflowStatusParent(ctx, id)
 	if err != nil || status == "" {
 		return nil, err
 	}
 	var terminal []int64
-	if isTerminalStatus(status) {
+	if isTerminalStatus(status) && hasParent {
 		t, err := e.settleParent(ctx, id)
 		if err != nil {
 			return terminal, err
@@ -157,9 +158,18 @@ func (e *Engine) reconcileWaiter(ctx context.Context, workflowID int64, step int
 // transaction.
 func (a *advanceTx) workflowCompleted(id int64, state *State) error {
 	a.terminal = append(a.terminal, id)
-	parentID, parentStep, err := a.tx.ParentOf(id)
-	if err != nil || !parentID.Valid {
-		return err
+	var parentID, parentStep sql.NullInt64
+	if a.wf != nil && a.wf.ID == id {
+		// The workflow row this transaction locked already says.
+		parentID, parentStep = a.wf.ParentWorkflowID, a.wf.ParentStepIndex
+	} else {
+		var err error
+		if parentID, parentStep, err = a.tx.ParentOf(id); err != nil {
+			return err
+		}
+	}
+	if !parentID.Valid {
+		return nil
 	}
 	parent, err := a.tx.LockWorkflow(parentID.Int64)
 	if err != nil || parent == nil {
