@@ -133,8 +133,18 @@ whose job runs past its time limit is killed and replaced; each is recycled
 after --php-max-jobs jobs or above --php-max-memory MiB. If PHP processes keep
 crashing (10 within a minute) the pool gives up and the command exits 1.
 
+Every worker registers itself (worker list). Jobs bound to a worker session
+run only on a worker serving the session's queue whose --capability strings
+cover its requirements; a graceful stop closes the sessions it holds:
+
+   queuety work --queue default,gpu-activities --capability gpu:nvidia-l4 --workflows
+
+With --http, the HTTP API of queuety serve runs beside the worker (tokens from
+QUEUETY_WORKER_TOKEN and QUEUETY_OPERATOR_TOKEN).
+
 SIGTERM or SIGINT: stop claiming, let running jobs finish within
---shutdown-grace, hand the rest back to pending, stop the PHP processes, exit 0.`,
+--shutdown-grace, hand the rest back to pending, close the worker's sessions,
+stop the PHP processes, exit 0.`,
 		Flags: append(append(workerFlags(), phpFlags()...), append(httpAPIFlags(),
 			&cli.StringFlag{Name: "http", EnvVars: []string{"QUEUETY_HTTP"}, Usage: "also serve the HTTP API (as `queuety serve`) on this address, e.g. 127.0.0.1:8080"})...),
 		Action: func(c *cli.Context) error {
