@@ -279,6 +279,9 @@ func claimSessionJobs(ctx context.Context, tx *store.ClaimTx, c *Client, who cla
 	p.Limit = max(sessionCandidates, n)
 	skip := map[string]bool{}    // sessions this window cannot use
 	inWindow := map[string]int{} // jobs admitted per session
+	// Rows an earlier round locked are locked by this very transaction, so
+	// a later round's SKIP LOCKED returns them again: never take one twice.
+	taken := map[int64]bool{}
 	workerLocked := false
 	for round := 0; round < sessionRounds && len(admitted) < n; round++ {
 		cands, err := tx.SessionCandidates(ctx, queues, slices.Collect(maps.Keys(skip)), p)
@@ -293,11 +296,14 @@ func claimSessionJobs(ctx context.Context, tx *store.ClaimTx, c *Client, who cla
 		}
 		picks := map[int64]pick{}
 		var ids []int64
+		fresh := 0
 		for i := range cands {
 			sid := cands[i].SessionID.String
-			if skip[sid] {
+			if skip[sid] || taken[cands[i].ID] {
 				continue
 			}
+			taken[cands[i].ID] = true
+			fresh++
 			opts, err := jobSessionOptions(&cands[i])
 			if err != nil {
 				picks[cands[i].ID] = pick{bad: err}
@@ -371,8 +377,8 @@ func claimSessionJobs(ctx context.Context, tx *store.ClaimTx, c *Client, who cla
 			inWindow[pk.sid]++
 			admitted = append(admitted, *row)
 		}
-		if len(cands) < p.Limit {
-			break // there is no further page
+		if len(cands) < p.Limit || fresh == 0 {
+			break // no further page, or nothing new in this one
 		}
 	}
 	return admitted, seen, buried, nil
