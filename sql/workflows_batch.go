@@ -34,9 +34,11 @@ func (s *Store) WorkflowTxBatch(ctx context.Context, fns []func(*WorkflowTx) err
 	if err != nil {
 		return nil, fmt.Errorf("%w: begin: %w", ErrBatchAborted, err)
 	}
+	// Rolled back on every way out before the COMMIT, a body's panic
+	// included (the connection must not stay in a transaction).
 	committing := false
 	defer func() {
-		if err != nil && !committing {
+		if !committing {
 			_ = tx.Rollback()
 		}
 	}()

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -55,7 +56,7 @@ type batchReq struct {
 	key  int64
 	fn   func(*store.WorkflowTx) error
 	err  error
-	redo bool // the batch rolled back: run fn on its own
+	redo bool // the batch rolled back (or panicked): the caller runs fn on its own
 	done chan struct{}
 }
 
@@ -123,8 +124,18 @@ func (b *stepBatcher) runBatch(e *Engine, batch []*batchReq) {
 	case 0:
 		return
 	case 1:
+		// Alone: the single-step path, run by the leader, which keeps its
+		// slot meanwhile; that busy slot is what lets the next steps queue
+		// up into a batch. A panic is handed to the body's own goroutine.
 		r := live[0]
-		r.err = e.store.WorkflowTx(r.ctx, r.fn)
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					r.err, r.redo = nil, true
+				}
+			}()
+			r.err = e.store.WorkflowTx(r.ctx, r.fn)
+		}()
 		return
 	}
 	// Lock in workflow id order (each body locks its workflow first), so
@@ -156,7 +167,18 @@ func (b *stepBatcher) runBatch(e *Engine, batch []*batchReq) {
 	b.bodies.Add(int64(len(fns)))
 	// The statements do not run under any one caller's context: one
 	// caller's cancellation must not roll back the others' steps.
-	errs, err := e.store.WorkflowTxBatch(context.WithoutCancel(live[0].ctx), fns)
+	errs, err := func() (errs []error, err error) {
+		// A body that panics must not leave the others believing they
+		// committed: the batch is rolled back and each body runs again on
+		// its own, where the panic happens again, in its caller, as on the
+		// single-step path.
+		defer func() {
+			if p := recover(); p != nil {
+				errs, err = nil, fmt.Errorf("%w: panic in a batched step: %v", store.ErrBatchAborted, p)
+			}
+		}()
+		return e.store.WorkflowTxBatch(context.WithoutCancel(live[0].ctx), fns)
+	}()
 	switch {
 	case err == nil:
 		for i, r := range live {

@@ -268,3 +268,37 @@ func TestStepBatchDeadlockRedoesEachBodyOnce(t *testing.T) {
 		env.requireSettledOnce(id)
 	}
 }
+
+// A body that panics inside a batch rolls the batch back; every body then
+// runs on its own (here the hook does not panic again) and settles once.
+func TestStepBatchPanicRedoesEachBodyOnce(t *testing.T) {
+	t.Parallel()
+	env := newEngineEnv(t)
+	env.e.StepBatch = 32
+	var ids []int64
+	for range 6 {
+		ids = append(ids, env.dispatch(New("p").Then("IncStep").Then("IncStep").Then("IncStep"), obj("n", 0)))
+	}
+	var mu sync.Mutex
+	calls := 0
+	env.e.batch.bodyHook = func(int64) error {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n == 3 {
+			panic("injected")
+		}
+		return nil
+	}
+	for range 3 {
+		for _, r := range env.runBatched() {
+			require.NoError(t, r.runErr)
+			require.NoError(t, r.stepErr)
+		}
+	}
+	require.Empty(t, env.pendingJobs())
+	for _, id := range ids {
+		env.requireSettledOnce(id)
+	}
+}
