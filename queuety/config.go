@@ -11,6 +11,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/clock"
 	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
 )
 
 // Defaults, named after the Queuety constants they mirror where there is one.
@@ -37,6 +38,8 @@ const (
 
 	DefaultWaitSweepInterval  = 5 * time.Second // the wait sweeper of --workflows
 	DefaultSignalPollInterval = 2 * time.Second // the signal poller of --workflows
+
+	DefaultWorkflowStepBatch = workflow.DefaultStepBatch // step completions one transaction may group
 )
 
 // Config is the one configuration of a Client and its Workers. The zero
@@ -116,6 +119,12 @@ type Config struct {
 	// workflows. Zero means the default; negative turns the service off.
 	WaitSweepInterval  time.Duration
 	SignalPollInterval time.Duration
+	// WorkflowStepBatch is how many workflow step completions running at
+	// the same time may share one database transaction (group commit: one
+	// COMMIT and one log and one event INSERT for all of them, each step
+	// in its own savepoint). Zero means the default (32); 1 or negative
+	// gives every step its own transaction.
+	WorkflowStepBatch int
 
 	// Namespace scopes worker registrations and sessions ("default").
 	Namespace string
@@ -184,6 +193,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ClaimWindow > 5*time.Second {
 		bad("claim window %s: at most 5s (it holds row locks and a connection)", c.ClaimWindow)
+	}
+	if c.WorkflowStepBatch == 0 {
+		c.WorkflowStepBatch = DefaultWorkflowStepBatch
 	}
 	defDur(&c.ShutdownGrace, DefaultShutdownGrace)
 	defDur(&c.StaleTimeout, DefaultStaleTimeout)

@@ -170,6 +170,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		w.engine = workflow.NewEngine(c.store, reg.steps)
 		w.engine.MemoryKB = w.memKB.Load
 		w.engine.StepTimeout = w.stepTimeout
+		w.engine.StepBatch = cfg.WorkflowStepBatch
 		w.engine.SetLocalRuntime(w.localRuntime()) // local activities run here (local_activity.go)
 		w.wfHandlers = workflowHandlers(reg)
 		if r := reg.stepRunner(); r != nil {

@@ -40,6 +40,12 @@ type Engine struct {
 	// local lets a worker run local activities in process
 	// (local_activity.go); nil sends them through the claim.
 	local *LocalRuntime
+	// StepBatch is how many step completions, submitted at the same time
+	// by different goroutines, may share one database transaction (group
+	// commit, step_batch.go); 0 or 1 gives every step its own. NewEngine
+	// sets DefaultStepBatch. Set it before the engine runs steps.
+	StepBatch int
+	batch     stepBatcher
 }
 
 // NewEngine returns an engine running handlers on s. handlers may be nil
@@ -48,7 +54,7 @@ func NewEngine(s *store.Store, handlers *Handlers) *Engine {
 	if handlers == nil {
 		handlers = NewHandlers()
 	}
-	return &Engine{store: s, handlers: handlers}
+	return &Engine{store: s, handlers: handlers, StepBatch: DefaultStepBatch}
 }
 
 // Handlers returns the engine's Go step handlers.

@@ -55,15 +55,28 @@ type advanceTx struct {
 // with the job's `started` log and step_started event written first. The
 // advanceTx is returned for the post-commit work (afterCommit).
 func (e *Engine) stepTx(ctx context.Context, tr *jobTrace, dur time.Duration, body func(a *advanceTx) error) (*advanceTx, error) {
+	return e.stepTxIn(ctx, 0, tr, dur, body)
+}
+
+// stepTxIn is stepTx that may share its transaction with the step
+// transactions of other goroutines (group commit, step_batch.go) when
+// batchKey, the workflow the body locks first, is not 0.
+func (e *Engine) stepTxIn(ctx context.Context, batchKey int64, tr *jobTrace, dur time.Duration, body func(a *advanceTx) error) (*advanceTx, error) {
 	var a *advanceTx
-	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+	fn := func(tx *store.WorkflowTx) error {
 		t := *tr
 		a = &advanceTx{ctx: ctx, e: e, tx: tx, trace: &t, dur: dur}
 		if err := t.writeStart(tx); err != nil {
 			return err
 		}
 		return body(a)
-	})
+	}
+	var err error
+	if batchKey != 0 && e.StepBatch > 1 {
+		err = e.batch.run(ctx, e, batchKey, fn)
+	} else {
+		err = e.store.WorkflowTx(ctx, fn)
+	}
 	return a, err
 }
 
@@ -71,7 +84,10 @@ func (e *Engine) stepTx(ctx context.Context, tr *jobTrace, dur time.Duration, bo
 // extra are log rows the worker writes after it (the second `completed`
 // of a delay placeholder).
 func (e *Engine) advance(ctx context.Context, job *store.JobRow, out *phpjson.Object, tr *jobTrace, dur time.Duration, extra ...store.LogRow) error {
-	a, err := e.stepTx(ctx, tr, dur, func(a *advanceTx) error {
+	// The hot path of every step: batched with the other workers' steps.
+	// It locks the step's workflow, then its job, and (on completion) a
+	// run_workflow parent; the batch orders bodies by workflow id.
+	a, err := e.stepTxIn(ctx, job.WorkflowID.Int64, tr, dur, func(a *advanceTx) error {
 		tx := a.tx
 		a.runLocal = true
 		if err := a.run(job.WorkflowID.Int64, job.ID, out); err != nil {

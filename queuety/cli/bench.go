@@ -143,6 +143,7 @@ func benchWorkerFlags(concurrency int) []cli.Flag {
 		&cli.IntFlag{Name: "concurrency", Value: concurrency, Usage: "worker slots"},
 		&cli.DurationFlag{Name: "claim-window", Value: queuety.DefaultClaimWindow},
 		&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval},
+		&cli.IntFlag{Name: "step-batch", Value: queuety.DefaultWorkflowStepBatch, Usage: "workflow step completions one transaction may group (1: each its own)"},
 	}
 }
 
@@ -162,6 +163,7 @@ func openBench(c *cli.Context, cfg queuety.Config) (*queuety.Client, error) {
 		cfg.ClaimWindow = -1 // the flag's 0 means "no window"
 	}
 	cfg.PollInterval = c.Duration("poll-interval")
+	cfg.WorkflowStepBatch = c.Int("step-batch")
 	cfg.RescueSchedule = "off"
 	client, _, err := openLocal(c, cfg)
 	if err != nil {
