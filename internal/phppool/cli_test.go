@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/testbin"
 	"github.com/queuety-go/queuety/queuety/cli"
 	store "github.com/queuety-go/queuety/sql"
 )
@@ -27,36 +26,17 @@ func phpFlag(t *testing.T) string {
 	return fmt.Sprintf("%s '%s' --bootstrap \"%s\"", cmd[0], cmd[1], cmd[3])
 }
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	binErr    error
-	binDir    string
-)
-
-// queuetyBinary builds cmd/queuety once for the package's tests.
+// queuetyBinary is the stock binary, built once for the package's tests.
 func queuetyBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "phppool-cli-")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "queuety")
-		out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/queuety").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, binErr)
-	return binPath
+	bin, err := testbin.Queuety()
+	require.NoError(t, err)
+	return bin
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
+	testbin.Cleanup()
 	os.Exit(code)
 }
 
@@ -169,21 +149,5 @@ func waitCmd(t *testing.T, cmd *exec.Cmd, timeout time.Duration) error {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for os/exec's copying goroutine and
-// the test reading it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is testbin.SyncBuffer.
+type syncBuffer = testbin.SyncBuffer

@@ -1,13 +1,10 @@
 package cli_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,69 +14,33 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/testbin"
 	"github.com/queuety-go/queuety/internal/testdb"
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/cli"
 	store "github.com/queuety-go/queuety/sql"
 )
 
-// The stock binary, built once per test run for the `work` subprocess tests.
-// The build starts in TestMain and runs while the in-process tests do.
-var (
-	binPath  string
-	binBuilt = make(chan struct{})
-	binErr   error
-)
-
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "queuety-cli-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "temp dir:", err)
-		os.Exit(1)
-	}
-	binPath = filepath.Join(dir, "queuety")
-	go func() {
-		defer close(binBuilt)
-		out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/queuety").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build ../../cmd/queuety: %v\n%s", err, out)
-		}
-	}()
+	// The stock binary (for the subprocess tests) builds while the
+	// in-process tests run.
+	go func() { _, _ = testbin.Queuety() }()
 	code := m.Run()
-	<-binBuilt // never remove the directory under a running build
-	_ = os.RemoveAll(dir)
+	_, _ = testbin.Queuety() // never remove the directory under a running build
+	testbin.Cleanup()
 	os.Exit(code)
 }
 
-// stockBinary waits for the build started in TestMain.
+// stockBinary is the stock binary, built once per test run.
 func stockBinary(t *testing.T) string {
 	t.Helper()
-	select {
-	case <-binBuilt:
-	case <-time.After(2 * time.Minute):
-		t.Fatal("building the stock binary took over 2 minutes")
-	}
-	require.NoError(t, binErr)
-	return binPath
+	bin, err := testbin.Queuety()
+	require.NoError(t, err)
+	return bin
 }
 
-// syncBuffer is a bytes.Buffer safe for the worker's goroutines to log into.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is testbin.SyncBuffer: the worker's goroutines log into it.
+type syncBuffer = testbin.SyncBuffer
 
 // result is one in-process run of the app.
 type result struct {
