@@ -80,14 +80,15 @@ final class WorkflowSettings
     }
 
     /**
-     * sha256 of the definition's JSON. max_cost_units and
-     * max_started_workflows are not part of it, as in the plugin.
+     * The leading fields the definition hash and the runtime definition
+     * share, in the plugin's key order (the hash depends on it).
      *
      * @param list<array<string, mixed>> $steps
+     * @return array<string, mixed>
      */
-    public function definition_hash(string $name, array $steps): string
+    private function definition_fields(string $name, array $steps): array
     {
-        return hash('sha256', json_encode([
+        return [
             'name' => $name,
             'steps' => $steps,
             'queue' => $this->queue,
@@ -98,6 +99,18 @@ final class WorkflowSettings
             'deadline_seconds' => $this->deadline_seconds,
             'deadline_handler' => $this->deadline_handler,
             'definition_version' => $this->definition_version,
+        ];
+    }
+
+    /**
+     * sha256 of the definition's JSON. max_cost_units and
+     * max_started_workflows are not part of it, as in the plugin.
+     *
+     * @param list<array<string, mixed>> $steps
+     */
+    public function definition_hash(string $name, array $steps): string
+    {
+        return hash('sha256', json_encode($this->definition_fields($name, $steps) + [
             'max_transitions' => $this->budget['max_transitions'],
             'max_for_each_items' => $this->budget['max_for_each_items'],
             'max_state_bytes' => $this->budget['max_state_bytes'],
@@ -113,17 +126,7 @@ final class WorkflowSettings
      */
     public function runtime_definition(string $name, array $steps): array
     {
-        return [
-            'name' => $name,
-            'steps' => $steps,
-            'queue' => $this->queue,
-            'priority' => $this->priority->value,
-            'max_attempts' => $this->max_attempts,
-            'cancel_handler' => $this->cancel_handler,
-            'prune_after' => $this->prune_after,
-            'deadline_seconds' => $this->deadline_seconds,
-            'deadline_handler' => $this->deadline_handler,
-            'definition_version' => $this->definition_version,
+        return $this->definition_fields($name, $steps) + [
             'definition_hash' => $this->definition_hash($name, $steps),
             'workflow_budget' => $this->budget(),
             'compensate_on_failure' => $this->compensate_on_failure,
