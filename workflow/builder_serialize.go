@@ -61,11 +61,10 @@ func (b *Builder) DefinitionHash() (string, error) {
 	return b.definitionHash(steps)
 }
 
-// definitionHash hashes, in exactly this key order, the builder's name,
-// steps and settings. max_cost_units and max_started_workflows are not
-// part of it (PHP leaves them out).
-func (b *Builder) definitionHash(steps []phpjson.Value) (string, error) {
-	def := phpjson.NewObject().
+// definitionFields are the leading keys the definition hash and the
+// runtime definition share, in the plugin's order (the hash depends on it).
+func (b *Builder) definitionFields(steps []phpjson.Value) *phpjson.Object {
+	return phpjson.NewObject().
 		Set("name", phpjson.String(b.name)).
 		Set("steps", phpjson.List(steps...)).
 		Set("queue", phpjson.String(b.queue)).
@@ -75,7 +74,14 @@ func (b *Builder) definitionHash(steps []phpjson.Value) (string, error) {
 		Set("prune_after", nullInt(b.pruneAfter)).
 		Set("deadline_seconds", nullInt(b.deadlineSeconds)).
 		Set("deadline_handler", nullString(b.deadlineHandler)).
-		Set("definition_version", nullString(b.version)).
+		Set("definition_version", nullString(b.version))
+}
+
+// definitionHash hashes, in exactly this key order, the builder's name,
+// steps and settings. max_cost_units and max_started_workflows are not
+// part of it (PHP leaves them out).
+func (b *Builder) definitionHash(steps []phpjson.Value) (string, error) {
+	def := b.definitionFields(steps).
 		Set("max_transitions", nullInt(b.maxTransitions)).
 		Set("max_for_each_items", nullInt(b.maxForEachItems)).
 		Set("max_state_bytes", nullInt(b.maxStateBytes)).
@@ -114,17 +120,7 @@ func (b *Builder) runtimeDefinitionValue() (phpjson.Value, error) {
 	if err != nil {
 		return phpjson.Null(), err
 	}
-	return phpjson.ObjectValue(phpjson.NewObject().
-		Set("name", phpjson.String(b.name)).
-		Set("steps", phpjson.List(steps...)).
-		Set("queue", phpjson.String(b.queue)).
-		Set("priority", phpjson.Int(int64(b.priority))).
-		Set("max_attempts", phpjson.Int(b.maxAttempts)).
-		Set("cancel_handler", nullString(b.cancelHandler)).
-		Set("prune_after", nullInt(b.pruneAfter)).
-		Set("deadline_seconds", nullInt(b.deadlineSeconds)).
-		Set("deadline_handler", nullString(b.deadlineHandler)).
-		Set("definition_version", nullString(b.version)).
+	return phpjson.ObjectValue(b.definitionFields(steps).
 		Set("definition_hash", phpjson.String(hash)).
 		Set("workflow_budget", b.budget().Value()).
 		Set("compensate_on_failure", phpjson.Bool(b.compensateOnFailure))), nil

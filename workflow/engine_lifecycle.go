@@ -125,6 +125,23 @@ func (e *Engine) Pause(ctx context.Context, workflowID int64) (changed bool, err
 	return e.store.PauseRunningWorkflow(ctx, workflowID)
 }
 
+// lockInStatus locks a workflow for a lifecycle operation that needs it in
+// status want; notWant is the error message (with the id) otherwise.
+func (e *Engine) lockInStatus(ctx context.Context, tx *store.WorkflowTx, workflowID int64, want Status, notWant string) (*advanceTx, error) {
+	a := &advanceTx{ctx: ctx, e: e, tx: tx}
+	var err error
+	if a.wf, err = tx.LockWorkflow(workflowID); err != nil {
+		return nil, err
+	}
+	if a.wf == nil {
+		return nil, notFound(workflowID)
+	}
+	if a.wf.Status != string(want) {
+		return nil, lifecycleErrorf(notWant, workflowID)
+	}
+	return a, nil
+}
+
 // Resume is Workflow::resume: a paused workflow with steps left becomes
 // running and its current step is enqueued again (a step that was in
 // flight when it paused may so run twice; the late one is buried by guard
@@ -132,16 +149,9 @@ func (e *Engine) Pause(ctx context.Context, workflowID int64) (changed bool, err
 // lock.
 func (e *Engine) Resume(ctx context.Context, workflowID int64) error {
 	return e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a := &advanceTx{ctx: ctx, e: e, tx: tx}
-		var err error
-		if a.wf, err = tx.LockWorkflow(workflowID); err != nil {
+		a, err := e.lockInStatus(ctx, tx, workflowID, StatusPaused, "Workflow %d is not paused.")
+		if err != nil {
 			return err
-		}
-		if a.wf == nil {
-			return notFound(workflowID)
-		}
-		if a.wf.Status != string(StatusPaused) {
-			return lifecycleErrorf("Workflow %d is not paused.", workflowID)
 		}
 		if a.wf.CurrentStep >= a.wf.TotalSteps {
 			return lifecycleErrorf("Workflow %d has no more steps.", workflowID)
@@ -171,16 +181,9 @@ func (e *Engine) Resume(ctx context.Context, workflowID int64) error {
 // writes no log row for it.
 func (e *Engine) Retry(ctx context.Context, workflowID int64) error {
 	return e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a := &advanceTx{ctx: ctx, e: e, tx: tx}
-		var err error
-		if a.wf, err = tx.LockWorkflow(workflowID); err != nil {
+		a, err := e.lockInStatus(ctx, tx, workflowID, StatusFailed, "Workflow %d is not in failed state.")
+		if err != nil {
 			return err
-		}
-		if a.wf == nil {
-			return notFound(workflowID)
-		}
-		if a.wf.Status != string(StatusFailed) {
-			return lifecycleErrorf("Workflow %d is not in failed state.", workflowID)
 		}
 		if err := a.loadState(); err != nil {
 			return err
