@@ -213,15 +213,15 @@ func (a *sessionAgent) forget(sid string) {
 // claim admits the session-bound jobs this worker can take into the window
 // (see claimSessionJobs). A window that finds no candidates makes the next
 // ones skip the read for a poll interval.
-func (a *sessionAgent) claim(ctx context.Context, tx *store.ClaimTx, queues []string, p store.ClaimParams, n int) (rows []store.JobRow, buried int, err error) {
+func (a *sessionAgent) claim(ctx context.Context, tx *store.ClaimTx, queues []string, p store.ClaimParams, n int) ([]store.JobRow, error) {
 	if n <= 0 || len(queues) == 0 || a.w.cfg.MaxWorkerSessions < 0 {
-		return nil, 0, nil
+		return nil, nil
 	}
 	a.mu.Lock()
 	skip := time.Since(a.noneAt) < a.w.cfg.PollInterval
 	a.mu.Unlock()
 	if skip {
-		return nil, 0, nil
+		return nil, nil
 	}
 	who := claimant{ns: a.ns, workerID: a.w.id, queues: a.w.cfg.Queues, caps: a.caps}
 	rows, seen, buried, err := claimSessionJobs(ctx, tx, a.w.c, who, queues, p, n)
@@ -231,7 +231,7 @@ func (a *sessionAgent) claim(ctx context.Context, tx *store.ClaimTx, queues []st
 		a.mu.Unlock()
 	}
 	a.w.stats.buried.Add(int64(buried))
-	return rows, buried, err
+	return rows, err
 }
 
 // claimant is who admits session-bound jobs: a worker of this process or

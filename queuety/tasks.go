@@ -71,20 +71,19 @@ func (t *Tasks) Poll(ctx context.Context, ns, workerID string, queues []string, 
 		return nil, err
 	}
 	var rows []store.JobRow
-	buried := 0
 	if withSessions {
 		who := claimant{ns: ns, workerID: workerID, queues: w.Queues, caps: caps}
-		rows, _, buried, err = claimSessionJobs(ctx, tx, t.c, who, open, store.ClaimParams{}, 1)
+		rows, _, _, err = claimSessionJobs(ctx, tx, t.c, who, open, store.ClaimParams{}, 1)
 	}
 	for i := 0; err == nil && len(rows) == 0 && i < len(open); i++ {
 		rows, err = tx.Select(ctx, store.ClaimParams{Queue: open[i], Limit: 1})
 	}
-	if err == nil && len(rows) == 0 && buried > 0 {
-		return nil, tx.Finalize(ctx, store.Finalization{WorkerID: workerID}) // keep the burials
-	}
-	if err != nil || len(rows) == 0 {
+	if err != nil {
 		_ = tx.Rollback()
 		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, tx.End(ctx, workerID)
 	}
 	row := rows[0]
 	row.Attempts = min(row.Attempts+1, 255)
@@ -129,13 +128,10 @@ func (t *Tasks) Heartbeat(ctx context.Context, ns, workerID string, jobID int64,
 	at := store.Attempt{ID: jobID, Attempt: attempt, WorkerID: workerID}
 	var out TaskHeartbeat
 	if job.SessionID.Valid {
-		// Spec order: the attempt must hold the job, then the session is
-		// renewed, and only then is the heartbeat recorded.
-		held, err := t.c.store.AttemptHeld(ctx, at)
-		if err != nil {
-			return out, err
-		}
-		if !held {
+		// Spec order: the attempt must hold the job (the row just read
+		// says), then the session is renewed, and only then is the
+		// heartbeat recorded.
+		if !job.HeldBy(at) {
 			return out, ErrStaleAttempt
 		}
 		res, err := t.c.sessions.HeartbeatSession(ctx, ns, job.SessionID.String, workerID, nil)

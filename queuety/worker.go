@@ -529,7 +529,7 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 	// Session-bound jobs first: ordinary jobs never take them, and a busy
 	// queue of plain jobs must not starve them. They are admitted by their
 	// session (its max_concurrent_activities), not by concurrency groups.
-	sessionRows, buried, err := w.sessions.claim(ctx, tx, open, claimable, n)
+	sessionRows, err := w.sessions.claim(ctx, tx, open, claimable, n)
 	if err != nil {
 		_ = tx.Rollback()
 		return 0, fmt.Errorf("worker sessions: %w", err)
@@ -553,16 +553,11 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 		return 0, err
 	}
 	rows = append(sessionRows, rows...)
-	if len(rows) == 0 && buried > 0 && w.claimCtx.Err() == nil {
-		// Only rows the session claim buried (unreadable or terminal
-		// sessions): commit that.
-		return 0, tx.Finalize(ctx, store.Finalization{WorkerID: w.id})
-	}
 	if len(rows) == 0 || w.claimCtx.Err() != nil {
-		// Nothing to do, or Stop arrived while claiming: rolling back hands
-		// every selected row back untouched, attempts unspent.
-		_ = tx.Rollback()
-		return 0, nil
+		// Nothing to do, or Stop arrived while claiming: every selected row
+		// goes back untouched, attempts unspent (rows the session claim
+		// buried stay buried).
+		return 0, tx.End(ctx, w.id)
 	}
 	batch := w.startJobs(l, rows)
 	w.awaitWindow(l, batch)

@@ -49,6 +49,9 @@ type ClaimTx struct {
 	tx   *sqlx.Tx
 	// locks are the group locks held until the window ends.
 	locks []string
+	// buried: Bury wrote in the window, so even a window that runs nothing
+	// must commit (see End).
+	buried bool
 }
 
 // BeginClaim opens a claim window.
@@ -132,7 +135,18 @@ func (c *ClaimTx) Bury(ctx context.Context, workerID string, row *JobRow, messag
 	started, buried := LogFor(row, EventStarted), LogFor(row, EventBuried)
 	started.Attempt, buried.Attempt = attempt, attempt
 	buried.ErrorMessage = String(message)
+	c.buried = true
 	return c.s.insertLogs(ctx, c.tx, []LogRow{started, buried})
+}
+
+// End closes a window that runs nothing: every selected row is handed back
+// untouched (a rollback), except the rows Bury buried, which are kept (a
+// commit), so a lone bad row does not come back every poll.
+func (c *ClaimTx) End(ctx context.Context, workerID string) error {
+	if c.buried {
+		return c.Finalize(ctx, Finalization{WorkerID: workerID})
+	}
+	return c.Rollback()
 }
 
 // Querier runs statements inside the window's transaction (session

@@ -329,12 +329,12 @@ func (s *Store) Heartbeat(ctx context.Context, a Attempt, progress []byte) (bool
 	}
 	// RowsAffected is 0 also when reserved_at already equals NOW() (same
 	// second), so check that this very attempt still holds the row.
-	return s.AttemptHeld(ctx, a)
+	return s.attemptHeld(ctx, a)
 }
 
-// AttemptHeld reports whether the attempt still holds its job (processing,
+// attemptHeld reports whether the attempt still holds its job (processing,
 // reserved by its worker, at its attempt number).
-func (s *Store) AttemptHeld(ctx context.Context, a Attempt) (bool, error) {
+func (s *Store) attemptHeld(ctx context.Context, a Attempt) (bool, error) {
 	var held int
 	if err := s.db.GetContext(ctx, &held, s.query(qAttemptHeld), a.ID, a.WorkerID, a.Attempt); err != nil {
 		return false, fmt.Errorf("job %d attempt %d: %w", a.ID, a.Attempt, err)

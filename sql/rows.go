@@ -65,6 +65,12 @@ type JobRow struct {
 	SessionProcessing sql.NullString `db:"session_processing" json:"-"`
 }
 
+// HeldBy reports whether attempt a holds the job as read: processing,
+// reserved by a's worker, at a's attempt number.
+func (j *JobRow) HeldBy(a Attempt) bool {
+	return j.Status == StatusProcessing && j.ReservedBy.Valid && j.ReservedBy.String == a.WorkerID && j.Attempts == a.Attempt
+}
+
 // LogRow is one row of the logs table.
 type LogRow struct {
 	ID           int64          `db:"id"`
