@@ -108,7 +108,7 @@ func (a *sessionAgent) loop() {
 		case <-beat.C:
 			a.heartbeat()
 		case <-renew.C:
-			a.renewLeases(false)
+			a.renewLeases()
 		}
 	}
 }
@@ -127,52 +127,30 @@ func (a *sessionAgent) heartbeat() {
 	}
 }
 
-// sessionJob is a running job bound to a session.
-type sessionJob struct {
-	rj    *running
-	lease time.Duration
-}
-
 // renewLeases renews the lease of every session with a running job once a
-// third of its lease has passed (all of them when force). A refused
-// renewal cancels the session's jobs with ErrSessionLost and the reason.
-func (a *sessionAgent) renewLeases(force bool) {
-	bySession := map[string][]sessionJob{}
+// third of its lease has passed.
+func (a *sessionAgent) renewLeases() {
+	bySession := map[string][]*running{}
 	a.w.mu.Lock()
 	for _, rj := range a.w.running {
 		if sid := rj.row.SessionID; sid.Valid && rj.committed.Load() {
-			bySession[sid.String] = append(bySession[sid.String], sessionJob{rj: rj, lease: rj.sessionLease})
+			bySession[sid.String] = append(bySession[sid.String], rj)
 		}
 	}
 	a.w.mu.Unlock()
 	now := time.Now()
 	for sid, jobs := range bySession {
-		lease := jobs[0].lease
 		a.mu.Lock()
 		last := a.renewed[sid]
 		a.mu.Unlock()
-		if !force && now.Sub(last) < lease/3 {
+		if now.Sub(last) < jobs[0].sessionLease/3 {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		res, err := a.reg.HeartbeatSession(ctx, a.ns, sid, a.w.id, nil)
-		cancel()
-		if err != nil {
+		if err := a.renew(ctx, sid, jobs...); err != nil && !errors.Is(err, ErrSessionLost) {
 			a.log.Warn("renewing worker session failed; will retry", "session", sid, "err", err)
-			continue
 		}
-		if !res.Admitted {
-			cause := fmt.Errorf("%w: session %q: %s (%s)", ErrSessionLost, sid, res.Error, res.Reason)
-			a.log.Warn("worker session renewal refused; stopping its jobs", "session", sid, "reason", res.Reason)
-			for _, j := range jobs {
-				j.rj.cancel(cause)
-			}
-			a.forget(sid)
-			continue
-		}
-		a.mu.Lock()
-		a.renewed[sid] = now
-		a.mu.Unlock()
+		cancel()
 	}
 	a.mu.Lock()
 	for sid := range a.renewed {
@@ -184,17 +162,24 @@ func (a *sessionAgent) renewLeases(force bool) {
 }
 
 // renewFor renews the session of a running job at once (a handler's
-// Job.Heartbeat renews the job's session lease too). A refused renewal
-// cancels the job with ErrSessionLost and returns that cause.
+// Job.Heartbeat renews the job's session lease too).
 func (a *sessionAgent) renewFor(ctx context.Context, rj *running) error {
-	sid := rj.row.SessionID.String
+	return a.renew(ctx, rj.row.SessionID.String, rj)
+}
+
+// renew renews session sid's lease. A refused renewal cancels jobs with
+// ErrSessionLost and the reason, and returns that cause.
+func (a *sessionAgent) renew(ctx context.Context, sid string, jobs ...*running) error {
 	res, err := a.reg.HeartbeatSession(ctx, a.ns, sid, a.w.id, nil)
 	if err != nil {
 		return err
 	}
 	if !res.Admitted {
 		cause := fmt.Errorf("%w: session %q: %s (%s)", ErrSessionLost, sid, res.Error, res.Reason)
-		rj.cancel(cause)
+		a.log.Warn("worker session renewal refused; stopping its jobs", "session", sid, "reason", res.Reason)
+		for _, rj := range jobs {
+			rj.cancel(cause)
+		}
 		a.forget(sid)
 		return cause
 	}
