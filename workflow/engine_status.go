@@ -93,15 +93,6 @@ func (e *Engine) ListWorkflows(ctx context.Context, f store.WorkflowFilter) ([]*
 
 func strPtr(s string) *string { return &s }
 
-func timePtr(t interface {
-	IsZero() bool
-}, s string) *string {
-	if t.IsZero() {
-		return nil
-	}
-	return &s
-}
-
 // statusFromRow is build_workflow_state_from_row.
 func (e *Engine) statusFromRow(ctx context.Context, row *store.WorkflowRow, artifactKeys []string, details bool) (*StatusReport, error) {
 	state, err := ParseState([]byte(row.State))

@@ -103,12 +103,6 @@ func (f *fields) value(key string) (phpjson.Value, bool) {
 	return v, true
 }
 
-// present reports whether key was sent (even as null).
-func (f *fields) present(key string) bool {
-	_, ok := f.obj.Get(key)
-	return ok
-}
-
 func (f *fields) required(key string) {
 	if !f.errs.has(f.name(key)) {
 		f.fail(key, "is required")
@@ -134,19 +128,6 @@ func (f *fields) str(key string, required bool, maxLen int) (string, bool) {
 		return "", false
 	}
 	return s, true
-}
-
-// nonBlank reads an optional string that, when sent, is not blank.
-func (f *fields) nonBlank(key string, maxLen int) *string {
-	s, ok := f.str(key, false, maxLen)
-	if !ok {
-		return nil
-	}
-	if strings.TrimSpace(s) == "" {
-		f.fail(key, "must be a non-empty string when provided")
-		return nil
-	}
-	return &s
 }
 
 // integer reads a JSON integer in [min, max] (max 0: unbounded).

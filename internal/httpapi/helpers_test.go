@@ -431,5 +431,3 @@ func (m fakeMetrics) OperatorMetrics(ctx context.Context, ns string) (map[string
 	}
 	return out, nil
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -160,26 +160,6 @@ func splice(b []byte, more object) ([]byte, error) {
 	return out, nil
 }
 
-// pick decodes the JSON object b and returns the listed keys that are
-// present and, when dropNull is set, not null, in the listed order. It
-// lets us reshape the registry's own JSON (a snapshot into a task's
-// session affinity) without depending on its Go field names.
-func pick(b []byte, dropNull bool, keys ...string) (object, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	var o object
-	for _, k := range keys {
-		v, ok := m[k]
-		if !ok || dropNull && string(v) == "null" {
-			continue
-		}
-		o = append(o, field{k, v})
-	}
-	return o, nil
-}
-
 // apiError is a refusal: an HTTP status, a reason code, a message, and
 // optional extra fields (the field errors of a validation failure, the
 // worker id of worker_not_registered, ...).

@@ -8,7 +8,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -354,5 +353,3 @@ func argID(c *cli.Context) (int64, error) {
 	}
 	return id, nil
 }
-
-func withContext(c *cli.Context) context.Context { return c.Context }
