@@ -130,6 +130,9 @@ func nullStr(s string) sql.NullString {
 // InsertClaimedStepJob inserts a local activity's step job already claimed
 // by workerID (processing, attempts 1) and returns its id.
 func (w *WorkflowTx) InsertClaimedStepJob(workflowID int64, j StepJob, workerID string) (int64, error) {
+	if err := w.real(); err != nil {
+		return 0, err
+	}
 	res, err := w.tx.ExecContext(w.ctx, w.s.query(qInsertClaimedStepJob), j.Queue, j.Handler, string(j.Payload),
 		j.Priority, max(1, j.MaxAttempts), workerID, workflowID, j.StepIndex, max(0, j.CostUnits))
 	if err != nil {
@@ -351,6 +354,9 @@ type lockedJob struct {
 // engine decides on (no options, policy or timestamps of creation); it is
 // nil when none exists yet; the job is nil when missing.
 func (w *WorkflowTx) LockJobWithExecution(jobID int64) (*JobRow, *ActivityExecution, error) {
+	if err := w.real(); err != nil {
+		return nil, nil, err
+	}
 	var r lockedJob
 	err := w.tx.Unsafe().GetContext(w.ctx, &r, w.s.query(qLockJobWithExecution), jobID)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -384,6 +390,9 @@ type NewRunningExecution struct {
 // first attempt and returns its id.
 func (w *WorkflowTx) InsertRunningActivityExecution(p NewRunningExecution) (int64, error) {
 	now := p.Now.UTC()
+	if err := w.real(); err != nil {
+		return 0, err
+	}
 	res, err := w.tx.ExecContext(w.ctx, w.s.query(qInsertRunningActivityExecution), p.WorkflowID, p.StepIndex, p.JobID,
 		p.ActivityType, p.AttemptID, string(p.Options), string(p.RetryPolicy), string(p.History),
 		nullTime(p.ScheduleToCloseDeadline), nullTime(p.CloseDeadline), nullTime(p.HeartbeatDeadline), now, now, now)

@@ -316,6 +316,29 @@ SELECT * FROM {workflows} WHERE id = ? FOR UPDATE
 -- name: lock-job
 SELECT * FROM {jobs} WHERE id = ? FOR UPDATE
 
+-- name: lock-workflows
+-- A step batch's workflows, locked up front in id order (workflows_deferred.go).
+SELECT * FROM {workflows} WHERE id IN (?) ORDER BY id FOR UPDATE
+
+-- name: lock-jobs
+-- A step batch's jobs, locked after its workflows, in id order.
+SELECT * FROM {jobs} WHERE id IN (?) ORDER BY id FOR UPDATE
+
+-- name: advance-workflows
+-- advance-workflow and complete-workflow for a step batch's rows in one
+-- statement: the store writes "WHEN id THEN value" lists for /*state*/ and
+-- /*step*/, the completed rows' predicate (or FALSE) for /*done*/ and the
+-- row set for /*ids*/.
+UPDATE {workflows}
+SET state = CASE id /*state*/ END, current_step = CASE id /*step*/ END,
+	status = IF(/*done*/, 'completed', status), completed_at = IF(/*done*/, NOW(), completed_at)
+WHERE /*ids*/
+
+-- name: complete-workflow-jobs
+-- complete-workflow-job for a step batch's rows; /*ids*/ as finalize-running.
+UPDATE {jobs} SET status = 'completed', completed_at = NOW()
+WHERE (/*ids*/) AND status IN ('pending', 'processing')
+
 -- name: update-workflow-state
 UPDATE {workflows} SET state = ? WHERE id = ?
 

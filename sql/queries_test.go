@@ -171,7 +171,7 @@ func TestQueriesPrepare(t *testing.T) {
 			continue
 		}
 		if strings.HasSuffix(strings.TrimSpace(sql), "VALUES") || strings.Contains(sql, "/*ids*/") {
-			require.True(t, slices.Contains([]string{qInsertLogs, qInsertLogsNarrow, qInsertJobsBulk, qFinalizeRunning, qFinalizeCompleted}, name),
+			require.True(t, slices.Contains([]string{qInsertLogs, qInsertLogsNarrow, qInsertJobsBulk, qFinalizeRunning, qFinalizeCompleted, qAdvanceWorkflows, qCompleteWorkflowJobs}, name),
 				"%s is completed by the store; add it to this list", name)
 			continue
 		}

@@ -23,11 +23,6 @@ SELECT id, status FROM {workflows} WHERE id IN (?)
 -- name: workflow-status
 SELECT status FROM {workflows} WHERE id = ?
 
--- name: workflow-status-parent
--- A terminal workflow's wake-ups: its status, and whether a run_workflow
--- parent may wait on it (most have none, and skip that transaction).
-SELECT status, parent_workflow_id IS NOT NULL AS has_parent FROM {workflows} WHERE id = ?
-
 -- name: delete-dependencies
 -- clear_workflow_dependencies.
 DELETE FROM {workflow_dependencies} WHERE waiting_workflow_id = ? AND step_index = ?
@@ -39,11 +34,16 @@ INSERT INTO {workflow_dependencies} (waiting_workflow_id, step_index, dependency
 UPDATE {workflow_dependencies} SET satisfied_at = NOW()
 WHERE waiting_workflow_id = ? AND step_index = ? AND dependency_workflow_id = ? AND satisfied_at IS NULL
 
--- name: waiters-of-dependency
--- reconcile_waiting_for_workflows_for_dependency: who waits on a workflow.
-SELECT DISTINCT waiting_workflow_id, step_index FROM {workflow_dependencies}
-WHERE dependency_workflow_id = ?
-ORDER BY waiting_workflow_id ASC
+-- name: wake-facts
+-- A terminal workflow's wake-ups (reconcile_waiting_for_workflows_for_dependency),
+-- for many at once: its status, whether a run_workflow parent may wait on it
+-- (most have none, and skip that transaction), and who waits on it.
+SELECT DISTINCT wf.id, wf.status, wf.parent_workflow_id IS NOT NULL AS has_parent,
+	d.waiting_workflow_id, d.step_index
+FROM {workflows} wf
+LEFT JOIN {workflow_dependencies} d ON d.dependency_workflow_id = wf.id
+WHERE wf.id IN (?)
+ORDER BY wf.id, d.waiting_workflow_id, d.step_index
 
 -- name: park-workflow
 -- A wait step that is not satisfied yet: waiting_for_signal or

@@ -55,6 +55,9 @@ func (w *WorkflowTx) Signals(workflowID int64, names []string) ([]SignalRow, err
 	if len(names) == 0 {
 		return nil, nil
 	}
+	if err := w.real(); err != nil {
+		return nil, err
+	}
 	q, args, err := w.s.in(qSignalsForNames, workflowID, names)
 	if err != nil {
 		return nil, err
@@ -72,6 +75,9 @@ func (w *WorkflowTx) WorkflowsByID(ids []int64) (map[int64]DependencyRow, error)
 	out := map[int64]DependencyRow{}
 	if len(ids) == 0 {
 		return out, nil
+	}
+	if err := w.real(); err != nil {
+		return nil, err
 	}
 	q, args, err := w.s.in(qWorkflowsByIDs, ids)
 	if err != nil {
@@ -94,6 +100,9 @@ func (w *WorkflowTx) WorkflowStatuses(ids []int64) (map[int64]DependencyRow, err
 	if len(ids) == 0 {
 		return out, nil
 	}
+	if err := w.real(); err != nil {
+		return nil, err
+	}
 	q, args, err := w.s.in(qWorkflowStatusesByIDs, ids)
 	if err != nil {
 		return nil, err
@@ -108,15 +117,21 @@ func (w *WorkflowTx) WorkflowStatuses(ids []int64) (map[int64]DependencyRow, err
 	return out, nil
 }
 
-// WorkflowsByID reads workflows' id, status and state outside a transaction.
+// WorkflowsByID reads workflows' id, status and state outside a
+// transaction, keyed by id (missing ones are absent).
 func (s *Store) WorkflowsByID(ctx context.Context, ids []int64) (map[int64]DependencyRow, error) {
-	var out map[int64]DependencyRow
-	err := s.WorkflowTx(ctx, func(tx *WorkflowTx) error {
-		var err error
-		out, err = tx.WorkflowsByID(ids)
-		return err
-	})
-	return out, err
+	out := map[int64]DependencyRow{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []DependencyRow
+	if err := s.selectIn(ctx, s.db, &rows, qWorkflowsByIDs, ids); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		out[r.ID] = r
+	}
+	return out, nil
 }
 
 // WorkflowStatus reads a workflow's status ("" when it is missing).
@@ -130,23 +145,6 @@ func (s *Store) WorkflowStatus(ctx context.Context, id int64) (string, error) {
 		return "", fmt.Errorf("%s: %w", qWorkflowStatus, err)
 	}
 	return st, nil
-}
-
-// WorkflowStatusParent returns a workflow's status ("" when it does not
-// exist) and whether it has a run_workflow parent.
-func (s *Store) WorkflowStatusParent(ctx context.Context, id int64) (status string, hasParent bool, err error) {
-	var row struct {
-		Status    string `db:"status"`
-		HasParent bool   `db:"has_parent"`
-	}
-	err = s.db.GetContext(ctx, &row, s.query(qWorkflowStatusParent), id)
-	if err == sql.ErrNoRows {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, fmt.Errorf("%s: %w", qWorkflowStatusParent, err)
-	}
-	return row.Status, row.HasParent, nil
 }
 
 // ClearDependencies deletes the dependency rows of one waiting step.
@@ -174,14 +172,45 @@ func (w *WorkflowTx) MarkDependencySatisfied(workflowID int64, step int, depende
 	return err
 }
 
-// WaitersOf lists the (workflow, step) pairs with a dependency row on
-// dependency, by workflow id.
-func (s *Store) WaitersOf(ctx context.Context, dependency int64) ([]Waiter, error) {
-	var rows []Waiter
-	if err := s.db.SelectContext(ctx, &rows, s.query(qWaitersOfDependency), dependency); err != nil {
-		return nil, fmt.Errorf("%s: %w", qWaitersOfDependency, err)
+// WakeFacts is what waking the dependents of a workflow starts from.
+type WakeFacts struct {
+	Status    string
+	HasParent bool
+	// Waiters are the (workflow, step) pairs with a dependency row on it,
+	// by workflow id.
+	Waiters []Waiter
+}
+
+// WakeFacts reads, for each of ids that exists, its status, whether it has
+// a run_workflow parent and who waits on it, in one statement.
+func (s *Store) WakeFacts(ctx context.Context, ids []int64) (map[int64]WakeFacts, error) {
+	out := map[int64]WakeFacts{}
+	if len(ids) == 0 {
+		return out, nil
 	}
-	return rows, nil
+	q, args, err := s.in(qWakeFacts, ids)
+	if err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		ID        int64         `db:"id"`
+		Status    string        `db:"status"`
+		HasParent bool          `db:"has_parent"`
+		Waiting   sql.NullInt64 `db:"waiting_workflow_id"`
+		Step      sql.NullInt64 `db:"step_index"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, fmt.Errorf("%s: %w", qWakeFacts, err)
+	}
+	for _, r := range rows {
+		f := out[r.ID]
+		f.Status, f.HasParent = r.Status, r.HasParent
+		if r.Waiting.Valid {
+			f.Waiters = append(f.Waiters, Waiter{WorkflowID: r.Waiting.Int64, StepIndex: int(r.Step.Int64)})
+		}
+		out[r.ID] = f
+	}
+	return out, nil
 }
 
 // Park sets a waiting status with the state and step.
@@ -202,6 +231,9 @@ func (w *WorkflowTx) ParentOf(id int64) (parent, step sql.NullInt64, err error) 
 	var r struct {
 		Parent sql.NullInt64 `db:"parent_workflow_id"`
 		Step   sql.NullInt64 `db:"parent_step_index"`
+	}
+	if err := w.real(); err != nil {
+		return parent, step, err
 	}
 	err = w.tx.GetContext(w.ctx, &r, w.s.query(qChildOf), id)
 	if err == sql.ErrNoRows {
@@ -253,6 +285,9 @@ func (s *Store) SignalWaiters(ctx context.Context, after, upto int64) ([]int64, 
 // start_workflows) in the transaction: the row, its first jobs and its
 // workflow_started log. Children have no idempotency key.
 func (w *WorkflowTx) InsertChildWorkflow(p InsertWorkflow) (int64, error) {
+	if err := w.real(); err != nil {
+		return 0, err
+	}
 	res, err := w.tx.ExecContext(w.ctx, w.s.query(qInsertWorkflow), p.Name, string(p.State), p.TotalSteps,
 		p.ParentWorkflowID, p.ParentStepIndex, p.DeadlineAt)
 	if err != nil {

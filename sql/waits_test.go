@@ -78,9 +78,12 @@ func TestDependencyRows(t *testing.T) {
 	require.NoError(t, e.db.Select(&satisfied, render("SELECT satisfied_at IS NOT NULL FROM {workflow_dependencies} ORDER BY id", e.tables)))
 	require.Equal(t, []bool{true, false}, satisfied)
 
-	waiters, err := e.s.WaitersOf(e.ctx, b)
+	facts, err := e.s.WakeFacts(e.ctx, []int64{a, b, 999})
 	require.NoError(t, err)
-	require.Equal(t, []Waiter{{WorkflowID: waiter, StepIndex: 2}}, waiters)
+	require.Equal(t, map[int64]WakeFacts{
+		a: {Status: "running", Waiters: []Waiter{{WorkflowID: waiter, StepIndex: 2}}}, // satisfied, still listed
+		b: {Status: "running", Waiters: []Waiter{{WorkflowID: waiter, StepIndex: 2}}},
+	}, facts)
 	parked, err := e.s.WaitingForWorkflows(e.ctx, 0, 10)
 	require.NoError(t, err)
 	require.Equal(t, []Waiter{{WorkflowID: waiter, StepIndex: 2}}, parked)
@@ -108,9 +111,9 @@ func TestDependencyRows(t *testing.T) {
 	require.Equal(t, "running", wf.Status)
 	require.Equal(t, 3, wf.CurrentStep)
 	require.Equal(t, `{"w":2}`, wf.State)
-	waiters, err = e.s.WaitersOf(e.ctx, b)
+	facts, err = e.s.WakeFacts(e.ctx, []int64{b})
 	require.NoError(t, err)
-	require.Empty(t, waiters)
+	require.Equal(t, map[int64]WakeFacts{b: {Status: "running"}}, facts)
 }
 
 func TestChildWorkflowRows(t *testing.T) {
@@ -138,6 +141,9 @@ func TestChildWorkflowRows(t *testing.T) {
 		require.False(t, p.Valid)
 		return err
 	}))
+	facts, err := e.s.WakeFacts(e.ctx, []int64{child, parent})
+	require.NoError(t, err)
+	require.Equal(t, map[int64]WakeFacts{child: {Status: "running", HasParent: true}, parent: {Status: "running"}}, facts)
 	var events []string
 	require.NoError(t, e.db.Select(&events, render("SELECT CONCAT(event, ' ', handler, ' ', queue) FROM {logs} WHERE workflow_id = ? ORDER BY id", e.tables), child))
 	require.Equal(t, []string{"workflow_started sub q"}, events)

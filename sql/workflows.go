@@ -204,6 +204,13 @@ type WorkflowTx struct {
 	// its statements. Nothing reads them back inside the transaction.
 	logs   []LogRow
 	events []WorkflowEvent
+	// In a WorkflowTxBatch (workflows_deferred.go): the batch, this body's
+	// savepoint (issued before its first real statement) and the writes
+	// it deferred.
+	batch       *txBatch
+	savepoint   string
+	inSavepoint bool
+	deferred    deferredWrites
 }
 
 // WorkflowTx runs fn in a READ COMMITTED transaction, retried as a whole on
@@ -276,6 +283,9 @@ func (e *WorkflowEvent) size() int {
 }
 
 func (w *WorkflowTx) exec(name string, args ...any) (int64, error) {
+	if err := w.real(); err != nil {
+		return 0, err
+	}
 	res, err := w.tx.ExecContext(w.ctx, w.s.query(name), args...)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", name, err)
@@ -286,6 +296,12 @@ func (w *WorkflowTx) exec(name string, args ...any) (int64, error) {
 
 // LockWorkflow reads and locks a workflow row (nil when missing).
 func (w *WorkflowTx) LockWorkflow(id int64) (*WorkflowRow, error) {
+	if r, ok := w.lockedWorkflow(id); ok {
+		return r, nil
+	}
+	if err := w.real(); err != nil {
+		return nil, err
+	}
 	var r WorkflowRow
 	err := w.tx.Unsafe().GetContext(w.ctx, &r, w.s.query(qLockWorkflow), id)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -299,6 +315,12 @@ func (w *WorkflowTx) LockWorkflow(id int64) (*WorkflowRow, error) {
 
 // LockJob reads and locks a job row (nil when missing).
 func (w *WorkflowTx) LockJob(id int64) (*JobRow, error) {
+	if r, ok := w.lockedJob(id); ok {
+		return r, nil
+	}
+	if err := w.real(); err != nil {
+		return nil, err
+	}
 	var r JobRow
 	err := w.tx.Unsafe().GetContext(w.ctx, &r, w.s.query(qLockJob), id)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -318,6 +340,10 @@ func (w *WorkflowTx) SetState(id int64, state []byte) error {
 
 // Advance writes the state and moves current_step.
 func (w *WorkflowTx) Advance(id int64, state []byte, step int) error {
+	if w.batch != nil {
+		w.deferWorkflow(workflowWrite{id: id, state: state, step: step})
+		return nil
+	}
 	_, err := w.exec(qAdvanceWorkflow, string(state), step, id)
 	return err
 }
@@ -325,6 +351,10 @@ func (w *WorkflowTx) Advance(id int64, state []byte, step int) error {
 // Complete writes the state, moves current_step past the end and marks the
 // workflow completed.
 func (w *WorkflowTx) Complete(id int64, state []byte, step int) error {
+	if w.batch != nil {
+		w.deferWorkflow(workflowWrite{id: id, state: state, step: step, complete: true})
+		return nil
+	}
 	_, err := w.exec(qCompleteWorkflow, string(state), step, id)
 	return err
 }
@@ -337,6 +367,11 @@ func (w *WorkflowTx) MarkFailed(id int64, state []byte, message string) (bool, e
 
 // CompleteJob marks a pending or processing job completed.
 func (w *WorkflowTx) CompleteJob(id int64) error {
+	if w.batch != nil {
+		delete(w.batch.jobs, id)
+		w.deferred.completedJobs = append(w.deferred.completedJobs, id)
+		return nil
+	}
 	_, err := w.exec(qCompleteWorkflowJob, id)
 	return err
 }
@@ -367,6 +402,9 @@ func (w *WorkflowTx) BuryWorkflowJobs(workflowID int64, message string, except i
 
 // CountCompletedStepJobs counts every completed job of a step.
 func (w *WorkflowTx) CountCompletedStepJobs(workflowID int64, step int) (int, error) {
+	if err := w.real(); err != nil {
+		return 0, err
+	}
 	var n int
 	if err := w.tx.GetContext(w.ctx, &n, w.s.query(qCountCompletedStepJobs), workflowID, step); err != nil {
 		return 0, fmt.Errorf("count completed step jobs: %w", err)
@@ -377,14 +415,12 @@ func (w *WorkflowTx) CountCompletedStepJobs(workflowID int64, step int) (int, er
 // InsertStepJobs inserts a step's jobs for a workflow, as Queue::dispatch.
 func (w *WorkflowTx) InsertStepJobs(workflowID int64, jobs []StepJob) error {
 	for _, j := range jobs {
-		group, limit := sql.NullString{}, sql.NullInt64{}
-		if j.ConcurrencyGroup != "" && j.ConcurrencyLimit >= 1 {
-			group, limit = String(j.ConcurrencyGroup), Int(int64(j.ConcurrencyLimit))
-		}
 		availableAt := DateTime(w.s.clock.Now().Add(j.Delay))
-		if _, err := w.exec(qInsertJob, j.Queue, j.Handler, string(j.Payload), sql.NullString{}, j.Priority,
-			max(1, j.MaxAttempts), availableAt, Int(workflowID), Int(int64(j.StepIndex)), sql.NullInt64{},
-			sql.NullInt64{}, group, limit, max(0, j.CostUnits), sql.NullString{String: j.SessionID, Valid: j.SessionID != ""}, nullBytes(j.WorkerSession)); err != nil {
+		if w.batch != nil {
+			w.deferred.stepJobs = append(w.deferred.stepJobs, pendingStepJob{workflowID: workflowID, availableAt: availableAt, job: j})
+			continue
+		}
+		if _, err := w.exec(qInsertJob, stepJobArgs(workflowID, availableAt, j)...); err != nil {
 			return err
 		}
 	}

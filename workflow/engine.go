@@ -46,6 +46,10 @@ type Engine struct {
 	// sets DefaultStepBatch. Set it before the engine runs steps.
 	StepBatch int
 	batch     stepBatcher
+	// states and wakes coalesce the single-row reads of every step and of
+	// every workflow that ends (coalesce.go).
+	states *coalescer[store.DependencyRow]
+	wakes  *coalescer[store.WakeFacts]
 }
 
 // NewEngine returns an engine running handlers on s. handlers may be nil
@@ -54,7 +58,8 @@ func NewEngine(s *store.Store, handlers *Handlers) *Engine {
 	if handlers == nil {
 		handlers = NewHandlers()
 	}
-	return &Engine{store: s, handlers: handlers, StepBatch: DefaultStepBatch}
+	return &Engine{store: s, handlers: handlers, StepBatch: DefaultStepBatch,
+		states: newCoalescer(s.WorkflowsByID), wakes: newCoalescer(s.WakeFacts)}
 }
 
 // Handlers returns the engine's Go step handlers.

@@ -55,13 +55,14 @@ type advanceTx struct {
 // with the job's `started` log and step_started event written first. The
 // advanceTx is returned for the post-commit work (afterCommit).
 func (e *Engine) stepTx(ctx context.Context, tr *jobTrace, dur time.Duration, body func(a *advanceTx) error) (*advanceTx, error) {
-	return e.stepTxIn(ctx, 0, tr, dur, body)
+	return e.stepTxIn(ctx, 0, 0, tr, dur, body)
 }
 
 // stepTxIn is stepTx that may share its transaction with the step
 // transactions of other goroutines (group commit, step_batch.go) when
-// batchKey, the workflow the body locks first, is not 0.
-func (e *Engine) stepTxIn(ctx context.Context, batchKey int64, tr *jobTrace, dur time.Duration, body func(a *advanceTx) error) (*advanceTx, error) {
+// batchKey, the workflow the body locks first, is not 0; batchJob is the
+// job it locks next (0: none).
+func (e *Engine) stepTxIn(ctx context.Context, batchKey, batchJob int64, tr *jobTrace, dur time.Duration, body func(a *advanceTx) error) (*advanceTx, error) {
 	var a *advanceTx
 	fn := func(tx *store.WorkflowTx) error {
 		t := *tr
@@ -73,7 +74,7 @@ func (e *Engine) stepTxIn(ctx context.Context, batchKey int64, tr *jobTrace, dur
 	}
 	var err error
 	if batchKey != 0 && e.StepBatch > 1 {
-		err = e.batch.run(ctx, e, batchKey, fn)
+		err = e.batch.run(ctx, e, batchKey, batchJob, fn)
 	} else {
 		err = e.store.WorkflowTx(ctx, fn)
 	}
@@ -87,7 +88,7 @@ func (e *Engine) advance(ctx context.Context, job *store.JobRow, out *phpjson.Ob
 	// The hot path of every step: batched with the other workers' steps.
 	// It locks the step's workflow, then its job, and (on completion) a
 	// run_workflow parent; the batch orders bodies by workflow id.
-	a, err := e.stepTxIn(ctx, job.WorkflowID.Int64, tr, dur, func(a *advanceTx) error {
+	a, err := e.stepTxIn(ctx, job.WorkflowID.Int64, job.ID, tr, dur, func(a *advanceTx) error {
 		tx := a.tx
 		a.runLocal = true
 		if err := a.run(job.WorkflowID.Int64, job.ID, out); err != nil {

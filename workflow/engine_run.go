@@ -30,12 +30,12 @@ func (e *Engine) Run(ctx context.Context, job *store.JobRow, decide Decide) (ste
 		return nil, fmt.Errorf("workflow: job %d is not a workflow step", job.ID)
 	}
 	state := NewState(nil)
-	if wf, gerr := e.store.GetWorkflow(ctx, job.WorkflowID.Int64); gerr == nil {
+	if wf, found, gerr := e.states.get(ctx, job.WorkflowID.Int64); gerr != nil {
+		return nil, gerr
+	} else if found {
 		if s, perr := ParseState([]byte(wf.State)); perr == nil {
 			state = s
 		}
-	} else if !errors.Is(gerr, store.ErrWorkflowNotFound) {
-		return nil, gerr
 	}
 	if st, ok := state.Step(int(job.StepIndex.Int64)); ok && st.Type() == StepLocalActivity {
 		// Local activities record their own attempts and outcomes.

@@ -75,23 +75,20 @@ func (e *Engine) wakeError(id int64, err error) {
 // wakeDependents is the body of afterTerminal for one terminal workflow;
 // it returns the workflows that became terminal while waking.
 func (e *Engine) wakeDependents(ctx context.Context, id int64) ([]int64, error) {
-	status, hasParent, err := e.store.WorkflowStatusParent(ctx, id)
-	if err != nil || status == "" {
+	facts, found, err := e.wakes.get(ctx, id)
+	if err != nil || !found {
 		return nil, err
 	}
+	status := facts.Status
 	var terminal []int64
-	if isTerminalStatus(status) && hasParent {
+	if isTerminalStatus(status) && facts.HasParent {
 		t, err := e.settleParent(ctx, id)
 		if err != nil {
 			return terminal, err
 		}
 		terminal = append(terminal, t...)
 	}
-	waiters, err := e.store.WaitersOf(ctx, id)
-	if err != nil {
-		return terminal, err
-	}
-	for _, w := range waiters {
+	for _, w := range facts.Waiters {
 		t, err := e.reconcileWaiter(ctx, w.WorkflowID, w.StepIndex, id, status)
 		if err != nil {
 			return terminal, err

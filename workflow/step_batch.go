@@ -52,8 +52,10 @@ type stepBatcher struct {
 }
 
 type batchReq struct {
-	ctx  context.Context
-	key  int64
+	ctx context.Context
+	// key is the workflow the body locks first, job the job it locks next
+	// (0: none); the batch locks them for all its bodies up front.
+	key, job int64
 	fn   func(*store.WorkflowTx) error
 	err  error
 	redo bool // the batch rolled back (or panicked): the caller runs fn on its own
@@ -63,11 +65,11 @@ type batchReq struct {
 // run runs fn in a batch, or on its own when the batch it was in rolled
 // back as a whole (the retry is the single-step path: WorkflowTx, with its
 // own deadlock retries).
-func (b *stepBatcher) run(ctx context.Context, e *Engine, key int64, fn func(*store.WorkflowTx) error) error {
+func (b *stepBatcher) run(ctx context.Context, e *Engine, key, job int64, fn func(*store.WorkflowTx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r := &batchReq{ctx: ctx, key: key, fn: fn, done: make(chan struct{})}
+	r := &batchReq{ctx: ctx, key: key, job: job, fn: fn, done: make(chan struct{})}
 	b.mu.Lock()
 	b.queue = append(b.queue, r)
 	lead := b.leaders < stepBatchLeaders
@@ -150,12 +152,12 @@ func (b *stepBatcher) runBatch(e *Engine, batch []*batchReq) {
 		}
 		return 0
 	})
-	fns := make([]func(*store.WorkflowTx) error, len(live))
+	fns := make([]store.BatchBody, len(live))
 	for i, r := range live {
-		fns[i] = r.fn
+		fns[i] = store.BatchBody{WorkflowID: r.key, JobID: r.job, Fn: r.fn}
 		if h := b.bodyHook; h != nil {
 			fn, key := r.fn, r.key
-			fns[i] = func(tx *store.WorkflowTx) error {
+			fns[i].Fn = func(tx *store.WorkflowTx) error {
 				if err := h(key); err != nil {
 					return err
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -144,7 +145,26 @@ func benchWorkerFlags(concurrency int) []cli.Flag {
 		&cli.DurationFlag{Name: "claim-window", Value: queuety.DefaultClaimWindow},
 		&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval},
 		&cli.IntFlag{Name: "step-batch", Value: queuety.DefaultWorkflowStepBatch, Usage: "workflow step completions one transaction may group (1: each its own)"},
+		&cli.PathFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the timed part to `FILE` (go tool pprof)"},
 	}
+}
+
+// startCPUProfile starts the --cpuprofile profile, if asked for; the
+// returned stop is always safe to call.
+func startCPUProfile(c *cli.Context) (stop func(), err error) {
+	path := c.Path("cpuprofile")
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // openBench is how the benchmarks start: without --dsn, the bench database

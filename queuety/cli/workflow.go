@@ -446,6 +446,11 @@ feed:
 	if err != nil {
 		return err
 	}
+	stopProfile, err := startCPUProfile(c)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	t1 := time.Now()
 	if err := w.Start(c.Context); err != nil {
 		return err

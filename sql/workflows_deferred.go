@@ -1,0 +1,316 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Deferred writes of a step batch.
+//
+// A step's completion locks its workflow and job, writes the state, the
+// job's status and the next step's job, and those five statements were
+// each a round trip of their own even inside a batch. In a batch
+// (WorkflowTxBatch) they are instead:
+//
+//   - read from rows the batch locked up front, for all its bodies, with
+//     one SELECT … FOR UPDATE per table (in id order, so two batches take
+//     their locks in the same order);
+//   - deferred, and sent for all the batch's bodies together: one UPDATE
+//     of the workflows, one of the completed jobs, one multi-row INSERT of
+//     the next steps' jobs.
+//
+// A body's deferred writes are its own until it returns: a failing body's
+// are dropped with its log and event rows. Every other statement is sent
+// as it comes ("a real statement"), and before it is, everything deferred
+// so far is sent in order (the bodies before, then this body's, inside its
+// savepoint), and the locked rows are forgotten: a real statement sees and
+// may change them. Reads therefore always see the writes before them, as
+// in a transaction of single statements; the hot path of a step just
+// never sends a real statement.
+
+// txBatch is what the bodies of one WorkflowTxBatch share.
+type txBatch struct {
+	// workflows and jobs are rows locked by the batch and not written
+	// since (a write removes its row); nil once a real statement ran.
+	workflows map[int64]WorkflowRow
+	jobs      map[int64]JobRow
+	// pending are the finished bodies whose deferred writes are not sent.
+	pending []*WorkflowTx
+}
+
+// deferredWrites are a body's writes not sent yet.
+type deferredWrites struct {
+	workflows     []workflowWrite
+	completedJobs []int64
+	stepJobs      []pendingStepJob
+}
+
+func (d *deferredWrites) empty() bool {
+	return len(d.workflows) == 0 && len(d.completedJobs) == 0 && len(d.stepJobs) == 0
+}
+
+// workflowWrite is Advance (complete false) or Complete of one row.
+type workflowWrite struct {
+	id       int64
+	state    []byte
+	step     int
+	complete bool
+}
+
+type pendingStepJob struct {
+	workflowID  int64
+	availableAt string
+	job         StepJob
+}
+
+// lockBatch reads and locks the rows the bodies start from.
+func (s *Store) lockBatch(ctx context.Context, tx *sqlx.Tx, workflowIDs, jobIDs []int64) (*txBatch, error) {
+	b := &txBatch{workflows: map[int64]WorkflowRow{}, jobs: map[int64]JobRow{}}
+	if len(workflowIDs) > 0 {
+		var rows []WorkflowRow
+		if err := s.selectIn(ctx, tx.Unsafe(), &rows, qLockWorkflows, workflowIDs); err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			b.workflows[r.ID] = r
+		}
+	}
+	if len(jobIDs) > 0 {
+		var rows []JobRow
+		if err := s.selectIn(ctx, tx.Unsafe(), &rows, qLockJobs, jobIDs); err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			b.jobs[r.ID] = r
+		}
+	}
+	return b, nil
+}
+
+// selectIn runs a named query of ids ("IN (?)") on db, a transaction or
+// the pool (unsafe ones for SELECT *).
+func (s *Store) selectIn(ctx context.Context, db sqlx.QueryerContext, dest any, name string, ids []int64) error {
+	q, args, err := s.in(name, ids)
+	if err != nil {
+		return err
+	}
+	if err := sqlx.SelectContext(ctx, db, dest, q, args...); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// lockedWorkflow is the batch's locked, unwritten copy of a workflow row.
+func (w *WorkflowTx) lockedWorkflow(id int64) (*WorkflowRow, bool) {
+	if w.batch == nil {
+		return nil, false
+	}
+	r, ok := w.batch.workflows[id]
+	return &r, ok
+}
+
+func (w *WorkflowTx) lockedJob(id int64) (*JobRow, bool) {
+	if w.batch == nil {
+		return nil, false
+	}
+	r, ok := w.batch.jobs[id]
+	return &r, ok
+}
+
+// real readies the transaction for a statement that is not deferred (see
+// above); outside a batch there is nothing to do. An error from sending
+// another body's writes aborts the batch.
+func (w *WorkflowTx) real() error {
+	b := w.batch
+	if b == nil {
+		return nil
+	}
+	if err := w.flushPending(); err != nil {
+		return fmt.Errorf("%w: %w", ErrBatchAborted, err)
+	}
+	if !w.inSavepoint {
+		if _, err := w.tx.ExecContext(w.ctx, "SAVEPOINT "+w.savepoint); err != nil {
+			return fmt.Errorf("%w: savepoint: %w", ErrBatchAborted, err)
+		}
+		w.inSavepoint = true
+	}
+	b.workflows, b.jobs = nil, nil
+	own := w.deferred
+	w.deferred = deferredWrites{}
+	return w.sendWrites(own)
+}
+
+// flushPending sends the deferred writes of the finished bodies.
+func (w *WorkflowTx) flushPending() error {
+	b := w.batch
+	if len(b.pending) == 0 {
+		return nil
+	}
+	var all deferredWrites
+	for _, p := range b.pending {
+		all.workflows = append(all.workflows, p.deferred.workflows...)
+		all.completedJobs = append(all.completedJobs, p.deferred.completedJobs...)
+		all.stepJobs = append(all.stepJobs, p.deferred.stepJobs...)
+		p.deferred = deferredWrites{}
+	}
+	b.pending = nil
+	return w.sendWrites(all)
+}
+
+// deferWorkflow records Advance or Complete of a row. A second write of
+// the same row replaces the first as applying both in turn would: the
+// later state and step, completed if either completed.
+func (w *WorkflowTx) deferWorkflow(ww workflowWrite) {
+	delete(w.batch.workflows, ww.id)
+	for i := range w.deferred.workflows {
+		if prev := &w.deferred.workflows[i]; prev.id == ww.id {
+			ww.complete = ww.complete || prev.complete
+			*prev = ww
+			return
+		}
+	}
+	w.deferred.workflows = append(w.deferred.workflows, ww)
+}
+
+// sendWrites sends deferred writes: the jobs completed, the workflows
+// written, the jobs inserted, each as few statements as their size allows.
+func (w *WorkflowTx) sendWrites(d deferredWrites) error {
+	if d.empty() {
+		return nil
+	}
+	if len(d.completedJobs) > 0 {
+		where, args := idRanges(d.completedJobs)
+		q := strings.Replace(w.s.query(qCompleteWorkflowJobs), "/*ids*/", where, 1)
+		if _, err := w.tx.ExecContext(w.ctx, q, args...); err != nil {
+			return fmt.Errorf("%s: %w", qCompleteWorkflowJobs, err)
+		}
+	}
+	for rest := mergeWorkflowWrites(d.workflows); len(rest) > 0; {
+		n := batchPrefix(rest, func(ww workflowWrite) int { return len(ww.state) + 64 })
+		if err := w.updateWorkflows(rest[:n]); err != nil {
+			return err
+		}
+		rest = rest[n:]
+	}
+	for rest := d.stepJobs; len(rest) > 0; {
+		n := batchPrefix(rest, func(j pendingStepJob) int { return len(j.job.Payload) + len(j.job.WorkerSession) + 256 })
+		if err := w.insertStepJobs(rest[:n]); err != nil {
+			return err
+		}
+		rest = rest[n:]
+	}
+	return nil
+}
+
+// mergeWorkflowWrites folds writes of one row made by different bodies
+// (each body folded its own already) in order, as deferWorkflow does.
+func mergeWorkflowWrites(ws []workflowWrite) []workflowWrite {
+	at := make(map[int64]int, len(ws))
+	out := ws[:0:0]
+	for _, ww := range ws {
+		if i, ok := at[ww.id]; ok {
+			ww.complete = ww.complete || out[i].complete
+			out[i] = ww
+			continue
+		}
+		at[ww.id] = len(out)
+		out = append(out, ww)
+	}
+	return out
+}
+
+// maxWriteBatchBytes caps the values one deferred-write statement carries,
+// well under max_allowed_packet: states and payloads can be large.
+const maxWriteBatchBytes = 1 << 20
+
+// batchPrefix is how many leading items fit in one statement (at least one).
+func batchPrefix[T any](items []T, size func(T) int) int {
+	n, total := 0, 0
+	for n < len(items) && (n == 0 || total+size(items[n]) < maxWriteBatchBytes) {
+		total += size(items[n])
+		n++
+	}
+	return n
+}
+
+// updateWorkflows is advance-workflows: one UPDATE of several rows.
+func (w *WorkflowTx) updateWorkflows(ws []workflowWrite) error {
+	var state, step strings.Builder
+	var stateArgs, stepArgs, doneArgs []any
+	ids := make([]int64, 0, len(ws))
+	for _, ww := range ws {
+		state.WriteString(" WHEN ? THEN ?")
+		step.WriteString(" WHEN ? THEN ?")
+		stateArgs = append(stateArgs, ww.id, string(ww.state))
+		stepArgs = append(stepArgs, ww.id, ww.step)
+		if ww.complete {
+			doneArgs = append(doneArgs, ww.id)
+		}
+		ids = append(ids, ww.id)
+	}
+	done := "FALSE"
+	if len(doneArgs) > 0 {
+		done = "id IN (?" + strings.Repeat(",?", len(doneArgs)-1) + ")"
+	}
+	where, idArgs := idRanges(ids)
+	q := strings.NewReplacer("/*state*/", state.String(), "/*step*/", step.String(),
+		"/*done*/", done, "/*ids*/", where).Replace(w.s.query(qAdvanceWorkflows))
+	args := slices.Concat(stateArgs, stepArgs, doneArgs, doneArgs, idArgs)
+	if _, err := w.tx.ExecContext(w.ctx, q, args...); err != nil {
+		return fmt.Errorf("%s: %w", qAdvanceWorkflows, err)
+	}
+	return nil
+}
+
+// insertStepJobs is insert-job with a values tuple per job.
+func (w *WorkflowTx) insertStepJobs(jobs []pendingStepJob) error {
+	q := w.s.query(qInsertJob)
+	tuple := q[strings.LastIndex(q, "VALUES")+len("VALUES"):]
+	var b strings.Builder
+	b.WriteString(q)
+	args := make([]any, 0, len(jobs)*16)
+	for i, p := range jobs {
+		if i > 0 {
+			b.WriteByte(',')
+			b.WriteString(tuple)
+		}
+		args = append(args, stepJobArgs(p.workflowID, p.availableAt, p.job)...)
+	}
+	if _, err := w.tx.ExecContext(w.ctx, b.String(), args...); err != nil {
+		return fmt.Errorf("%s: %w", qInsertJob, err)
+	}
+	return nil
+}
+
+// stepJobArgs are insert-job's arguments for a step job.
+func stepJobArgs(workflowID int64, availableAt string, j StepJob) []any {
+	group, limit := sql.NullString{}, sql.NullInt64{}
+	if j.ConcurrencyGroup != "" && j.ConcurrencyLimit >= 1 {
+		group, limit = String(j.ConcurrencyGroup), Int(int64(j.ConcurrencyLimit))
+	}
+	return []any{j.Queue, j.Handler, string(j.Payload), sql.NullString{}, j.Priority,
+		max(1, j.MaxAttempts), availableAt, Int(workflowID), Int(int64(j.StepIndex)), sql.NullInt64{},
+		sql.NullInt64{}, group, limit, max(0, j.CostUnits),
+		sql.NullString{String: j.SessionID, Valid: j.SessionID != ""}, nullBytes(j.WorkerSession)}
+}
+
+// batchIDs are the distinct workflow and job ids a batch's bodies start
+// from, in id order.
+func batchIDs(bodies []BatchBody) (workflowIDs, jobIDs []int64) {
+	wf, jobs := map[int64]bool{}, map[int64]bool{}
+	for _, b := range bodies {
+		if b.WorkflowID > 0 {
+			wf[b.WorkflowID] = true
+		}
+		if b.JobID > 0 {
+			jobs[b.JobID] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(wf)), slices.Sorted(maps.Keys(jobs))
+}
