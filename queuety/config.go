@@ -39,7 +39,8 @@ const (
 	DefaultWaitSweepInterval  = 5 * time.Second // the wait sweeper of --workflows
 	DefaultSignalPollInterval = 2 * time.Second // the signal poller of --workflows
 
-	DefaultWorkflowStepBatch = workflow.DefaultStepBatch // step completions one transaction may group
+	DefaultWorkflowStepBatch  = workflow.DefaultStepBatch  // step completions one transaction may group
+	DefaultWorkflowChainSteps = workflow.DefaultChainSteps // steps a worker may run in a row without a claim
 )
 
 // Config is the one configuration of a Client and its Workers. The zero
@@ -125,6 +126,13 @@ type Config struct {
 	// in its own savepoint). Zero means the default (32); 1 or negative
 	// gives every step its own transaction.
 	WorkflowStepBatch int
+	// WorkflowChainSteps is how many workflow steps in a row a worker may
+	// run without claiming them, each enqueued already claimed by the
+	// step before it when the worker would claim it anyway (Go handler,
+	// served and unpaused queue, no delay, group or session;
+	// workflow/chain.go). Zero means the default (8); negative turns
+	// chaining off, so every step goes through the claim.
+	WorkflowChainSteps int
 
 	// Namespace scopes worker registrations and sessions ("default").
 	Namespace string
@@ -196,6 +204,9 @@ func (c *Config) Validate() error {
 	}
 	if c.WorkflowStepBatch == 0 {
 		c.WorkflowStepBatch = DefaultWorkflowStepBatch
+	}
+	if c.WorkflowChainSteps == 0 {
+		c.WorkflowChainSteps = DefaultWorkflowChainSteps
 	}
 	defDur(&c.ShutdownGrace, DefaultShutdownGrace)
 	defDur(&c.StaleTimeout, DefaultStaleTimeout)

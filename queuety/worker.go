@@ -80,7 +80,7 @@ type Worker struct {
 }
 
 type workerCounters struct {
-	claimed, completed, retried, buried, handedBack, refused atomic.Int64
+	claimed, completed, retried, buried, handedBack, refused, chained atomic.Int64
 }
 
 // WorkerStats are a Worker's counters since Start.
@@ -91,7 +91,11 @@ type WorkerStats struct {
 	Buried     int64 `json:"buried"`
 	HandedBack int64 `json:"handed_back"`
 	Refused    int64 `json:"refused"`
-	Running    int   `json:"running"`
+	// Chained counts workflow steps the worker ran right after the step
+	// before them enqueued them, without a claim (workflow/chain.go); they
+	// are not in Claimed.
+	Chained int64 `json:"chained"`
+	Running int   `json:"running"`
 }
 
 // running is one attempt in flight.
@@ -172,6 +176,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		w.engine.StepTimeout = w.stepTimeout
 		w.engine.StepBatch = cfg.WorkflowStepBatch
 		w.engine.SetLocalRuntime(w.localRuntime()) // local activities run here (local_activity.go)
+		w.engine.SetChainRuntime(w.chainRuntime())
 		w.wfHandlers = workflowHandlers(reg)
 		if r := reg.stepRunner(); r != nil {
 			w.engine.SetStepRunner(r) // and every workflow step is claimed
@@ -215,7 +220,7 @@ func (w *Worker) Stats() WorkerStats {
 	return WorkerStats{
 		Claimed: w.stats.claimed.Load(), Completed: w.stats.completed.Load(), Retried: w.stats.retried.Load(),
 		Buried: w.stats.buried.Load(), HandedBack: w.stats.handedBack.Load(), Refused: w.stats.refused.Load(),
-		Running: n,
+		Chained: w.stats.chained.Load(), Running: n,
 	}
 }
 
@@ -749,14 +754,25 @@ func (w *Worker) startJobs(l *lane, rows []store.JobRow) []*running {
 func (w *Worker) release(rj *running) {
 	w.mu.Lock()
 	delete(w.running, rj.row.ID)
-	rj.lane.inflight--
 	w.mu.Unlock()
 	rj.cancel(nil)
+	w.releaseSlot(rj.lane)
+}
+
+// releaseSlot frees a slot of l whose job is no longer running.
+func (w *Worker) releaseSlot(l *lane) {
+	w.mu.Lock()
+	l.inflight--
+	w.mu.Unlock()
 	select {
-	case rj.lane.slotFreed <- struct{}{}:
+	case l.slotFreed <- struct{}{}:
 	default:
 	}
 }
+
+// closedChan is the resolved channel of a job that was never in a claim
+// window.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // execute runs one attempt and records its outcome: inside the claim
 // window it hands the outcome to the claimer, after it writes it itself.

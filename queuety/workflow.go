@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -98,7 +99,9 @@ func workflowHandlers(reg *Registry) []string {
 // executeWorkflowStep runs a claimed workflow step job through the engine.
 // The claim window writes the row as processing without waiting for it
 // (the engine locks the row, which the window holds until it commits), so
-// the step starts once the window has committed.
+// the step starts once the window has committed. A step whose completion
+// chained the next one (workflow/chain.go) is followed by it in the same
+// slot.
 func (w *Worker) executeWorkflowStep(ctx context.Context, rj *running) {
 	rj.mu.Lock()
 	inWindow := rj.inWindow
@@ -107,17 +110,58 @@ func (w *Worker) executeWorkflowStep(ctx context.Context, rj *running) {
 		rj.lane.windowCh <- rj // nothing to write in the window but processing
 	}
 	<-rj.resolved
-	defer w.release(rj)
 	if rj.rolledBack || rj.state.Load() != stateRunning {
+		w.release(rj)
 		return
 	}
 	row := rj.row
-	stepErr, err := w.engine.Run(ctx, &row, w.decideStep)
-	// A settled step usually enqueued the next one (or woke a waiting
-	// parent): claim it now rather than after the poll interval.
-	w.kickLanes()
+	stepErr, next, err := w.engine.RunStep(ctx, &row, w.decideStep)
+	for {
+		if next == nil {
+			// A settled step usually enqueued the next one (or woke a
+			// waiting parent): claim it now rather than after the poll
+			// interval.
+			w.kickLanes()
+		}
+		if !w.settleStep(ctx, rj, &row, stepErr, err) || next == nil {
+			if next != nil {
+				w.handBack([]store.Attempt{{ID: next.Job.ID, Attempt: 1, WorkerID: w.id}})
+			}
+			w.release(rj)
+			return
+		}
+		if rj, ctx = w.chainTo(rj, next); rj == nil {
+			return
+		}
+		row = rj.row
+		stepErr, next, err = w.engine.RunChained(ctx, next, w.decideStep)
+	}
+}
+
+// chainRuntime lets the engine chain the steps this worker would claim
+// next (workflow/chain.go): while it takes work, on a queue it serves
+// that is not paused.
+func (w *Worker) chainRuntime() *workflow.ChainRuntime {
+	if w.cfg.WorkflowChainSteps <= 0 {
+		return nil
+	}
+	return &workflow.ChainRuntime{
+		Owner: w.id,
+		Max:   w.cfg.WorkflowChainSteps,
+		Accept: func(queue, _ string) bool {
+			if w.claimCtx == nil || w.claimCtx.Err() != nil || !slices.Contains(w.cfg.Queues, queue) {
+				return false
+			}
+			return !w.pausedQueues(w.claimCtx)[queue]
+		},
+	}
+}
+
+// settleStep records the outcome of a step attempt; false when the
+// attempt was abandoned (Stop handed it back) and nothing may follow it.
+func (w *Worker) settleStep(ctx context.Context, rj *running, row *store.JobRow, stepErr, err error) bool {
 	if !rj.state.CompareAndSwap(stateRunning, stateDone) {
-		return // abandoned by Stop, which already handed it back
+		return false // abandoned by Stop, which already handed it back
 	}
 	switch {
 	case err != nil && errors.Is(context.Cause(ctx), ErrShutdown):
@@ -132,7 +176,7 @@ func (w *Worker) executeWorkflowStep(ctx context.Context, rj *running) {
 	case stepErr == nil:
 		w.stats.completed.Add(1)
 	default:
-		f := w.decideStep(&row, stepErr)
+		f := w.decideStep(row, stepErr)
 		if f.Terminal || workflow.IsConstraintViolation(stepErr) {
 			w.stats.buried.Add(1)
 			w.log.Warn("workflow step buried", "job", row.ID, "workflow", row.WorkflowID.Int64, "handler", row.Handler, "err", stepErr)
@@ -142,6 +186,44 @@ func (w *Worker) executeWorkflowStep(ctx context.Context, rj *running) {
 				"handler", row.Handler, "in", f.RetryDelay, "err", stepErr)
 		}
 	}
+	return true
+}
+
+// chainTo moves rj's slot to the chained step job next, which the worker
+// holds from the commit that enqueued it: registered as running (so the
+// heartbeat renews it and Stop waits for it or hands it back), with its
+// own context. It returns nil, with next handed back, when the worker
+// began stopping since that commit.
+func (w *Worker) chainTo(rj *running, next *workflow.Chained) (*running, context.Context) {
+	row := next.Job
+	now := time.Now()
+	nrj := &running{row: row, start: now, lane: rj.lane, resolved: closedChan, sessionLease: 0}
+	nrj.touched(now)
+	nrj.committed.Store(true)
+	attempt := store.Attempt{ID: row.ID, Attempt: row.Attempts, WorkerID: w.id}
+	nrj.job = &Job{
+		ID: row.ID, Queue: row.Queue, Handler: row.Handler, Priority: Priority(row.Priority),
+		Attempt: row.Attempts, MaxAttempts: row.MaxAttempts, RawPayload: []byte(row.Payload),
+		attempt: attempt, w: w, run: nrj,
+	}
+	ctx, cancel := context.WithCancelCause(w.jobsCtx)
+	nrj.cancel = cancel
+	w.mu.Lock()
+	stopping := w.claimCtx.Err() != nil
+	delete(w.running, rj.row.ID)
+	if !stopping {
+		w.running[row.ID] = nrj
+	}
+	w.mu.Unlock()
+	rj.cancel(nil)
+	if stopping {
+		cancel(nil)
+		w.handBack([]store.Attempt{attempt})
+		w.releaseSlot(rj.lane)
+		return nil, nil
+	}
+	w.stats.chained.Add(1)
+	return nrj, ctx
 }
 
 // stepTimeout is a step attempt's time limit: the job's runtime payload,

@@ -110,34 +110,59 @@ type wfFixture struct {
 // TestFixtureWorkflowsReplay runs recorded workflows with the real worker
 // (claim windows, Workflows on) one claim at a time and compares the
 // workflow state bytes, job rows and log rows after every step with the
-// plugin's.
+// plugin's. With chained steps (the default) a claim runs the steps that
+// follow it too, and the rows it leaves are the plugin's final ones.
 func TestFixtureWorkflowsReplay(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"wf_sequence.json", "wf_parallel.json", "wf_for_each_quorum_reducer.json"} {
-		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {
-			t.Parallel()
-			loadFixture(t, name) // skips when absent
-			var f wfFixture
-			readFixtureInto(t, name, &f)
-			c := newTestClient(t, func(cfg *Config) { cfg.Concurrency = 1; cfg.Workflows = true })
-			insertRecordedWorkflows(t, c, f.Snapshots[0].Workflows)
-			insertRecorded(t, c, f.Snapshots[0].Jobs)
-			insertRecordedLogs(t, c, f.Snapshots[0].Logs)
-			w, err := c.NewWorker(workflowRegistry(t))
-			require.NoError(t, err)
-			for _, snap := range f.Snapshots[1:] {
-				require.Equal(t, 1, stepOnce(t, w), snap.After)
-				for _, want := range snap.Workflows {
-					got := workflowRow(t, c, int64(want["id"].(float64)))
-					require.Equal(t, want["state"], got.State, "%s: state", snap.After)
-					require.Equal(t, want["status"], got.Status, "%s: status", snap.After)
-					require.Equal(t, int(want["current_step"].(float64)), got.CurrentStep, "%s: current_step", snap.After)
-				}
-				compareJobs(t, c, snap.After, snap.Jobs)
-				compareLogs(t, c, snap.After, snap.Logs)
+		for _, chained := range []bool{false, true} {
+			mode := "claimed"
+			if chained {
+				mode = "chained"
 			}
-			require.Equal(t, 0, stepOnce(t, w), "nothing left to claim")
-		})
+			t.Run(strings.TrimSuffix(name, ".json")+"/"+mode, func(t *testing.T) {
+				t.Parallel()
+				loadFixture(t, name) // skips when absent
+				var f wfFixture
+				readFixtureInto(t, name, &f)
+				c := newTestClient(t, func(cfg *Config) {
+					cfg.Concurrency = 1
+					cfg.Workflows = true
+					if !chained {
+						cfg.WorkflowChainSteps = -1
+					}
+				})
+				insertRecordedWorkflows(t, c, f.Snapshots[0].Workflows)
+				insertRecorded(t, c, f.Snapshots[0].Jobs)
+				insertRecordedLogs(t, c, f.Snapshots[0].Logs)
+				w, err := c.NewWorker(workflowRegistry(t))
+				require.NoError(t, err)
+				compare := func(i int) {
+					snap := f.Snapshots[i]
+					for _, want := range snap.Workflows {
+						got := workflowRow(t, c, int64(want["id"].(float64)))
+						require.Equal(t, want["state"], got.State, "%s: state", snap.After)
+						require.Equal(t, want["status"], got.Status, "%s: status", snap.After)
+						require.Equal(t, int(want["current_step"].(float64)), got.CurrentStep, "%s: current_step", snap.After)
+					}
+					compareJobs(t, c, snap.After, snap.Jobs)
+					compareLogs(t, c, snap.After, snap.Logs)
+				}
+				if chained {
+					for stepOnce(t, w) > 0 {
+					}
+					compare(len(f.Snapshots) - 1)
+					require.Positive(t, w.Stats().Chained, "some step was chained")
+					return
+				}
+				for i := 1; i < len(f.Snapshots); i++ {
+					require.Equal(t, 1, stepOnce(t, w), f.Snapshots[i].After)
+					compare(i)
+				}
+				require.Equal(t, 0, stepOnce(t, w), "nothing left to claim")
+				require.Zero(t, w.Stats().Chained)
+			})
+		}
 	}
 }
 

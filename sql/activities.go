@@ -133,12 +133,27 @@ func (w *WorkflowTx) InsertClaimedStepJob(workflowID int64, j StepJob, workerID 
 	if err := w.real(); err != nil {
 		return 0, err
 	}
-	res, err := w.tx.ExecContext(w.ctx, w.s.query(qInsertClaimedStepJob), j.Queue, j.Handler, string(j.Payload),
-		j.Priority, max(1, j.MaxAttempts), workerID, workflowID, j.StepIndex, max(0, j.CostUnits))
+	res, err := w.tx.ExecContext(w.ctx, w.s.query(qInsertClaimedStepJob), claimedStepJobArgs(workflowID, j, workerID)...)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", qInsertClaimedStepJob, err)
 	}
 	return res.LastInsertId()
+}
+
+// InsertChainedStepJob inserts the job of a workflow's next step already
+// claimed by workerID, as InsertClaimedStepJob, for the worker to run it
+// right after the commit (a chained step). In a batch the insert is
+// deferred with the others; the id is set once it is sent, at the latest
+// when the transaction commits.
+func (w *WorkflowTx) InsertChainedStepJob(workflowID int64, j StepJob, workerID string) (*int64, error) {
+	id := new(int64)
+	if w.batch != nil {
+		w.deferred.stepJobs = append(w.deferred.stepJobs, pendingStepJob{workflowID: workflowID, job: j, claimedBy: workerID, id: id})
+		return id, nil
+	}
+	var err error
+	*id, err = w.InsertClaimedStepJob(workflowID, j, workerID)
+	return id, err
 }
 
 // RenewJobLease refreshes the lease (reserved_at) of the step job a local

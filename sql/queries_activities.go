@@ -3,6 +3,7 @@ package store
 // Query names of queries_activities.sql (local activities).
 const (
 	qInsertClaimedStepJob                = "insert-claimed-step-job"
+	qClaimedStepJobs                     = "claimed-step-jobs"
 	qRenewJobLease                       = "renew-job-lease"
 	qRenewJobLeaseProgress               = "renew-job-lease-progress"
 	qGetActivityExecutionByJob           = "get-activity-execution-by-job"

@@ -11,6 +11,14 @@ INSERT INTO {jobs}
 	 reserved_at, reserved_by, workflow_id, step_index, cost_units)
 VALUES (?, ?, ?, NULL, ?, 'processing', 1, ?, NOW(), NOW(), ?, ?, ?, ?)
 
+-- name: claimed-step-jobs
+-- The ids of the chained step jobs a batch inserted already claimed (see
+-- InsertChainedStepJob): the newest processing job of each workflow and
+-- step the worker holds.
+SELECT MAX(id) AS id, workflow_id, step_index FROM {jobs}
+WHERE workflow_id IN (?) AND status = 'processing' AND reserved_by = ?
+GROUP BY workflow_id, step_index
+
 -- name: renew-job-lease
 -- Renews the workflow task lease a local attempt runs under; fenced on the
 -- holder and the claim (attempts), like a job heartbeat.

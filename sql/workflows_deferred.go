@@ -67,6 +67,10 @@ type pendingStepJob struct {
 	workflowID  int64
 	availableAt string
 	job         StepJob
+	// claimedBy, for a job inserted already claimed (a chained step), is
+	// the worker; id receives the row's id once the insert is sent.
+	claimedBy string
+	id        *int64
 }
 
 // lockBatch reads and locks the rows the bodies start from.
@@ -198,12 +202,79 @@ func (w *WorkflowTx) sendWrites(d deferredWrites) error {
 		}
 		rest = rest[n:]
 	}
-	for rest := d.stepJobs; len(rest) > 0; {
-		n := batchPrefix(rest, func(j pendingStepJob) int { return len(j.job.Payload) + len(j.job.WorkerSession) + 256 })
-		if err := w.insertStepJobs(rest[:n]); err != nil {
+	var plain, claimed []pendingStepJob
+	for _, j := range d.stepJobs {
+		if j.claimedBy != "" {
+			claimed = append(claimed, j)
+		} else {
+			plain = append(plain, j)
+		}
+	}
+	size := func(j pendingStepJob) int { return len(j.job.Payload) + len(j.job.WorkerSession) + 256 }
+	for rest := plain; len(rest) > 0; {
+		n := batchPrefix(rest, size)
+		if err := w.insertTuples(qInsertJob, rest[:n], func(p pendingStepJob) []any {
+			return stepJobArgs(p.workflowID, p.availableAt, p.job)
+		}); err != nil {
 			return err
 		}
 		rest = rest[n:]
+	}
+	for rest := claimed; len(rest) > 0; {
+		n := batchPrefix(rest, size)
+		if err := w.insertClaimed(rest[:n]); err != nil {
+			return err
+		}
+		rest = rest[n:]
+	}
+	return nil
+}
+
+// insertClaimed inserts chained step jobs (already claimed) and reads
+// their ids back: a multi-row INSERT reports only its first id, and ids
+// need not be consecutive (innodb_autoinc_lock_mode 2).
+func (w *WorkflowTx) insertClaimed(jobs []pendingStepJob) error {
+	if err := w.insertTuples(qInsertClaimedStepJob, jobs, func(p pendingStepJob) []any {
+		return claimedStepJobArgs(p.workflowID, p.job, p.claimedBy)
+	}); err != nil {
+		return err
+	}
+	byOwner := map[string][]pendingStepJob{}
+	for _, j := range jobs {
+		byOwner[j.claimedBy] = append(byOwner[j.claimedBy], j)
+	}
+	for owner, group := range byOwner {
+		ids := make([]int64, len(group))
+		for i, j := range group {
+			ids[i] = j.workflowID
+		}
+		q, args, err := w.s.in(qClaimedStepJobs, ids, owner)
+		if err != nil {
+			return err
+		}
+		var rows []struct {
+			ID         int64 `db:"id"`
+			WorkflowID int64 `db:"workflow_id"`
+			StepIndex  int   `db:"step_index"`
+		}
+		if err := w.tx.SelectContext(w.ctx, &rows, q, args...); err != nil {
+			return fmt.Errorf("%s: %w", qClaimedStepJobs, err)
+		}
+		type key struct {
+			wf   int64
+			step int
+		}
+		found := make(map[key]int64, len(rows))
+		for _, r := range rows {
+			found[key{r.WorkflowID, r.StepIndex}] = r.ID
+		}
+		for _, j := range group {
+			id, ok := found[key{j.workflowID, j.job.StepIndex}]
+			if !ok {
+				return fmt.Errorf("%s: no row for workflow %d step %d", qClaimedStepJobs, j.workflowID, j.job.StepIndex)
+			}
+			*j.id = id
+		}
 	}
 	return nil
 }
@@ -268,22 +339,23 @@ func (w *WorkflowTx) updateWorkflows(ws []workflowWrite) error {
 	return nil
 }
 
-// insertStepJobs is insert-job with a values tuple per job.
-func (w *WorkflowTx) insertStepJobs(jobs []pendingStepJob) error {
-	q := w.s.query(qInsertJob)
+// insertTuples runs a one-row INSERT … VALUES (…) named query for all
+// rows at once, its values tuple repeated.
+func (w *WorkflowTx) insertTuples(name string, rows []pendingStepJob, args func(pendingStepJob) []any) error {
+	q := w.s.query(name)
 	tuple := q[strings.LastIndex(q, "VALUES")+len("VALUES"):]
 	var b strings.Builder
 	b.WriteString(q)
-	args := make([]any, 0, len(jobs)*16)
-	for i, p := range jobs {
+	all := make([]any, 0, len(rows)*16)
+	for i, p := range rows {
 		if i > 0 {
 			b.WriteByte(',')
 			b.WriteString(tuple)
 		}
-		args = append(args, stepJobArgs(p.workflowID, p.availableAt, p.job)...)
+		all = append(all, args(p)...)
 	}
-	if _, err := w.tx.ExecContext(w.ctx, b.String(), args...); err != nil {
-		return fmt.Errorf("%s: %w", qInsertJob, err)
+	if _, err := w.tx.ExecContext(w.ctx, b.String(), all...); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }
@@ -298,6 +370,12 @@ func stepJobArgs(workflowID int64, availableAt string, j StepJob) []any {
 		max(1, j.MaxAttempts), availableAt, Int(workflowID), Int(int64(j.StepIndex)), sql.NullInt64{},
 		sql.NullInt64{}, group, limit, max(0, j.CostUnits),
 		sql.NullString{String: j.SessionID, Valid: j.SessionID != ""}, nullBytes(j.WorkerSession)}
+}
+
+// claimedStepJobArgs are insert-claimed-step-job's arguments.
+func claimedStepJobArgs(workflowID int64, j StepJob, owner string) []any {
+	return []any{j.Queue, j.Handler, string(j.Payload), j.Priority, max(1, j.MaxAttempts), owner,
+		workflowID, j.StepIndex, max(0, j.CostUnits)}
 }
 
 // batchIDs are the distinct workflow and job ids a batch's bodies start

@@ -49,6 +49,8 @@ type Engine struct {
 	// states and wakes coalesce the single-row reads of every step and of
 	// every workflow that ends (coalesce.go).
 	states *coalescer[store.DependencyRow]
+	// chain lets a worker run the steps it enqueues (chain.go).
+	chain *ChainRuntime
 	wakes  *coalescer[store.WakeFacts]
 }
 

@@ -48,6 +48,9 @@ type advanceTx struct {
 	// jobCompleted: the caller already completed a.job (a local step's
 	// fenced completion), so finalize does not.
 	jobCompleted bool
+	// chained: the next step's job, enqueued claimed for the worker
+	// (chain.go).
+	chained *Chained
 }
 
 // stepTx runs body in one step transaction: a fresh advanceTx over a copy
@@ -100,6 +103,7 @@ func (e *Engine) advance(ctx context.Context, job *store.JobRow, out *phpjson.Ob
 		return err
 	}
 	tr.startWritten()
+	tr.next = a.chained.committed()
 	err = e.afterCommit(ctx, a)
 	// A local activity step enqueued here runs now, in this worker.
 	e.runLocalChain(ctx, a.localNext)
@@ -286,6 +290,9 @@ func (a *advanceTx) enqueue(step Step, index int) error {
 	jobs, err := StepJobs(step, index, a.state.DispatchDefaults(), a.e.handlers)
 	if err != nil {
 		return err
+	}
+	if a.runLocal && len(jobs) == 1 && a.chainable(step, jobs[0]) {
+		return a.enqueueChained(jobs[0], index)
 	}
 	return a.tx.InsertStepJobs(a.wf.ID, storeJobs(jobs))
 }

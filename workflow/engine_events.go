@@ -36,6 +36,13 @@ type jobTrace struct {
 	// costs one commit; nil once written.
 	startLog   *store.LogRow
 	startEvent *store.WorkflowEvent
+
+	// chainOK: the step's completion may chain the next step (RunStep and
+	// RunChained, not Run); depth is how many chained steps led here, and
+	// next is the chained step the committed completion enqueued.
+	chainOK bool
+	depth   int
+	next    *Chained
 }
 
 // writeStart inserts the pending started rows in tx.

@@ -24,39 +24,52 @@ type Decide func(job *store.JobRow, err error) Failure
 // and a retry or burial (decide says which) with the workflow failing
 // when the step cannot continue. It returns the step's error, if any,
 // after recording it; only a failure to record it is fatal for the job.
+//
+// Run never chains the next step (chain.go); a worker uses RunStep.
 func (e *Engine) Run(ctx context.Context, job *store.JobRow, decide Decide) (stepErr error, err error) {
+	stepErr, _, err = e.run(ctx, job, nil, -1, decide)
+	return stepErr, err
+}
+
+// run is Run, RunStep and RunChained: state is the state a chained job
+// starts from (nil: read it), depth the chained steps before it (-1: none
+// may follow).
+func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth int, decide Decide) (stepErr error, next *Chained, err error) {
 	start := time.Now()
 	if !job.WorkflowID.Valid || !job.StepIndex.Valid {
-		return nil, fmt.Errorf("workflow: job %d is not a workflow step", job.ID)
+		return nil, nil, fmt.Errorf("workflow: job %d is not a workflow step", job.ID)
 	}
-	state := NewState(nil)
-	if wf, found, gerr := e.states.get(ctx, job.WorkflowID.Int64); gerr != nil {
-		return nil, gerr
-	} else if found {
-		if s, perr := ParseState([]byte(wf.State)); perr == nil {
-			state = s
+	if state == nil {
+		state = NewState(nil)
+		if wf, found, gerr := e.states.get(ctx, job.WorkflowID.Int64); gerr != nil {
+			return nil, nil, gerr
+		} else if found {
+			if s, perr := ParseState([]byte(wf.State)); perr == nil {
+				state = s
+			}
 		}
 	}
 	if st, ok := state.Step(int(job.StepIndex.Int64)); ok && st.Type() == StepLocalActivity {
 		// Local activities record their own attempts and outcomes.
-		return nil, e.runLocalClaimed(ctx, job)
+		return nil, nil, e.runLocalClaimed(ctx, job)
 	}
 	tr := newJobTrace(state, job)
+	tr.chainOK, tr.depth = depth >= 0, depth
 	if err := e.prepareStart(job, tr); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	stepErr = e.execute(ctx, job, state, tr, start)
 	if stepErr == nil {
-		return nil, nil
+		return nil, tr.next, nil
 	}
 	if ctx.Err() != nil && errors.Is(stepErr, ctx.Err()) {
-		return stepErr, ctx.Err() // shutting down: the caller hands the job back
+		return stepErr, nil, ctx.Err() // shutting down: the caller hands the job back
 	}
 	f := decide(job, stepErr)
 	if IsConstraintViolation(stepErr) {
 		f.Terminal = true
 	}
-	return stepErr, e.stepFailed(ctx, job, state, tr, f, time.Since(start))
+	return stepErr, nil, e.stepFailed(ctx, job, state, tr, f, time.Since(start))
 }
 
 // prepareStart builds the `started` log and the step_started event; the

@@ -120,7 +120,9 @@ func TestEndedContextKillsTheProcessAndAFreshOneTakesOver(t *testing.T) {
 	// The cause of the cancellation is what Handle returns (ErrJobLost,
 	// ErrShutdown, the worker's TimeoutError).
 	ctx2, cancel2 := context.WithCancelCause(context.Background())
-	go func() { time.Sleep(100 * time.Millisecond); cancel2(queuety.ErrJobLost) }()
+	// Late enough that the fresh process took the job even on a loaded
+	// machine (cancelled before that, there is nothing to kill).
+	go func() { time.Sleep(time.Second); cancel2(queuety.ErrJobLost) }()
 	require.ErrorIs(t, p.Handle(ctx2, job(t, 2, "sleeps", `{"ms":10000}`)), queuety.ErrJobLost)
 
 	require.NoError(t, handle(t, p, 3, "ok", ""))

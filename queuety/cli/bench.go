@@ -145,6 +145,7 @@ func benchWorkerFlags(concurrency int) []cli.Flag {
 		&cli.DurationFlag{Name: "claim-window", Value: queuety.DefaultClaimWindow},
 		&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval},
 		&cli.IntFlag{Name: "step-batch", Value: queuety.DefaultWorkflowStepBatch, Usage: "workflow step completions one transaction may group (1: each its own)"},
+		&cli.IntFlag{Name: "chain-steps", Value: queuety.DefaultWorkflowChainSteps, Usage: "workflow steps a slot may run in a row without a claim (-1: none)"},
 		&cli.PathFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the timed part to `FILE` (go tool pprof)"},
 	}
 }
@@ -184,6 +185,7 @@ func openBench(c *cli.Context, cfg queuety.Config) (*queuety.Client, error) {
 	}
 	cfg.PollInterval = c.Duration("poll-interval")
 	cfg.WorkflowStepBatch = c.Int("step-batch")
+	cfg.WorkflowChainSteps = c.Int("chain-steps")
 	cfg.RescueSchedule = "off"
 	client, _, err := openLocal(c, cfg)
 	if err != nil {

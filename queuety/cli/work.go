@@ -40,6 +40,7 @@ func workerFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval, EnvVars: []string{"QUEUETY_POLL_INTERVAL"}, Usage: "idle wait between claims"},
 		&cli.IntFlag{Name: "max-claim-batch", Value: queuety.DefaultMaxClaimBatch, Usage: "rows one claim may take"},
 		&cli.IntFlag{Name: "step-batch", Value: queuety.DefaultWorkflowStepBatch, EnvVars: []string{"QUEUETY_STEP_BATCH"}, Usage: "with --workflows: step completions one transaction may group (1: each step its own)"},
+		&cli.IntFlag{Name: "chain-steps", Value: queuety.DefaultWorkflowChainSteps, EnvVars: []string{"QUEUETY_CHAIN_STEPS"}, Usage: "with --workflows: steps a slot may run in a row, each enqueued already claimed by the one before (-1: every step through the claim)"},
 		&cli.IntFlag{Name: "max-conns", EnvVars: []string{"QUEUETY_MAX_CONNS"}, Usage: "database connections (default concurrency/4+4)"},
 		&cli.StringFlag{Name: "worker-id", EnvVars: []string{"QUEUETY_WORKER_ID"}, Usage: "this worker's reserved_by value (default host-pid-random)"},
 		&cli.StringSliceFlag{Name: "capability", EnvVars: []string{"QUEUETY_CAPABILITIES"}, Usage: "a capability worker-session requirements may ask for, e.g. gpu:nvidia-l4 or fs:/mnt/models (repeatable)"},
@@ -88,6 +89,7 @@ func workerConfig(c *cli.Context, cfg *queuety.Config) error {
 	cfg.ClaimLanes = c.Int("claim-lanes")
 	cfg.MaxClaimBatch = c.Int("max-claim-batch")
 	cfg.WorkflowStepBatch = c.Int("step-batch")
+	cfg.WorkflowChainSteps = c.Int("chain-steps")
 	cfg.MaxConns = c.Int("max-conns")
 	cfg.WorkerID = c.String("worker-id")
 	cfg.Capabilities = c.StringSlice("capability")
