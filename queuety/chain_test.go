@@ -1,0 +1,193 @@
+package queuety
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/workflow"
+)
+
+// countingSteps registers steps C0…C<n-1>, each counting its runs per
+// workflow (the state's "i").
+type countingSteps struct {
+	mu   sync.Mutex
+	runs map[string]int
+}
+
+func newCountingSteps(reg *Registry, n int) *countingSteps {
+	cs := &countingSteps{runs: map[string]int{}}
+	for step := range n {
+		reg.RegisterStep(fmt.Sprintf("C%d", step), func(_ context.Context, s *workflow.State) (*phpjson.Object, error) {
+			i, _ := s.Get("i")
+			cs.mu.Lock()
+			cs.runs[fmt.Sprintf("%d/%d", intValue(i), step)]++
+			cs.mu.Unlock()
+			return phpjson.NewObject().Set(fmt.Sprintf("c%d", step), phpjson.Bool(true)), nil
+		})
+	}
+	return cs
+}
+
+func (cs *countingSteps) count(i, step int) int {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.runs[fmt.Sprintf("%d/%d", i, step)]
+}
+
+func countingWorkflow(steps int) *workflow.Builder {
+	b := workflow.New("chain")
+	for step := range steps {
+		b.Then(fmt.Sprintf("C%d", step))
+	}
+	return b
+}
+
+// Three workers sharing the tables run 200 four-step workflows, most steps
+// chained: every step runs exactly once, every job ends completed on its
+// first attempt, and the rows are the ones claimed steps leave.
+func TestChainedStepsRunEachStepOnceAcrossWorkers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := newTestClient(t, func(cfg *Config) { cfg.Workflows = true; cfg.Concurrency = 16 })
+	reg := NewRegistry()
+	cs := newCountingSteps(reg, 4)
+	const n = 200
+	for i := range n {
+		_, _, err := c.DispatchWorkflow(ctx, mustBuild(t, countingWorkflow(4), wfObj(t, "i", i)))
+		require.NoError(t, err)
+	}
+	var workers []*Worker
+	for range 3 {
+		workers = append(workers, startWorker(t, c, reg))
+	}
+	waitFor(t, 60*time.Second, "all completed", func() bool {
+		done, err := c.store.CountWorkflows(ctx, "completed")
+		require.NoError(t, err)
+		return done == n
+	})
+	var claimed, chained, completed int64
+	for _, w := range workers {
+		require.NoError(t, w.Stop(ctx))
+		st := w.Stats()
+		claimed, chained, completed = claimed+st.Claimed, chained+st.Chained, completed+st.Completed
+	}
+	for i := range n {
+		for step := range 4 {
+			require.Equal(t, 1, cs.count(i, step), "workflow %d step %d", i, step)
+		}
+	}
+	require.EqualValues(t, 4*n, completed)
+	require.EqualValues(t, 4*n, claimed+chained, "every step was claimed or chained, once")
+	require.Positive(t, chained)
+	var bad int
+	require.NoError(t, c.store.DB().Get(&bad, "SELECT COUNT(*) FROM `"+c.store.Tables()["jobs"]+
+		"` WHERE status <> 'completed' OR attempts <> 1 OR reserved_at IS NULL OR completed_at IS NULL OR reserved_by IS NULL"))
+	require.Zero(t, bad, "every job completed on its first attempt, with the claim's columns")
+	require.Equal(t, 4*n, countStatus(t, c, "completed"))
+}
+
+// A slot chains at most WorkflowChainSteps steps after a claimed one, and
+// never a step the claim would treat differently: a delay, or a class with
+// no Go handler here (left pending for the PHP workers).
+func TestChainStopsAtItsLimitAndAtStepsItMayNotRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := newTestClient(t, func(cfg *Config) { cfg.Workflows = true; cfg.Concurrency = 1; cfg.WorkflowChainSteps = 2 })
+	reg := NewRegistry()
+	newCountingSteps(reg, 5)
+	id, _, err := c.DispatchWorkflow(ctx, mustBuild(t, countingWorkflow(5), wfObj(t, "i", 1)))
+	require.NoError(t, err)
+	w, err := c.NewWorker(reg)
+	require.NoError(t, err)
+	require.Equal(t, 1, stepOnce(t, w), "C0 claimed, C1 and C2 chained")
+	require.EqualValues(t, 2, w.Stats().Chained)
+	require.Equal(t, 3, workflowRow(t, c, id).CurrentStep)
+	require.Equal(t, 1, countStatus(t, c, "pending"), "C3 waits for the claim")
+	require.Equal(t, 1, stepOnce(t, w), "C3 claimed, C4 chained")
+	require.EqualValues(t, 3, w.Stats().Chained)
+	require.Equal(t, "completed", workflowRow(t, c, id).Status)
+
+	b := countingWorkflow(1).Delay(time.Second).Then("C1").Then("SomePhpStep")
+	id, _, err = c.DispatchWorkflow(ctx, mustBuild(t, b, wfObj(t, "i", 2)))
+	require.NoError(t, err)
+	require.Equal(t, 1, stepOnce(t, w))
+	require.EqualValues(t, 3, w.Stats().Chained, "a delay is not chained")
+	require.Equal(t, 1, workflowRow(t, c, id).CurrentStep)
+	waitFor(t, 5*time.Second, "the delay ran, then C1", func() bool {
+		stepOnce(t, w)
+		return workflowRow(t, c, id).CurrentStep == 3
+	})
+	require.EqualValues(t, 4, w.Stats().Chained, "C1 chained after the delay placeholder")
+	var handler, status string
+	require.NoError(t, c.store.DB().QueryRow("SELECT handler, status FROM `"+c.store.Tables()["jobs"]+"` WHERE workflow_id = ? AND step_index = 3", id).Scan(&handler, &status))
+	require.Equal(t, []string{"SomePhpStep", "pending"}, []string{handler, status}, "a PHP step stays for the PHP workers")
+}
+
+// The chain asks the worker what the claim would: a queue it serves, not
+// paused, while it is not stopping.
+func TestChainAcceptsWhatTheWorkerWouldClaim(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := newTestClient(t, func(cfg *Config) {
+		cfg.Workflows = true
+		cfg.Queues = []string{"default", "reports"}
+		cfg.PauseCacheTTL = time.Nanosecond
+	})
+	w := startWorker(t, c, NewRegistry())
+	rt := w.chainRuntime()
+	require.True(t, rt.Accept("default", "C0"))
+	require.True(t, rt.Accept("reports", "C0"))
+	require.False(t, rt.Accept("emails", "C0"), "a queue the worker does not serve")
+	require.NoError(t, c.Pause(ctx, "reports"))
+	require.False(t, rt.Accept("reports", "C0"), "a paused queue")
+	require.NoError(t, w.Stop(ctx))
+	require.False(t, rt.Accept("default", "C0"), "a stopping worker")
+
+	off := newTestClient(t, func(cfg *Config) { cfg.Workflows = true; cfg.WorkflowChainSteps = -1 })
+	w2, err := off.NewWorker(NewRegistry())
+	require.NoError(t, err)
+	require.Nil(t, w2.chainRuntime(), "chaining off")
+}
+
+// A worker told to stop while a step runs lets the step finish but does
+// not chain the next one: it is left pending, unclaimed, for the next
+// worker.
+func TestStoppingWorkerDoesNotChain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := newTestClient(t, func(cfg *Config) { cfg.Workflows = true; cfg.Concurrency = 1 })
+	reg := NewRegistry()
+	cs := newCountingSteps(reg, 2)
+	started, release := make(chan struct{}), make(chan struct{})
+	reg.RegisterStep("Slow", func(context.Context, *workflow.State) (*phpjson.Object, error) {
+		close(started)
+		<-release
+		return phpjson.NewObject(), nil
+	})
+	id, _, err := c.DispatchWorkflow(ctx, mustBuild(t, workflow.New("stop").Then("Slow").Then("C1"), wfObj(t, "i", 7)))
+	require.NoError(t, err)
+	w := startWorker(t, c, reg)
+	<-started
+	stopped := make(chan error, 1)
+	go func() { stopped <- w.Stop(ctx) }()
+	waitFor(t, 5*time.Second, "stop began", func() bool { return w.claimCtx.Err() != nil })
+	close(release)
+	require.NoError(t, <-stopped)
+	require.Zero(t, w.Stats().Chained)
+	require.Zero(t, cs.count(7, 1))
+	var status string
+	var attempts int
+	require.NoError(t, c.store.DB().QueryRow("SELECT status, attempts FROM `"+c.store.Tables()["jobs"]+"` WHERE workflow_id = ? AND step_index = 1", id).Scan(&status, &attempts))
+	require.Equal(t, "pending", status)
+	require.Zero(t, attempts)
+
+	startWorker(t, c, reg)
+	waitFor(t, 5*time.Second, "completed by the next worker", func() bool { return workflowRow(t, c, id).Status == "completed" })
+	require.Equal(t, 1, cs.count(7, 1))
+}
