@@ -184,8 +184,13 @@ func openBench(c *cli.Context, cfg queuety.Config) (*queuety.Client, error) {
 		cfg.ClaimWindow = -1 // the flag's 0 means "no window"
 	}
 	cfg.PollInterval = c.Duration("poll-interval")
-	cfg.WorkflowStepBatch = c.Int("step-batch")
-	cfg.WorkflowChainSteps = c.Int("chain-steps")
+	// Commands without these flags read 0 and keep what cfg says.
+	if n := c.Int("step-batch"); n != 0 {
+		cfg.WorkflowStepBatch = n
+	}
+	if n := c.Int("chain-steps"); n != 0 {
+		cfg.WorkflowChainSteps = n
+	}
 	cfg.RescueSchedule = "off"
 	client, _, err := openLocal(c, cfg)
 	if err != nil {

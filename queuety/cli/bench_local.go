@@ -30,6 +30,14 @@ type LocalBenchResult struct {
 	Ratio        float64 `json:"ratio"` // queued p50 / local p50
 	QueuedClaims int64   `json:"queued_claims_per_workflow"`
 	LocalClaims  int64   `json:"local_claims_per_workflow"`
+	// Chained: the queued workflow again with chained steps (the worker's
+	// default, workflow/chain.go), where a step is enqueued already
+	// claimed by the worker that ran the one before; the queued figures
+	// above have every step claimed (--chain-steps -1).
+	ChainedP50ms  float64 `json:"chained_p50_ms"`
+	ChainedMeanms float64 `json:"chained_mean_ms"`
+	ChainedRatio  float64 `json:"chained_ratio"` // chained p50 / local p50
+	ChainedClaims int64   `json:"chained_claims_per_workflow"`
 	// Concurrent mode (--concurrent N > 1): N workflows dispatched at
 	// once, each timed from its dispatch to its completion.
 	Concurrent   int    `json:"concurrent"`
@@ -42,12 +50,15 @@ func (a *app) benchLocalCommand() *cli.Command {
 		Name:  "local-activities",
 		Usage: "time one workflow of N local-activity steps against the same workflow of queued steps",
 		Description: `Runs --runs workflows one at a time, each of --steps noop steps, first as
-ordinary queued steps (then()), then as local activities (local_activity),
-with one worker (--workflows) and times each from dispatch to the workflow
-row being completed (polled every millisecond). Prints the median and mean
-of both, the ratio queued/local (medians) and the claims each workflow
-needed: all of its steps when queued, only the first when local (the rest
-run in the worker that committed the step before, without a claim).
+ordinary queued steps (then()) every one of them claimed (--chain-steps -1),
+then the same with chained steps (the worker's default: a step enqueued
+already claimed by the worker that ran the one before), then as local
+activities (local_activity), with one worker (--workflows) and times each
+from dispatch to the workflow row being completed (polled every
+millisecond). Prints the median and mean of each, the ratios to local
+(medians) and the claims each workflow needed: all of its steps when
+claimed, only the first when chained or local (the rest run in the worker
+that committed the step before, without a claim).
 
 The first step of both is claimed after dispatch, so --poll-interval (the
 worker's idle wait) is part of both figures; 5ms keeps it small.
@@ -79,37 +90,39 @@ func (a *app) benchLocal(c *cli.Context) error {
 		return usagef("--runs and --concurrency must be positive, --steps between 1 and 100")
 	}
 	cfg.Workflows = true
-	client, err := openBench(c, cfg)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	if err := client.Store().TruncateActivities(c.Context); err != nil {
-		return err
-	}
-	reg := queuety.NewRegistry()
-	reg.RegisterStep(BenchLocalClass, func(context.Context, *workflow.State) (*phpjson.Object, error) {
-		return phpjson.NewObject(), nil
-	})
-	w, err := client.NewWorker(reg)
-	if err != nil {
-		return err
-	}
-	if err := w.Start(c.Context); err != nil {
-		return err
-	}
-	defer func() { _ = w.Stop(context.Background()) }()
-
 	queued, local := workflow.New("bench-queued"), workflow.New("bench-local")
 	for range steps {
 		queued.Then(BenchLocalClass)
 		local.LocalActivity(BenchLocalClass, workflow.LocalActivityOptions{})
 	}
-	res := LocalBenchResult{Runs: runs, Steps: steps, PollInterval: c.Duration("poll-interval").String(), Server: client.Server().Version}
+	res := LocalBenchResult{Runs: runs, Steps: steps, PollInterval: c.Duration("poll-interval").String()}
 	conc := max(1, c.Int("concurrent"))
 	res.Concurrent = conc
-	measure := func(b *workflow.Builder) (p50, mean float64, claims int64, err error) {
-		before := w.Stats().Claimed
+	// measure times b on a worker of its own, with chainSteps.
+	measure := func(b *workflow.Builder, chainSteps int) (p50, mean float64, claims int64, err error) {
+		mcfg := cfg
+		mcfg.WorkflowChainSteps = chainSteps
+		client, err := openBench(c, mcfg)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		defer client.Close()
+		res.Server = client.Server().Version
+		if err := client.Store().TruncateActivities(c.Context); err != nil {
+			return 0, 0, 0, err
+		}
+		reg := queuety.NewRegistry()
+		reg.RegisterStep(BenchLocalClass, func(context.Context, *workflow.State) (*phpjson.Object, error) {
+			return phpjson.NewObject(), nil
+		})
+		w, err := client.NewWorker(reg)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		if err := w.Start(c.Context); err != nil {
+			return 0, 0, 0, err
+		}
+		defer func() { _ = w.Stop(context.Background()) }()
 		var ms []float64
 		for i := -2; i < runs; i++ { // two warm-up runs
 			started := map[int64]time.Time{}
@@ -138,23 +151,28 @@ func (a *app) benchLocal(c *cli.Context) error {
 		for _, v := range ms {
 			sum += v
 		}
-		return ms[len(ms)/2], sum / float64(len(ms)), (w.Stats().Claimed - before) / int64((runs+2)*conc), nil
+		return ms[len(ms)/2], sum / float64(len(ms)), w.Stats().Claimed / int64((runs+2)*conc), nil
 	}
-	if res.QueuedP50ms, res.QueuedMeanms, res.QueuedClaims, err = measure(queued); err != nil {
+	if res.QueuedP50ms, res.QueuedMeanms, res.QueuedClaims, err = measure(queued, -1); err != nil {
 		return err
 	}
-	if res.LocalP50ms, res.LocalMeanms, res.LocalClaims, err = measure(local); err != nil {
+	if res.ChainedP50ms, res.ChainedMeanms, res.ChainedClaims, err = measure(queued, queuety.DefaultWorkflowChainSteps); err != nil {
+		return err
+	}
+	if res.LocalP50ms, res.LocalMeanms, res.LocalClaims, err = measure(local, queuety.DefaultWorkflowChainSteps); err != nil {
 		return err
 	}
 	res.Ratio = res.QueuedP50ms / res.LocalP50ms
+	res.ChainedRatio = res.ChainedP50ms / res.LocalP50ms
 	if c.Bool("json") {
 		return printJSON(c, res)
 	}
 	fmt.Fprintf(c.App.Writer, "workflow of %d steps, %d runs of %d workflow(s) at once per mode, dispatch to completed (MariaDB %s, poll %s):\n",
 		steps, runs, conc, res.Server, res.PollInterval)
 	fmt.Fprintf(c.App.Writer, "  queued steps:      p50 %7.2f ms  mean %7.2f ms  (%d claims per workflow)\n", res.QueuedP50ms, res.QueuedMeanms, res.QueuedClaims)
+	fmt.Fprintf(c.App.Writer, "  chained steps:     p50 %7.2f ms  mean %7.2f ms  (%d claims per workflow)\n", res.ChainedP50ms, res.ChainedMeanms, res.ChainedClaims)
 	fmt.Fprintf(c.App.Writer, "  local activities:  p50 %7.2f ms  mean %7.2f ms  (%d claims per workflow)\n", res.LocalP50ms, res.LocalMeanms, res.LocalClaims)
-	fmt.Fprintf(c.App.Writer, "  ratio (queued/local, p50): %.2fx\n", res.Ratio)
+	fmt.Fprintf(c.App.Writer, "  ratio (queued/local, p50): %.2fx; chained/local: %.2fx\n", res.Ratio, res.ChainedRatio)
 	return nil
 }
 

@@ -217,3 +217,24 @@ func TestBenchWorkflows(t *testing.T) {
 		require.Equal(t, cli.ExitUsage, r.code, r.String())
 	}
 }
+
+// bench local-activities times the three ways a step runs and counts
+// their claims: every step claimed, chained after the first, local after
+// the first.
+func TestBenchLocalActivities(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.New(t)
+	r := runOK(t, on(dsn, "bench", "local-activities", "--runs", "2", "--steps", "3", "--json")...)
+	var res map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.String())
+	require.EqualValues(t, 3, res["queued_claims_per_workflow"])
+	require.EqualValues(t, 1, res["chained_claims_per_workflow"])
+	require.EqualValues(t, 1, res["local_claims_per_workflow"])
+	for _, k := range []string{"queued_p50_ms", "chained_p50_ms", "local_p50_ms", "ratio", "chained_ratio"} {
+		require.Greater(t, res[k], 0.0, k)
+	}
+	r = runOK(t, on(dsn, "bench", "local-activities", "--runs", "1", "--steps", "2")...)
+	require.Regexp(t, `(?m)^  queued steps: .*\(2 claims per workflow\)\n  chained steps: .*\(1 claims per workflow\)\n  local activities: .*\(1 claims per workflow\)\n  ratio \(queued/local, p50\): \d+\.\d\dx; chained/local: \d+\.\d\dx$`, r.stdout)
+	r = run(t, on(dsn, "bench", "local-activities", "--steps", "0")...)
+	require.Equal(t, cli.ExitUsage, r.code, r.String())
+}
