@@ -58,7 +58,13 @@ func (e *testEnv) showCreate(table string) string {
 // dump reads every row of a table as strings (NULL as "<nil>"), by id.
 func (e *testEnv) dump(table, orderBy string) []map[string]string {
 	e.t.Helper()
-	rows, err := e.db.QueryxContext(e.ctx, "SELECT * FROM `"+table+"` ORDER BY "+orderBy)
+	return e.dumpQuery("SELECT * FROM `" + table + "` ORDER BY " + orderBy)
+}
+
+// dumpQuery reads the rows of a query as strings (NULL as "<nil>").
+func (e *testEnv) dumpQuery(q string, args ...any) []map[string]string {
+	e.t.Helper()
+	rows, err := e.db.QueryxContext(e.ctx, q, args...)
 	require.NoError(e.t, err)
 	defer rows.Close()
 	var out []map[string]string

@@ -256,30 +256,13 @@ func TestWorkflowTxBatchMatchesSingleStatements(t *testing.T) {
 	cols := "status, current_step, completed_at IS NOT NULL AS done, REPLACE(state, CONCAT('\"id\":', id), '') AS state"
 	jobCols := "queue, handler, payload, priority, status, max_attempts, attempts, step_index, concurrency_group, concurrency_limit, cost_units, completed_at IS NOT NULL AS done"
 	for i, b := range bodies {
-		require.Equal(t, e.dump2(cols, "workflows", "id = ?", singles[i]), e.dump2(cols, "workflows", "id = ?", b.WorkflowID), "workflow %d", i)
-		require.Equal(t, e.dump2(jobCols, "jobs", "workflow_id = ? ORDER BY id", singles[i]), e.dump2(jobCols, "jobs", "workflow_id = ? ORDER BY id", b.WorkflowID), "jobs of workflow %d", i)
+		require.Equal(t, e.dumpOf(cols, "workflows", "id = ?", singles[i]), e.dumpOf(cols, "workflows", "id = ?", b.WorkflowID), "workflow %d", i)
+		require.Equal(t, e.dumpOf(jobCols, "jobs", "workflow_id = ? ORDER BY id", singles[i]), e.dumpOf(jobCols, "jobs", "workflow_id = ? ORDER BY id", b.WorkflowID), "jobs of workflow %d", i)
 	}
 }
 
-// dump2 reads cols of the rows of table matching where, as strings.
-func (e *testEnv) dump2(cols, table, where string, args ...any) []map[string]string {
+// dumpOf reads cols of the rows of table matching where, as strings.
+func (e *testEnv) dumpOf(cols, table, where string, args ...any) []map[string]string {
 	e.t.Helper()
-	rows, err := e.db.Queryx(render("SELECT "+cols+" FROM {"+table+"} WHERE "+where, e.tables), args...)
-	require.NoError(e.t, err)
-	defer rows.Close()
-	var out []map[string]string
-	for rows.Next() {
-		m := map[string]any{}
-		require.NoError(e.t, rows.MapScan(m))
-		row := map[string]string{}
-		for k, v := range m {
-			row[k] = fmt.Sprint(v)
-			if b, ok := v.([]byte); ok {
-				row[k] = string(b)
-			}
-		}
-		out = append(out, row)
-	}
-	require.NoError(e.t, rows.Err())
-	return out
+	return e.dumpQuery(render("SELECT "+cols+" FROM {"+table+"} WHERE "+where, e.tables), args...)
 }

@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"sync"
 )
 
 // coalescer turns concurrent look-ups of rows by id into one query for
@@ -11,16 +10,13 @@ import (
 // steps a second those single-row reads were a third of the server's
 // statements.
 //
-// As with the step batcher there is no timer: a look-up made while fewer
-// than coalesceLeaders queries run becomes a leader and queries at once;
-// look-ups made meanwhile queue up and the next query takes them all.
-// An idle engine therefore reads a row as before, with no added latency.
+// As with the step batcher (leaderQueue) there is no timer: a look-up
+// made while fewer than coalesceLeaders queries run queries at once;
+// look-ups made meanwhile queue up and the next query takes them all. An
+// idle engine therefore reads a row as before, with no added latency.
 type coalescer[V any] struct {
 	fetch func(ctx context.Context, ids []int64) (map[int64]V, error)
-
-	mu      sync.Mutex
-	queue   []*lookup[V]
-	leaders int
+	q     leaderQueue[*lookup[V]]
 }
 
 // coalesceLeaders is how many queries of one kind run at once, and
@@ -46,15 +42,10 @@ func newCoalescer[V any](fetch func(ctx context.Context, ids []int64) (map[int64
 // get returns the row of id, found false when there is none.
 func (c *coalescer[V]) get(ctx context.Context, id int64) (V, bool, error) {
 	l := &lookup[V]{ctx: ctx, id: id, done: make(chan struct{})}
-	c.mu.Lock()
-	c.queue = append(c.queue, l)
-	lead := c.leaders < coalesceLeaders
-	if lead {
-		c.leaders++
-	}
-	c.mu.Unlock()
-	if lead {
-		c.lead()
+	if c.q.push(l, coalesceLeaders) {
+		for batch := c.q.take(coalesceMax); len(batch) > 0; batch = c.q.take(coalesceMax) {
+			c.run(batch)
+		}
 	}
 	select {
 	case <-l.done:
@@ -62,24 +53,6 @@ func (c *coalescer[V]) get(ctx context.Context, id int64) (V, bool, error) {
 	case <-ctx.Done():
 		var zero V
 		return zero, false, ctx.Err()
-	}
-}
-
-// lead runs queries until the queue is empty.
-func (c *coalescer[V]) lead() {
-	for {
-		c.mu.Lock()
-		n := min(len(c.queue), coalesceMax)
-		if n == 0 {
-			c.leaders--
-			c.mu.Unlock()
-			return
-		}
-		batch := make([]*lookup[V], n)
-		copy(batch, c.queue)
-		c.queue = c.queue[n:]
-		c.mu.Unlock()
-		c.run(batch)
 	}
 }
 

@@ -51,7 +51,7 @@ type Engine struct {
 	states *coalescer[store.DependencyRow]
 	// chain lets a worker run the steps it enqueues (chain.go).
 	chain *ChainRuntime
-	wakes  *coalescer[store.WakeFacts]
+	wakes *coalescer[store.WakeFacts]
 }
 
 // NewEngine returns an engine running handlers on s. handlers may be nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	store "github.com/queuety-go/queuety/sql"
@@ -40,9 +39,7 @@ const DefaultStepBatch = 32
 const stepBatchLeaders = 4
 
 type stepBatcher struct {
-	mu      sync.Mutex
-	queue   []*batchReq
-	leaders int
+	q leaderQueue[*batchReq]
 	// batches and bodies count the shared transactions run and the
 	// bodies in them (not the single-step ones), for tests and profiling.
 	batches, bodies atomic.Int64
@@ -56,10 +53,10 @@ type batchReq struct {
 	// key is the workflow the body locks first, job the job it locks next
 	// (0: none); the batch locks them for all its bodies up front.
 	key, job int64
-	fn   func(*store.WorkflowTx) error
-	err  error
-	redo bool // the batch rolled back (or panicked): the caller runs fn on its own
-	done chan struct{}
+	fn       func(*store.WorkflowTx) error
+	err      error
+	redo     bool // the batch rolled back (or panicked): the caller runs fn on its own
+	done     chan struct{}
 }
 
 // run runs fn in a batch, or on its own when the batch it was in rolled
@@ -70,14 +67,7 @@ func (b *stepBatcher) run(ctx context.Context, e *Engine, key, job int64, fn fun
 		return err
 	}
 	r := &batchReq{ctx: ctx, key: key, job: job, fn: fn, done: make(chan struct{})}
-	b.mu.Lock()
-	b.queue = append(b.queue, r)
-	lead := b.leaders < stepBatchLeaders
-	if lead {
-		b.leaders++
-	}
-	b.mu.Unlock()
-	if lead {
+	if b.q.push(r, stepBatchLeaders) {
 		b.lead(e)
 	}
 	<-r.done
@@ -91,17 +81,7 @@ func (b *stepBatcher) run(ctx context.Context, e *Engine, key, job int64, fn fun
 // is in the first batch or a later one; it returns only once the queue is
 // drained, so no queued request is left without a leader.
 func (b *stepBatcher) lead(e *Engine) {
-	for {
-		b.mu.Lock()
-		n := min(len(b.queue), max(1, e.StepBatch))
-		if n == 0 {
-			b.leaders--
-			b.mu.Unlock()
-			return
-		}
-		batch := slices.Clone(b.queue[:n])
-		b.queue = slices.Delete(b.queue, 0, n)
-		b.mu.Unlock()
+	for batch := b.q.take(e.StepBatch); len(batch) > 0; batch = b.q.take(e.StepBatch) {
 		b.runBatch(e, batch)
 	}
 }

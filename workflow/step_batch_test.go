@@ -19,9 +19,9 @@ import (
 // batches of StepBatch. Nothing depends on timing.
 
 func (b *stepBatcher) hold() {
-	b.mu.Lock()
-	b.leaders = stepBatchLeaders
-	b.mu.Unlock()
+	b.q.mu.Lock()
+	b.q.leaders = stepBatchLeaders
+	b.q.mu.Unlock()
 }
 
 // leadWhenQueued waits until n bodies are queued (or every runner has
@@ -29,17 +29,17 @@ func (b *stepBatcher) hold() {
 // then runs the queue as the only leader.
 func (b *stepBatcher) leadWhenQueued(e *Engine, n int, finished func() bool) {
 	for {
-		b.mu.Lock()
-		q := len(b.queue)
-		b.mu.Unlock()
+		b.q.mu.Lock()
+		q := len(b.q.queue)
+		b.q.mu.Unlock()
 		if q >= n || finished() {
 			break
 		}
 		runtime.Gosched()
 	}
-	b.mu.Lock()
-	b.leaders = 1
-	b.mu.Unlock()
+	b.q.mu.Lock()
+	b.q.leaders = 1
+	b.q.mu.Unlock()
 	b.lead(e)
 }
 
