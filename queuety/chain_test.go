@@ -137,15 +137,24 @@ func TestChainAcceptsWhatTheWorkerWouldClaim(t *testing.T) {
 	c := newTestClient(t, func(cfg *Config) {
 		cfg.Workflows = true
 		cfg.Queues = []string{"default", "reports"}
-		cfg.PauseCacheTTL = time.Nanosecond
+		cfg.PauseCacheTTL = 100 * time.Millisecond
 	})
-	w := startWorker(t, c, NewRegistry())
+	w, err := c.NewWorker(NewRegistry())
+	require.NoError(t, err)
 	rt := w.chainRuntime()
-	require.True(t, rt.Accept("default", "C0"))
+	require.False(t, rt.Accept("default", "C0"), "not started")
+	require.NoError(t, w.Start(ctx))
+	t.Cleanup(func() { _ = w.Stop(ctx) })
+	// The idle claim rounds read the paused queues; Accept never does.
+	waitFor(t, 2*time.Second, "a fresh read of the paused queues", func() bool { return rt.Accept("default", "C0") })
 	require.True(t, rt.Accept("reports", "C0"))
 	require.False(t, rt.Accept("emails", "C0"), "a queue the worker does not serve")
 	require.NoError(t, c.Pause(ctx, "reports"))
-	require.False(t, rt.Accept("reports", "C0"), "a paused queue")
+	waitFor(t, 2*time.Second, "the pause seen in a fresh read", func() bool {
+		return rt.Accept("default", "C0") && !rt.Accept("reports", "C0")
+	})
+	w.pausedSnap.Store(&pausedSnapshot{set: map[string]bool{}, at: time.Now().Add(-time.Second)})
+	require.False(t, rt.Accept("default", "C0"), "a read older than the pause cache TTL is not trusted")
 	require.NoError(t, w.Stop(ctx))
 	require.False(t, rt.Accept("default", "C0"), "a stopping worker")
 
@@ -190,4 +199,37 @@ func TestStoppingWorkerDoesNotChain(t *testing.T) {
 	startWorker(t, c, reg)
 	waitFor(t, 5*time.Second, "completed by the next worker", func() bool { return workflowRow(t, c, id).Status == "completed" })
 	require.Equal(t, 1, cs.count(7, 1))
+}
+
+// A chained step reads the state as stored, like a claimed one: PHP's
+// JSON turns an object keyed 0…n-1 into a list and 2.0 into 2.
+func TestChainedStepSeesTheStoredState(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, chain := range []int{-1, 8} {
+		c := newTestClient(t, func(cfg *Config) { cfg.Workflows = true; cfg.Concurrency = 1; cfg.WorkflowChainSteps = chain })
+		reg := NewRegistry()
+		reg.RegisterStep("Write", func(context.Context, *workflow.State) (*phpjson.Object, error) {
+			m := phpjson.NewObject().Set("0", phpjson.String("a")).Set("1", phpjson.String("b"))
+			return phpjson.NewObject().Set("m", phpjson.ObjectValue(m)).Set("f", phpjson.Float(2)), nil
+		})
+		var seen string
+		reg.RegisterStep("Read", func(_ context.Context, s *workflow.State) (*phpjson.Object, error) {
+			m, _ := s.Get("m")
+			_, isObject := m.AsObject()
+			f, _ := s.Get("f")
+			_, isInt := f.AsInt64()
+			seen = fmt.Sprintf("object=%v int=%v", isObject, isInt)
+			return phpjson.NewObject(), nil
+		})
+		id, _, err := c.DispatchWorkflow(ctx, mustBuild(t, workflow.New("rt").Then("Write").Then("Read"), wfObj(t)))
+		require.NoError(t, err)
+		w, err := c.NewWorker(reg)
+		require.NoError(t, err)
+		for stepOnce(t, w) > 0 {
+		}
+		require.Equal(t, "completed", workflowRow(t, c, id).Status)
+		require.Equal(t, "object=false int=true", seen, "chain steps %d", chain)
+		require.Equal(t, chain > 0, w.Stats().Chained == 1)
+	}
 }

@@ -68,8 +68,11 @@ type Worker struct {
 
 	// paused-queue cache, shared by the lanes
 	pausedMu sync.Mutex
-	paused   map[string]bool
-	pausedAt time.Time
+	// pausedSnap is the last paused set read, for readers that must not
+	// wait on the database (the chain check runs inside a transaction).
+	pausedSnap atomic.Pointer[pausedSnapshot]
+	paused     map[string]bool
+	pausedAt   time.Time
 
 	memKB    atomic.Int64
 	memAt    time.Time
@@ -712,7 +715,24 @@ func (w *Worker) pausedQueues(ctx context.Context) map[string]bool {
 		m[q] = true
 	}
 	w.paused, w.pausedAt = m, time.Now()
+	w.pausedSnap.Store(&pausedSnapshot{set: m, at: w.pausedAt})
 	return m
+}
+
+type pausedSnapshot struct {
+	set map[string]bool
+	at  time.Time
+}
+
+// pausedKnown reports whether queue is paused as of the last read, and
+// whether that read is recent enough (PauseCacheTTL) for a claim to trust
+// it; it never touches the database.
+func (w *Worker) pausedKnown(queue string) (paused, known bool) {
+	snap := w.pausedSnap.Load()
+	if snap == nil || time.Since(snap.at) >= w.cfg.PauseCacheTTL {
+		return false, false
+	}
+	return snap.set[queue], true
 }
 
 func (w *Worker) startJobs(l *lane, rows []store.JobRow) []*running {

@@ -140,7 +140,10 @@ func (w *Worker) executeWorkflowStep(ctx context.Context, rj *running) {
 
 // chainRuntime lets the engine chain the steps this worker would claim
 // next (workflow/chain.go): while it takes work, on a queue it serves
-// that is not paused.
+// that is known not to be paused. Accept runs inside the step
+// transaction, so it reads only what the claim loop last read: with no
+// recent read of the paused queues it declines, and the step goes through
+// the claim, which reads them.
 func (w *Worker) chainRuntime() *workflow.ChainRuntime {
 	if w.cfg.WorkflowChainSteps <= 0 {
 		return nil
@@ -152,7 +155,8 @@ func (w *Worker) chainRuntime() *workflow.ChainRuntime {
 			if w.claimCtx == nil || w.claimCtx.Err() != nil || !slices.Contains(w.cfg.Queues, queue) {
 				return false
 			}
-			return !w.pausedQueues(w.claimCtx)[queue]
+			paused, known := w.pausedKnown(queue)
+			return known && !paused
 		},
 	}
 }
@@ -166,6 +170,10 @@ func (w *Worker) settleStep(ctx context.Context, rj *running, row *store.JobRow,
 	switch {
 	case err != nil && errors.Is(context.Cause(ctx), ErrShutdown):
 		// Stopped mid-step: nothing was settled, the attempt goes back.
+		w.handBack([]store.Attempt{rj.job.attempt})
+	case err != nil && errors.Is(err, workflow.ErrNotStarted):
+		// Nothing ran (the state could not be read): the attempt goes back.
+		w.log.Warn("workflow step not started; handing it back", "job", row.ID, "err", err)
 		w.handBack([]store.Attempt{rj.job.attempt})
 	case err != nil && errors.Is(context.Cause(ctx), ErrJobLost):
 		w.stats.refused.Add(1)

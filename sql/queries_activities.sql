@@ -14,9 +14,11 @@ VALUES (?, ?, ?, NULL, ?, 'processing', 1, ?, NOW(), NOW(), ?, ?, ?, ?)
 -- name: claimed-step-jobs
 -- The ids of the chained step jobs a batch inserted already claimed (see
 -- InsertChainedStepJob): the newest processing job of each workflow and
--- step the worker holds.
+-- step the worker holds. /*steps*/ is "(workflow_id = ? AND step_index = ?)"
+-- per job, ORed: ranges of idx_workflow, so a workflow's other jobs (a
+-- large for_each's) are not read.
 SELECT MAX(id) AS id, workflow_id, step_index FROM {jobs}
-WHERE workflow_id IN (?) AND status = 'processing' AND reserved_by = ?
+WHERE (/*steps*/) AND status = 'processing' AND reserved_by = ?
 GROUP BY workflow_id, step_index
 
 -- name: renew-job-lease

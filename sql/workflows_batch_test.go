@@ -266,3 +266,38 @@ func (e *testEnv) dumpOf(cols, table, where string, args ...any) []map[string]st
 	e.t.Helper()
 	return e.dumpQuery(render("SELECT "+cols+" FROM {"+table+"} WHERE "+where, e.tables), args...)
 }
+
+// Chained step jobs inserted by a batch are written claimed, and each
+// body learns its own row's id, also next to a plain job of the same
+// workflow and step and in the single-statement path.
+func TestWorkflowTxBatchChainedJobIDs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a, _ := e.insertWorkflowWithJob()
+	b, _ := e.insertWorkflowWithJob()
+	ids := map[int64]*int64{}
+	body := func(wf int64, step int) func(*WorkflowTx) error {
+		return func(w *WorkflowTx) error {
+			if err := w.InsertStepJobs(wf, []StepJob{{Queue: "q", Handler: "Plain", Payload: []byte(`{}`), StepIndex: step}}); err != nil {
+				return err
+			}
+			id, err := w.InsertChainedStepJob(wf, StepJob{Queue: "q", Handler: "Next", Payload: []byte(`{"k":1}`), StepIndex: step, MaxAttempts: 4}, "worker-1")
+			ids[wf] = id
+			return err
+		}
+	}
+	errs, err := e.s.WorkflowTxBatch(e.ctx, []BatchBody{{WorkflowID: a, Fn: body(a, 1)}, {WorkflowID: b, Fn: body(b, 2)}})
+	require.NoError(t, err)
+	require.Equal(t, []error{nil, nil}, errs)
+	c := e.insertWorkflow(InsertWorkflow{})
+	require.NoError(t, e.s.WorkflowTx(e.ctx, body(c, 3)))
+	for wf, step := range map[int64]int{a: 1, b: 2, c: 3} {
+		got := e.job(*ids[wf])
+		require.Equal(t, "Next", got.Handler, "workflow %d", wf)
+		require.Equal(t, wf, got.WorkflowID.Int64)
+		require.EqualValues(t, step, got.StepIndex.Int64)
+		require.Equal(t, "processing", got.Status)
+		require.Equal(t, 1, got.Attempts)
+		require.Equal(t, "worker-1", got.ReservedBy.String)
+	}
+}

@@ -244,14 +244,14 @@ func (w *WorkflowTx) insertClaimed(jobs []pendingStepJob) error {
 		byOwner[j.claimedBy] = append(byOwner[j.claimedBy], j)
 	}
 	for owner, group := range byOwner {
-		ids := make([]int64, len(group))
+		steps := make([]string, len(group))
+		args := make([]any, 0, 2*len(group)+1)
 		for i, j := range group {
-			ids[i] = j.workflowID
+			steps[i] = "(workflow_id = ? AND step_index = ?)"
+			args = append(args, j.workflowID, j.job.StepIndex)
 		}
-		q, args, err := w.s.in(qClaimedStepJobs, ids, owner)
-		if err != nil {
-			return err
-		}
+		q := strings.Replace(w.s.query(qClaimedStepJobs), "/*steps*/", strings.Join(steps, " OR "), 1)
+		args = append(args, owner)
 		var rows []struct {
 			ID         int64 `db:"id"`
 			WorkflowID int64 `db:"workflow_id"`

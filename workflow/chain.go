@@ -87,6 +87,13 @@ func (a *advanceTx) chainable(step Step, job StepJob) bool {
 // enqueueChained writes the job of step index claimed for the worker and
 // records it as the transaction's chained step.
 func (a *advanceTx) enqueueChained(job StepJob, index int) error {
+	// The step starts from the state as stored, as a claimed one would:
+	// PHP's JSON does not round-trip every value (an object keyed 0…n-1
+	// reads back as a list, 2.0 as 2).
+	state, err := ParseState(a.written)
+	if err != nil {
+		return err
+	}
 	sj := storeJobs([]StepJob{job})[0]
 	id, err := a.tx.InsertChainedStepJob(a.wf.ID, sj, a.e.chain.Owner)
 	if err != nil {
@@ -99,7 +106,7 @@ func (a *advanceTx) enqueueChained(job StepJob, index int) error {
 			WorkflowID: store.Int(a.wf.ID), StepIndex: store.Int(int64(index)), CostUnits: int64(sj.CostUnits),
 			ReservedBy: store.String(a.e.chain.Owner),
 		},
-		state: a.state,
+		state: state,
 		depth: a.trace.depth + 1,
 		id:    id,
 	}

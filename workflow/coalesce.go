@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"time"
 )
 
 // coalescer turns concurrent look-ups of rows by id into one query for
@@ -24,6 +25,7 @@ type coalescer[V any] struct {
 const (
 	coalesceLeaders = 2
 	coalesceMax     = 256
+	coalesceTimeout = 30 * time.Second
 )
 
 type lookup[V any] struct {
@@ -72,8 +74,11 @@ func (c *coalescer[V]) run(batch []*lookup[V]) {
 		return
 	}
 	// Not under any one caller's context: one caller giving up must not
-	// fail the others' look-ups.
-	rows, err := c.fetch(context.WithoutCancel(live[0].ctx), ids)
+	// fail the others' look-ups; bounded, so a hung connection cannot
+	// keep the leader (a step of its own) forever.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(live[0].ctx), coalesceTimeout)
+	defer cancel()
+	rows, err := c.fetch(ctx, ids)
 	for _, l := range live {
 		if err != nil {
 			l.err = err

@@ -49,8 +49,9 @@ type advanceTx struct {
 	// fenced completion), so finalize does not.
 	jobCompleted bool
 	// chained: the next step's job, enqueued claimed for the worker
-	// (chain.go).
+	// (chain.go); written: the state bytes writeStep stored.
 	chained *Chained
+	written []byte
 }
 
 // stepTx runs body in one step transaction: a fresh advanceTx over a copy
@@ -248,6 +249,7 @@ func (a *advanceTx) writeStep(next int, isLast bool) error {
 	if err != nil {
 		return err
 	}
+	a.written = b
 	if isLast {
 		return a.tx.Complete(a.wf.ID, b, next)
 	}

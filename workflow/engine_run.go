@@ -42,7 +42,7 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth
 	if state == nil {
 		state = NewState(nil)
 		if wf, found, gerr := e.states.get(ctx, job.WorkflowID.Int64); gerr != nil {
-			return nil, nil, gerr
+			return nil, nil, fmt.Errorf("%w: reading workflow %d: %w", ErrNotStarted, job.WorkflowID.Int64, gerr)
 		} else if found {
 			if s, perr := ParseState([]byte(wf.State)); perr == nil {
 				state = s

@@ -1,6 +1,9 @@
 package workflow
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // PHP exception classes the builder's errors correspond to.
 const (
@@ -21,3 +24,8 @@ type BuildError struct {
 func (e *BuildError) Error() string {
 	return fmt.Sprintf("workflow: %s: %s", e.Method, e.Message)
 }
+
+// ErrNotStarted wraps an error that ended a step before its handler ran or
+// anything was written: the caller may hand the job back at once instead
+// of leaving it to the stale sweep.
+var ErrNotStarted = errors.New("workflow step not started")
