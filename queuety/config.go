@@ -122,8 +122,8 @@ type Config struct {
 	SignalPollInterval time.Duration
 	// WorkflowStepBatch is how many workflow step completions running at
 	// the same time may share one database transaction (group commit: one
-	// COMMIT and one log and one event INSERT for all of them, each step
-	// in its own savepoint). Zero means the default (32); 1 or negative
+	// COMMIT, and one statement for each kind of row they write; a failing
+	// step is undone alone). Zero means the default (128); 1 or negative
 	// gives every step its own transaction.
 	WorkflowStepBatch int
 	// WorkflowChainSteps is how many workflow steps in a row a worker may

@@ -17,20 +17,21 @@ import (
 // server spend their time on round trips and commits, not on the rows
 // (docs/compat.md, "Performance notes"). So the engine runs the step
 // transactions that goroutines submit at the same time in one database
-// transaction (store.WorkflowTxBatch): one BEGIN and COMMIT, one INSERT of
-// all their log rows and one of all their events, each body in its own
-// savepoint so a failing one is undone alone.
+// transaction (store.WorkflowTxBatch): one BEGIN and COMMIT, their
+// workflows and jobs locked with one SELECT each, and their writes (the
+// states, the completed jobs, the next jobs, the log rows, the events)
+// sent as one multi-row statement each; a body that fails is undone alone.
 //
 // There is no committer goroutine and no timer. A goroutine that submits
 // a body while fewer than stepBatchLeaders batches are running becomes a
 // leader: it takes up to StepBatch queued bodies (its own among them),
-// runs them, hands each its result, and goes on while bodies are queued.
-// Bodies submitted while every leader is busy wait for the next batch, so
-// batches grow with the load and an idle engine runs a lone step at once,
-// on the single-step path.
+// runs them, hands each its result, and goes on while bodies are queued
+// (leaderQueue). Bodies submitted while every leader is busy wait for the
+// next batch, so batches grow with the load and an idle engine runs a
+// lone step at once, on the single-step path.
 
 // DefaultStepBatch is the default Engine.StepBatch.
-const DefaultStepBatch = 32
+const DefaultStepBatch = 128
 
 // stepBatchLeaders is how many batches run at once. One would serialize
 // all steps on one connection (its bodies' statements are still one round
