@@ -333,7 +333,7 @@ func (w *Worker) stop(ctx context.Context) error {
 	w.sessions.Stop(closing)
 	w.cancelJobs(ErrShutdown)
 	st := w.Stats()
-	w.log.Info("worker stopped", "completed", st.Completed, "retried", st.Retried, "buried", st.Buried, "handed_back", st.HandedBack)
+	w.log.Info("worker stopped", "completed", st.Completed, "chained", st.Chained, "retried", st.Retried, "buried", st.Buried, "handed_back", st.HandedBack)
 	return nil
 }
 

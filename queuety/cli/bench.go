@@ -147,6 +147,7 @@ func benchWorkerFlags(concurrency int) []cli.Flag {
 		&cli.IntFlag{Name: "step-batch", Value: queuety.DefaultWorkflowStepBatch, Usage: "workflow step completions one transaction may group (1: each its own)"},
 		&cli.IntFlag{Name: "chain-steps", Value: queuety.DefaultWorkflowChainSteps, Usage: "workflow steps a slot may run in a row without a claim (-1: none)"},
 		&cli.PathFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the timed part to `FILE` (go tool pprof)"},
+		&cli.PathFlag{Name: "memprofile", Usage: "write a Go allocation profile, taken after the timed part, to `FILE`"},
 	}
 }
 
@@ -166,6 +167,23 @@ func startCPUProfile(c *cli.Context) (stop func(), err error) {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// writeMemProfile writes the --memprofile allocation profile, if asked for.
+func writeMemProfile(c *cli.Context) error {
+	path := c.Path("memprofile")
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	return nil
 }
 
 // openBench is how the benchmarks start: without --dsn, the bench database

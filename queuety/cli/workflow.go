@@ -477,6 +477,9 @@ feed:
 	if err := w.Stop(context.Background()); err != nil {
 		return err
 	}
+	if err := writeMemProfile(c); err != nil {
+		return err
+	}
 	res.StepsPerSec = float64(n*steps) / res.DrainSecs
 	res.WorkflowsPerSec = float64(n) / res.DrainSecs
 	res.PeakRSSMiB = peakRSSMiB()

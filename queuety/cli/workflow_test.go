@@ -3,6 +3,8 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -211,6 +213,19 @@ func TestBenchWorkflows(t *testing.T) {
 	r = runOK(t, on(dsn, "bench", "workflows", "--count", "10", "--steps", "2", "--concurrency", "5")...)
 	require.Regexp(t, `(?m)^dispatched 10 workflows of 2 steps in \d+\.\d\ds\ndrained    20 steps in \d+\.\d\ds: \d+ steps/s, \d+ workflows/s \(concurrency 5\)`, r.stdout)
 	require.Equal(t, 10, count(t, db, "SELECT COUNT(*) FROM `wp_queuety_workflows`"))
+
+	// Profiles of the drain, for go tool pprof.
+	dir := t.TempDir()
+	cpu, mem := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "mem.prof")
+	runOK(t, on(dsn, "bench", "workflows", "--count", "20", "--steps", "2", "--cpuprofile", cpu, "--memprofile", mem)...)
+	for _, f := range []string{cpu, mem} {
+		st, err := os.Stat(f)
+		require.NoError(t, err)
+		require.Positive(t, st.Size(), f)
+	}
+	r = run(t, on(dsn, "bench", "workflows", "--count", "5", "--cpuprofile", filepath.Join(dir, "missing", "cpu.prof"))...)
+	require.NotZero(t, r.code)
+	require.Contains(t, r.stderr, "--cpuprofile")
 
 	for _, args := range [][]string{{"--count", "0"}, {"--steps", "0"}, {"--steps", "256"}, {"--concurrency", "0"}} {
 		r := run(t, on(dsn, append([]string{"bench", "workflows"}, args...)...)...)
