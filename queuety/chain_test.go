@@ -3,6 +3,7 @@ package queuety
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -232,4 +233,45 @@ func TestChainedStepSeesTheStoredState(t *testing.T) {
 		require.Equal(t, "object=false int=true", seen, "chain steps %d", chain)
 		require.Equal(t, chain > 0, w.Stats().Chained == 1)
 	}
+}
+
+// A chained step whose worker is killed (SIGKILL) mid-step is an ordinary
+// processing row held by the dead worker: the stale sweep of the next
+// worker rescues it, and the step completes exactly once.
+func TestKilledWorkerChainedStepCompletesAfterRestart(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("crash test")
+	}
+	ctx := context.Background()
+	c := newTestClient(t, nil)
+	id, _, err := c.DispatchWorkflow(ctx, mustBuild(t, workflow.New("nap").Then("Inc").Then("Nap").Then("Inc"),
+		wfObj(t, "i", 42, "ms", 1500, "n", 0)))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	env := []string{"QUEUETY_TEST_CHILD_WORKFLOWS=1", "QUEUETY_TEST_STALE_MS=2000", "QUEUETY_TEST_RESCUE=@every 1s"}
+	a := startChild(t, c.cfg.DSN, filepath.Join(dir, "a.out"), append(env, "QUEUETY_TEST_WORKER_ID=chain-a")...)
+	waitFor(t, 20*time.Second, "the chained step started", func() bool {
+		s, _ := invocations(t, filepath.Join(dir, "a.out"))
+		return s[42] == 1
+	})
+	var status, owner string
+	var attempts int
+	q := "SELECT status, reserved_by, attempts FROM `" + c.store.Tables()["jobs"] + "` WHERE workflow_id = ? AND step_index = 1"
+	require.NoError(t, c.store.DB().QueryRow(q, id).Scan(&status, &owner, &attempts))
+	require.Equal(t, []any{"processing", "chain-a", 1}, []any{status, owner, attempts})
+	require.NoError(t, a.cmd.Process.Kill())
+	<-a.done
+
+	b := startChild(t, c.cfg.DSN, filepath.Join(dir, "b.out"), append(env, "QUEUETY_TEST_WORKER_ID=chain-b")...)
+	waitFor(t, 60*time.Second, "the workflow completed on the replacement", func() bool {
+		return workflowRow(t, c, id).Status == "completed"
+	})
+	b.stop(t, 15*time.Second)
+	starts, dones := invocations(t, filepath.Join(dir, "a.out"), filepath.Join(dir, "b.out"))
+	require.Equal(t, 2, starts[42], "at-least-once: the killed step ran again")
+	require.Equal(t, 1, dones[42], "one completion")
+	require.NoError(t, c.store.DB().QueryRow(q, id).Scan(&status, &owner, &attempts))
+	require.Equal(t, []any{"completed", "chain-b", 2}, []any{status, owner, attempts})
+	require.Equal(t, `{"i":42,"ms":1500,"n":2}`, publicState(t, c, id))
 }

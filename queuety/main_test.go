@@ -78,6 +78,22 @@ func runChildWorker() int {
 			i, _ := n.AsInt64()
 			return phpjson.NewObject().Set("n", phpjson.Int(i+1)), nil
 		})
+		// "Nap" records "start|done <i> 0" around a sleep of the state's
+		// "ms", i being the state's "i".
+		reg.RegisterStep("Nap", func(ctx context.Context, s *workflow.State) (*phpjson.Object, error) {
+			iv, _ := s.Get("i")
+			i, _ := iv.AsInt64()
+			msv, _ := s.Get("ms")
+			ms, _ := msv.AsInt64()
+			write(fmt.Sprintf("start %d 0\n", i))
+			select {
+			case <-time.After(time.Duration(ms) * time.Millisecond):
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+			write(fmt.Sprintf("done %d 0\n", i))
+			return phpjson.NewObject(), nil
+		})
 	}
 	cfg := Config{
 		Workflows:         workflows,
