@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -274,4 +276,56 @@ func TestKilledWorkerChainedStepCompletesAfterRestart(t *testing.T) {
 	require.NoError(t, c.store.DB().QueryRow(q, id).Scan(&status, &owner, &attempts))
 	require.Equal(t, []any{"completed", "chain-b", 2}, []any{status, owner, attempts})
 	require.Equal(t, `{"i":42,"ms":1500,"n":2}`, publicState(t, c, id))
+}
+
+// A step whose state cannot be read is handed back (attempt restored),
+// not left processing for the stale sweep: here the worker's database
+// user may read every column of the workflows table but state.
+func TestStepWhoseStateCannotBeReadIsHandedBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := newTestClient(t, func(cfg *Config) { cfg.Workflows = true })
+	reg := NewRegistry()
+	cs := newCountingSteps(reg, 1)
+	id, _, err := c.DispatchWorkflow(ctx, mustBuild(t, countingWorkflow(1), wfObj(t, "i", 5)))
+	require.NoError(t, err)
+
+	cfg, err := mysql.ParseDSN(c.cfg.DSN)
+	require.NoError(t, err)
+	user := fmt.Sprintf("qgo_nostate_%d", time.Now().UnixNano()%1e9)
+	db := c.store.DB()
+	_, err = db.Exec("CREATE USER '" + user + "'@'%' IDENTIFIED BY 'pw'")
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = db.Exec("DROP USER '" + user + "'@'%'") })
+	for _, table := range c.store.Tables() {
+		if table != c.store.Tables()["workflows"] {
+			_, err = db.Exec("GRANT ALL ON `" + cfg.DBName + "`.`" + table + "` TO '" + user + "'@'%'")
+			require.NoError(t, err)
+			continue
+		}
+		var cols []string
+		require.NoError(t, db.Select(&cols, "SELECT CONCAT('`', COLUMN_NAME, '`') FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME <> 'state'", cfg.DBName, table))
+		_, err = db.Exec("GRANT SELECT (" + strings.Join(cols, ", ") + "), UPDATE, INSERT ON `" + cfg.DBName + "`.`" + table + "` TO '" + user + "'@'%'")
+		require.NoError(t, err)
+	}
+	cfg.User, cfg.Passwd = user, "pw"
+	limited, err := Open(ctx, Config{DSN: cfg.FormatDSN(), Workflows: true, PollInterval: 10 * time.Millisecond,
+		ShutdownGrace: 5 * time.Second, RescueSchedule: "off", Logger: testLogger()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = limited.Close() })
+	w := startWorker(t, limited, reg)
+	waitFor(t, 10*time.Second, "the step handed back", func() bool { return w.Stats().HandedBack > 0 })
+	require.NoError(t, w.Stop(ctx))
+	require.Zero(t, cs.count(5, 0), "the handler never ran")
+	var status string
+	var attempts int
+	require.NoError(t, db.QueryRow("SELECT status, attempts FROM `"+c.store.Tables()["jobs"]+"` WHERE workflow_id = ?", id).Scan(&status, &attempts))
+	require.Equal(t, "pending", status)
+	require.Zero(t, attempts, "the attempt was restored")
+	require.Zero(t, w.Stats().Buried+w.Stats().Completed)
+
+	// With the state readable, a worker runs it.
+	startWorker(t, c, reg)
+	waitFor(t, 10*time.Second, "completed", func() bool { return workflowRow(t, c, id).Status == "completed" })
+	require.Equal(t, 1, cs.count(5, 0))
 }
