@@ -101,7 +101,11 @@ func TestChainedStepsRunEachStepOnceAcrossWorkers(t *testing.T) {
 func TestChainStopsAtItsLimitAndAtStepsItMayNotRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c := newTestClient(t, func(cfg *Config) { cfg.Workflows = true; cfg.Concurrency = 1; cfg.WorkflowChainSteps = 2 })
+	// A long pause cache: a claim round and the chain check a few ms later
+	// must not fall on either side of its expiry.
+	c := newTestClient(t, func(cfg *Config) {
+		cfg.Workflows, cfg.Concurrency, cfg.WorkflowChainSteps, cfg.PauseCacheTTL = true, 1, 2, time.Minute
+	})
 	reg := NewRegistry()
 	newCountingSteps(reg, 5)
 	id, _, err := c.DispatchWorkflow(ctx, mustBuild(t, countingWorkflow(5), wfObj(t, "i", 1)))
@@ -210,7 +214,9 @@ func TestChainedStepSeesTheStoredState(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	for _, chain := range []int{-1, 8} {
-		c := newTestClient(t, func(cfg *Config) { cfg.Workflows = true; cfg.Concurrency = 1; cfg.WorkflowChainSteps = chain })
+		c := newTestClient(t, func(cfg *Config) {
+			cfg.Workflows, cfg.Concurrency, cfg.WorkflowChainSteps, cfg.PauseCacheTTL = true, 1, chain, time.Minute
+		})
 		reg := NewRegistry()
 		reg.RegisterStep("Write", func(context.Context, *workflow.State) (*phpjson.Object, error) {
 			m := phpjson.NewObject().Set("0", phpjson.String("a")).Set("1", phpjson.String("b"))
@@ -278,16 +284,45 @@ func TestKilledWorkerChainedStepCompletesAfterRestart(t *testing.T) {
 	require.Equal(t, `{"i":42,"ms":1500,"n":2}`, publicState(t, c, id))
 }
 
-// A step whose state cannot be read is handed back (attempt restored),
-// not left processing for the stale sweep: here the worker's database
-// user may read every column of the workflows table but state.
-func TestStepWhoseStateCannotBeReadIsHandedBack(t *testing.T) {
+// A step whose state read times out is handed back (attempt restored),
+// not left processing for the stale sweep.
+func TestStepWhoseStateReadTimesOutIsHandedBack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c := newTestClient(t, func(cfg *Config) { cfg.Workflows = true })
 	reg := NewRegistry()
 	cs := newCountingSteps(reg, 1)
 	id, _, err := c.DispatchWorkflow(ctx, mustBuild(t, countingWorkflow(1), wfObj(t, "i", 5)))
+	require.NoError(t, err)
+	w, err := c.NewWorker(reg)
+	require.NoError(t, err)
+	w.engine.SetReadTimeout(time.Nanosecond)
+	require.NoError(t, w.Start(ctx))
+	t.Cleanup(func() { _ = w.Stop(ctx) })
+	waitFor(t, 10*time.Second, "the step handed back", func() bool { return w.Stats().HandedBack > 0 })
+	require.NoError(t, w.Stop(ctx))
+	require.Zero(t, cs.count(5, 0), "the handler never ran")
+	status, attempts := stepJob(t, c, id, 0)
+	require.Equal(t, "pending", status)
+	require.Zero(t, attempts, "the attempt was restored")
+	require.Zero(t, w.Stats().Buried+w.Stats().Completed)
+
+	startWorker(t, c, reg)
+	waitFor(t, 10*time.Second, "completed", func() bool { return workflowRow(t, c, id).Status == "completed" })
+	require.Equal(t, 1, cs.count(5, 0))
+}
+
+// A state read that fails for good (here the worker's database user may
+// read every column of the workflows table but state) is not handed back
+// over and over: the job stays processing for the stale sweep, which
+// spends its attempts.
+func TestStepWhoseStateCannotBeReadIsLeftToTheSweep(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := newTestClient(t, func(cfg *Config) { cfg.Workflows = true })
+	reg := NewRegistry()
+	cs := newCountingSteps(reg, 1)
+	id, _, err := c.DispatchWorkflow(ctx, mustBuild(t, countingWorkflow(1), wfObj(t, "i", 6)))
 	require.NoError(t, err)
 
 	cfg, err := mysql.ParseDSN(c.cfg.DSN)
@@ -314,18 +349,50 @@ func TestStepWhoseStateCannotBeReadIsHandedBack(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = limited.Close() })
 	w := startWorker(t, limited, reg)
-	waitFor(t, 10*time.Second, "the step handed back", func() bool { return w.Stats().HandedBack > 0 })
+	waitFor(t, 10*time.Second, "the step claimed", func() bool { return w.Stats().Claimed > 0 })
+	time.Sleep(200 * time.Millisecond) // twenty poll intervals: a hand-back would have been claimed again
 	require.NoError(t, w.Stop(ctx))
-	require.Zero(t, cs.count(5, 0), "the handler never ran")
-	var status string
-	var attempts int
-	require.NoError(t, db.QueryRow("SELECT status, attempts FROM `"+c.store.Tables()["jobs"]+"` WHERE workflow_id = ?", id).Scan(&status, &attempts))
-	require.Equal(t, "pending", status)
-	require.Zero(t, attempts, "the attempt was restored")
-	require.Zero(t, w.Stats().Buried+w.Stats().Completed)
+	require.EqualValues(t, 1, w.Stats().Claimed, "claimed once, not handed back and claimed again")
+	require.Zero(t, w.Stats().HandedBack)
+	require.Zero(t, cs.count(6, 0), "the handler never ran")
+	status, attempts := stepJob(t, c, id, 0)
+	require.Equal(t, []any{"processing", 1}, []any{status, attempts})
+}
 
-	// With the state readable, a worker runs it.
-	startWorker(t, c, reg)
-	waitFor(t, 10*time.Second, "completed", func() bool { return workflowRow(t, c, id).Status == "completed" })
-	require.Equal(t, 1, cs.count(5, 0))
+// stepJob reads the status and attempts of a workflow step's job.
+func stepJob(t *testing.T, c *Client, workflowID int64, step int) (status string, attempts int) {
+	t.Helper()
+	require.NoError(t, c.store.DB().QueryRow("SELECT status, attempts FROM `"+c.store.Tables()["jobs"]+
+		"` WHERE workflow_id = ? AND step_index = ?", workflowID, step).Scan(&status, &attempts))
+	return status, attempts
+}
+
+// With every slot busy chaining, no claim round reads the paused queues;
+// the chain refreshes that read itself, so a long workflow keeps chaining
+// past the pause cache TTL.
+func TestLongChainOutlivesThePauseCache(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := newTestClient(t, func(cfg *Config) {
+		cfg.Workflows, cfg.Concurrency, cfg.WorkflowChainSteps, cfg.PauseCacheTTL = true, 1, 100, 100*time.Millisecond
+	})
+	reg := NewRegistry()
+	reg.RegisterStep("Slow", func(context.Context, *workflow.State) (*phpjson.Object, error) {
+		time.Sleep(20 * time.Millisecond)
+		return phpjson.NewObject(), nil
+	})
+	b := workflow.New("long")
+	for range 30 {
+		b.Then("Slow")
+	}
+	id, _, err := c.DispatchWorkflow(ctx, mustBuild(t, b, wfObj(t)))
+	require.NoError(t, err)
+	w := startWorker(t, c, reg)
+	waitFor(t, 20*time.Second, "completed", func() bool { return workflowRow(t, c, id).Status == "completed" })
+	require.NoError(t, w.Stop(ctx))
+	// 600 ms of steps against a 100 ms TTL: without the refresh, a claim
+	// every few steps (7–8); with it one, or two on a loaded machine.
+	st := w.Stats()
+	require.LessOrEqual(t, st.Claimed, int64(2), "claims")
+	require.EqualValues(t, 30, st.Claimed+st.Chained)
 }

@@ -71,8 +71,10 @@ type Worker struct {
 	// pausedSnap is the last paused set read, for readers that must not
 	// wait on the database (the chain check runs inside a transaction).
 	pausedSnap atomic.Pointer[pausedSnapshot]
-	paused     map[string]bool
-	pausedAt   time.Time
+	// pausedRefreshing: a refresh of the snapshot for the chain is running.
+	pausedRefreshing atomic.Bool
+	paused           map[string]bool
+	pausedAt         time.Time
 
 	memKB    atomic.Int64
 	memAt    time.Time
@@ -697,11 +699,19 @@ func (w *Worker) awaitWindow(l *lane, batch []*running) {
 }
 
 func (w *Worker) pausedQueues(ctx context.Context) map[string]bool {
+	return w.readPaused(ctx, w.cfg.PauseCacheTTL)
+}
+
+// readPaused returns the paused queues, read again when the cached read is
+// maxAge old or older.
+func (w *Worker) readPaused(ctx context.Context, maxAge time.Duration) map[string]bool {
 	w.pausedMu.Lock()
 	defer w.pausedMu.Unlock()
-	if w.paused != nil && time.Since(w.pausedAt) < w.cfg.PauseCacheTTL {
+	if w.paused != nil && time.Since(w.pausedAt) < maxAge {
 		return w.paused
 	}
+	// The read shows the table as of its start: that is the snapshot's age.
+	readAt := time.Now()
 	qs, err := w.store.PausedQueues(ctx)
 	if err != nil {
 		w.log.Warn("reading paused queues failed; using the last known state", "err", err)
@@ -714,9 +724,25 @@ func (w *Worker) pausedQueues(ctx context.Context) map[string]bool {
 	for _, q := range qs {
 		m[q] = true
 	}
-	w.paused, w.pausedAt = m, time.Now()
-	w.pausedSnap.Store(&pausedSnapshot{set: m, at: w.pausedAt})
+	w.paused, w.pausedAt = m, readAt
+	w.pausedSnap.Store(&pausedSnapshot{set: m, at: readAt})
 	return m
+}
+
+// refreshPausedSoon reads the paused queues in the background when the
+// snapshot is half its TTL old: with every slot busy chaining, no claim
+// round reads them, and a stale snapshot would stop the chains.
+func (w *Worker) refreshPausedSoon() {
+	if snap := w.pausedSnap.Load(); snap != nil && time.Since(snap.at) < w.cfg.PauseCacheTTL/2 {
+		return
+	}
+	if w.claimCtx == nil || w.claimCtx.Err() != nil || !w.pausedRefreshing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer w.pausedRefreshing.Store(false)
+		w.readPaused(w.claimCtx, w.cfg.PauseCacheTTL/2)
+	}()
 }
 
 type pausedSnapshot struct {

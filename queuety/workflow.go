@@ -171,13 +171,16 @@ func (w *Worker) settleStep(ctx context.Context, rj *running, row *store.JobRow,
 	case err != nil && errors.Is(context.Cause(ctx), ErrShutdown):
 		// Stopped mid-step: nothing was settled, the attempt goes back.
 		w.handBack([]store.Attempt{rj.job.attempt})
-	case err != nil && errors.Is(err, workflow.ErrNotStarted):
-		// Nothing ran (the state could not be read): the attempt goes back.
-		w.log.Warn("workflow step not started; handing it back", "job", row.ID, "err", err)
-		w.handBack([]store.Attempt{rj.job.attempt})
 	case err != nil && errors.Is(context.Cause(ctx), ErrJobLost):
 		w.stats.refused.Add(1)
 		w.log.Warn("workflow step lost while running (rescued or deleted); its result is dropped", "job", row.ID, "err", stepErr)
+	case err != nil && ctx.Err() == nil && errors.Is(err, workflow.ErrNotStarted) && retryableRead(err):
+		// Nothing ran (the state read failed on the connection or timed
+		// out): the attempt goes back for another try. Any other error is
+		// left to the stale sweep below, which spends the attempt, so a
+		// read that always fails cannot loop.
+		w.log.Warn("workflow step not started; handing it back", "job", row.ID, "err", err)
+		w.handBack([]store.Attempt{rj.job.attempt})
 	case err != nil:
 		w.log.Error("workflow step: recording its outcome failed; the stale sweep will deal with the job",
 			"job", row.ID, "workflow", row.WorkflowID.Int64, "err", err)
@@ -195,6 +198,12 @@ func (w *Worker) settleStep(ctx context.Context, rj *running, row *store.JobRow,
 		}
 	}
 	return true
+}
+
+// retryableRead reports whether a failed read may succeed when simply
+// tried again: a lost connection, a deadlock or lock wait, a timeout.
+func retryableRead(err error) bool {
+	return store.ConnectionLost(err) || store.Transient(err) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // chainTo moves rj's slot to the chained step job next, which the worker
@@ -231,6 +240,7 @@ func (w *Worker) chainTo(rj *running, next *workflow.Chained) (*running, context
 		return nil, nil
 	}
 	w.stats.chained.Add(1)
+	w.refreshPausedSoon()
 	return nrj, ctx
 }
 

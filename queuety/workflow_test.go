@@ -128,6 +128,7 @@ func TestFixtureWorkflowsReplay(t *testing.T) {
 				c := newTestClient(t, func(cfg *Config) {
 					cfg.Concurrency = 1
 					cfg.Workflows = true
+					cfg.PauseCacheTTL = time.Minute // the chain check trusts the claim's read
 					if !chained {
 						cfg.WorkflowChainSteps = -1
 					}

@@ -92,7 +92,8 @@ func (a *advanceTx) enqueueChained(job StepJob, index int) error {
 	// reads back as a list, 2.0 as 2).
 	state, err := ParseState(a.written)
 	if err != nil {
-		return err
+		// Not chained then: the claim reads and reports the state.
+		return a.tx.InsertStepJobs(a.wf.ID, storeJobs([]StepJob{job}))
 	}
 	sj := storeJobs([]StepJob{job})[0]
 	id, err := a.tx.InsertChainedStepJob(a.wf.ID, sj, a.e.chain.Owner)

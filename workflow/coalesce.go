@@ -18,6 +18,8 @@ import (
 type coalescer[V any] struct {
 	fetch func(ctx context.Context, ids []int64) (map[int64]V, error)
 	q     leaderQueue[*lookup[V]]
+	// timeout bounds one query (coalesceTimeout unless set).
+	timeout time.Duration
 }
 
 // coalesceLeaders is how many queries of one kind run at once, and
@@ -38,7 +40,7 @@ type lookup[V any] struct {
 }
 
 func newCoalescer[V any](fetch func(ctx context.Context, ids []int64) (map[int64]V, error)) *coalescer[V] {
-	return &coalescer[V]{fetch: fetch}
+	return &coalescer[V]{fetch: fetch, timeout: coalesceTimeout}
 }
 
 // get returns the row of id, found false when there is none.
@@ -76,7 +78,7 @@ func (c *coalescer[V]) run(batch []*lookup[V]) {
 	// Not under any one caller's context: one caller giving up must not
 	// fail the others' look-ups; bounded, so a hung connection cannot
 	// keep the leader (a step of its own) forever.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(live[0].ctx), coalesceTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(live[0].ctx), c.timeout)
 	defer cancel()
 	rows, err := c.fetch(ctx, ids)
 	for _, l := range live {

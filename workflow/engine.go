@@ -64,6 +64,12 @@ func NewEngine(s *store.Store, handlers *Handlers) *Engine {
 		states: newCoalescer(s.WorkflowsByID), wakes: newCoalescer(s.WakeFacts)}
 }
 
+// SetReadTimeout bounds the shared reads of the steps' states and of the
+// wake-ups (default 30 s); set it before the engine runs steps.
+func (e *Engine) SetReadTimeout(d time.Duration) {
+	e.states.timeout, e.wakes.timeout = d, d
+}
+
 // Handlers returns the engine's Go step handlers.
 func (e *Engine) Handlers() *Handlers { return e.handlers }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -146,6 +147,12 @@ func benchWorkerFlags(concurrency int) []cli.Flag {
 		&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval},
 		&cli.IntFlag{Name: "step-batch", Value: queuety.DefaultWorkflowStepBatch, Usage: "workflow step completions one transaction may group (1: each its own)"},
 		&cli.IntFlag{Name: "chain-steps", Value: queuety.DefaultWorkflowChainSteps, Usage: "workflow steps a slot may run in a row without a claim (-1: none)"},
+	}
+}
+
+// profileFlags are the Go profiles a benchmark can write (bench workflows).
+func profileFlags() []cli.Flag {
+	return []cli.Flag{
 		&cli.PathFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the timed part to `FILE` (go tool pprof)"},
 		&cli.PathFlag{Name: "memprofile", Usage: "write a Go allocation profile, taken after the timed part, to `FILE`"},
 	}
@@ -180,6 +187,7 @@ func writeMemProfile(c *cli.Context) error {
 		return fmt.Errorf("--memprofile: %w", err)
 	}
 	defer f.Close()
+	runtime.GC() // so the in-use figures are current, as runtime/pprof advises
 	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
 		return fmt.Errorf("--memprofile: %w", err)
 	}

@@ -372,7 +372,7 @@ tables prefixed bench_, which it empties first.
 			&cli.IntFlag{Name: "count", Value: 2000, Usage: "workflows to run"},
 			&cli.IntFlag{Name: "steps", Value: 3, Usage: "steps per workflow (1-255)"},
 			jsonFlag(),
-		}, benchWorkerFlags(200)...),
+		}, append(benchWorkerFlags(200), profileFlags()...)...),
 		Action: a.benchWorkflows,
 	}
 }
