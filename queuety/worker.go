@@ -66,15 +66,13 @@ type Worker struct {
 	rescuer     *rescuer
 	deadlines   *deadlineChecker // Config.Workflows: check_deadlines
 
-	// paused-queue cache, shared by the lanes
-	pausedMu sync.Mutex
-	// pausedSnap is the last paused set read, for readers that must not
-	// wait on the database (the chain check runs inside a transaction).
+	// The paused-queue cache, shared by the lanes: the last read, loaded
+	// without a lock by readers that must not wait on the database (the
+	// chain check runs inside a transaction); pausedMu serializes reads.
+	pausedMu   sync.Mutex
 	pausedSnap atomic.Pointer[pausedSnapshot]
 	// pausedRefreshing: a refresh of the snapshot for the chain is running.
 	pausedRefreshing atomic.Bool
-	paused           map[string]bool
-	pausedAt         time.Time
 
 	memKB    atomic.Int64
 	memAt    time.Time
@@ -702,29 +700,29 @@ func (w *Worker) pausedQueues(ctx context.Context) map[string]bool {
 	return w.readPaused(ctx, w.cfg.PauseCacheTTL)
 }
 
-// readPaused returns the paused queues, read again when the cached read is
+// readPaused returns the paused queues, read again when the last read is
 // maxAge old or older.
 func (w *Worker) readPaused(ctx context.Context, maxAge time.Duration) map[string]bool {
 	w.pausedMu.Lock()
 	defer w.pausedMu.Unlock()
-	if w.paused != nil && time.Since(w.pausedAt) < maxAge {
-		return w.paused
+	last := w.pausedSnap.Load()
+	if last != nil && time.Since(last.at) < maxAge {
+		return last.set
 	}
 	// The read shows the table as of its start: that is the snapshot's age.
 	readAt := time.Now()
 	qs, err := w.store.PausedQueues(ctx)
 	if err != nil {
 		w.log.Warn("reading paused queues failed; using the last known state", "err", err)
-		if w.paused == nil {
+		if last == nil {
 			return map[string]bool{}
 		}
-		return w.paused
+		return last.set
 	}
 	m := make(map[string]bool, len(qs))
 	for _, q := range qs {
 		m[q] = true
 	}
-	w.paused, w.pausedAt = m, readAt
 	w.pausedSnap.Store(&pausedSnapshot{set: m, at: readAt})
 	return m
 }
@@ -771,29 +769,35 @@ func (w *Worker) startJobs(l *lane, rows []store.JobRow) []*running {
 	w.mu.Lock()
 	l.inflight += len(rows)
 	for i := range rows {
-		row := rows[i]
-		rj := &running{row: row, start: now, lane: l, inWindow: true, resolved: make(chan struct{}), sessionLease: sessionLease(&row)}
-		rj.touched(now)
 		// The row still shows the attempts before this claim; the window's
 		// commit increments them, as Queue::claim does.
-		attempt := min(row.Attempts+1, 255)
-		var ctx context.Context
-		ctx, rj.cancel = context.WithCancelCause(w.jobsCtx)
-		rj.job = &Job{
-			ID: row.ID, Queue: row.Queue, Handler: row.Handler, Priority: Priority(row.Priority),
-			Attempt: attempt, MaxAttempts: row.MaxAttempts, RawPayload: []byte(row.Payload),
-			attempt: store.Attempt{ID: row.ID, Attempt: attempt, WorkerID: w.id},
-			w:       w, run: rj,
-		}
-		rj.row.Attempts = attempt
+		rj, ctx := w.newRunning(rows[i], l, now, min(rows[i].Attempts+1, 255))
+		rj.inWindow, rj.resolved, rj.sessionLease = true, make(chan struct{}), sessionLease(&rows[i])
 		batch[i] = rj
-		w.running[row.ID] = rj
+		w.running[rj.row.ID] = rj
 		w.execWG.Add(1)
 		go w.execute(ctx, rj)
 	}
 	w.mu.Unlock()
 	w.stats.claimed.Add(int64(len(rows)))
 	return batch
+}
+
+// newRunning is the in-flight entry of attempt of row, in a slot of l,
+// with its own context under the worker's jobs context.
+func (w *Worker) newRunning(row store.JobRow, l *lane, now time.Time, attempt int) (*running, context.Context) {
+	row.Attempts = attempt
+	rj := &running{row: row, start: now, lane: l}
+	rj.touched(now)
+	ctx, cancel := context.WithCancelCause(w.jobsCtx)
+	rj.cancel = cancel
+	rj.job = &Job{
+		ID: row.ID, Queue: row.Queue, Handler: row.Handler, Priority: Priority(row.Priority),
+		Attempt: attempt, MaxAttempts: row.MaxAttempts, RawPayload: []byte(row.Payload),
+		attempt: store.Attempt{ID: row.ID, Attempt: attempt, WorkerID: w.id},
+		w:       w, run: rj,
+	}
+	return rj, ctx
 }
 
 // release frees the job's slot.

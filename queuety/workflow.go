@@ -125,7 +125,7 @@ func (w *Worker) executeWorkflowStep(ctx context.Context, rj *running) {
 		}
 		if !w.settleStep(ctx, rj, &row, stepErr, err) || next == nil {
 			if next != nil {
-				w.handBack([]store.Attempt{{ID: next.Job.ID, Attempt: 1, WorkerID: w.id}})
+				w.handBack([]store.Attempt{{ID: next.Job.ID, Attempt: next.Job.Attempts, WorkerID: w.id}})
 			}
 			w.release(rj)
 			return
@@ -212,30 +212,20 @@ func retryableRead(err error) bool {
 // own context. It returns nil, with next handed back, when the worker
 // began stopping since that commit.
 func (w *Worker) chainTo(rj *running, next *workflow.Chained) (*running, context.Context) {
-	row := next.Job
-	now := time.Now()
-	nrj := &running{row: row, start: now, lane: rj.lane, resolved: closedChan, sessionLease: 0}
-	nrj.touched(now)
+	nrj, ctx := w.newRunning(next.Job, rj.lane, time.Now(), next.Job.Attempts)
+	nrj.resolved = closedChan
 	nrj.committed.Store(true)
-	attempt := store.Attempt{ID: row.ID, Attempt: row.Attempts, WorkerID: w.id}
-	nrj.job = &Job{
-		ID: row.ID, Queue: row.Queue, Handler: row.Handler, Priority: Priority(row.Priority),
-		Attempt: row.Attempts, MaxAttempts: row.MaxAttempts, RawPayload: []byte(row.Payload),
-		attempt: attempt, w: w, run: nrj,
-	}
-	ctx, cancel := context.WithCancelCause(w.jobsCtx)
-	nrj.cancel = cancel
 	w.mu.Lock()
 	stopping := w.claimCtx.Err() != nil
 	delete(w.running, rj.row.ID)
 	if !stopping {
-		w.running[row.ID] = nrj
+		w.running[nrj.row.ID] = nrj
 	}
 	w.mu.Unlock()
 	rj.cancel(nil)
 	if stopping {
-		cancel(nil)
-		w.handBack([]store.Attempt{attempt})
+		nrj.cancel(nil)
+		w.handBack([]store.Attempt{nrj.job.attempt})
 		w.releaseSlot(rj.lane)
 		return nil, nil
 	}

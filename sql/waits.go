@@ -188,10 +188,6 @@ func (s *Store) WakeFacts(ctx context.Context, ids []int64) (map[int64]WakeFacts
 	if len(ids) == 0 {
 		return out, nil
 	}
-	q, args, err := s.in(qWakeFacts, ids)
-	if err != nil {
-		return nil, err
-	}
 	var rows []struct {
 		ID        int64         `db:"id"`
 		Status    string        `db:"status"`
@@ -199,8 +195,8 @@ func (s *Store) WakeFacts(ctx context.Context, ids []int64) (map[int64]WakeFacts
 		Waiting   sql.NullInt64 `db:"waiting_workflow_id"`
 		Step      sql.NullInt64 `db:"step_index"`
 	}
-	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
-		return nil, fmt.Errorf("%s: %w", qWakeFacts, err)
+	if err := s.selectIn(ctx, s.db, &rows, qWakeFacts, ids); err != nil {
+		return nil, err
 	}
 	for _, r := range rows {
 		f := out[r.ID]

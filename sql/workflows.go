@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -230,52 +229,18 @@ func (w *WorkflowTx) flush() error {
 	if err := w.s.insertLogs(w.ctx, w.tx, w.logs); err != nil {
 		return err
 	}
-	for rest := w.events; len(rest) > 0; {
-		n, size := 0, 0
-		// Bound one statement's size well under max_allowed_packet: events
-		// carry whole states.
-		for n < len(rest) && (n == 0 || size+rest[n].size() < maxEventBatchBytes) {
-			size += rest[n].size()
-			n++
-		}
-		if err := w.insertEvents(rest[:n]); err != nil {
-			return err
-		}
-		rest = rest[n:]
+	// Events carry whole states: insertRows bounds each statement's size.
+	if err := insertRows(w, qInsertWorkflowEvent, w.events, (*WorkflowEvent).size, func(e *WorkflowEvent) []any {
+		return []any{e.WorkflowID, e.JobID, e.StepIndex, e.StepName, e.StepType,
+			e.Handler, e.Event, e.Queue, e.Attempt, nullBytes(e.Input), nullBytes(e.Output),
+			nullBytes(e.StateBefore), nullBytes(e.StateAfter), nullBytes(e.Context), nullBytes(e.Artifacts),
+			nullBytes(e.Chunks), nullBytes(e.Error), e.DurationMS}
+	}); err != nil {
+		return err
 	}
 	w.logs, w.events = nil, nil
 	return nil
 }
-
-// insertEvents writes workflow_events rows in order with one INSERT.
-func (w *WorkflowTx) insertEvents(events []WorkflowEvent) error {
-	if len(events) == 0 {
-		return nil
-	}
-	// insert-workflow-event is the one-row statement; further rows are
-	// the same tuple appended.
-	const tuple = "(?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-	var b strings.Builder
-	b.WriteString(strings.TrimRight(w.s.query(qInsertWorkflowEvent), " \n\t;"))
-	args := make([]any, 0, len(events)*18)
-	for i, e := range events {
-		if i > 0 {
-			b.WriteByte(',')
-			b.WriteString(tuple)
-		}
-		args = append(args, e.WorkflowID, e.JobID, e.StepIndex, e.StepName, e.StepType,
-			e.Handler, e.Event, e.Queue, e.Attempt, nullBytes(e.Input), nullBytes(e.Output),
-			nullBytes(e.StateBefore), nullBytes(e.StateAfter), nullBytes(e.Context), nullBytes(e.Artifacts),
-			nullBytes(e.Chunks), nullBytes(e.Error), e.DurationMS)
-	}
-	if _, err := w.tx.ExecContext(w.ctx, b.String(), args...); err != nil {
-		return fmt.Errorf("insert workflow events: %w", err)
-	}
-	return nil
-}
-
-// maxEventBatchBytes caps the payload of one workflow_events INSERT.
-const maxEventBatchBytes = 1 << 20
 
 func (e *WorkflowEvent) size() int {
 	return len(e.Input) + len(e.Output) + len(e.StateBefore) + len(e.StateAfter) + len(e.Context) +

@@ -75,26 +75,31 @@ type pendingStepJob struct {
 
 // lockBatch reads and locks the rows the bodies start from.
 func (s *Store) lockBatch(ctx context.Context, tx *sqlx.Tx, workflowIDs, jobIDs []int64) (*txBatch, error) {
-	b := &txBatch{workflows: map[int64]WorkflowRow{}, jobs: map[int64]JobRow{}}
-	if len(workflowIDs) > 0 {
-		var rows []WorkflowRow
-		if err := s.selectIn(ctx, tx.Unsafe(), &rows, qLockWorkflows, workflowIDs); err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			b.workflows[r.ID] = r
-		}
+	workflows, err := lockByID(ctx, s, tx, qLockWorkflows, workflowIDs, func(r *WorkflowRow) int64 { return r.ID })
+	if err != nil {
+		return nil, err
 	}
-	if len(jobIDs) > 0 {
-		var rows []JobRow
-		if err := s.selectIn(ctx, tx.Unsafe(), &rows, qLockJobs, jobIDs); err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			b.jobs[r.ID] = r
-		}
+	jobs, err := lockByID(ctx, s, tx, qLockJobs, jobIDs, func(r *JobRow) int64 { return r.ID })
+	if err != nil {
+		return nil, err
 	}
-	return b, nil
+	return &txBatch{workflows: workflows, jobs: jobs}, nil
+}
+
+// lockByID runs a lock-* query for ids and keys the rows by id.
+func lockByID[T any](ctx context.Context, s *Store, tx *sqlx.Tx, name string, ids []int64, id func(*T) int64) (map[int64]T, error) {
+	out := make(map[int64]T, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []T
+	if err := s.selectIn(ctx, tx.Unsafe(), &rows, name, ids); err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		out[id(&rows[i])] = rows[i]
+	}
+	return out, nil
 }
 
 // selectIn runs a named query of ids ("IN (?)") on db, a transaction or
@@ -196,7 +201,7 @@ func (w *WorkflowTx) sendWrites(d deferredWrites) error {
 		}
 	}
 	for rest := mergeWorkflowWrites(d.workflows); len(rest) > 0; {
-		n := batchPrefix(rest, func(ww workflowWrite) int { return len(ww.state) + 64 })
+		n := batchPrefix(rest, func(ww *workflowWrite) int { return len(ww.state) + 64 })
 		if err := w.updateWorkflows(rest[:n]); err != nil {
 			return err
 		}
@@ -210,18 +215,13 @@ func (w *WorkflowTx) sendWrites(d deferredWrites) error {
 			plain = append(plain, j)
 		}
 	}
-	size := func(j pendingStepJob) int { return len(j.job.Payload) + len(j.job.WorkerSession) + 256 }
-	for rest := plain; len(rest) > 0; {
-		n := batchPrefix(rest, size)
-		if err := w.insertTuples(qInsertJob, rest[:n], func(p pendingStepJob) []any {
-			return stepJobArgs(p.workflowID, p.availableAt, p.job)
-		}); err != nil {
-			return err
-		}
-		rest = rest[n:]
+	if err := insertRows(w, qInsertJob, plain, (*pendingStepJob).size, func(p *pendingStepJob) []any {
+		return stepJobArgs(p.workflowID, p.availableAt, p.job)
+	}); err != nil {
+		return err
 	}
 	for rest := claimed; len(rest) > 0; {
-		n := batchPrefix(rest, size)
+		n := batchPrefix(rest, (*pendingStepJob).size)
 		if err := w.insertClaimed(rest[:n]); err != nil {
 			return err
 		}
@@ -230,11 +230,13 @@ func (w *WorkflowTx) sendWrites(d deferredWrites) error {
 	return nil
 }
 
+func (p *pendingStepJob) size() int { return len(p.job.Payload) + len(p.job.WorkerSession) + 256 }
+
 // insertClaimed inserts chained step jobs (already claimed) and reads
 // their ids back: a multi-row INSERT reports only its first id, and ids
 // need not be consecutive (innodb_autoinc_lock_mode 2).
 func (w *WorkflowTx) insertClaimed(jobs []pendingStepJob) error {
-	if err := w.insertTuples(qInsertClaimedStepJob, jobs, func(p pendingStepJob) []any {
+	if err := insertTuples(w, qInsertClaimedStepJob, jobs, func(p *pendingStepJob) []any {
 		return claimedStepJobArgs(p.workflowID, p.job, p.claimedBy)
 	}); err != nil {
 		return err
@@ -296,18 +298,52 @@ func mergeWorkflowWrites(ws []workflowWrite) []workflowWrite {
 	return out
 }
 
-// maxWriteBatchBytes caps the values one deferred-write statement carries,
-// well under max_allowed_packet: states and payloads can be large.
+// maxWriteBatchBytes caps the values one multi-row statement carries, well
+// under max_allowed_packet: states, events and payloads can be large.
 const maxWriteBatchBytes = 1 << 20
 
 // batchPrefix is how many leading items fit in one statement (at least one).
-func batchPrefix[T any](items []T, size func(T) int) int {
+func batchPrefix[T any](items []T, size func(*T) int) int {
 	n, total := 0, 0
-	for n < len(items) && (n == 0 || total+size(items[n]) < maxWriteBatchBytes) {
-		total += size(items[n])
+	for n < len(items) && (n == 0 || total+size(&items[n]) < maxWriteBatchBytes) {
+		total += size(&items[n])
 		n++
 	}
 	return n
+}
+
+// insertRows runs a one-row INSERT … VALUES (…) named query for all rows,
+// its values tuple repeated, in as few statements as maxWriteBatchBytes
+// allows.
+func insertRows[T any](w *WorkflowTx, name string, rows []T, size func(*T) int, args func(*T) []any) error {
+	for rest := rows; len(rest) > 0; {
+		n := batchPrefix(rest, size)
+		if err := insertTuples(w, name, rest[:n], args); err != nil {
+			return err
+		}
+		rest = rest[n:]
+	}
+	return nil
+}
+
+// insertTuples is one statement of insertRows.
+func insertTuples[T any](w *WorkflowTx, name string, rows []T, args func(*T) []any) error {
+	q := w.s.query(name)
+	tuple := q[strings.LastIndex(q, "VALUES")+len("VALUES"):]
+	var b strings.Builder
+	b.WriteString(q)
+	var all []any
+	for i := range rows {
+		if i > 0 {
+			b.WriteByte(',')
+			b.WriteString(tuple)
+		}
+		all = append(all, args(&rows[i])...)
+	}
+	if _, err := w.tx.ExecContext(w.ctx, b.String(), all...); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
 }
 
 // updateWorkflows is advance-workflows: one UPDATE of several rows.
@@ -335,27 +371,6 @@ func (w *WorkflowTx) updateWorkflows(ws []workflowWrite) error {
 	args := slices.Concat(stateArgs, stepArgs, doneArgs, doneArgs, idArgs)
 	if _, err := w.tx.ExecContext(w.ctx, q, args...); err != nil {
 		return fmt.Errorf("%s: %w", qAdvanceWorkflows, err)
-	}
-	return nil
-}
-
-// insertTuples runs a one-row INSERT … VALUES (…) named query for all
-// rows at once, its values tuple repeated.
-func (w *WorkflowTx) insertTuples(name string, rows []pendingStepJob, args func(pendingStepJob) []any) error {
-	q := w.s.query(name)
-	tuple := q[strings.LastIndex(q, "VALUES")+len("VALUES"):]
-	var b strings.Builder
-	b.WriteString(q)
-	all := make([]any, 0, len(rows)*16)
-	for i, p := range rows {
-		if i > 0 {
-			b.WriteByte(',')
-			b.WriteString(tuple)
-		}
-		all = append(all, args(p)...)
-	}
-	if _, err := w.tx.ExecContext(w.ctx, b.String(), all...); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }

@@ -219,7 +219,7 @@ func timeValue(t time.Time) phpjson.Value {
 	if t.IsZero() {
 		return phpjson.Null()
 	}
-	return phpjson.String(t.UTC().Format("2006-01-02 15:04:05.000"))
+	return phpjson.String(msTime(t))
 }
 
 func nullTimeOf(t sql.NullTime) time.Time {
@@ -697,14 +697,14 @@ func (lc *localTx) timedOut(kind, attemptID string, deadline time.Time, attempts
 }
 
 func timeoutMessage(class, kind string, deadline, lastBeat time.Time) string {
-	ts := deadline.UTC().Format("2006-01-02 15:04:05.000")
+	ts := msTime(deadline)
 	switch kind {
 	case TimeoutScheduleToClose:
 		return fmt.Sprintf("Local activity %s schedule-to-close deadline expired at %s.", class, ts)
 	case TimeoutHeartbeat:
 		last := "never"
 		if !lastBeat.IsZero() {
-			last = lastBeat.UTC().Format("2006-01-02 15:04:05.000")
+			last = msTime(lastBeat)
 		}
 		return fmt.Sprintf("Local activity %s heartbeat deadline expired at %s (last heartbeat: %s).", class, ts, last)
 	}

@@ -214,6 +214,8 @@ type LocalActivityAttempt struct {
 	ClosedAt       *string       `json:"closed_at"`
 }
 
+// msTime is a time as durable-workflow's history and messages write it
+// (UTC, milliseconds).
 func msTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000") }
 
 func optTime(v sql.NullTime) *string {
@@ -222,13 +224,6 @@ func optTime(v sql.NullTime) *string {
 		return nil
 	}
 	s := msTime(t)
-	return &s
-}
-
-func optStr(valid bool, s string) *string {
-	if !valid {
-		return nil
-	}
 	return &s
 }
 
@@ -258,11 +253,11 @@ func (e *Engine) LocalActivities(ctx context.Context, workflowID int64) ([]Local
 	for _, t := range atts {
 		by[t.ExecutionID] = append(by[t.ExecutionID], LocalActivityAttempt{
 			ID: t.ID, AttemptNumber: t.AttemptNumber, Status: t.Status,
-			RetryReason:  optStr(t.RetryReason.Valid, t.RetryReason.String),
-			TimeoutKind:  optStr(t.TimeoutKind.Valid, t.TimeoutKind.String),
-			LeaseOwner:   optStr(t.LeaseOwner.Valid, t.LeaseOwner.String),
-			ErrorMessage: optStr(t.ErrorMessage.Valid, t.ErrorMessage.String),
-			ErrorClass:   optStr(t.ErrorClass.Valid, t.ErrorClass.String),
+			RetryReason:  exNullStr(t.RetryReason.String, t.RetryReason.Valid),
+			TimeoutKind:  exNullStr(t.TimeoutKind.String, t.TimeoutKind.Valid),
+			LeaseOwner:   exNullStr(t.LeaseOwner.String, t.LeaseOwner.Valid),
+			ErrorMessage: exNullStr(t.ErrorMessage.String, t.ErrorMessage.Valid),
+			ErrorClass:   exNullStr(t.ErrorClass.String, t.ErrorClass.Valid),
 			Progress:     jsonColumn(t.Progress.Valid, t.Progress.String),
 			StartedAt:    msTime(t.StartedAt), LastHeartbeat: optTime(t.LastHeartbeatAt),
 			LeaseExpiresAt: optTime(t.LeaseExpiresAt), ClosedAt: optTime(t.ClosedAt),
@@ -276,7 +271,7 @@ func (e *Engine) LocalActivities(ctx context.Context, workflowID int64) ([]Local
 			Status: x.Status, AttemptCount: x.AttemptCount,
 			ActivityOptions: jsonColumn(true, x.ActivityOptions), RetryPolicy: jsonColumn(true, x.RetryPolicy),
 			Result:    jsonColumn(x.Result.Valid, x.Result.String),
-			LastError: optStr(x.LastError.Valid, x.LastError.String), TimeoutKind: optStr(x.TimeoutKind.Valid, x.TimeoutKind.String),
+			LastError: exNullStr(x.LastError.String, x.LastError.Valid), TimeoutKind: exNullStr(x.TimeoutKind.String, x.TimeoutKind.Valid),
 			ScheduleToCloseDeadlineAt: optTime(x.ScheduleToCloseDeadlineAt),
 			StartedAt:                 optTime(x.StartedAt), ClosedAt: optTime(x.ClosedAt),
 			Attempts: by[x.ID],
