@@ -22,7 +22,6 @@ const (
 	DefaultConcurrency    = 10        //
 	DefaultMaxClaimBatch  = 500       // rows one claim round trip may take
 	DefaultPollInterval   = 50 * time.Millisecond
-	DefaultClaimWindow    = 20 * time.Millisecond
 	DefaultClaimLanes     = 2
 	DefaultShutdownGrace  = 30 * time.Second
 	DefaultStaleTimeout   = 600 * time.Second  // QUEUETY_STALE_TIMEOUT
@@ -78,13 +77,7 @@ type Config struct {
 	Workflows bool
 	// MaxClaimBatch caps the rows one claim round trip takes.
 	MaxClaimBatch int
-	// ClaimWindow is how long a claim transaction waits for the jobs it
-	// started before writing them: jobs done by then are written once,
-	// straight to their final state (half the row writes of claim then
-	// complete). Zero means the default; negative writes them all as
-	// processing at once.
-	ClaimWindow time.Duration
-	// ClaimLanes is how many claim windows a worker keeps going at once,
+	// ClaimLanes is how many claims a worker keeps going at once,
 	// each with its share of Concurrency (default 2).
 	ClaimLanes int
 	// PollInterval is how long an idle worker waits before claiming again
@@ -195,12 +188,6 @@ func (c *Config) Validate() error {
 	}
 	if c.ClaimLanes < 1 || c.ClaimLanes > 64 {
 		bad("claim lanes %d: must be between 1 and 64", c.ClaimLanes)
-	}
-	if c.ClaimWindow == 0 {
-		c.ClaimWindow = DefaultClaimWindow
-	}
-	if c.ClaimWindow > 5*time.Second {
-		bad("claim window %s: at most 5s (it holds row locks and a connection)", c.ClaimWindow)
 	}
 	if c.WorkflowStepBatch == 0 {
 		c.WorkflowStepBatch = DefaultWorkflowStepBatch

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -22,6 +23,8 @@ func stepOnce(t *testing.T, w *Worker) int {
 	n, err := w.claimRound(w.lanes[0], 1)
 	require.NoError(t, err)
 	w.execWG.Wait()
+	// Completions are written by the completer: wait for them.
+	require.Eventually(t, func() bool { return w.unwritten.Load() == 0 }, 10*time.Second, time.Millisecond)
 	return n
 }
 

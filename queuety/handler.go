@@ -26,13 +26,15 @@ type HandlerFunc func(ctx context.Context, job *Job) error
 func (f HandlerFunc) Handle(ctx context.Context, job *Job) error { return f(ctx, job) }
 
 // Typed adapts a function taking a decoded payload struct. The payload is
-// decoded with encoding/json (reserved __queuety_* keys already removed);
-// a payload that does not decode fails the attempt with the decode error.
+// decoded with encoding/json (reserved __queuety_* keys already removed;
+// PHP's empty array `[]` decodes into a struct's or map's zero value). A
+// payload that does not decode into T buries the job at once with the
+// decode error: the same bytes would fail every attempt.
 func Typed[T any](fn func(ctx context.Context, job *Job, payload T) error) Handler {
 	return HandlerFunc(func(ctx context.Context, job *Job) error {
 		var v T
 		if err := job.Decode(&v); err != nil {
-			return err
+			return &InvalidJobError{Reason: "Invalid payload: " + err.Error()}
 		}
 		return fn(ctx, job, v)
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -59,11 +60,31 @@ type Job struct {
 // Decode unmarshals the payload (reserved keys removed) into v with
 // encoding/json.
 func (j *Job) Decode(v any) error {
+	if j.Payload.IsEmptyArray() && !wantsList(v) {
+		// PHP writes an empty payload (no arguments, or only reserved keys)
+		// as `[]`, a list to encoding/json; for PHP it is an empty array,
+		// which is also an empty object.
+		return decodeJSON([]byte("{}"), v)
+	}
 	b, err := phpjson.Encode(j.Payload)
 	if err != nil {
 		return err
 	}
 	return decodeJSON(b, v)
+}
+
+// wantsList reports whether v points at a slice, an array or an interface
+// (which takes `[]` as it is).
+func wantsList(v any) bool {
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Pointer {
+		return true // let encoding/json report it
+	}
+	switch t.Elem().Kind() {
+	case reflect.Slice, reflect.Array, reflect.Interface:
+		return true
+	}
+	return false
 }
 
 // ErrJobLost is the cause of a job context cancelled because the attempt no
@@ -93,27 +114,6 @@ func (j *Job) Heartbeat(ctx context.Context, progress any) error {
 		}
 		if data, err = phpjson.Encode(v); err != nil {
 			return fmt.Errorf("heartbeat progress: %w", err)
-		}
-	}
-	if rj := j.run; rj != nil {
-		rj.mu.Lock()
-		if rj.inWindow {
-			// The row is still pending under the claim transaction, which
-			// writes the progress when it commits.
-			if data != nil {
-				rj.progress = data
-			}
-			rj.mu.Unlock()
-			return nil
-		}
-		rj.mu.Unlock()
-		select {
-		case <-rj.resolved:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if rj.rolledBack {
-			return ErrJobLost
 		}
 	}
 	if j.run != nil && j.run.row.SessionID.Valid {

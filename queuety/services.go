@@ -53,7 +53,7 @@ func (h *heartbeater) beat(now time.Time) {
 	var ids []int64
 	byID := map[int64]*running{}
 	for id, rj := range w.running {
-		if rj.committed.Load() && rj.lastTouch.Load() <= due {
+		if rj.lastTouch.Load() <= due {
 			ids = append(ids, id)
 			byID[id] = rj
 		}

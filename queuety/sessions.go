@@ -133,7 +133,7 @@ func (a *sessionAgent) renewLeases() {
 	bySession := map[string][]*running{}
 	a.w.mu.Lock()
 	for _, rj := range a.w.running {
-		if sid := rj.row.SessionID; sid.Valid && rj.committed.Load() {
+		if sid := rj.row.SessionID; sid.Valid {
 			bySession[sid.String] = append(bySession[sid.String], rj)
 		}
 	}

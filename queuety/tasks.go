@@ -89,7 +89,7 @@ func (t *Tasks) Poll(ctx context.Context, ns, workerID string, queues []string, 
 	row.Attempts = min(row.Attempts+1, 255)
 	started := store.LogFor(&row, store.EventStarted)
 	started.Attempt = store.Int(int64(row.Attempts))
-	if err := tx.Finalize(ctx, store.Finalization{WorkerID: workerID, Running: []int64{row.ID}, Logs: []store.LogRow{started}}); err != nil {
+	if err := tx.Commit(ctx, store.ClaimCommit{WorkerID: workerID, Running: []int64{row.ID}, Logs: []store.LogRow{started}}); err != nil {
 		return nil, err
 	}
 	task := &ClaimedTask{Job: row, LeaseExpiresAt: t.c.store.Now().Add(t.c.cfg.StaleTimeout)}
@@ -210,7 +210,7 @@ func (t *Tasks) Fail(ctx context.Context, f TaskFailure) (buried bool, err error
 	failed.Attempt = store.Int(int64(f.Attempt))
 	failed.ErrorMessage = store.String(f.Message)
 	if f.ExceptionType != "" {
-		failed.ErrorClass = store.String(truncate(f.ExceptionType, 255))
+		failed.ErrorClass = store.String(store.FitChars(f.ExceptionType, 255))
 	}
 	fl := failureWrite(job, store.Attempt{ID: f.JobID, Attempt: f.Attempt, WorkerID: f.WorkerID}, bury, s.backoff.Delay(f.Attempt), failed)
 	applied, err := t.c.store.FailJob(ctx, fl)

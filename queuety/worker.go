@@ -50,7 +50,10 @@ type Worker struct {
 	running map[int64]*running
 	lanes   []*lane
 
-	completions   chan store.Completion
+	completions chan store.Completion
+	// unwritten counts completions handed to the completer and not yet
+	// written (or given up on).
+	unwritten     atomic.Int64
 	completerStop chan struct{}
 	completerDone chan struct{}
 
@@ -112,17 +115,6 @@ type running struct {
 	lane      *lane
 	// sessionLease is the lease of the job's worker session (0: none).
 	sessionLease time.Duration
-
-	// Claim-window bookkeeping (see claimRound). Until the window closes
-	// the row is still pending in the database, locked by the claim
-	// transaction; outcome and progress are kept here and written by it.
-	mu         sync.Mutex
-	inWindow   bool
-	outcome    *outcome
-	progress   []byte
-	resolved   chan struct{} // closed once the window committed or rolled back
-	rolledBack bool          // read only after resolved is closed
-	committed  atomic.Bool
 }
 
 // outcome is a finished attempt.
@@ -163,7 +155,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		if i < cfg.Concurrency%nLanes {
 			size++
 		}
-		w.lanes = append(w.lanes, &lane{size: size, slotFreed: make(chan struct{}, 1), kick: make(chan struct{}, 1), windowCh: make(chan *running, size)})
+		w.lanes = append(w.lanes, &lane{size: size, slotFreed: make(chan struct{}, 1), kick: make(chan struct{}, 1)})
 	}
 	w.id = cfg.WorkerID
 	if w.id == "" {
@@ -392,19 +384,24 @@ func (w *Worker) handBack(attempts []store.Attempt) {
 	if len(attempts) == 0 {
 		return
 	}
-	w.persist("hand back", func(ctx context.Context) error {
+	if err := w.persist("hand back", func(ctx context.Context) error {
 		n, err := w.store.UnclaimJobs(ctx, attempts)
 		if err == nil {
 			w.stats.handedBack.Add(int64(n))
 		}
 		return err
-	})
+	}); err != nil {
+		w.log.Error("handing jobs back failed; the stale sweep will recover them", "jobs", len(attempts), "err", err)
+	}
 }
 
 // persist runs a state write, retrying through lost connections with
-// backoff; it gives up only when the process is shutting down for good, in
-// which case the row stays processing and the stale sweep recovers it.
-func (w *Worker) persist(what string, fn func(ctx context.Context) error) bool {
+// backoff. It returns nil once the write is done, or the error it gave up
+// on: one a retry cannot fix (the server refused the write itself), or any
+// error once the process is shutting down for good. Either way the row
+// stays processing and the stale sweep recovers it unless the caller does
+// better.
+func (w *Worker) persist(what string, fn func(ctx context.Context) error) error {
 	delay := 50 * time.Millisecond
 	deadline := time.Now().Add(w.cfg.ShutdownGrace + time.Minute)
 	for {
@@ -412,23 +409,26 @@ func (w *Worker) persist(what string, fn func(ctx context.Context) error) bool {
 		err := fn(ctx)
 		cancel()
 		if err == nil {
-			return true
+			return nil
 		}
-		if !store.ConnectionLost(err) && !store.Transient(err) && !errors.Is(err, context.DeadlineExceeded) {
-			// Not something a retry fixes: leave the row to the stale sweep
-			// rather than loop on it.
-			w.log.Error("writing job state failed; the stale sweep will recover the job", "what", what, "err", err)
-			return false
+		if !retryableWrite(err) {
+			return err
 		}
 		stopping := w.claimCtx.Err() != nil
 		if stopping && time.Now().After(deadline) {
 			w.log.Error("giving up writing job state while stopping; the stale sweep will recover it", "what", what, "err", err)
-			return false
+			return err
 		}
 		w.log.Warn("writing job state failed; retrying", "what", what, "err", err, "in", delay)
 		time.Sleep(delay + rand.N(delay/2))
 		delay = min(delay*2, 5*time.Second)
 	}
+}
+
+// retryableWrite reports whether a failed write may succeed when simply
+// tried again.
+func retryableWrite(err error) bool {
+	return store.ConnectionLost(err) || store.Transient(err) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // claimLoop fills free slots with claimed jobs until Stop.
@@ -438,7 +438,6 @@ type lane struct {
 	inflight  int // guarded by Worker.mu
 	slotFreed chan struct{}
 	kick      chan struct{} // new work this process made: claim now, not after the poll interval
-	windowCh  chan *running // jobs finishing inside the lane's current window
 }
 
 func (w *Worker) claimLoop(l *lane) {
@@ -512,20 +511,61 @@ func (w *Worker) freeSlots(l *lane) int {
 	return l.size - l.inflight
 }
 
-// claimRound runs one claim window: lock up to n jobs from the queues in
-// strict order (paused ones skipped), start their handlers at once, give
-// them ClaimWindow to finish, then write every row once and commit (see
-// store.ClaimTx). It returns how many jobs it claimed.
+// claimRound runs one claim: lock up to n jobs from the queues in strict
+// order (paused ones skipped), write them processing with their `started`
+// log rows and commit, then start their handlers. It returns how many jobs
+// it claimed.
+//
+// The handlers start only after the commit. A claim the server rolls back
+// (a deadlock victim against PHP's claim, a lost connection) has then run
+// nothing, and its rows, pending again, are run once by whoever claims them
+// next. Keeping the transaction open while quick jobs ran would save a row
+// write per job, but a rollback after a handler ran is that handler run
+// twice, which a mixed fleet hits every few seconds.
 func (w *Worker) claimRound(l *lane, n int) (int, error) {
 	// Not claimCtx: cancelling a claim mid-COMMIT would leave its rows in
 	// doubt; Stop waits for the round instead.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second+w.cfg.ClaimWindow)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	paused := w.pausedQueues(ctx)
 	tx, err := w.store.BeginClaim(ctx)
 	if err != nil {
 		return 0, err
 	}
+	rows, err := w.selectClaim(ctx, tx, paused, n)
+	if err != nil {
+		_ = tx.Rollback()
+		return 0, err
+	}
+	if len(rows) == 0 || w.claimCtx.Err() != nil {
+		// Nothing to do, or Stop arrived while claiming: every selected row
+		// goes back untouched, attempts unspent (rows the session claim
+		// buried stay buried).
+		return 0, tx.End(ctx, w.id)
+	}
+	commit := store.ClaimCommit{WorkerID: w.id, Running: make([]int64, len(rows)), Logs: make([]store.LogRow, 0, len(rows))}
+	for i := range rows {
+		commit.Running[i] = rows[i].ID
+		if w.isWorkflowStep(&rows[i]) {
+			continue // the engine writes its started log and step_started event
+		}
+		started := store.LogFor(&rows[i], store.EventStarted)
+		started.Attempt = store.Int(int64(min(rows[i].Attempts+1, 255)))
+		commit.Logs = append(commit.Logs, started)
+	}
+	if err := tx.Commit(ctx, commit); err != nil {
+		return 0, err
+	}
+	w.startJobs(l, rows)
+	return len(rows), nil
+}
+
+// selectClaim locks the rows one claim takes: session-bound jobs first
+// (ordinary jobs never take them, and a busy queue of plain jobs must not
+// starve them; they are admitted by their session, not by concurrency
+// groups), then each open queue in order, less the jobs of saturated
+// concurrency groups.
+func (w *Worker) selectClaim(ctx context.Context, tx *store.ClaimTx, paused map[string]bool, n int) ([]store.JobRow, error) {
 	claimable := store.ClaimParams{Handlers: w.handlers, WorkflowHandlers: w.wfHandlers,
 		AllWorkflowSteps: w.engine != nil && w.engine.StepRunner() != nil}
 	var open []string
@@ -534,166 +574,111 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 			open = append(open, q)
 		}
 	}
-	// Session-bound jobs first: ordinary jobs never take them, and a busy
-	// queue of plain jobs must not starve them. They are admitted by their
-	// session (its max_concurrent_activities), not by concurrency groups.
-	sessionRows, err := w.sessions.claim(ctx, tx, open, claimable, n)
+	rows, err := w.sessions.claim(ctx, tx, open, claimable, n)
 	if err != nil {
-		_ = tx.Rollback()
-		return 0, fmt.Errorf("worker sessions: %w", err)
+		return nil, fmt.Errorf("worker sessions: %w", err)
 	}
-	var rows []store.JobRow
+	g := newGroupAdmission()
 	for _, q := range open {
-		if len(sessionRows)+len(rows) >= n {
+		// A queue is read again while its rows included jobs of groups found
+		// saturated: the next read leaves those groups out, so a full group
+		// at the head of a queue does not keep the jobs behind it waiting
+		// while slots are free.
+		for round := 0; len(rows) < n && round < maxGroupRereads; round++ {
+			p := claimable
+			p.Queue, p.Limit, p.SkipGroups = q, n-len(rows), g.saturatedList()
+			got, err := tx.Select(ctx, p)
+			if err != nil {
+				return nil, fmt.Errorf("queue %s: %w", q, err)
+			}
+			admitted, deferred, err := w.admit(ctx, tx, g, got)
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, admitted...)
+			if deferred == 0 || len(got) < p.Limit {
+				break
+			}
+		}
+		if len(rows) >= n {
 			break
 		}
-		p := claimable
-		p.Queue, p.Limit = q, n-len(sessionRows)-len(rows)
-		got, err := tx.Select(ctx, p)
-		if err != nil {
-			_ = tx.Rollback()
-			return 0, fmt.Errorf("queue %s: %w", q, err)
-		}
-		rows = append(rows, got...)
 	}
-	if rows, err = w.admit(ctx, tx, rows); err != nil {
-		_ = tx.Rollback()
-		return 0, err
+	return rows, nil
+}
+
+// maxGroupRereads bounds the reads of one queue in one claim when its
+// candidates keep hitting saturated groups.
+const maxGroupRereads = 4
+
+// groupAdmission is one claim's view of the concurrency groups it met:
+// their processing counts (read once, under the group's named lock) and
+// which of them are saturated.
+type groupAdmission struct {
+	busy      map[string]int
+	locked    map[string]bool
+	saturated map[string]bool
+}
+
+func newGroupAdmission() *groupAdmission {
+	return &groupAdmission{busy: map[string]int{}, locked: map[string]bool{}, saturated: map[string]bool{}}
+}
+
+func (g *groupAdmission) saturatedList() []string {
+	out := make([]string, 0, len(g.saturated))
+	for name := range g.saturated {
+		out = append(out, name)
 	}
-	rows = append(sessionRows, rows...)
-	if len(rows) == 0 || w.claimCtx.Err() != nil {
-		// Nothing to do, or Stop arrived while claiming: every selected row
-		// goes back untouched, attempts unspent (rows the session claim
-		// buried stay buried).
-		return 0, tx.End(ctx, w.id)
-	}
-	batch := w.startJobs(l, rows)
-	w.awaitWindow(l, batch)
-	f := store.Finalization{WorkerID: w.id, Logs: make([]store.LogRow, 0, 2*len(batch))}
-	var doneInWindow []*running
-	for _, rj := range batch {
-		rj.mu.Lock()
-		rj.inWindow = false
-		o, progress := rj.outcome, rj.progress
-		rj.mu.Unlock()
-		if w.isWorkflowStep(&rj.row) {
-			// The engine writes its started log and step_started event.
-			f.Running = append(f.Running, rj.row.ID)
-			continue
-		}
-		started := store.LogFor(&rj.row, store.EventStarted)
-		started.Attempt = store.Int(int64(rj.job.Attempt))
-		f.Logs = append(f.Logs, started)
-		if progress != nil {
-			if f.Progress == nil {
-				f.Progress = map[int64][]byte{}
-			}
-			f.Progress[rj.row.ID] = progress
-		}
-		if o == nil {
-			f.Running = append(f.Running, rj.row.ID)
-			continue
-		}
-		doneInWindow = append(doneInWindow, rj)
-		if o.err == nil {
-			f.Completed = append(f.Completed, rj.row.ID)
-			f.Logs = append(f.Logs, w.completedLog(rj, o.duration))
-			continue
-		}
-		fl := w.failure(rj, o)
-		f.Failed = append(f.Failed, store.WindowFailure{ID: rj.row.ID, Bury: fl.Bury, Delay: fl.Delay, ErrorMessage: fl.ErrorMessage})
-		f.Logs = append(f.Logs, fl.Logs...)
-	}
-	err = tx.Finalize(ctx, f)
-	for _, rj := range batch {
-		rj.rolledBack = err != nil
-		if err == nil {
-			rj.committed.Store(true)
-		} else if rj.outcome == nil {
-			// Its row is pending again; another worker may take it.
-			rj.cancel(ErrJobLost)
-		}
-		close(rj.resolved)
-	}
-	for _, rj := range doneInWindow {
-		if err == nil {
-			w.countOutcome(rj, rj.outcome)
-		}
-		w.release(rj)
-	}
-	if err != nil {
-		return 0, err
-	}
-	return len(batch), nil
+	return out
 }
 
 // admit applies Queuety's concurrency-group limit (ResourceManager::admit,
 // first check): a job whose group already has concurrency_limit jobs
-// processing is not started. It stays locked but unwritten in the window, so
+// processing is not started. It stays locked but unwritten in the claim, so
 // at commit it is simply pending again with its attempt unspent, as PHP's
-// unclaim leaves it. The group's named lock, held until the window
-// commits, keeps two Go workers from admitting past the limit at once.
-func (w *Worker) admit(ctx context.Context, tx *store.ClaimTx, rows []store.JobRow) ([]store.JobRow, error) {
-	var groups []string
+// unclaim leaves it. The group's named lock, held until the claim commits,
+// keeps two Go workers from admitting past the limit at once. It returns
+// the admitted rows and how many it deferred.
+func (w *Worker) admit(ctx context.Context, tx *store.ClaimTx, g *groupAdmission, rows []store.JobRow) ([]store.JobRow, int, error) {
+	var fresh []string
 	for i := range rows {
 		if rows[i].ConcurrencyGroup.Valid && rows[i].ConcurrencyLimit.Valid {
-			groups = append(groups, rows[i].ConcurrencyGroup.String)
+			if name := rows[i].ConcurrencyGroup.String; !g.locked[name] && !g.saturated[name] {
+				fresh = append(fresh, name)
+			}
 		}
 	}
-	if len(groups) == 0 {
-		return rows, nil
-	}
-	locked, err := tx.LockGroups(ctx, groups, time.Second)
-	if err != nil {
-		return nil, err
-	}
-	busy, err := tx.ProcessingByGroup(ctx, locked)
-	if err != nil {
-		return nil, err
-	}
-	isLocked := make(map[string]bool, len(locked))
-	for _, g := range locked {
-		isLocked[g] = true
-	}
-	w.mu.Lock()
-	for _, rj := range w.running {
-		// Ours still in a window of another lane are not yet processing rows.
-		if g := rj.row.ConcurrencyGroup; g.Valid && !rj.committed.Load() {
-			busy[g.String]++
+	if len(fresh) > 0 {
+		locked, err := tx.LockGroups(ctx, fresh, time.Second)
+		if err != nil {
+			return nil, 0, err
+		}
+		busy, err := tx.ProcessingByGroup(ctx, locked)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, name := range locked {
+			g.locked[name], g.busy[name] = true, busy[name]
 		}
 	}
-	w.mu.Unlock()
 	admitted := rows[:0:0]
+	deferred := 0
 	for _, r := range rows {
 		if r.ConcurrencyGroup.Valid && r.ConcurrencyLimit.Valid {
-			g := r.ConcurrencyGroup.String
-			if !isLocked[g] || busy[g] >= int(r.ConcurrencyLimit.Int64) {
-				w.log.Debug("deferring job: concurrency group saturated", "job", r.ID, "group", g, "limit", r.ConcurrencyLimit.Int64)
+			name := r.ConcurrencyGroup.String
+			if !g.locked[name] || g.busy[name] >= int(r.ConcurrencyLimit.Int64) {
+				// Not locked within the timeout: another claim is admitting
+				// this group; it is left out of this claim's later reads too.
+				g.saturated[name] = true
+				deferred++
+				w.log.Debug("deferring job: concurrency group saturated", "job", r.ID, "group", name, "limit", r.ConcurrencyLimit.Int64)
 				continue
 			}
-			busy[g]++
+			g.busy[name]++
 		}
 		admitted = append(admitted, r)
 	}
-	return admitted, nil
-}
-
-// awaitWindow waits until every job of the batch has finished, or the
-// claim window is over.
-func (w *Worker) awaitWindow(l *lane, batch []*running) {
-	if w.cfg.ClaimWindow <= 0 {
-		return
-	}
-	t := time.NewTimer(w.cfg.ClaimWindow)
-	defer t.Stop()
-	for finished := 0; finished < len(batch); {
-		select {
-		case <-l.windowCh:
-			finished++
-		case <-t.C:
-			return
-		}
-	}
+	return admitted, deferred, nil
 }
 
 func (w *Worker) pausedQueues(ctx context.Context) map[string]bool {
@@ -759,28 +744,22 @@ func (w *Worker) pausedKnown(queue string) (paused, known bool) {
 	return snap.set[queue], true
 }
 
-func (w *Worker) startJobs(l *lane, rows []store.JobRow) []*running {
+// startJobs runs the jobs of a committed claim, each in its own goroutine.
+func (w *Worker) startJobs(l *lane, rows []store.JobRow) {
 	now := time.Now()
-	batch := make([]*running, len(rows))
-	// Drain stale signals of an earlier window that ended on its timer.
-	for len(l.windowCh) > 0 {
-		<-l.windowCh
-	}
 	w.mu.Lock()
 	l.inflight += len(rows)
 	for i := range rows {
-		// The row still shows the attempts before this claim; the window's
-		// commit increments them, as Queue::claim does.
+		// The row read before the claim shows the attempts before it; the
+		// claim incremented them, as Queue::claim does.
 		rj, ctx := w.newRunning(rows[i], l, now, min(rows[i].Attempts+1, 255))
-		rj.inWindow, rj.resolved, rj.sessionLease = true, make(chan struct{}), sessionLease(&rows[i])
-		batch[i] = rj
+		rj.sessionLease = sessionLease(&rows[i])
 		w.running[rj.row.ID] = rj
 		w.execWG.Add(1)
 		go w.execute(ctx, rj)
 	}
 	w.mu.Unlock()
 	w.stats.claimed.Add(int64(len(rows)))
-	return batch
 }
 
 // newRunning is the in-flight entry of attempt of row, in a slot of l,
@@ -820,12 +799,7 @@ func (w *Worker) releaseSlot(l *lane) {
 	}
 }
 
-// closedChan is the resolved channel of a job that was never in a claim
-// window.
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
-// execute runs one attempt and records its outcome: inside the claim
-// window it hands the outcome to the claimer, after it writes it itself.
+// execute runs one attempt of a claimed job and records its outcome.
 func (w *Worker) execute(ctx context.Context, rj *running) {
 	defer w.execWG.Done()
 	if w.isWorkflowStep(&rj.row) {
@@ -834,28 +808,18 @@ func (w *Worker) execute(ctx context.Context, rj *running) {
 	}
 	settings, err := w.runAttempt(ctx, rj)
 	o := &outcome{err: err, settings: settings, duration: time.Since(rj.start)}
-	rj.mu.Lock()
-	if rj.inWindow {
-		rj.outcome = o
-		rj.mu.Unlock()
-		rj.lane.windowCh <- rj
-		return // the claimer writes it and releases the slot
-	}
-	rj.mu.Unlock()
-	<-rj.resolved
 	defer w.release(rj)
-	if rj.rolledBack {
-		return // the row went back to pending with the window
-	}
 	if !rj.state.CompareAndSwap(stateRunning, stateDone) {
 		return // abandoned by Stop, which already handed it back
 	}
 	cause := context.Cause(ctx)
 	switch {
 	case err == nil:
+		w.unwritten.Add(1)
 		select {
 		case w.completions <- store.Completion{Attempt: rj.job.attempt, Log: w.completedLog(rj, o.duration)}:
 		case <-w.completerDone:
+			w.unwritten.Add(-1)
 			w.log.Error("completion after the completer stopped; the stale sweep will retry the job", "job", rj.row.ID)
 		}
 	case errors.Is(cause, ErrJobLost):
@@ -965,7 +929,7 @@ func (w *Worker) failure(rj *running, o *outcome) store.Failure {
 	base.Attempt = store.Int(int64(row.Attempts))
 	base.DurationMS = store.Int(o.duration.Milliseconds())
 	base.ErrorMessage = store.String(err.Error())
-	base.ErrorClass = store.String(truncate(errorClass(err), 255))
+	base.ErrorClass = store.String(errorClass(err))
 	base.ErrorTrace = store.String(errorTrace(err))
 	return failureWrite(row, rj.job.attempt, bury, o.settings.backoff.Delay(row.Attempts), base)
 }
@@ -987,21 +951,55 @@ func failureWrite(row *store.JobRow, at store.Attempt, bury bool, delay time.Dur
 	return f
 }
 
-// fail records a failed attempt after its claim window.
+// fail records a failed attempt. A failure the server refuses to store (a
+// value it will not take although FitText cut it, a trigger, a column
+// changed by hand) buries the job with a message saying so, so the attempt
+// is never left processing and retried by the stale sweep under a message
+// that hides the cause.
 func (w *Worker) fail(rj *running, o *outcome) {
 	f := w.failure(rj, o)
-	var applied bool
-	w.persist("fail", func(ctx context.Context) error {
-		var err error
-		applied, err = w.store.FailJob(ctx, f)
-		return err
-	})
+	applied, err := w.writeFailure(f)
+	if err != nil && !retryableWrite(err) {
+		w.log.Error("the server refused this job's failure; burying it", "job", rj.row.ID, "err", err)
+		f = refusedWrite(&rj.row, rj.job.attempt, o.duration, "its failure", err, o.err.Error())
+		o = &outcome{err: errors.New(f.ErrorMessage), settings: attemptSettings{maxAttempts: 0}, duration: o.duration}
+		applied, err = w.writeFailure(f)
+	}
+	if err != nil {
+		w.log.Error("writing the job's failure failed; the stale sweep will recover the job", "job", rj.row.ID, "err", err)
+		return
+	}
 	if !applied {
 		w.stats.refused.Add(1)
 		w.log.Warn("failure refused: the attempt no longer holds the row", "job", rj.row.ID)
 		return
 	}
 	w.countOutcome(rj, o)
+}
+
+func (w *Worker) writeFailure(f store.Failure) (applied bool, err error) {
+	err = w.persist("fail", func(ctx context.Context) error {
+		var err error
+		applied, err = w.store.FailJob(ctx, f)
+		return err
+	})
+	return applied, err
+}
+
+// refusedWrite is the burial of an attempt whose outcome (what) the server
+// refused to store: a short message with the server's reason and the
+// start of the original error, and a `buried` log row without a trace.
+func refusedWrite(row *store.JobRow, at store.Attempt, d time.Duration, what string, serverErr error, original string) store.Failure {
+	msg := fmt.Sprintf("queuety-go could not record %s: %s", what, store.FitChars(serverErr.Error(), 500))
+	if original != "" {
+		msg += "; the error was: " + store.FitChars(original, 1000)
+	}
+	buried := store.LogFor(row, store.EventBuried)
+	buried.Attempt = store.Int(int64(row.Attempts))
+	buried.DurationMS = store.Int(d.Milliseconds())
+	buried.ErrorMessage = store.String(msg)
+	buried.ErrorClass = store.String("QueuetyGo\\WriteRefused")
+	return store.Failure{Attempt: at, Bury: true, ErrorMessage: msg, Logs: []store.LogRow{buried}}
 }
 
 // countOutcome updates the counters and logs a written outcome.
@@ -1018,13 +1016,6 @@ func (w *Worker) countOutcome(rj *running, o *outcome) {
 		w.log.Info("job failed; retrying", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts,
 			"in", o.settings.backoff.Delay(row.Attempts), "err", o.err)
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }
 
 // completeLoop writes successful completions in batches: whatever has
@@ -1068,12 +1059,41 @@ func (w *Worker) flush(batch []store.Completion) {
 	if len(batch) == 0 {
 		return
 	}
+	defer w.unwritten.Add(-int64(len(batch)))
+	w.writeCompletions(batch)
+}
+
+// writeCompletions writes a batch of completions. A batch the server
+// refuses (not a lost connection or a deadlock, which persist retries) is
+// split and written again in halves, so one row it will not take is found
+// and buried alone and never holds back the others.
+func (w *Worker) writeCompletions(batch []store.Completion) {
 	var res store.CompleteResult
-	w.persist("complete", func(ctx context.Context) error {
+	err := w.persist("complete", func(ctx context.Context) error {
 		var err error
 		res, err = w.store.CompleteJobs(ctx, batch)
 		return err
 	})
+	switch {
+	case err == nil:
+	case retryableWrite(err):
+		w.log.Error("writing completions failed; the stale sweep will recover the jobs", "jobs", len(batch), "err", err)
+		return
+	case len(batch) > 1:
+		w.writeCompletions(batch[:len(batch)/2])
+		w.writeCompletions(batch[len(batch)/2:])
+		return
+	default:
+		c := batch[0]
+		w.log.Error("the server refused this job's completion; burying it", "job", c.ID, "err", err)
+		row := &store.JobRow{ID: c.ID, Queue: c.Log.Queue, Handler: c.Log.Handler, Attempts: c.Attempt.Attempt,
+			WorkflowID: c.Log.WorkflowID, StepIndex: c.Log.StepIndex}
+		if _, err := w.writeFailure(refusedWrite(row, c.Attempt, time.Duration(c.Log.DurationMS.Int64)*time.Millisecond, "its completion", err, "")); err != nil {
+			w.log.Error("burying it failed too; the stale sweep will recover the job", "job", c.ID, "err", err)
+		}
+		w.stats.buried.Add(1)
+		return
+	}
 	w.stats.completed.Add(int64(len(res.Completed) + len(res.Already)))
 	if len(res.Refused) > 0 {
 		w.stats.refused.Add(int64(len(res.Refused)))

@@ -103,14 +103,7 @@ func workflowHandlers(reg *Registry) []string {
 // chained the next one (workflow/chain.go) is followed by it in the same
 // slot.
 func (w *Worker) executeWorkflowStep(ctx context.Context, rj *running) {
-	rj.mu.Lock()
-	inWindow := rj.inWindow
-	rj.mu.Unlock()
-	if inWindow {
-		rj.lane.windowCh <- rj // nothing to write in the window but processing
-	}
-	<-rj.resolved
-	if rj.rolledBack || rj.state.Load() != stateRunning {
+	if rj.state.Load() != stateRunning {
 		w.release(rj)
 		return
 	}
@@ -213,8 +206,6 @@ func retryableRead(err error) bool {
 // began stopping since that commit.
 func (w *Worker) chainTo(rj *running, next *workflow.Chained) (*running, context.Context) {
 	nrj, ctx := w.newRunning(next.Job, rj.lane, time.Now(), next.Job.Attempts)
-	nrj.resolved = closedChan
-	nrj.committed.Store(true)
 	w.mu.Lock()
 	stopping := w.claimCtx.Err() != nil
 	delete(w.running, rj.row.ID)
@@ -255,7 +246,7 @@ func (w *Worker) decideStep(row *store.JobRow, err error) workflow.Failure {
 	s := w.c.settingsFor(w.reg, row, payload)
 	return workflow.Failure{
 		Message:    err.Error(),
-		Class:      truncate(errorClass(err), 255),
+		Class:      store.FitChars(errorClass(err), 255),
 		Trace:      errorTrace(err),
 		Terminal:   row.Attempts >= s.maxAttempts,
 		RetryDelay: s.backoff.Delay(row.Attempts),

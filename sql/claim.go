@@ -28,21 +28,22 @@ type ClaimParams struct {
 	// a running or paused workflow claimable whatever its handler: a
 	// fallback (the PHP handler pool) runs the ones without a Go handler.
 	AllWorkflowSteps bool
-	Limit            int
+	// SkipGroups are concurrency groups found saturated earlier in the same
+	// claim: their jobs are left out, so the rows behind them are read.
+	SkipGroups []string
+	Limit      int
 }
 
-// ClaimTx is one claim window. Select locks claimable rows with FOR UPDATE
-// SKIP LOCKED, exactly Queue::claim's predicate batched, and leaves them
-// untouched while the worker starts their handlers. Finalize then writes
-// each row once, in the same short transaction: attempts that already
-// finished go straight to completed / pending-for-retry / buried, the rest
-// to processing. The rows end exactly as Queuety's claim followed by its
-// complete/retry/bury would leave them, with half the row writes, which is
-// what the job tables' eleven indexes make expensive.
+// ClaimTx is one claim: Select locks claimable rows with FOR UPDATE SKIP
+// LOCKED, exactly Queue::claim's predicate batched; Commit writes them
+// processing (attempts + 1, reserved_by, reserved_at, the `started` log
+// rows) and commits, as Queue::claim does row by row. Handlers start only
+// after that commit (see Commit for why).
 //
-// Other claimers skip the locked rows, PHP's included (its claim uses SKIP
-// LOCKED too). If the worker dies inside the window, the transaction rolls
-// back and the rows are pending again with their attempts unspent.
+// Other claimers skip the locked rows while the claim is open, PHP's
+// included (its claim uses SKIP LOCKED too). If the worker dies before the
+// commit, the transaction rolls back and the rows are pending again with
+// their attempts unspent, and no handler ran.
 type ClaimTx struct {
 	s    *Store
 	conn *sqlx.Conn // pinned: named locks belong to the connection
@@ -97,6 +98,10 @@ func (c *ClaimTx) Select(ctx context.Context, p ClaimParams) ([]JobRow, error) {
 	if !ok {
 		return nil, nil
 	}
+	if len(p.SkipGroups) > 0 {
+		which += " AND " + c.s.query(qClaimSkipGroups)
+		wargs = append(wargs, p.SkipGroups)
+	}
 	return c.selectRows(ctx, qClaimJobs, which, append(append([]any{p.Queue}, wargs...), p.Limit))
 }
 
@@ -128,8 +133,8 @@ func (c *ClaimTx) LockJobs(ctx context.Context, ids []int64) ([]JobRow, error) {
 // cannot be read), as claim + bury would leave it, with Queuety's
 // `started, buried` log rows.
 func (c *ClaimTx) Bury(ctx context.Context, workerID string, row *JobRow, message string) error {
-	if _, err := c.tx.ExecContext(ctx, c.s.query(qFinalizeBury), message, workerID, row.ID); err != nil {
-		return fmt.Errorf("%s: %w", qFinalizeBury, err)
+	if _, err := c.tx.ExecContext(ctx, c.s.query(qClaimBury), FitText(message), workerID, row.ID); err != nil {
+		return fmt.Errorf("%s: %w", qClaimBury, err)
 	}
 	attempt := Int(int64(min(row.Attempts+1, 255)))
 	started, buried := LogFor(row, EventStarted), LogFor(row, EventBuried)
@@ -144,7 +149,7 @@ func (c *ClaimTx) Bury(ctx context.Context, workerID string, row *JobRow, messag
 // commit), so a lone bad row does not come back every poll.
 func (c *ClaimTx) End(ctx context.Context, workerID string) error {
 	if c.buried {
-		return c.Finalize(ctx, Finalization{WorkerID: workerID})
+		return c.Commit(ctx, ClaimCommit{WorkerID: workerID})
 	}
 	return c.Rollback()
 }
@@ -257,69 +262,36 @@ func (c *ClaimTx) Rollback() error {
 	return err
 }
 
-// WindowFailure is an attempt that failed inside the window.
-type WindowFailure struct {
-	ID           int64
-	Bury         bool
-	Delay        time.Duration
-	ErrorMessage string
-}
-
-// Finalization is how a claim window ends. Logs are written in the order
-// given (each job's `started` row, then its outcome rows).
-type Finalization struct {
-	WorkerID  string
-	Running   []int64
-	Completed []int64
-	Failed    []WindowFailure
-	// Progress holds heartbeat_data recorded by handlers inside the window.
-	Progress map[int64][]byte
+// ClaimCommit is what a claim writes before any handler starts: the rows
+// it took become processing rows held by WorkerID, with their `started`
+// log rows (workflow steps log theirs in the engine).
+type ClaimCommit struct {
+	WorkerID string
+	Running  []int64
 	Logs     []LogRow
 }
 
-// Finalize writes the window's outcome and commits. On error the window is
-// rolled back and no row changed.
-func (c *ClaimTx) Finalize(ctx context.Context, f Finalization) (err error) {
+// Commit writes the claim and commits. On error the transaction is rolled
+// back and no row changed. Only after Commit returns nil may the caller run
+// the claimed jobs: a claim the server rolls back (a deadlock victim, a
+// lost connection) then never leaves a handler running on a row that is
+// pending again, which another worker (PHP's included) would run a second
+// time. When the COMMIT's outcome is unknown (the connection died during
+// it) the error is returned and the caller runs nothing: if the claim did
+// commit, the rows are processing under this worker and the stale sweep
+// recovers them, so in doubt a job is late, never doubled.
+func (c *ClaimTx) Commit(ctx context.Context, f ClaimCommit) (err error) {
 	defer func() {
 		if err != nil {
 			_ = c.tx.Rollback()
 		}
 		c.end()
 	}()
-	exec := func(name string, args ...any) error {
-		q, a, err := c.s.in(name, args...)
-		if err != nil {
-			return err
-		}
-		if _, err := c.tx.ExecContext(ctx, q, a...); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		return nil
-	}
-	for name, ids := range map[string][]int64{qFinalizeCompleted: f.Completed, qFinalizeRunning: f.Running} {
-		if len(ids) == 0 {
-			continue
-		}
-		where, args := idRanges(ids)
-		q := strings.Replace(c.s.query(name), "/*ids*/", where, 1)
+	if len(f.Running) > 0 {
+		where, args := idRanges(f.Running)
+		q := strings.Replace(c.s.query(qClaimRunning), "/*ids*/", where, 1)
 		if _, err := c.tx.ExecContext(ctx, q, append([]any{f.WorkerID}, args...)...); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	now := c.s.clock.Now()
-	for _, fl := range f.Failed {
-		if fl.Bury {
-			err = exec(qFinalizeBury, fl.ErrorMessage, f.WorkerID, fl.ID)
-		} else {
-			err = exec(qFinalizeRetry, DateTime(now.Add(fl.Delay)), fl.ID)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	for id, data := range f.Progress {
-		if err := exec(qFinalizeProgress, string(data), id); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", qClaimRunning, err)
 		}
 	}
 	if err := c.s.insertLogs(ctx, c.tx, f.Logs); err != nil {

@@ -164,83 +164,35 @@ func TestClaimRollbackLeavesRowsUntouched(t *testing.T) {
 	require.Len(t, e.claimIDs(ClaimParams{Queue: "default", Limit: 10}), 3, "locks released")
 }
 
-func TestClaimFinalize(t *testing.T) {
+func TestClaimCommit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	id := e.dispatchN(6, InsertJob{})
-	e.exec("UPDATE {jobs} SET attempts = 1 WHERE id = ?", id[3])
+	id := e.dispatchN(4, InsertJob{})
+	e.exec("UPDATE {jobs} SET attempts = 1 WHERE id = ?", id[2])
 	c, err := e.s.BeginClaim(e.ctx)
 	require.NoError(t, err)
-	rows, err := c.Select(e.ctx, ClaimParams{Queue: "default", Limit: 10})
+	rows, err := c.Select(e.ctx, ClaimParams{Queue: "default", Limit: 3})
 	require.NoError(t, err)
-	require.Equal(t, id, idsOf(rows))
+	require.Equal(t, id[:3], idsOf(rows))
 
-	// Rows stay pending inside the window.
+	// Rows stay pending, locked, until the claim commits.
 	require.Equal(t, StatusPending, e.job(id[0]).Status)
 
-	done0 := logRow(id[0], EventCompleted, 1)
-	done0.DurationMS, done0.MemoryPeakKB = Int(12), Int(2048)
-	failed3 := logRow(id[3], EventFailed, 2)
-	failed3.DurationMS, failed3.ErrorMessage, failed3.ErrorClass, failed3.ErrorTrace = Int(5), String("boom"), String("RuntimeException"), String("#0 {main}")
-	buried4 := logRow(id[4], EventBuried, 1)
-	buried4.ErrorMessage, buried4.ErrorClass = String("fatal"), String("LogicException")
-	logs := []LogRow{
-		logRow(id[0], EventStarted, 1), done0,
-		logRow(id[1], EventStarted, 1), logRow(id[1], EventCompleted, 1),
-		logRow(id[2], EventStarted, 1),
-		logRow(id[3], EventStarted, 2), failed3, logRow(id[3], EventRetried, 2),
-		logRow(id[4], EventStarted, 1), buried4,
-	}
-	progress := `{"processed":50,"total":100}`
-	require.NoError(t, c.Finalize(e.ctx, Finalization{
-		WorkerID:  "w1",
-		Completed: []int64{id[0], id[1]},
-		Running:   []int64{id[2]},
-		Failed: []WindowFailure{
-			{ID: id[3], Delay: 90 * time.Second, ErrorMessage: "boom"},
-			{ID: id[4], Bury: true, ErrorMessage: "fatal"},
-		},
-		Progress: map[int64][]byte{id[2]: []byte(progress)},
-		Logs:     logs,
-	}))
+	logs := []LogRow{logRow(id[0], EventStarted, 1), logRow(id[1], EventStarted, 1), logRow(id[2], EventStarted, 2)}
+	require.NoError(t, c.Commit(e.ctx, ClaimCommit{WorkerID: "w1", Running: []int64{id[0], id[1], id[2]}, Logs: logs}))
 
-	for _, i := range []int{0, 1} {
+	for i, attempts := range []int{1, 1, 2} {
 		j := e.job(id[i])
-		require.Equal(t, StatusCompleted, j.Status)
-		require.Equal(t, 1, j.Attempts)
+		require.Equal(t, StatusProcessing, j.Status)
+		require.Equal(t, attempts, j.Attempts)
 		requireRecent(t, j.ReservedAt, "reserved_at")
-		requireRecent(t, j.CompletedAt, "completed_at")
 		require.Equal(t, String("w1"), j.ReservedBy)
+		require.False(t, j.CompletedAt.Valid)
 		require.False(t, j.FailedAt.Valid)
 	}
 
-	run := e.job(id[2])
-	require.Equal(t, StatusProcessing, run.Status)
-	require.Equal(t, 1, run.Attempts)
-	requireRecent(t, run.ReservedAt, "reserved_at")
-	require.Equal(t, String("w1"), run.ReservedBy)
-	require.False(t, run.CompletedAt.Valid)
-	require.True(t, run.HeartbeatData.Valid)
-	require.JSONEq(t, progress, run.HeartbeatData.String)
-
-	retry := e.job(id[3])
-	require.Equal(t, StatusPending, retry.Status)
-	require.Equal(t, 2, retry.Attempts)
-	require.Equal(t, e.clk.Now().Add(90*time.Second), retry.AvailableAt)
-	require.False(t, retry.ReservedAt.Valid)
-	require.False(t, retry.ErrorMessage.Valid)
-	require.False(t, retry.ReservedBy.Valid)
-
-	bury := e.job(id[4])
-	require.Equal(t, StatusBuried, bury.Status)
-	require.Equal(t, 1, bury.Attempts)
-	requireRecent(t, bury.FailedAt, "failed_at")
-	requireRecent(t, bury.ReservedAt, "reserved_at")
-	require.Equal(t, String("fatal"), bury.ErrorMessage)
-	require.Equal(t, String("w1"), bury.ReservedBy)
-
-	// Selected but not finalized: released untouched.
-	left := e.job(id[5])
+	// Not selected: untouched.
+	left := e.job(id[3])
 	require.Equal(t, StatusPending, left.Status)
 	require.Equal(t, 0, left.Attempts)
 	require.False(t, left.ReservedAt.Valid)
@@ -258,7 +210,7 @@ func TestClaimFinalize(t *testing.T) {
 	}
 }
 
-func TestClaimFinalizeRanges(t *testing.T) {
+func TestClaimCommitRanges(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	id := e.dispatchN(9, InsertJob{})
@@ -266,61 +218,52 @@ func TestClaimFinalizeRanges(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Select(e.ctx, ClaimParams{Queue: "default", Limit: 8})
 	require.NoError(t, err)
-	// Runs and singles mixed, unsorted; id[8] is not held by this window.
-	running := []int64{id[5], id[0], id[1], id[2], id[7]}
-	completed := []int64{id[6], id[4], id[3]}
-	require.NoError(t, c.Finalize(e.ctx, Finalization{WorkerID: "w", Running: running, Completed: completed}))
+	// Runs and singles mixed, unsorted; id[8] is not held by this claim.
+	running := []int64{id[5], id[0], id[1], id[2], id[7], id[6], id[4]}
+	require.NoError(t, c.Commit(e.ctx, ClaimCommit{WorkerID: "w", Running: running}))
 	for _, i := range running {
 		require.Equal(t, StatusProcessing, e.job(i).Status, i)
 	}
-	for _, i := range completed {
-		require.Equal(t, StatusCompleted, e.job(i).Status, i)
-	}
+	// Selected but not in Running: released untouched.
+	require.Equal(t, StatusPending, e.job(id[3]).Status)
 	require.Equal(t, StatusPending, e.job(id[8]).Status)
 	require.Equal(t, 0, e.job(id[8]).Attempts)
 }
 
-func TestClaimFinalizeFailureChangesNothing(t *testing.T) {
+func TestClaimCommitFailureChangesNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	id := e.dispatchN(5, InsertJob{})
 	before := e.dump(e.tables["jobs"], "id")
-	window := func() (*ClaimTx, Finalization) {
+	claim := func() (*ClaimTx, ClaimCommit) {
 		c, err := e.s.BeginClaim(e.ctx)
 		require.NoError(t, err)
 		rows, err := c.Select(e.ctx, ClaimParams{Queue: "default", Limit: 10})
 		require.NoError(t, err)
 		require.Len(t, rows, 5)
-		return c, Finalization{
-			WorkerID:  "w",
-			Completed: []int64{id[0], id[1]},
-			Running:   []int64{id[2]},
-			Failed:    []WindowFailure{{ID: id[3], Delay: time.Minute}, {ID: id[4], Bury: true, ErrorMessage: "x"}},
-			Progress:  map[int64][]byte{id[2]: []byte(`{"n":1}`)},
-			Logs:      []LogRow{logRow(id[0], EventStarted, 1), logRow(id[0], EventCompleted, 1)},
-		}
+		return c, ClaimCommit{WorkerID: "w", Running: id, Logs: []LogRow{logRow(id[0], EventStarted, 1)}}
 	}
 	requireUnchanged := func() {
 		t.Helper()
 		require.Equal(t, before, e.dump(e.tables["jobs"], "id"))
 		require.Zero(t, e.count("SELECT COUNT(*) FROM {logs}"))
-		// The window's locks are gone: everything is claimable again.
+		// The claim's locks are gone: everything is claimable again.
 		require.Equal(t, id, e.claimIDs(ClaimParams{Queue: "default", Limit: 10}))
 	}
 
 	t.Run("cancelled context", func(t *testing.T) {
-		c, f := window()
+		c, f := claim()
 		ctx, cancel := context.WithCancel(e.ctx)
 		cancel()
-		require.ErrorIs(t, c.Finalize(ctx, f), context.Canceled)
+		require.ErrorIs(t, c.Commit(ctx, f), context.Canceled)
 		requireUnchanged()
 	})
 	t.Run("error after the row updates", func(t *testing.T) {
-		c, f := window()
+		c, f := claim()
 		// Strict mode rejects an unknown ENUM value: the log INSERT is the
-		// last statement, so every UPDATE before it has run.
+		// last statement, so the UPDATE before it has run.
 		f.Logs = append(f.Logs, LogRow{JobID: Int(id[1]), Handler: "noop", Queue: "default", Event: "bogus"})
-		err := c.Finalize(e.ctx, f)
+		err := c.Commit(e.ctx, f)
 		require.ErrorContains(t, err, "insert logs")
 		requireUnchanged()
 	})
@@ -355,7 +298,7 @@ func TestClaimConcurrentWindowsSkipLocked(t *testing.T) {
 		r.ids = idsOf(rows)
 		aSelected <- struct{}{}
 		<-bSelected // A keeps its locks until B has selected
-		r.err = c.Finalize(e.ctx, Finalization{WorkerID: "A", Running: r.ids})
+		r.err = c.Commit(e.ctx, ClaimCommit{WorkerID: "A", Running: r.ids})
 	}()
 	go func() {
 		r := result{}
@@ -378,7 +321,7 @@ func TestClaimConcurrentWindowsSkipLocked(t *testing.T) {
 		}
 		r.ids = idsOf(rows)
 		bSelected <- struct{}{}
-		r.err = c.Finalize(ctx, Finalization{WorkerID: "B", Running: r.ids})
+		r.err = c.Commit(ctx, ClaimCommit{WorkerID: "B", Running: r.ids})
 	}()
 	a, b := <-resA, <-resB
 	require.NoError(t, a.err)
@@ -439,9 +382,9 @@ func TestClaimConcurrentNeverDuplicates(t *testing.T) {
 				ids := idsOf(rows)
 				var logs []LogRow
 				for _, id := range ids {
-					logs = append(logs, logRow(id, EventStarted, 1), logRow(id, EventCompleted, 1))
+					logs = append(logs, logRow(id, EventStarted, 1))
 				}
-				if err := c.Finalize(e.ctx, Finalization{WorkerID: worker, Completed: ids, Logs: logs}); err != nil {
+				if err := c.Commit(e.ctx, ClaimCommit{WorkerID: worker, Running: ids, Logs: logs}); err != nil {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()
@@ -462,9 +405,9 @@ func TestClaimConcurrentNeverDuplicates(t *testing.T) {
 	require.Empty(t, errs)
 	require.Empty(t, dups)
 	require.Len(t, claimed, 80)
-	require.Equal(t, 80, e.count("SELECT COUNT(*) FROM {jobs} WHERE status = 'completed' AND attempts = 1"))
-	require.Equal(t, 160, e.count("SELECT COUNT(*) FROM {logs}"))
-	require.Zero(t, e.count("SELECT COUNT(*) FROM (SELECT job_id FROM {logs} WHERE event = 'completed' GROUP BY job_id HAVING COUNT(*) > 1) d"))
+	require.Equal(t, 80, e.count("SELECT COUNT(*) FROM {jobs} WHERE status = 'processing' AND attempts = 1"))
+	require.Equal(t, 80, e.count("SELECT COUNT(*) FROM {logs}"))
+	require.Zero(t, e.count("SELECT COUNT(*) FROM (SELECT job_id FROM {logs} WHERE event = 'started' GROUP BY job_id HAVING COUNT(*) > 1) d"))
 	for id, w := range claimed {
 		require.Equal(t, String(w), e.job(id).ReservedBy)
 	}
@@ -596,8 +539,8 @@ func TestClaimLockGroups(t *testing.T) {
 	require.Equal(t, []string{"a"}, locked)
 	require.NoError(t, o.Rollback())
 
-	// Ending the window (here: a Finalize) releases its locks.
-	require.NoError(t, a.Finalize(e.ctx, Finalization{WorkerID: "w"}))
+	// Ending the claim (here: a Commit) releases its locks.
+	require.NoError(t, a.Commit(e.ctx, ClaimCommit{WorkerID: "w"}))
 	c, err := e.s.BeginClaim(e.ctx)
 	require.NoError(t, err)
 	locked, err = c.LockGroups(e.ctx, []string{"a", "b"}, 0)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -114,7 +115,10 @@ func (s *Store) insertLogs(ctx context.Context, ex sqlx.ExecerContext, logs []Lo
 		b.WriteString(tuple)
 		args = append(args, l.JobID, l.WorkflowID, l.StepIndex, l.Handler, l.Queue, l.Event, l.Attempt, l.DurationMS, l.MemoryPeakKB)
 		if wide {
-			args = append(args, l.ErrorMessage, l.ErrorClass, l.ErrorTrace, l.Context)
+			// Cut to the columns' sizes: a refused log row would lose the
+			// transition it is written with.
+			args = append(args, fitNull(l.ErrorMessage, FitText), fitNull(l.ErrorClass, fitClass),
+				fitNull(l.ErrorTrace, FitText), l.Context)
 		}
 	}
 	if _, err := ex.ExecContext(ctx, b.String(), args...); err != nil {
@@ -180,10 +184,18 @@ type CompleteResult struct {
 // CompleteJobs marks a batch of attempts completed and writes their log rows
 // in one transaction. An attempt that lost its row (rescued, re-claimed,
 // deleted) is refused and changes nothing.
+//
+// The usual batch, every attempt still holding its row, takes one fenced
+// UPDATE (the fence in its WHERE) and the log INSERT; only when the UPDATE
+// finds fewer rows than the batch is it undone and each row read under
+// lock to tell which attempts were refused.
 func (s *Store) CompleteJobs(ctx context.Context, batch []Completion) (CompleteResult, error) {
 	var res CompleteResult
 	if len(batch) == 0 {
 		return res, nil
+	}
+	if res, ok, err := s.completeHeld(ctx, batch); err != nil || ok {
+		return res, err
 	}
 	ids := make([]int64, len(batch))
 	for i, c := range batch {
@@ -225,6 +237,58 @@ func (s *Store) CompleteJobs(ctx context.Context, batch []Completion) (CompleteR
 	return res, err
 }
 
+// completeHeld is CompleteJobs' fast path: ok is false, with nothing
+// changed, when some attempt of the batch no longer holds its row (or the
+// batch mixes workers), and the caller takes the careful path.
+func (s *Store) completeHeld(ctx context.Context, batch []Completion) (res CompleteResult, ok bool, err error) {
+	byAttempt := map[int][]int64{}
+	ids := make([]int64, 0, len(batch))
+	logs := make([]LogRow, 0, len(batch))
+	for _, c := range batch {
+		if c.WorkerID != batch[0].WorkerID {
+			return res, false, nil
+		}
+		byAttempt[c.Attempt.Attempt] = append(byAttempt[c.Attempt.Attempt], c.ID)
+		ids = append(ids, c.ID)
+		logs = append(logs, c.Log)
+	}
+	if len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {
+		return res, false, nil // a job twice in one batch: let the careful path sort it out
+	}
+	var fence []string
+	args := []any{batch[0].WorkerID}
+	for attempt, group := range byAttempt {
+		where, wargs := idRanges(group)
+		fence = append(fence, "(attempts = ? AND ("+where+"))")
+		args = append(append(args, attempt), wargs...)
+	}
+	q := strings.Replace(s.query(qCompleteHeldJobs), "/*fence*/", strings.Join(fence, " OR "), 1)
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		r, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("complete: %w", err)
+		}
+		n, err := r.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if int(n) != len(batch) {
+			return errNotAllHeld
+		}
+		return s.insertLogs(ctx, tx, logs)
+	})
+	if errors.Is(err, errNotAllHeld) {
+		return res, false, nil
+	}
+	if err != nil {
+		return res, false, err
+	}
+	return CompleteResult{Completed: ids}, true, nil
+}
+
+// errNotAllHeld rolls completeHeld's transaction back.
+var errNotAllHeld = errors.New("not every attempt holds its row")
+
 // Failure is a failed attempt: retried after Delay, or buried.
 type Failure struct {
 	Attempt
@@ -250,7 +314,7 @@ func (s *Store) FailJob(ctx context.Context, f Failure) (bool, error) {
 			return nil
 		}
 		if f.Bury {
-			_, err = tx.ExecContext(ctx, s.query(qBuryJob), f.ErrorMessage, f.ID)
+			_, err = tx.ExecContext(ctx, s.query(qBuryJob), FitText(f.ErrorMessage), f.ID)
 		} else {
 			_, err = tx.ExecContext(ctx, s.query(qRetryJob), DateTime(s.clock.Now().Add(f.Delay)), f.ID)
 		}
@@ -583,7 +647,7 @@ func (s *Store) RetryBuried(ctx context.Context, queue string) (int, error) {
 
 // BuryJob buries a job by hand with the given message.
 func (s *Store) BuryJob(ctx context.Context, id int64, message string) error {
-	return s.byID(ctx, id, qBuryJobByHand, message, id)
+	return s.byID(ctx, id, qBuryJobByHand, FitText(message), id)
 }
 
 // DeleteJob deletes a job row; its log rows stay, as in Queuety.

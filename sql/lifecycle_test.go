@@ -70,6 +70,32 @@ func TestCompleteJobsFencing(t *testing.T) {
 	require.Equal(t, CompleteResult{}, res)
 }
 
+// Every attempt of the batch holds its row (two attempt numbers, one
+// worker): the fenced UPDATE path completes them all, logs included.
+func TestCompleteJobsAllHeld(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id := e.dispatchN(5, InsertJob{})
+	e.claimRunning("w1", "default", 3)
+	retried := e.hold(id[3], "w1", 2)
+	batch := []Completion{
+		completion(Attempt{ID: id[2], Attempt: 1, WorkerID: "w1"}),
+		completion(Attempt{ID: id[0], Attempt: 1, WorkerID: "w1"}),
+		completion(retried),
+		completion(Attempt{ID: id[1], Attempt: 1, WorkerID: "w1"}),
+	}
+	res, err := e.s.CompleteJobs(e.ctx, batch)
+	require.NoError(t, err)
+	require.ElementsMatch(t, id[:4], res.Completed)
+	require.Empty(t, res.Refused)
+	for _, i := range id[:4] {
+		require.Equal(t, StatusCompleted, e.job(i).Status)
+		require.Len(t, e.logs(i), 1)
+	}
+	require.Equal(t, StatusPending, e.job(id[4]).Status)
+	require.Equal(t, 4, e.count("SELECT COUNT(*) FROM {logs}"))
+}
+
 func TestFailJob(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

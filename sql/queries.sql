@@ -90,6 +90,10 @@ job.workflow_id IS NULL
 (job.workflow_id IS NOT NULL
 	AND (SELECT wf.status FROM {workflows} wf WHERE wf.id = job.workflow_id) IN ('running', 'paused'))
 
+-- name: claim-which-skip-groups
+-- Appended to /*which*/ when a claim found groups saturated (see Worker.admit).
+(job.concurrency_group IS NULL OR job.concurrency_group NOT IN (?))
+
 -- name: processing-by-group
 -- ResourceManager::admit's concurrency check, for the groups of a window.
 SELECT concurrency_group AS grp, COUNT(*) AS n FROM {jobs}
@@ -103,38 +107,22 @@ SELECT GET_LOCK(?, ?)
 -- name: release-group-lock
 SELECT RELEASE_LOCK(?)
 
--- name: finalize-running
--- Closing a claim window: attempts still running become processing rows
--- held by this worker. LEAST keeps attempts inside TINYINT UNSIGNED.
--- The id set is written as ranges (see idRanges): the row locks are held,
--- so a range of consecutive ids names exactly those rows, and the server
--- applies ranges markedly faster than a long IN list.
+-- name: claim-running
+-- A claim's write: the rows it locked become processing rows held by this
+-- worker, as Queue::claim leaves them. LEAST keeps attempts inside TINYINT
+-- UNSIGNED. The id set is written as ranges (see idRanges): the row locks
+-- are held, so a range of consecutive ids names exactly those rows, and the
+-- server applies ranges markedly faster than a long IN list.
 UPDATE {jobs}
 SET status = 'processing', reserved_at = NOW(), attempts = LEAST(attempts + 1, 255), reserved_by = ?
 WHERE /*ids*/
 
--- name: finalize-completed
--- Closing a claim window: attempts that already succeeded go straight from
--- pending to completed, leaving the row exactly as claim + complete would,
--- with one row write instead of two.
-UPDATE {jobs}
-SET status = 'completed', attempts = LEAST(attempts + 1, 255), reserved_at = NOW(), completed_at = NOW(), reserved_by = ?
-WHERE /*ids*/
-
--- name: finalize-retry
--- Closing a claim window: a failed attempt to be retried, as claim + retry.
-UPDATE {jobs}
-SET attempts = LEAST(attempts + 1, 255), available_at = ?, reserved_at = NULL, error_message = NULL, reserved_by = NULL
-WHERE id = ?
-
--- name: finalize-bury
--- Closing a claim window: a failed attempt with no attempts left, as claim + bury.
+-- name: claim-bury
+-- A locked row the claim will not run (its worker_session cannot be read),
+-- as claim + bury leaves it.
 UPDATE {jobs}
 SET status = 'buried', attempts = LEAST(attempts + 1, 255), reserved_at = NOW(), failed_at = NOW(), error_message = ?, reserved_by = ?
 WHERE id = ?
-
--- name: finalize-progress
-UPDATE {jobs} SET heartbeat_data = ? WHERE id = ?
 
 -- name: insert-logs
 -- Values tuples (13 columns each) are appended by the store.
@@ -157,6 +145,14 @@ SELECT id, status, attempts, reserved_by FROM {jobs} WHERE id IN (?) FOR UPDATE
 -- reserved_by stays, so a completion retried after a lost connection sees its
 -- own finished row and does not log twice.
 UPDATE {jobs} SET status = 'completed', completed_at = NOW() WHERE id IN (?)
+
+-- name: complete-held-jobs
+-- CompleteJobs' fast path: the fence is in the WHERE (/*fence*/: one
+-- "attempts = ? AND (ids)" group per attempt number), so a batch whose
+-- attempts all hold their rows takes one statement; the caller compares the
+-- rows changed with the batch.
+UPDATE {jobs} SET status = 'completed', completed_at = NOW()
+WHERE status = 'processing' AND reserved_by = ? AND (/*fence*/)
 
 -- name: retry-job
 -- Queue::retry: attempts is kept; available_at comes from the app clock (UTC).
@@ -335,7 +331,7 @@ SET state = CASE id /*state*/ END, current_step = CASE id /*step*/ END,
 WHERE /*ids*/
 
 -- name: complete-workflow-jobs
--- complete-workflow-job for a step batch's rows; /*ids*/ as finalize-running.
+-- complete-workflow-job for a step batch's rows; /*ids*/ as claim-running.
 UPDATE {jobs} SET status = 'completed', completed_at = NOW()
 WHERE (/*ids*/) AND status IN ('pending', 'processing')
 

@@ -168,10 +168,14 @@ func TestQueriesPrepare(t *testing.T) {
 				require.NoError(t, err, "%s with %s does not parse:\n%s", name, which, full)
 				require.NoError(t, st.Close())
 			}
+			full := strings.Replace(sql, "/*which*/", e.s.q[qClaimWhichPlain]+" AND "+e.s.q[qClaimSkipGroups], 1)
+			st, err := e.db.PrepareContext(e.ctx, full)
+			require.NoError(t, err, "%s with %s does not parse:\n%s", name, qClaimSkipGroups, full)
+			require.NoError(t, st.Close())
 			continue
 		}
-		if strings.HasSuffix(strings.TrimSpace(sql), "VALUES") || strings.Contains(sql, "/*ids*/") || strings.Contains(sql, "/*steps*/") {
-			require.True(t, slices.Contains([]string{qInsertLogs, qInsertLogsNarrow, qInsertJobsBulk, qFinalizeRunning, qFinalizeCompleted, qAdvanceWorkflows, qCompleteWorkflowJobs, qClaimedStepJobs}, name),
+		if strings.HasSuffix(strings.TrimSpace(sql), "VALUES") || strings.Contains(sql, "/*ids*/") || strings.Contains(sql, "/*steps*/") || strings.Contains(sql, "/*fence*/") {
+			require.True(t, slices.Contains([]string{qInsertLogs, qInsertLogsNarrow, qInsertJobsBulk, qClaimRunning, qCompleteHeldJobs, qAdvanceWorkflows, qCompleteWorkflowJobs, qClaimedStepJobs}, name),
 				"%s is completed by the store; add it to this list", name)
 			continue
 		}

@@ -143,7 +143,7 @@ func (e *testEnv) claimRunning(worker, queue string, limit int) []JobRow {
 	for i := range rows {
 		ids[i] = rows[i].ID
 	}
-	require.NoError(e.t, c.Finalize(e.ctx, Finalization{WorkerID: worker, Running: ids}))
+	require.NoError(e.t, c.Commit(e.ctx, ClaimCommit{WorkerID: worker, Running: ids}))
 	return rows
 }
 

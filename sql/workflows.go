@@ -231,8 +231,10 @@ func (w *WorkflowTx) flush() error {
 	}
 	// Events carry whole states: insertRows bounds each statement's size.
 	if err := insertRows(w, qInsertWorkflowEvent, w.events, (*WorkflowEvent).size, func(e *WorkflowEvent) []any {
-		return []any{e.WorkflowID, e.JobID, e.StepIndex, e.StepName, e.StepType,
-			e.Handler, e.Event, e.Queue, e.Attempt, nullBytes(e.Input), nullBytes(e.Output),
+		// Names come from the workflow's definition, which anyone can
+		// write: cut them to their columns rather than lose the event.
+		return []any{e.WorkflowID, e.JobID, e.StepIndex, fitNull(e.StepName, fitStepName), fitNull(e.StepType, fitShort),
+			FitChars(e.Handler, 255), e.Event, fitNull(e.Queue, fitShort), e.Attempt, nullBytes(e.Input), nullBytes(e.Output),
 			nullBytes(e.StateBefore), nullBytes(e.StateAfter), nullBytes(e.Context), nullBytes(e.Artifacts),
 			nullBytes(e.Chunks), nullBytes(e.Error), e.DurationMS}
 	}); err != nil {
@@ -326,7 +328,7 @@ func (w *WorkflowTx) Complete(id int64, state []byte, step int) error {
 
 // MarkFailed fails a live workflow and reports whether the row changed.
 func (w *WorkflowTx) MarkFailed(id int64, state []byte, message string) (bool, error) {
-	n, err := w.exec(qFailWorkflow, message, string(state), id)
+	n, err := w.exec(qFailWorkflow, FitText(message), string(state), id)
 	return n > 0, err
 }
 
@@ -349,19 +351,19 @@ func (w *WorkflowTx) CompleteJobAny(id int64) error {
 
 // BuryJob buries one job with a message.
 func (w *WorkflowTx) BuryJob(id int64, message string) error {
-	_, err := w.exec(qBuryJob, message, id)
+	_, err := w.exec(qBuryJob, FitText(message), id)
 	return err
 }
 
 // BuryStepJobs buries the active jobs of one step except one (0: none).
 func (w *WorkflowTx) BuryStepJobs(workflowID int64, step int, message string, except int64) error {
-	_, err := w.exec(qBuryStepJobs, message, workflowID, step, except)
+	_, err := w.exec(qBuryStepJobs, FitText(message), workflowID, step, except)
 	return err
 }
 
 // BuryWorkflowJobs buries the active jobs of a workflow except one (0: none).
 func (w *WorkflowTx) BuryWorkflowJobs(workflowID int64, message string, except int64) error {
-	_, err := w.exec(qBuryWorkflowJobs, message, workflowID, except)
+	_, err := w.exec(qBuryWorkflowJobs, FitText(message), workflowID, except)
 	return err
 }
 

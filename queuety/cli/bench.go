@@ -143,7 +143,6 @@ func (a *app) benchJobs(c *cli.Context) error {
 func benchWorkerFlags(concurrency int) []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "concurrency", Value: concurrency, Usage: "worker slots"},
-		&cli.DurationFlag{Name: "claim-window", Value: queuety.DefaultClaimWindow},
 		&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval},
 		&cli.IntFlag{Name: "step-batch", Value: queuety.DefaultWorkflowStepBatch, Usage: "workflow step completions one transaction may group (1: each its own)"},
 		&cli.IntFlag{Name: "chain-steps", Value: queuety.DefaultWorkflowChainSteps, Usage: "workflow steps a slot may run in a row without a claim (-1: none)"},
@@ -205,10 +204,6 @@ func openBench(c *cli.Context, cfg queuety.Config) (*queuety.Client, error) {
 		}
 	}
 	cfg.Concurrency = c.Int("concurrency")
-	cfg.ClaimWindow = c.Duration("claim-window")
-	if cfg.ClaimWindow == 0 {
-		cfg.ClaimWindow = -1 // the flag's 0 means "no window"
-	}
 	cfg.PollInterval = c.Duration("poll-interval")
 	// Commands without these flags read 0 and keep what cfg says.
 	if n := c.Int("step-batch"); n != 0 {

@@ -74,7 +74,6 @@ tables prefixed bench_, which it empties first.
 			&cli.IntFlag{Name: "concurrent", Value: 1, Usage: "workflows in flight at once: 1 times them one after the other; N > 1 dispatches N at once per run and times each"},
 			jsonFlag(),
 		}, &cli.IntFlag{Name: "concurrency", Value: 4, Usage: "worker slots"},
-			&cli.DurationFlag{Name: "claim-window", Value: queuety.DefaultClaimWindow},
 			&cli.DurationFlag{Name: "poll-interval", Value: 5 * time.Millisecond}),
 		Action: a.benchLocal,
 	}

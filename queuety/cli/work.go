@@ -35,7 +35,8 @@ func workerFlags() []cli.Flag {
 		&cli.StringFlag{Name: "rescue-schedule", Value: queuety.DefaultRescueSchedule, EnvVars: []string{"QUEUETY_RESCUE_SCHEDULE"}, Usage: "cron spec of the stale sweep, or \"off\""},
 		&cli.DurationFlag{Name: "job-timeout", Value: queuety.DefaultJobTimeout, EnvVars: []string{"QUEUETY_MAX_EXECUTION_TIME"}, Usage: "default time limit of one attempt"},
 		&cli.StringFlag{Name: "backoff", Value: queuety.BackoffExponential, EnvVars: []string{"QUEUETY_RETRY_BACKOFF"}, Usage: "fixed, linear, exponential, or seconds like 10,30,60"},
-		&cli.DurationFlag{Name: "claim-window", Value: queuety.DefaultClaimWindow, EnvVars: []string{"QUEUETY_CLAIM_WINDOW"}, Usage: "how long a claim waits for quick jobs before writing them (0: never)"},
+		// Kept so existing scripts still start; see the warning in work.
+		&cli.DurationFlag{Name: "claim-window", EnvVars: []string{"QUEUETY_CLAIM_WINDOW"}, Hidden: true},
 		&cli.IntFlag{Name: "claim-lanes", Value: queuety.DefaultClaimLanes, EnvVars: []string{"QUEUETY_CLAIM_LANES"}, Usage: "claim windows kept going at once"},
 		&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval, EnvVars: []string{"QUEUETY_POLL_INTERVAL"}, Usage: "idle wait between claims"},
 		&cli.IntFlag{Name: "max-claim-batch", Value: queuety.DefaultMaxClaimBatch, Usage: "rows one claim may take"},
@@ -82,10 +83,6 @@ func workerConfig(c *cli.Context, cfg *queuety.Config) error {
 	cfg.RescueSchedule = c.String("rescue-schedule")
 	cfg.JobTimeout = c.Duration("job-timeout")
 	cfg.PollInterval = c.Duration("poll-interval")
-	cfg.ClaimWindow = c.Duration("claim-window")
-	if cfg.ClaimWindow == 0 {
-		cfg.ClaimWindow = -1 // the flag's 0 means "no window"; Config's 0 means default
-	}
 	cfg.ClaimLanes = c.Int("claim-lanes")
 	cfg.MaxClaimBatch = c.Int("max-claim-batch")
 	cfg.WorkflowStepBatch = c.Int("step-batch")
@@ -164,6 +161,9 @@ stop the PHP processes, exit 0.`,
 			}
 			if err := workerConfig(c, &cfg); err != nil {
 				return err
+			}
+			if c.IsSet("claim-window") {
+				cfg.Logger.Warn("--claim-window (QUEUETY_CLAIM_WINDOW) has no effect any more: a claim commits before its handlers start, so a rolled-back claim never runs a job twice")
 			}
 			phpCfg, usePHP, err := phpPoolConfig(c)
 			if err != nil {
