@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -179,4 +180,34 @@ func TestExternalWorkerFailuresRetryThenBury(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, store.StatusBuried, row.Status)
 	require.Equal(t, "bad address", row.ErrorMessage.String)
+}
+
+// An external worker's failure with a message far over the column's 64 KiB
+// is recorded cut to fit (it used to answer 500 and leave the job
+// processing).
+func TestExternalWorkerHugeFailureMessageFits(t *testing.T) {
+	t.Parallel()
+	c, base := planeServer(t)
+	ctx := context.Background()
+	id, _, err := c.Store().InsertJob(ctx, store.InsertJob{Queue: "default", Handler: "mail.send", Payload: []byte(`[]`), MaxAttempts: 3})
+	require.NoError(t, err)
+	status, body := call(t, base, "POST", "/api/worker/register", map[string]any{"worker_id": "ext-1", "task_queue": "default", "runtime": "go"})
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	var task map[string]any
+	require.Eventually(t, func() bool {
+		_, body := call(t, base, "POST", "/api/worker/activity-tasks/poll", map[string]any{"worker_id": "ext-1"})
+		task, _ = body["task"].(map[string]any)
+		return task != nil
+	}, 10*time.Second, 50*time.Millisecond)
+	huge := strings.Repeat("ü", 50_000) // 100 KB
+	status, body = call(t, base, "POST", "/api/worker/activity-tasks/"+task["task_id"].(string)+"/fail", map[string]any{
+		"activity_attempt_id": task["activity_attempt_id"], "lease_owner": "ext-1", "message": huge, "non_retryable": true,
+	})
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	row, err := c.Store().GetJob(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, store.StatusBuried, row.Status)
+	require.LessOrEqual(t, len(row.ErrorMessage.String), store.TextBytes)
+	require.True(t, strings.HasSuffix(row.ErrorMessage.String, "…"))
+	require.True(t, strings.HasPrefix(huge, strings.TrimSuffix(row.ErrorMessage.String, "…")))
 }
