@@ -50,7 +50,7 @@ With --php the jobs are --php-handler jobs run by the PHP handler pool
 				&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "steady mode: how long to dispatch"},
 				&cli.StringFlag{Name: "php-handler", Usage: "with --php: the PHP handler the drained jobs name (a noop one, for the pool's overhead)"},
 				jsonFlag(),
-			}, append(benchWorkerFlags(200), phpFlags()...)...),
+			}, append(append(benchWorkerFlags(200), phpFlags()...), profileFlags()...)...),
 			Action: a.benchJobs,
 		}, a.benchWorkflowsCommand(), a.benchWaitsCommand(), a.benchLocalCommand()},
 	}
@@ -149,7 +149,7 @@ func benchWorkerFlags(concurrency int) []cli.Flag {
 	}
 }
 
-// profileFlags are the Go profiles a benchmark can write (bench workflows).
+// profileFlags are the Go profiles a benchmark can write (bench jobs, bench workflows).
 func profileFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.PathFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the timed part to `FILE` (go tool pprof)"},
@@ -258,6 +258,11 @@ func benchDrain(c *cli.Context, client *queuety.Client, reg *queuety.Registry, r
 	if err != nil {
 		return err
 	}
+	stopProfile, err := startCPUProfile(c)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	t1 := time.Now()
 	if err := w.Start(c.Context); err != nil {
 		return err
