@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
 )
 
 // runCounter counts handler runs per job id.
@@ -310,4 +312,45 @@ func TestSaturatedGroupDoesNotStarveTheQueue(t *testing.T) {
 	for _, id := range append(grouped, plain...) {
 		require.Equal(t, 1, runs.get(id), fmt.Sprintf("job %d runs", id))
 	}
+}
+
+// lockedBuffer is a log sink tests read while a worker writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A worker says at start which pending jobs on its queues it will leave,
+// and what would run them, instead of leaving them silently.
+func TestWorkerReportsWorkItWillLeave(t *testing.T) {
+	t.Parallel()
+	var logs lockedBuffer
+	c := newTestClient(t, func(cfg *Config) {
+		cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	})
+	ctx := context.Background()
+	_, err := c.Dispatch(ctx, `App\Jobs\SendEmail`, nil)
+	require.NoError(t, err)
+	_, _, err = c.DispatchWorkflow(ctx, mustBuild(t, workflow.New("brief").Then(`App\Steps\Plan`), wfObj(t)))
+	require.NoError(t, err)
+	reg := NewRegistry()
+	reg.HandleFunc("go.one", func(context.Context, *Job) error { return nil })
+	w := startWorker(t, c, reg)
+	require.NoError(t, w.Stop(ctx))
+	out := logs.String()
+	require.Contains(t, out, "workflows=false")
+	require.Regexp(t, `pending jobs this worker will not run" .*handler=App\\Jobs\\SendEmail jobs=1 why="no Go handler`, out)
+	require.Regexp(t, `handler=App\\Steps\\Plan jobs=1 why="workflow steps are off: pass --workflows`, out)
 }

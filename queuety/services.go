@@ -52,10 +52,12 @@ func (h *heartbeater) beat(now time.Time) {
 	w.mu.Lock()
 	var ids []int64
 	byID := map[int64]*running{}
-	for id, rj := range w.running {
-		if rj.lastTouch.Load() <= due {
-			ids = append(ids, id)
-			byID[id] = rj
+	for _, set := range []map[int64]*running{w.running, w.settling} {
+		for id, rj := range set {
+			if rj.lastTouch.Load() <= due {
+				ids = append(ids, id)
+				byID[id] = rj
+			}
 		}
 	}
 	w.mu.Unlock()
@@ -87,6 +89,13 @@ type rescuer struct {
 	log      *slog.Logger
 	cron     *cron.Cron
 	mu       sync.Mutex // one sweep at a time
+	// troubleAt returns when the worker last lost its database connection
+	// (unix nanos, 0: never); no sweep runs until holdOff has passed since.
+	// During an outage no worker could heartbeat, so right after it every
+	// running job looks stale; two heartbeat intervals give them all time
+	// to refresh their rows (and to write completions that waited).
+	troubleAt func() int64
+	holdOff   time.Duration
 }
 
 func (r *rescuer) Start() error {
@@ -108,6 +117,12 @@ func (r *rescuer) Stop() {
 func (r *rescuer) sweep() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.troubleAt != nil {
+		if at := r.troubleAt(); at != 0 && time.Since(time.Unix(0, at)) < r.holdOff {
+			r.log.Info("stale sweep postponed: the database connection was lost moments ago", "hold_off", r.holdOff)
+			return
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	res, err := r.c.RecoverStale(ctx, r.reg)

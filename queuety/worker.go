@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,9 +49,17 @@ type Worker struct {
 
 	mu      sync.Mutex
 	running map[int64]*running
-	lanes   []*lane
+	// settling are finished attempts whose completion is not written yet:
+	// out of their slot, still heartbeated, so no stale sweep takes a job
+	// that ran only because its completion waits out a lost connection.
+	settling map[int64]*running
+	lanes    []*lane
+	// dbTroubleAt is when a claim last failed on the connection (unix
+	// nanos); the rescuer holds off after it (see rescuer.sweep).
+	dbTroubleAt atomic.Int64
 
-	completions chan store.Completion
+	// done holds completions not yet written (completer.go).
+	done *doneQueue
 	// unwritten counts completions handed to the completer and not yet
 	// written (or given up on).
 	unwritten     atomic.Int64
@@ -143,7 +152,8 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 	w := &Worker{
 		c: c, cfg: cfg, store: c.store, reg: reg,
 		running:       map[int64]*running{},
-		completions:   make(chan store.Completion, cfg.Concurrency),
+		settling:      map[int64]*running{},
+		done:          newDoneQueue(),
 		completerStop: make(chan struct{}),
 		completerDone: make(chan struct{}),
 	}
@@ -190,7 +200,8 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		w.deadlines = &deadlineChecker{c: c, reg: reg, interval: cfg.DeadlineInterval, log: w.log}
 	}
 	if cfg.RescueSchedule != "off" {
-		w.rescuer = &rescuer{c: c, reg: reg, schedule: cfg.RescueSchedule, log: w.log}
+		w.rescuer = &rescuer{c: c, reg: reg, schedule: cfg.RescueSchedule, log: w.log,
+			holdOff: 2 * cfg.HeartbeatInterval, troubleAt: w.dbTroubleAt.Load}
 	}
 	return w, nil
 }
@@ -257,8 +268,43 @@ func (w *Worker) Start(ctx context.Context) error {
 		go w.claimLoop(l)
 	}
 	w.log.Info("worker started", "queues", w.cfg.Queues, "concurrency", w.cfg.Concurrency,
-		"handlers", handlerSummary(w.handlers))
+		"handlers", handlerSummary(w.handlers), "workflows", w.engine != nil)
+	w.reportLeftWork(ctx)
 	return nil
+}
+
+// reportLeftWork warns about pending jobs on the worker's queues that it
+// will not claim, and says what would run them: a worker that silently
+// leaves a backlog is the first trap of a new setup.
+func (w *Worker) reportLeftWork(ctx context.Context) {
+	pending, err := w.store.PendingHandlers(ctx, w.cfg.Queues)
+	if err != nil {
+		w.log.Warn("could not read the pending jobs for the start-up report", "err", err)
+		return
+	}
+	for _, p := range pending {
+		if why := w.wontClaim(p); why != "" {
+			w.log.Warn("pending jobs this worker will not run", "handler", p.Handler, "jobs", p.N, "why", why)
+		}
+	}
+}
+
+// wontClaim says why this worker will not claim p's jobs, or "".
+func (w *Worker) wontClaim(p store.PendingHandler) string {
+	if p.IsStep {
+		switch {
+		case w.engine == nil:
+			return "workflow steps are off: pass --workflows (Config.Workflows)"
+		case w.engine.StepRunner() != nil || slices.Contains(w.wfHandlers, p.Handler):
+			return ""
+		default:
+			return "no Go step handler for this class: register one (RegisterStep) or run PHP steps with --php"
+		}
+	}
+	if w.handlers == nil || slices.Contains(w.handlers, p.Handler) {
+		return ""
+	}
+	return "no Go handler: register one, run PHP handlers with --php, or leave it to the plugin's workers"
 }
 
 func handlerSummary(h []string) string {
@@ -443,6 +489,7 @@ type lane struct {
 func (w *Worker) claimLoop(l *lane) {
 	defer w.claimersWG.Done()
 	errDelay := 100 * time.Millisecond
+	busy := false // the last claim found more work than it could take
 	for w.claimCtx.Err() == nil {
 		free := w.freeSlots(l)
 		if free == 0 {
@@ -452,11 +499,26 @@ func (w *Worker) claimLoop(l *lane) {
 			}
 			continue
 		}
-		n, err := w.claimRound(l, min(free, w.cfg.MaxClaimBatch))
+		if busy && free < l.size/4 {
+			// A backlog: every claim costs the same few statements whatever
+			// its size, so gather a quarter of the lane's slots (or wait a
+			// moment) rather than claim the one or two just freed.
+			w.gather(l)
+			free = w.freeSlots(l)
+		}
+		want := min(free, w.cfg.MaxClaimBatch)
+		n, err := w.claimRound(l, want)
+		busy = err == nil && n == want
+		if store.ConnectionLost(err) {
+			w.dbTroubleAt.Store(time.Now().UnixNano())
+		}
+		if errors.Is(err, store.ErrNotAllHeld) {
+			continue // the carried completions were written on their own; claim again
+		}
 		if err != nil && store.Transient(err) {
-			// A deadlock or lock wait rolled the window back: expected now
-			// and then under contention, so just try again shortly.
-			w.log.Debug("claim window rolled back by the server; retrying", "err", err)
+			// A deadlock or lock wait rolled the claim back (nothing ran):
+			// expected now and then under contention, so just try again.
+			w.log.Debug("claim rolled back by the server; retrying", "err", err)
 			w.sleep(rand.N(20 * time.Millisecond))
 			continue
 		}
@@ -470,6 +532,25 @@ func (w *Worker) claimLoop(l *lane) {
 		if n == 0 {
 			jitter := time.Duration(float64(w.cfg.PollInterval) * (0.8 + 0.4*rand.Float64()))
 			w.idle(l, jitter)
+		}
+	}
+}
+
+// gatherFor bounds how long a lane with a backlog waits for more free
+// slots before claiming.
+const gatherFor = 2 * time.Millisecond
+
+// gather waits until a quarter of l's slots are free, or gatherFor.
+func (w *Worker) gather(l *lane) {
+	t := time.NewTimer(gatherFor)
+	defer t.Stop()
+	for w.freeSlots(l) < l.size/4 {
+		select {
+		case <-l.slotFreed:
+		case <-t.C:
+			return
+		case <-w.claimCtx.Done():
+			return
 		}
 	}
 }
@@ -522,14 +603,21 @@ func (w *Worker) freeSlots(l *lane) int {
 // next. Keeping the transaction open while quick jobs ran would save a row
 // write per job, but a rollback after a handler ran is that handler run
 // twice, which a mixed fleet hits every few seconds.
-func (w *Worker) claimRound(l *lane, n int) (int, error) {
+func (w *Worker) claimRound(l *lane, n int) (claimed int, err error) {
 	// Not claimCtx: cancelling a claim mid-COMMIT would leave its rows in
 	// doubt; Stop waits for the round instead.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	paused := w.pausedQueues(ctx)
+	// Completions waiting to be written ride in this claim's transaction.
+	carry := w.done.take(maxCompletionBatch)
+	defer func() { w.carried(carry, err) }()
 	tx, err := w.store.BeginClaim(ctx)
 	if err != nil {
+		return 0, err
+	}
+	if err := tx.Complete(ctx, carry); err != nil {
+		_ = tx.Rollback()
 		return 0, err
 	}
 	rows, err := w.selectClaim(ctx, tx, paused, n)
@@ -539,8 +627,8 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 	}
 	if len(rows) == 0 || w.claimCtx.Err() != nil {
 		// Nothing to do, or Stop arrived while claiming: every selected row
-		// goes back untouched, attempts unspent (rows the session claim
-		// buried stay buried).
+		// goes back untouched, attempts unspent (what the claim wrote, rows
+		// the session claim buried and carried completions, stays).
 		return 0, tx.End(ctx, w.id)
 	}
 	commit := store.ClaimCommit{WorkerID: w.id, Running: make([]int64, len(rows)), Logs: make([]store.LogRow, 0, len(rows))}
@@ -816,10 +904,11 @@ func (w *Worker) execute(ctx context.Context, rj *running) {
 	switch {
 	case err == nil:
 		w.unwritten.Add(1)
-		select {
-		case w.completions <- store.Completion{Attempt: rj.job.attempt, Log: w.completedLog(rj, o.duration)}:
-		case <-w.completerDone:
-			w.unwritten.Add(-1)
+		w.mu.Lock()
+		w.settling[rj.row.ID] = rj
+		w.mu.Unlock()
+		if !w.done.push(store.Completion{Attempt: rj.job.attempt, Log: w.completedLog(rj, o.duration)}) {
+			w.settled([]store.Completion{{Attempt: rj.job.attempt}})
 			w.log.Error("completion after the completer stopped; the stale sweep will retry the job", "job", rj.row.ID)
 		}
 	case errors.Is(cause, ErrJobLost):
@@ -1016,51 +1105,6 @@ func (w *Worker) countOutcome(rj *running, o *outcome) {
 		w.log.Info("job failed; retrying", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts,
 			"in", o.settings.backoff.Delay(row.Attempts), "err", o.err)
 	}
-}
-
-// completeLoop writes successful completions in batches: whatever has
-// arrived while the previous batch was being written goes in the next.
-func (w *Worker) completeLoop() {
-	defer close(w.completerDone)
-	batch := make([]store.Completion, 0, 1024)
-	for {
-		select {
-		case c := <-w.completions:
-			batch = append(batch, c)
-		case <-w.completerStop:
-			for {
-				select {
-				case c := <-w.completions:
-					batch = append(batch, c)
-					continue
-				default:
-				}
-				break
-			}
-			w.flush(batch)
-			return
-		}
-	drain:
-		for len(batch) < cap(batch) {
-			select {
-			case c := <-w.completions:
-				batch = append(batch, c)
-			default:
-				break drain
-			}
-		}
-		w.flush(batch)
-		batch = batch[:0]
-		w.sampleMemory()
-	}
-}
-
-func (w *Worker) flush(batch []store.Completion) {
-	if len(batch) == 0 {
-		return
-	}
-	defer w.unwritten.Add(-int64(len(batch)))
-	w.writeCompletions(batch)
 }
 
 // writeCompletions writes a batch of completions. A batch the server

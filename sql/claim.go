@@ -50,9 +50,12 @@ type ClaimTx struct {
 	tx   *sqlx.Tx
 	// locks are the group locks held until the window ends.
 	locks []string
-	// buried: Bury wrote in the window, so even a window that runs nothing
-	// must commit (see End).
-	buried bool
+	// written: Bury or Complete wrote in the claim, so even a claim that
+	// takes nothing must commit (see End).
+	written bool
+	// logs are the log rows of carried completions, inserted with the
+	// claim's own.
+	logs []LogRow
 }
 
 // BeginClaim opens a claim window.
@@ -140,15 +143,36 @@ func (c *ClaimTx) Bury(ctx context.Context, workerID string, row *JobRow, messag
 	started, buried := LogFor(row, EventStarted), LogFor(row, EventBuried)
 	started.Attempt, buried.Attempt = attempt, attempt
 	buried.ErrorMessage = String(message)
-	c.buried = true
+	c.written = true
 	return c.s.insertLogs(ctx, c.tx, []LogRow{started, buried})
 }
 
-// End closes a window that runs nothing: every selected row is handed back
-// untouched (a rollback), except the rows Bury buried, which are kept (a
-// commit), so a lone bad row does not come back every poll.
+// Complete writes completions of attempts this worker finished inside the
+// claim's transaction, before it selects: a busy worker then commits its
+// completions and its next claim together. ErrNotAllHeld (some attempt no
+// longer holds its row, or already completed it) means the claim must be
+// rolled back and the batch written with CompleteJobs.
+func (c *ClaimTx) Complete(ctx context.Context, batch []Completion) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	q, args, _, logs, ok := c.s.completeHeldQuery(batch)
+	if !ok {
+		return ErrNotAllHeld
+	}
+	if err := execHeld(ctx, c.tx, q, args, len(batch)); err != nil {
+		return err
+	}
+	c.written = true
+	c.logs = append(c.logs, logs...)
+	return nil
+}
+
+// End closes a claim that runs nothing: every selected row is handed back
+// untouched (a rollback), except what Bury and Complete wrote, which is
+// kept (a commit), so a lone bad row does not come back every poll.
 func (c *ClaimTx) End(ctx context.Context, workerID string) error {
-	if c.buried {
+	if c.written {
 		return c.Commit(ctx, ClaimCommit{WorkerID: workerID})
 	}
 	return c.Rollback()
@@ -294,7 +318,11 @@ func (c *ClaimTx) Commit(ctx context.Context, f ClaimCommit) (err error) {
 			return fmt.Errorf("%s: %w", qClaimRunning, err)
 		}
 	}
-	if err := c.s.insertLogs(ctx, c.tx, f.Logs); err != nil {
+	logs := f.Logs
+	if len(c.logs) > 0 {
+		logs = append(c.logs, f.Logs...)
+	}
+	if err := c.s.insertLogs(ctx, c.tx, logs); err != nil {
 		return err
 	}
 	if err := c.tx.Commit(); err != nil {

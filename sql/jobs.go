@@ -241,43 +241,17 @@ func (s *Store) CompleteJobs(ctx context.Context, batch []Completion) (CompleteR
 // changed, when some attempt of the batch no longer holds its row (or the
 // batch mixes workers), and the caller takes the careful path.
 func (s *Store) completeHeld(ctx context.Context, batch []Completion) (res CompleteResult, ok bool, err error) {
-	byAttempt := map[int][]int64{}
-	ids := make([]int64, 0, len(batch))
-	logs := make([]LogRow, 0, len(batch))
-	for _, c := range batch {
-		if c.WorkerID != batch[0].WorkerID {
-			return res, false, nil
-		}
-		byAttempt[c.Attempt.Attempt] = append(byAttempt[c.Attempt.Attempt], c.ID)
-		ids = append(ids, c.ID)
-		logs = append(logs, c.Log)
+	q, args, ids, logs, ok := s.completeHeldQuery(batch)
+	if !ok {
+		return res, false, nil
 	}
-	if len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {
-		return res, false, nil // a job twice in one batch: let the careful path sort it out
-	}
-	var fence []string
-	args := []any{batch[0].WorkerID}
-	for attempt, group := range byAttempt {
-		where, wargs := idRanges(group)
-		fence = append(fence, "(attempts = ? AND ("+where+"))")
-		args = append(append(args, attempt), wargs...)
-	}
-	q := strings.Replace(s.query(qCompleteHeldJobs), "/*fence*/", strings.Join(fence, " OR "), 1)
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		r, err := tx.ExecContext(ctx, q, args...)
-		if err != nil {
-			return fmt.Errorf("complete: %w", err)
-		}
-		n, err := r.RowsAffected()
-		if err != nil {
+		if err := execHeld(ctx, tx, q, args, len(batch)); err != nil {
 			return err
-		}
-		if int(n) != len(batch) {
-			return errNotAllHeld
 		}
 		return s.insertLogs(ctx, tx, logs)
 	})
-	if errors.Is(err, errNotAllHeld) {
+	if errors.Is(err, ErrNotAllHeld) {
 		return res, false, nil
 	}
 	if err != nil {
@@ -286,8 +260,54 @@ func (s *Store) completeHeld(ctx context.Context, batch []Completion) (res Compl
 	return CompleteResult{Completed: ids}, true, nil
 }
 
-// errNotAllHeld rolls completeHeld's transaction back.
-var errNotAllHeld = errors.New("not every attempt holds its row")
+// completeHeldQuery builds the fenced UPDATE of a batch whose attempts all
+// belong to one worker and name distinct jobs; ok is false otherwise.
+func (s *Store) completeHeldQuery(batch []Completion) (q string, args []any, ids []int64, logs []LogRow, ok bool) {
+	byAttempt := map[int][]int64{}
+	ids = make([]int64, 0, len(batch))
+	logs = make([]LogRow, 0, len(batch))
+	for _, c := range batch {
+		if c.WorkerID != batch[0].WorkerID {
+			return "", nil, nil, nil, false
+		}
+		byAttempt[c.Attempt.Attempt] = append(byAttempt[c.Attempt.Attempt], c.ID)
+		ids = append(ids, c.ID)
+		logs = append(logs, c.Log)
+	}
+	if len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {
+		return "", nil, nil, nil, false // a job twice in one batch: the careful path sorts it out
+	}
+	var fence []string
+	args = []any{batch[0].WorkerID}
+	for attempt, group := range byAttempt {
+		where, wargs := idRanges(group)
+		fence = append(fence, "(attempts = ? AND ("+where+"))")
+		args = append(append(args, attempt), wargs...)
+	}
+	q = strings.Replace(s.query(qCompleteHeldJobs), "/*fence*/", strings.Join(fence, " OR "), 1)
+	return q, args, ids, logs, true
+}
+
+// execHeld runs a fenced completion and checks it changed want rows.
+func execHeld(ctx context.Context, ex sqlx.ExecerContext, q string, args []any, want int) error {
+	r, err := ex.ExecContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("complete: %w", err)
+	}
+	n, err := r.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if int(n) != want {
+		return ErrNotAllHeld
+	}
+	return nil
+}
+
+// ErrNotAllHeld: some attempt of a completion batch no longer holds its
+// row (or already completed it). The transaction must be rolled back and
+// the batch written with CompleteJobs, which tells each case apart.
+var ErrNotAllHeld = errors.New("not every attempt of the batch holds its row")
 
 // Failure is a failed attempt: retried after Delay, or buried.
 type Failure struct {
@@ -574,6 +594,27 @@ func (s *Store) Stats(ctx context.Context) ([]QueueStats, error) {
 	}
 	for _, q := range paused {
 		get(q).Paused = true
+	}
+	return out, nil
+}
+
+// PendingHandler is a count of pending jobs of one handler and kind.
+type PendingHandler struct {
+	Handler string `db:"handler"`
+	IsStep  bool   `db:"is_step"`
+	N       int    `db:"n"`
+}
+
+// PendingHandlers counts the pending jobs (at most 20,000 read) of queues
+// by handler, workflow steps apart, largest first.
+func (s *Store) PendingHandlers(ctx context.Context, queues []string) ([]PendingHandler, error) {
+	q, args, err := s.in(qPendingHandlers, queues)
+	if err != nil {
+		return nil, err
+	}
+	var out []PendingHandler
+	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
+		return nil, fmt.Errorf("pending handlers: %w", err)
 	}
 	return out, nil
 }

@@ -44,6 +44,7 @@ const (
 	qLockAttempts       = "lock-attempts"
 	qCompleteJobs       = "complete-jobs"
 	qCompleteHeldJobs   = "complete-held-jobs"
+	qPendingHandlers    = "pending-handlers"
 	qRetryJob           = "retry-job"
 	qBuryJob            = "bury-job"
 	qUnclaimJobs        = "unclaim-jobs"

@@ -146,6 +146,19 @@ SELECT id, status, attempts, reserved_by FROM {jobs} WHERE id IN (?) FOR UPDATE
 -- own finished row and does not log twice.
 UPDATE {jobs} SET status = 'completed', completed_at = NOW() WHERE id IN (?)
 
+-- name: pending-handlers
+-- What is waiting on the worker's queues, by handler and kind (plain job or
+-- workflow step), for the start-up report of work this worker will leave.
+-- The inner LIMIT bounds the read on a large backlog.
+SELECT handler, is_step, COUNT(*) AS n FROM (
+	SELECT handler, workflow_id IS NOT NULL AS is_step FROM {jobs} FORCE INDEX (idx_qgo_claim)
+	WHERE queue IN (?) AND status = 'pending' AND batch_id IS NULL
+	LIMIT 20000
+) AS pending
+GROUP BY handler, is_step
+ORDER BY n DESC
+LIMIT 50
+
 -- name: complete-held-jobs
 -- CompleteJobs' fast path: the fence is in the WHERE (/*fence*/: one
 -- "attempts = ? AND (ids)" group per attempt number), so a batch whose
