@@ -366,8 +366,9 @@ func count(t *testing.T, db *sqlx.DB, killed map[string]bool) tally {
 // twice, no handler run twice except after its worker was killed.
 func check(t *testing.T, name string, tl tally) {
 	t.Helper()
-	t.Logf("%s: %s", name, tl)
 	if tl.Lost != 0 || tl.DoubleCompletions != 0 || tl.Unexcused != 0 {
 		t.Errorf("%s: %s\n%s", name, tl, strings.Join(tl.examples, "\n"))
+		return
 	}
+	t.Logf("%s: %s", name, tl)
 }

@@ -57,3 +57,40 @@ func waitUntil(t *testing.T, f *fleet, d time.Duration, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Round b: two workers drain 3,000 jobs from a private MariaDB that is
+// SIGKILLed at a random moment and restarted after 0.5-3 s. The daemons
+// must never exit, and every job must end completed, once.
+func TestChaosKillMariaDB(t *testing.T) {
+	m := newMariaDB(t)
+	dsn := m.createDB(t, "chaos")
+	const jobs = 3000
+	var total tally
+	n := rounds(t, 1)
+	for round := 1; round <= n; round++ {
+		db := prepare(t, dsn)
+		reset(t, db)
+		insertJobs(t, db, jobs)
+		f := newFleet(t, dsn)
+		for i := range 2 {
+			f.worker(fmt.Sprintf("mdb-r%d-w%d", round, i), dsn)
+		}
+		at := jobs * (10 + mrand.IntN(50)) / 100
+		waitUntil(t, f, 60*time.Second, func() bool { return completed(t, db) >= at })
+		m.kill(t)
+		down := time.Duration(500+mrand.IntN(2500)) * time.Millisecond
+		time.Sleep(down)
+		f.requireAlive()
+		m.start(t)
+		ok := drain(t, db, f, jobs, 90*time.Second)
+		f.stopAll(15 * time.Second)
+		if !ok {
+			t.Logf("round %d: drain timed out", round)
+		}
+		tl := count(t, db, f.killedNames())
+		check(t, fmt.Sprintf("mariadb kill round %d (kill at %d completed, down %s)", round, at, down), tl)
+		total.add(tl)
+		_ = db.Close()
+	}
+	t.Logf("kill -9 mariadbd, %d rounds: %s", n, total)
+}
