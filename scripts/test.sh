@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (README): every Go test against MariaDB, with
-# the PHP checks. Starts MariaDB and installs PHP when missing.
+# the PHP checks. Starts MariaDB and installs PHP when missing. The chaos
+# suite's short version (internal/chaos) is part of `go test ./...`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-mariadb.sh
@@ -9,4 +10,7 @@ go vet ./...
 # -v so the log shows every test that ran; the per-case lines of table and
 # fuzz-seed subtests that passed are left out (failures are kept).
 go test -count=1 -v -timeout 15m ./... 2>&1 | grep -v -E '^(=== (RUN|PAUSE|CONT|NAME)|\s+--- PASS)'
+# Every fuzz target for a moment beyond its seeds (which `go test` ran);
+# `make fuzz` runs them longer.
+FUZZTIME=${FUZZTIME:-2s} scripts/fuzz.sh
 phpunit -c php-bridge/phpunit.xml  # the PHP bridge (php-bridge/tests), on the same MariaDB
