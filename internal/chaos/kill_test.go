@@ -28,11 +28,11 @@ func TestChaosKillWorker(t *testing.T) {
 		}
 		// A random moment of the drain: after 5-60% of the jobs completed.
 		at := jobs * (5 + mrand.IntN(56)) / 100
-		waitUntil(t, f, 60*time.Second, func() bool { return completed(t, db) >= at })
+		waitUntil(t, f, 120*time.Second, func() bool { return completed(t, db) >= at })
 		victim := mrand.IntN(len(ws))
 		ws[victim].kill(t)
 		f.worker(fmt.Sprintf("kill-r%d-w%d-restarted", round, victim), dsn)
-		ok := drain(t, db, f, jobs, 90*time.Second)
+		ok := drain(t, db, f, jobs, 180*time.Second)
 		f.stopAll(15 * time.Second)
 		tl := count(t, db, f.killedNames())
 		if !ok {
@@ -76,13 +76,13 @@ func TestChaosKillMariaDB(t *testing.T) {
 			f.worker(fmt.Sprintf("mdb-r%d-w%d", round, i), dsn)
 		}
 		at := jobs * (10 + mrand.IntN(50)) / 100
-		waitUntil(t, f, 60*time.Second, func() bool { return completed(t, db) >= at })
+		waitUntil(t, f, 120*time.Second, func() bool { return completed(t, db) >= at })
 		m.kill(t)
 		down := time.Duration(500+mrand.IntN(2500)) * time.Millisecond
 		time.Sleep(down)
 		f.requireAlive()
 		m.start(t)
-		ok := drain(t, db, f, jobs, 90*time.Second)
+		ok := drain(t, db, f, jobs, 180*time.Second)
 		f.stopAll(15 * time.Second)
 		if !ok {
 			t.Logf("round %d: drain timed out", round)

@@ -63,7 +63,7 @@ func TestChaosMixedFleet(t *testing.T) {
 			// Fewer slots than the other rounds, so PHP gets its share.
 			f.worker(fmt.Sprintf("mixed-r%d-go%d", round, i), dsn, "--concurrency", "4", "--stale-timeout", "30s")
 		}
-		ok := drain(t, db, f, jobs, 120*time.Second)
+		ok := drain(t, db, f, jobs, 180*time.Second)
 		// The PHP workers exit on their own once the queue stays empty.
 		for _, p := range phps {
 			select {

@@ -127,7 +127,7 @@ func TestChaosCutConnections(t *testing.T) {
 		}
 		// Cuts start once the workers drain: a `work` that cannot complete
 		// its start-up checks exits (its supervisor restarts it).
-		waitUntil(t, f, 60*time.Second, func() bool { return completed(t, db) >= 50 })
+		waitUntil(t, f, 120*time.Second, func() bool { return completed(t, db) >= 50 })
 		stop := make(chan struct{})
 		cutterDone := make(chan struct{})
 		go func() {
@@ -146,10 +146,10 @@ func TestChaosCutConnections(t *testing.T) {
 			}
 		}()
 		// Cut through most of the drain, then let the rest finish.
-		waitUntil(t, f, 120*time.Second, func() bool { return completed(t, db) >= jobs*9/10 })
+		waitUntil(t, f, 240*time.Second, func() bool { return completed(t, db) >= jobs*9/10 })
 		close(stop)
 		<-cutterDone
-		ok := drain(t, db, f, jobs, 90*time.Second)
+		ok := drain(t, db, f, jobs, 180*time.Second)
 		f.stopAll(15 * time.Second)
 		if !ok {
 			t.Logf("round %d: drain timed out", round)
