@@ -285,7 +285,10 @@ type tally struct {
 	// extra runs all happened in a worker the suite killed, which did not
 	// complete them; Unexcused the rest.
 	Reruns, Excused, Unexcused int
-	examples                   []string
+	// Unfinished: runs in a killed worker of jobs it did not complete
+	// (started, then lost with the process).
+	Unfinished int
+	examples   []string
 }
 
 func (a *tally) add(b tally) {
@@ -295,14 +298,15 @@ func (a *tally) add(b tally) {
 	a.Reruns += b.Reruns
 	a.Excused += b.Excused
 	a.Unexcused += b.Unexcused
+	a.Unfinished += b.Unfinished
 	if len(a.examples) < 5 {
 		a.examples = append(a.examples, b.examples...)
 	}
 }
 
 func (a tally) String() string {
-	return fmt.Sprintf("jobs=%d lost=%d double_completions=%d runs>1=%d (in killed workers %d, other %d)",
-		a.Jobs, a.Lost, a.DoubleCompletions, a.Reruns, a.Excused, a.Unexcused)
+	return fmt.Sprintf("jobs=%d lost=%d double_completions=%d runs>1=%d (after a kill %d, other %d); killed workers' unfinished runs=%d",
+		a.Jobs, a.Lost, a.DoubleCompletions, a.Reruns, a.Excused, a.Unexcused, a.Unfinished)
 }
 
 // count reads a round's outcome. killed names the workers the suite
@@ -338,10 +342,6 @@ func count(t *testing.T, db *sqlx.DB, killed map[string]bool) tally {
 			continue
 		}
 		ws := byJob[j.ID]
-		if len(ws) <= 1 {
-			continue
-		}
-		tl.Reruns++
 		owner := ""
 		if j.ReservedBy != nil {
 			owner = *j.ReservedBy
@@ -350,8 +350,13 @@ func count(t *testing.T, db *sqlx.DB, killed map[string]bool) tally {
 		for _, w := range ws {
 			if killed[w] && w != owner {
 				extra--
+				tl.Unfinished++
 			}
 		}
+		if len(ws) <= 1 {
+			continue
+		}
+		tl.Reruns++
 		if extra <= 0 {
 			tl.Excused++
 			continue

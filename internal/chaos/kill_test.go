@@ -38,7 +38,7 @@ func TestChaosKillWorker(t *testing.T) {
 		if !ok {
 			t.Logf("round %d: drain timed out", round)
 		}
-		check(t, fmt.Sprintf("kill round %d (kill at %d completed)", round, at), tl)
+		check(t, fmt.Sprintf("kill round %d (%s, pid %d, killed at %d completed)", round, ws[victim].name, ws[victim].cmd.Process.Pid, at), tl)
 		total.add(tl)
 	}
 	t.Logf("kill -9 worker, %d rounds: %s", n, total)
