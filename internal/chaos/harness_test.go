@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -285,6 +284,10 @@ type tally struct {
 	// extra runs all happened in a worker the suite killed, which did not
 	// complete them; Unexcused the rest.
 	Reruns, Excused, Unexcused int
+	// Of the unexcused: SameAttempt jobs ran one attempt number twice (the
+	// claim holding it was rolled back after its handler ran), NewAttempt
+	// jobs ran again under a new attempt (the attempt was handed back).
+	SameAttempt, NewAttempt int
 	// Unfinished: runs in a killed worker of jobs it did not complete
 	// (started, then lost with the process).
 	Unfinished int
@@ -299,14 +302,16 @@ func (a *tally) add(b tally) {
 	a.Excused += b.Excused
 	a.Unexcused += b.Unexcused
 	a.Unfinished += b.Unfinished
+	a.SameAttempt += b.SameAttempt
+	a.NewAttempt += b.NewAttempt
 	if len(a.examples) < 5 {
 		a.examples = append(a.examples, b.examples...)
 	}
 }
 
 func (a tally) String() string {
-	return fmt.Sprintf("jobs=%d lost=%d double_completions=%d runs>1=%d (after a kill %d, other %d); killed workers' unfinished runs=%d",
-		a.Jobs, a.Lost, a.DoubleCompletions, a.Reruns, a.Excused, a.Unexcused, a.Unfinished)
+	return fmt.Sprintf("jobs=%d lost=%d double_completions=%d runs>1=%d (after a kill %d, other %d: same attempt %d, new attempt %d); killed workers' unfinished runs=%d",
+		a.Jobs, a.Lost, a.DoubleCompletions, a.Reruns, a.Excused, a.Unexcused, a.SameAttempt, a.NewAttempt, a.Unfinished)
 }
 
 // count reads a round's outcome. killed names the workers the suite
@@ -324,20 +329,28 @@ func count(t *testing.T, db *sqlx.DB, killed map[string]bool) tally {
 	require.NoError(t, db.Get(&doubles, "SELECT COUNT(*) FROM (SELECT job_id FROM "+logsTable+
 		" WHERE event = 'completed' GROUP BY job_id HAVING COUNT(*) > 1) d"))
 	var runs []struct {
-		JobID  int64  `db:"job_id"`
-		Worker string `db:"worker"`
+		JobID   int64  `db:"job_id"`
+		Worker  string `db:"worker"`
+		Attempt int    `db:"attempt"`
 	}
-	require.NoError(t, db.Select(&runs, "SELECT job_id, worker FROM "+runsTable))
+	require.NoError(t, db.Select(&runs, "SELECT job_id, worker, attempt FROM "+runsTable+" ORDER BY created_at"))
 	byJob := map[int64][]string{}
+	repeated := map[int64]bool{} // an attempt number ran twice
+	seen := map[[2]int64]bool{}
+	attempts := map[int64][]string{} // "worker#attempt", for the examples
 	for _, r := range runs {
 		byJob[r.JobID] = append(byJob[r.JobID], r.Worker)
+		k := [2]int64{r.JobID, int64(r.Attempt)}
+		repeated[r.JobID] = repeated[r.JobID] || seen[k]
+		seen[k] = true
+		attempts[r.JobID] = append(attempts[r.JobID], fmt.Sprintf("%s#%d", r.Worker, r.Attempt))
 	}
 	tl := tally{Jobs: len(jobs), DoubleCompletions: doubles}
 	for _, j := range jobs {
 		if j.Status != "completed" {
 			tl.Lost++
 			if len(tl.examples) < 5 {
-				tl.examples = append(tl.examples, fmt.Sprintf("job %d lost: status %s, runs %v", j.ID, j.Status, byJob[j.ID]))
+				tl.examples = append(tl.examples, fmt.Sprintf("job %d lost: status %s, runs %v", j.ID, j.Status, attempts[j.ID]))
 			}
 			continue
 		}
@@ -362,9 +375,16 @@ func count(t *testing.T, db *sqlx.DB, killed map[string]bool) tally {
 			continue
 		}
 		tl.Unexcused++
+		if repeated[j.ID] {
+			tl.SameAttempt++
+		} else {
+			tl.NewAttempt++
+		}
 		if len(tl.examples) < 5 {
-			sort.Strings(ws)
-			tl.examples = append(tl.examples, fmt.Sprintf("job %d ran %d times (%s), completed by %q", j.ID, len(ws), strings.Join(ws, ", "), owner))
+			// worker#attempt in run order: the same attempt twice is an
+			// attempt whose claim the server rolled back after its
+			// handler ran.
+			tl.examples = append(tl.examples, fmt.Sprintf("job %d ran %d times (%s), completed by %q", j.ID, len(ws), strings.Join(attempts[j.ID], ", "), owner))
 		}
 	}
 	return tl
