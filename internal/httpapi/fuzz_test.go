@@ -113,3 +113,21 @@ func FuzzHandlers(f *testing.F) {
 		require.True(t, json.Valid(r.raw))
 	})
 }
+
+// FuzzParseVersion: the worker protocol header has one spelling per
+// version: what parseVersion accepts prints back to exactly the header.
+func FuzzParseVersion(f *testing.F) {
+	for _, s := range []string{"1.13", "1.0", "0.0", "2.0", "1.x", "1.013", "01.1", "1.", ".1", "1.1.1", "", "999999.999999", "1000000.1", "+1.1", "1.-1", "١.١"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, ok := parseVersion(s)
+		if !ok {
+			require.Equal(t, version{}, v)
+			return
+		}
+		require.Equal(t, s, v.String())
+		require.True(t, v.major >= 0 && v.minor >= 0)
+		require.False(t, v.less(v))
+	})
+}
