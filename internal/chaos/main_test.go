@@ -6,12 +6,14 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"log"
 	mrand "math/rand/v2"
 	"os"
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/cli"
@@ -32,6 +34,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "work" {
 		os.Exit(cli.Main(append([]string{"queuety"}, os.Args[1:]...), cli.Options{Registry: childRegistry()}))
 	}
+	// The suite's own connections die with the servers it kills; the
+	// driver's notes about them ("closing bad idle connection") are noise.
+	_ = mysql.SetLogger(log.New(io.Discard, "", 0))
 	os.Exit(m.Run())
 }
 
