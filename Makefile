@@ -1,5 +1,5 @@
 # queuety-go. The README's two commands are `make dev` and `make test`.
-.PHONY: dev test build bench
+.PHONY: dev test build bench chaos fuzz
 
 dev: ## run the daemon on a local database with demo jobs
 	scripts/ensure-mariadb.sh
@@ -7,6 +7,14 @@ dev: ## run the daemon on a local database with demo jobs
 
 test: ## every test (Go and PHP) against MariaDB
 	scripts/test.sh
+
+chaos: ## the chaos suite's long version (20 rounds of each scenario; `make test` runs a short one)
+	scripts/ensure-mariadb.sh
+	scripts/ensure-php.sh
+	QUEUETY_CHAOS_ROUNDS=$${QUEUETY_CHAOS_ROUNDS:-20} go test -count=1 -v -timeout 60m -run '^TestChaos' ./internal/chaos
+
+fuzz: ## every fuzz target for longer (FUZZTIME each, default 1m; `make test` runs each for a few seconds)
+	FUZZTIME=$${FUZZTIME:-1m} scripts/fuzz.sh
 
 build:
 	go build -o bin/queuety ./cmd/queuety

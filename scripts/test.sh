@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (README): every Go test against MariaDB, with
-# the PHP checks. Starts MariaDB and installs PHP when missing.
+# the PHP checks. Starts MariaDB and installs PHP when missing. The chaos
+# suite's short version (internal/chaos) is part of `go test ./...`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-mariadb.sh
@@ -11,4 +12,7 @@ go vet ./...
 go test -count=1 -v -timeout 15m ./... 2>&1 | grep -v -E '^(=== (RUN|PAUSE|CONT|NAME)|\s+--- PASS)'
 # The public API as a user's module meets it (examples/ has its own go.mod).
 (cd examples && go vet ./... && go test -count=1 -v ./... 2>&1 | grep -v -E '^(=== (RUN|PAUSE|CONT|NAME)|\s+--- PASS)')
+# Every fuzz target for a moment beyond its seeds (which `go test` ran);
+# `make fuzz` runs them longer.
+FUZZTIME=${FUZZTIME:-2s} scripts/fuzz.sh
 phpunit -c php-bridge/phpunit.xml  # the PHP bridge (php-bridge/tests), on the same MariaDB

@@ -10,30 +10,33 @@ import (
 // everything literally, "double quotes" keep everything but \" \\ \$ \`
 // and backslash-newline, and a backslash outside quotes escapes the next
 // character. `php bin/worker --bootstrap "/srv/my app/app.php"` gives four
-// words. Variables, globs and operators are not interpreted.
+// words. Variables, globs and operators are not interpreted. It works on
+// bytes (every special character is ASCII), so words that are not UTF-8,
+// such as a path in another encoding, keep their bytes.
 func SplitCommand(s string) ([]string, error) {
 	var (
 		words   []string
 		cur     strings.Builder
 		inWord  bool
-		quote   rune // 0, '\'' or '"'
+		quote   byte // 0, '\'' or '"'
 		escaped bool
 	)
-	for _, r := range s {
+	for i := 0; i < len(s); i++ {
+		r := s[i]
 		switch {
 		case escaped:
 			escaped = false
-			if quote == '"' && !strings.ContainsRune("\"\\$`\n", r) {
-				cur.WriteRune('\\') // inside "..." other backslashes stay
+			if quote == '"' && strings.IndexByte("\"\\$`\n", r) < 0 {
+				cur.WriteByte('\\') // inside "..." other backslashes stay
 			}
 			if r != '\n' {
-				cur.WriteRune(r)
+				cur.WriteByte(r)
 			}
 		case quote == '\'':
 			if r == '\'' {
 				quote = 0
 			} else {
-				cur.WriteRune(r)
+				cur.WriteByte(r)
 			}
 		case quote == '"':
 			switch r {
@@ -42,7 +45,7 @@ func SplitCommand(s string) ([]string, error) {
 			case '\\':
 				escaped = true
 			default:
-				cur.WriteRune(r)
+				cur.WriteByte(r)
 			}
 		case r == '\\':
 			escaped, inWord = true, true
@@ -55,7 +58,7 @@ func SplitCommand(s string) ([]string, error) {
 				inWord = false
 			}
 		default:
-			cur.WriteRune(r)
+			cur.WriteByte(r)
 			inWord = true
 		}
 	}

@@ -18,6 +18,8 @@ func TestSplitCommand(t *testing.T) {
 		`php "a\"b" "c\d" "e\\f" ""`:                                {"php", `a"b`, `c\d`, `e\f`, ""},
 		`php a"b c"d`:                                               {"php", "ab cd"},
 		"php a\\\nb":                                                {"php", "ab"},
+		// Bytes that are not UTF-8 are kept, not replaced by U+FFFD.
+		"php /srv/\xff\xfe/app.php 'caf\xe9' \"\\\xe9\"": {"php", "/srv/\xff\xfe/app.php", "caf\xe9", "\\\xe9"},
 	} {
 		got, err := SplitCommand(in)
 		require.NoError(t, err, in)
