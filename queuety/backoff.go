@@ -31,7 +31,7 @@ func (b Backoff) Delay(attempt int) time.Duration {
 			return 0
 		}
 		i := max(0, min(attempt-1, len(b.List)-1))
-		return time.Duration(max(0, b.List[i])) * time.Second
+		return seconds(int64(b.List[i]))
 	}
 	switch b.Strategy {
 	case BackoffFixed:
@@ -42,6 +42,16 @@ func (b Backoff) Delay(attempt int) time.Duration {
 		s := math.Min(math.Pow(2, float64(attempt))*30, 3600)
 		return time.Duration(s) * time.Second
 	}
+}
+
+// maxSeconds caps a delay or time limit read from a row or a flag: ten
+// years is "never" for a job, and a larger count of seconds would overflow
+// time.Duration into a negative wait.
+const maxSeconds = 10 * 365 * 24 * 3600
+
+// seconds is n seconds, at least 0 and at most maxSeconds.
+func seconds(n int64) time.Duration {
+	return time.Duration(min(max(n, 0), maxSeconds)) * time.Second
 }
 
 func (b Backoff) validate() error {
@@ -118,7 +128,7 @@ func parseRuntime(payload phpjson.Value) runtimeOptions {
 	}
 	if v, ok := rt.Get("timeout_seconds"); ok && v.IsInt() {
 		if n, _ := v.AsInt64(); n > 0 {
-			r.Timeout = time.Duration(n) * time.Second
+			r.Timeout = seconds(n)
 		}
 	}
 	if v, ok := rt.Get("backoff"); ok {
