@@ -353,4 +353,17 @@ func TestWorkerReportsWorkItWillLeave(t *testing.T) {
 	require.Contains(t, out, "workflows=false")
 	require.Regexp(t, `pending jobs this worker will not run" .*handler=App\\Jobs\\SendEmail jobs=1 why="no Go handler`, out)
 	require.Regexp(t, `handler=App\\Steps\\Plan jobs=1 why="workflow steps are off: pass --workflows`, out)
+
+	// With workflows on but no Go step handler (and no PHP pool) for the
+	// class, the step is still left, and the report says why.
+	logs2 := &lockedBuffer{}
+	c2 := newTestClient(t, func(cfg *Config) {
+		cfg.Workflows = true
+		cfg.Logger = slog.New(slog.NewTextHandler(logs2, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	})
+	_, _, err = c2.DispatchWorkflow(ctx, mustBuild(t, workflow.New("brief").Then(`App\Steps\Plan`), wfObj(t)))
+	require.NoError(t, err)
+	w2 := startWorker(t, c2, reg)
+	require.NoError(t, w2.Stop(ctx))
+	require.Regexp(t, `handler=App\\Steps\\Plan jobs=1 why="no Go step handler for this class`, logs2.String())
 }
