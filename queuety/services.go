@@ -75,6 +75,12 @@ func (h *heartbeater) beat(now time.Time) {
 		rj.touched(now)
 	}
 	for _, id := range lost {
+		w.mu.Lock()
+		_, running := w.running[id]
+		w.mu.Unlock()
+		if !running {
+			continue // finished meanwhile: its completion was written
+		}
 		w.log.Warn("job no longer held by this worker; cancelling it", "job", id)
 		byID[id].cancel(ErrJobLost)
 	}
