@@ -1,0 +1,145 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+)
+
+// Why a job can never run as it is (StuckJob.Kind), the values of the
+// stuck-reason expression in queries_stuck.sql.
+const (
+	StuckDependencyCycle   = "dependency_cycle"
+	StuckDependencySelf    = "dependency_self"
+	StuckDependencyMissing = "dependency_missing"
+	StuckDependencyBuried  = "dependency_buried"
+	StuckConcurrencyZero   = "concurrency_limit_zero"
+	StuckWorkflowMissing   = "workflow_missing"
+	StuckReservedAtNull    = "reserved_at_null"
+	StuckReservedFuture    = "reserved_at_future"
+)
+
+// StuckJob is a job that can never run as it is, with the columns its
+// reason names.
+type StuckJob struct {
+	ID               int64          `db:"id"`
+	Queue            string         `db:"queue"`
+	Kind             string         `db:"reason"`
+	DependsOn        sql.NullInt64  `db:"depends_on"`
+	DependencyStatus sql.NullString `db:"dep_status"`
+	WorkflowID       sql.NullInt64  `db:"workflow_id"`
+	ConcurrencyGroup sql.NullString `db:"concurrency_group"`
+}
+
+// Reason says, for an operator, why the job cannot run and what would.
+func (j StuckJob) Reason() string {
+	switch j.Kind {
+	case StuckDependencyCycle:
+		return fmt.Sprintf("depends on job %d, which depends back on it: a cycle neither side can leave", j.DependsOn.Int64)
+	case StuckDependencySelf:
+		return "depends on itself"
+	case StuckDependencyMissing:
+		return fmt.Sprintf("depends on job %d, which does not exist", j.DependsOn.Int64)
+	case StuckDependencyBuried:
+		return fmt.Sprintf("depends on job %d, which is %s and will never complete unless retried", j.DependsOn.Int64, j.DependencyStatus.String)
+	case StuckConcurrencyZero:
+		return fmt.Sprintf("concurrency group %q has limit 0: never admitted", j.ConcurrencyGroup.String)
+	case StuckWorkflowMissing:
+		return fmt.Sprintf("workflow step of workflow %d, which does not exist: never claimed", j.WorkflowID.Int64)
+	case StuckReservedAtNull:
+		return "processing without reserved_at: the stale sweep ages it from available_at"
+	case StuckReservedFuture:
+		return "processing with reserved_at in the future: the stale sweep cannot take it until then"
+	}
+	return j.Kind
+}
+
+// StuckScan bounds a diagnosis: Pending is how many of the oldest
+// pending jobs are examined, Workflows how many of the oldest live
+// workflows, Limit how many rows of each scan are returned.
+type StuckScan struct {
+	Pending, Workflows, Limit int
+}
+
+// DefaultStuckScan is what `status` examines: cheap enough to run on
+// every call against a large jobs table.
+var DefaultStuckScan = StuckScan{Pending: 5000, Workflows: 500, Limit: 100}
+
+func (b StuckScan) orDefault() StuckScan {
+	d := DefaultStuckScan
+	if b.Pending > 0 {
+		d.Pending = b.Pending
+	}
+	if b.Workflows > 0 {
+		d.Workflows = b.Workflows
+	}
+	if b.Limit > 0 {
+		d.Limit = b.Limit
+	}
+	return d
+}
+
+// StuckJobs finds jobs that can never run as they are, by id: among the
+// oldest scan.Pending pending jobs, those with a dependency cycle, a
+// dependency on themselves, on a missing job or on a buried or failed one,
+// a concurrency limit of 0, or a workflow row that does not exist; and
+// processing rows with reserved_at NULL or far in the future. At most
+// scan.Limit of each scan.
+func (s *Store) StuckJobs(ctx context.Context, scan StuckScan) ([]StuckJob, error) {
+	scan = scan.orDefault()
+	var pending, processing []StuckJob
+	if err := s.db.SelectContext(ctx, &pending, s.query(qStuckPendingJobs), scan.Pending, scan.Limit); err != nil {
+		return nil, fmt.Errorf("stuck pending jobs: %w", err)
+	}
+	if err := s.db.SelectContext(ctx, &processing, s.query(qStuckProcessingJobs), scan.Limit); err != nil {
+		return nil, fmt.Errorf("stuck processing jobs: %w", err)
+	}
+	out := append(pending, processing...)
+	sort.Slice(out, func(i, k int) bool { return out[i].ID < out[k].ID })
+	return out, nil
+}
+
+// StuckJobsByID classifies the given jobs: those that can never run as
+// they are, by id.
+func (s *Store) StuckJobsByID(ctx context.Context, ids []int64) (map[int64]StuckJob, error) {
+	out := map[int64]StuckJob{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	q, args, err := s.in(qStuckJobsByID, ids)
+	if err != nil {
+		return nil, err
+	}
+	var rows []StuckJob
+	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, fmt.Errorf("stuck jobs by id: %w", err)
+	}
+	for _, r := range rows {
+		out[r.ID] = r
+	}
+	return out, nil
+}
+
+// WorkflowCandidate is a live workflow whose definition may not be
+// runnable; the workflow package decides (it parses the state as PHP).
+type WorkflowCandidate struct {
+	ID          int64  `db:"id"`
+	Name        string `db:"name"`
+	Status      string `db:"status"`
+	CurrentStep int    `db:"current_step"`
+	TotalSteps  int    `db:"total_steps"`
+	State       string `db:"state"`
+}
+
+// StuckWorkflowCandidates returns, among the oldest scan.Workflows live
+// workflows, those whose _steps has fewer usable entries than
+// total_steps or whose state the server cannot read (at most scan.Limit).
+func (s *Store) StuckWorkflowCandidates(ctx context.Context, scan StuckScan) ([]WorkflowCandidate, error) {
+	scan = scan.orDefault()
+	var rows []WorkflowCandidate
+	if err := s.db.SelectContext(ctx, &rows, s.query(qStuckWorkflowCandidates), scan.Workflows, scan.Limit); err != nil {
+		return nil, fmt.Errorf("stuck workflow candidates: %w", err)
+	}
+	return rows, nil
+}
