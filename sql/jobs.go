@@ -475,6 +475,10 @@ type QueueStats struct {
 	Queue  string         `json:"queue"`
 	Counts map[string]int `json:"counts"`
 	Paused bool           `json:"paused"`
+	// NeedsAttention lists, by kind, the queue's rows that can never run
+	// as they are (filled by the status report, not by Stats; omitted
+	// when there are none).
+	NeedsAttention []Attention `json:"needs_attention,omitempty"`
 }
 
 // Stats returns per-queue counts by status, paused queues included even

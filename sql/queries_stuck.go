@@ -7,4 +7,5 @@ const (
 	qStuckProcessingJobs     = "stuck-processing-jobs"
 	qStuckJobsByID           = "stuck-jobs-by-id"
 	qStuckWorkflowCandidates = "stuck-workflow-candidates"
+	qJobsByIDs               = "jobs-by-ids"
 )

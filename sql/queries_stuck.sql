@@ -88,3 +88,7 @@ WHERE CASE WHEN JSON_VALID(wf.state) THEN
 	ELSE 1 END
 ORDER BY wf.id
 LIMIT ?
+
+-- name: jobs-by-ids
+-- The rows `job list --stuck` shows, newest first like list-jobs.
+SELECT * FROM {jobs} WHERE id IN (?) ORDER BY id DESC

@@ -20,6 +20,31 @@ const (
 	StuckReservedFuture    = "reserved_at_future"
 )
 
+// Attention is one kind of row that can never run as it is, in one
+// queue: how many were found (within the diagnosis's bounds), a few ids,
+// and what is wrong with them.
+type Attention struct {
+	Kind string `json:"kind"`
+	// Table is "jobs" or "workflows": what the ids are.
+	Table  string  `json:"table"`
+	Count  int     `json:"count"`
+	IDs    []int64 `json:"ids"`
+	Reason string  `json:"reason"`
+}
+
+// StuckKinds describes each job kind for a summary (a row's own reason,
+// StuckJob.Reason, names its dependency, workflow or group).
+var StuckKinds = map[string]string{
+	StuckDependencyCycle:   "pending; its depends_on chain loops back to it",
+	StuckDependencySelf:    "pending; depends on itself",
+	StuckDependencyMissing: "pending; depends on a job that does not exist",
+	StuckDependencyBuried:  "pending; depends on a buried or failed job",
+	StuckConcurrencyZero:   "pending; its concurrency group has limit 0",
+	StuckWorkflowMissing:   "pending workflow step whose workflow row does not exist",
+	StuckReservedAtNull:    "processing without reserved_at (the stale sweep ages it from available_at)",
+	StuckReservedFuture:    "processing with reserved_at in the future: no stale sweep takes it",
+}
+
 // StuckJob is a job that can never run as it is, with the columns its
 // reason names.
 type StuckJob struct {
@@ -140,6 +165,23 @@ func (s *Store) StuckWorkflowCandidates(ctx context.Context, scan StuckScan) ([]
 	var rows []WorkflowCandidate
 	if err := s.db.SelectContext(ctx, &rows, s.query(qStuckWorkflowCandidates), scan.Workflows, scan.Limit); err != nil {
 		return nil, fmt.Errorf("stuck workflow candidates: %w", err)
+	}
+	return rows, nil
+}
+
+// JobsByID reads whole job rows by id, newest first; missing ids are
+// skipped.
+func (s *Store) JobsByID(ctx context.Context, ids []int64) ([]JobRow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	q, args, err := s.in(qJobsByIDs, ids)
+	if err != nil {
+		return nil, err
+	}
+	var rows []JobRow
+	if err := s.unsafe.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, fmt.Errorf("jobs by id: %w", err)
 	}
 	return rows, nil
 }

@@ -161,3 +161,46 @@ func TestBuriedStepOfCorruptWorkflowFailsIt(t *testing.T) {
 		})
 	}
 }
+
+func TestStuckWorkflows(t *testing.T) {
+	t.Parallel()
+	env := newEngineEnv(t)
+	three := func() int64 {
+		return env.dispatch(New("w").Then("IncStep").Then("IncStep").Then("IncStep"), obj("n", 0))
+	}
+	fine := three()
+	short := three()
+	env.editSteps(short, `[$0]`)
+	holes := three()
+	env.editSteps(holes, `[$0, 1, null]`)
+	atHole := three()
+	env.editSteps(atHole, `[$0, 1, null]`)
+	_, err := env.db.Exec("UPDATE `"+env.s.Tables()["workflows"]+"` SET current_step = 1 WHERE id = ?", atHole)
+	require.NoError(t, err)
+	corrupt := three()
+	env.setState(corrupt, corruptStates["not JSON"])
+	tooDeep := three()
+	env.setState(tooDeep, corruptStates["nested deeper"])
+	deepButFine := three()
+	st := env.state(deepButFine)
+	deep, err := phpjson.DecodeString(strings.Repeat("[", 40) + strings.Repeat("]", 40))
+	require.NoError(t, err)
+	st.Set("deep", deep)
+	enc, err := st.Encode()
+	require.NoError(t, err)
+	env.setState(deepButFine, string(enc))
+
+	got, err := env.e.StuckWorkflows(env.ctx, store.StuckScan{})
+	require.NoError(t, err)
+	kinds := map[int64]string{}
+	for _, s := range got {
+		kinds[s.ID] = s.Kind
+		require.NotEmpty(t, s.Reason)
+	}
+	require.Equal(t, map[int64]string{
+		short: StuckStepsShort, holes: StuckStepsShort, atHole: StuckCurrentStepMissing,
+		corrupt: StuckStateCorrupt, tooDeep: StuckStateCorrupt,
+	}, kinds)
+	require.NotContains(t, kinds, fine)
+	require.NotContains(t, kinds, deepButFine, "deeper than the server reads, not than PHP does")
+}
