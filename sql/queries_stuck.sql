@@ -73,7 +73,9 @@ HAVING reason IS NOT NULL
 -- plugin keeps) than total_steps, or a state the server cannot read. The
 -- server's JSON functions stop at 32 levels, where PHP reads 512, so a
 -- deep but valid state is a candidate too; the caller parses each one.
--- At most ? rows.
+-- The ids come from idx_status alone (index entries, sorted), then each
+-- row is read by primary key (STRAIGHT_JOIN keeps that order). At most ?
+-- rows.
 SELECT wf.id, wf.name, wf.status, wf.current_step, wf.total_steps, wf.state
 FROM (
 	SELECT id FROM {workflows} FORCE INDEX (idx_status)
@@ -81,7 +83,7 @@ FROM (
 	ORDER BY id
 	LIMIT ?
 ) AS live
-JOIN {workflows} AS wf ON wf.id = live.id
+STRAIGHT_JOIN {workflows} AS wf ON wf.id = live.id
 WHERE CASE WHEN JSON_VALID(wf.state) THEN
 		(SELECT COUNT(*) FROM JSON_TABLE(wf.state, '$._steps[*]' COLUMNS (step JSON PATH '$')) AS steps
 		 WHERE JSON_TYPE(steps.step) IN ('OBJECT', 'STRING')) < wf.total_steps
