@@ -52,7 +52,10 @@ func stateQueue(s *State) string {
 // buried ("Workflow cancelled") and workflow_cancelled is logged. After
 // the commit the compensation stack runs (reason "cancel"), the state is
 // written with _compensated and _compensation_cause, the on_cancel handler
-// gets the public state, and waiters are woken.
+// gets the public state, and waiters are woken. A workflow whose state
+// cannot be read is cancelled the same way but runs nothing after the
+// commit (its compensations and on_cancel are in that state), keeps its
+// stored bytes and gets a debug log row saying so (docs/compat.md).
 func (e *Engine) Cancel(ctx context.Context, workflowID int64) error {
 	var state *State
 	var corrupt error

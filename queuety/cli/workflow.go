@@ -34,7 +34,10 @@ func (a *app) workflowCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name: "list", Usage: "newest workflows first",
-				Description: `   queuety workflow list --status failed --limit 20
+				Description: `A workflow whose state cannot be read is listed with its status as stored and
+"corrupt: <reason>" (JSON: "corrupt"); the others are listed as usual.
+
+   queuety workflow list --status failed --limit 20
    queuety workflow list --name onboarding --json | jq '.[].workflow_id'`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "status", Usage: strings.Join(workflowStatuses, ", ")},
