@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -146,12 +147,17 @@ func TestBuriedStepOfCorruptWorkflowFailsIt(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			env := newEngineEnv(t)
-			id := env.dispatch(New("c").Then("IncStep").Then("IncStep"), obj("n", 0))
+			ran := 0
+			env.step("CountingStep", func(context.Context, *State) (*phpjson.Object, error) {
+				ran++
+				return obj("n", 1), nil
+			})
+			id := env.dispatch(New("c").Then("CountingStep").Then("CountingStep"), obj("n", 0))
 			env.setState(id, st)
 			job := env.pendingJobs()[0]
-			for range 3 { // the default max_attempts
-				require.Error(t, env.runJob(job))
-			}
+			require.ErrorIs(t, env.runJob(job), ErrCorruptState)
+			require.Zero(t, ran, "the handler is not run on a state it cannot be given")
+			require.Equal(t, 1, env.jobs(id)[0].Attempts, "buried at once: a corrupt state does not heal")
 			wf := env.workflow(id)
 			require.Equal(t, "failed", wf.Status, "not running for ever")
 			require.Contains(t, wf.ErrorMessage.String, "state is not valid JSON")
