@@ -4,6 +4,7 @@ package store
 const (
 	qStuckReason             = "stuck-reason"
 	qStuckPendingJobs        = "stuck-pending-jobs"
+	qStuckDependentJobs      = "stuck-dependent-jobs"
 	qStuckProcessingJobs     = "stuck-processing-jobs"
 	qStuckJobsByID           = "stuck-jobs-by-id"
 	qStuckWorkflowCandidates = "stuck-workflow-candidates"

@@ -44,6 +44,26 @@ HAVING reason IS NOT NULL
 ORDER BY job.id
 LIMIT ?
 
+-- name: stuck-dependent-jobs
+-- The jobs with the highest depends_on (at most ?, through idx_depends,
+-- whatever their status), those of them that can never run (at most ?):
+-- a dependency problem among the newest rows, which the oldest-pending
+-- scan does not reach behind a large backlog.
+SELECT job.id, job.queue, job.depends_on, job.workflow_id, job.concurrency_group, dep.status AS dep_status,
+	/*reason*/ AS reason
+FROM (
+	SELECT id, queue, status, reserved_at, depends_on, workflow_id, concurrency_group, concurrency_limit
+	FROM {jobs} FORCE INDEX (idx_depends)
+	WHERE depends_on IS NOT NULL
+	ORDER BY depends_on DESC
+	LIMIT ?
+) AS job
+LEFT JOIN {jobs} AS dep ON dep.id = job.depends_on
+LEFT JOIN {workflows} AS wf ON wf.id = job.workflow_id
+HAVING reason IS NOT NULL
+ORDER BY job.id
+LIMIT ?
+
 -- name: stuck-processing-jobs
 -- Processing rows the stale sweep cannot age from reserved_at: two ranges
 -- of idx_reserved (status, reserved_at), at most ? rows.

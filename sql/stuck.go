@@ -81,8 +81,9 @@ func (j StuckJob) Reason() string {
 }
 
 // StuckScan bounds a diagnosis: Pending is how many of the oldest
-// pending jobs are examined, Workflows how many of the oldest live
-// workflows, Limit how many rows of each scan are returned.
+// pending jobs are examined (and how many of the jobs with the highest
+// depends_on), Workflows how many of the oldest live workflows, Limit how
+// many rows of each scan are returned.
 type StuckScan struct {
 	Pending, Workflows, Limit int
 }
@@ -106,23 +107,41 @@ func (b StuckScan) orDefault() StuckScan {
 }
 
 // StuckJobs finds jobs that can never run as they are, by id: among the
-// oldest scan.Pending pending jobs, those with a dependency cycle, a
-// dependency on themselves, on a missing job or on a buried or failed one,
-// a concurrency limit of 0, or a workflow row that does not exist; and
-// processing rows with reserved_at NULL or far in the future. At most
-// scan.Limit of each scan.
+// oldest scan.Pending pending jobs and the scan.Pending jobs with the
+// highest depends_on, those with a dependency cycle, a dependency on
+// themselves, on a missing job or on a buried or failed one, a concurrency
+// limit of 0, or a workflow row that does not exist; and processing rows
+// with reserved_at NULL or far in the future. At most scan.Limit of each
+// scan.
 func (s *Store) StuckJobs(ctx context.Context, scan StuckScan) ([]StuckJob, error) {
 	scan = scan.orDefault()
-	var pending, processing []StuckJob
+	var pending, dependents, processing []StuckJob
 	if err := s.db.SelectContext(ctx, &pending, s.query(qStuckPendingJobs), scan.Pending, scan.Limit); err != nil {
 		return nil, fmt.Errorf("stuck pending jobs: %w", err)
+	}
+	if err := s.db.SelectContext(ctx, &dependents, s.query(qStuckDependentJobs), scan.Pending, scan.Limit); err != nil {
+		return nil, fmt.Errorf("stuck dependent jobs: %w", err)
 	}
 	if err := s.db.SelectContext(ctx, &processing, s.query(qStuckProcessingJobs), scan.Limit); err != nil {
 		return nil, fmt.Errorf("stuck processing jobs: %w", err)
 	}
-	out := append(pending, processing...)
+	return uniqueByID(pending, dependents, processing), nil
+}
+
+// uniqueByID merges scans that may find the same job, in id order.
+func uniqueByID(scans ...[]StuckJob) []StuckJob {
+	seen := map[int64]bool{}
+	var out []StuckJob
+	for _, scan := range scans {
+		for _, j := range scan {
+			if !seen[j.ID] {
+				seen[j.ID] = true
+				out = append(out, j)
+			}
+		}
+	}
 	sort.Slice(out, func(i, k int) bool { return out[i].ID < out[k].ID })
-	return out, nil
+	return out
 }
 
 // StuckJobsByID classifies the given jobs: those that can never run as

@@ -84,14 +84,16 @@ func TestStuckJobs(t *testing.T) {
 	require.Equal(t, StuckConcurrencyZero, byID[zero].Kind)
 	require.Equal(t, StuckReservedFuture, byID[future].Kind)
 
-	// The scan is bounded: only the oldest pending rows are examined.
+	// The scans are bounded: only the oldest pending rows and the rows
+	// with the highest depends_on are examined.
 	got, err = e.s.StuckJobs(e.ctx, StuckScan{Pending: 2, Limit: 1})
 	require.NoError(t, err)
 	ids := []int64{}
 	for _, j := range got {
 		ids = append(ids, j.ID)
 	}
-	require.Equal(t, []int64{a, noReserved}, ids, "one of the two oldest pending, one processing")
+	require.Equal(t, []int64{a, missing, noReserved},
+		ids, "one of the two oldest pending, the newest dependency (999999), one processing")
 }
 
 func TestStuckWorkflowCandidates(t *testing.T) {

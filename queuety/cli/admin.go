@@ -234,8 +234,9 @@ rows that can never run as they are (a depends_on cycle, a missing or buried
 dependency, concurrency limit 0, a step job of a missing workflow, a processing
 row without reserved_at, a workflow whose definition is corrupt or too short),
 per queue and kind, with a few ids; --json puts them under each queue's
-"needs_attention". The check reads only the oldest pending jobs and live
-workflows, so it stays cheap on a large table.
+"needs_attention". The check reads only the oldest pending jobs, the jobs with
+the newest dependencies and the oldest live workflows, so it stays cheap on a
+large table.
 
    queuety status
    queuety status --json | jq '.[] | select(.needs_attention)'`,
