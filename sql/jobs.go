@@ -478,10 +478,11 @@ type StaleDecision struct {
 const StaleMessage = "Stale: worker died without completing."
 
 // RecoverStale is Worker::recover_stale: every processing row whose
-// reserved_at is older than cutoff is retried after decide's delay or buried
-// with StaleMessage, with Queuety's log rows (`retried` with the attempt;
-// `buried` with the message and no attempt). Rows are locked with SKIP
-// LOCKED, so concurrent sweepers never double-handle a row.
+// reserved_at (available_at when reserved_at is NULL) is older than cutoff
+// is retried after decide's delay or buried with StaleMessage, with
+// Queuety's log rows (`retried` with the attempt; `buried` with the message
+// and no attempt). Rows are locked with SKIP LOCKED, so concurrent
+// sweepers never double-handle a row.
 func (s *Store) RecoverStale(ctx context.Context, cutoff time.Time, limit int, decide func(*JobRow) StaleDecision) (retried, buried int, err error) {
 	r, b, err := s.recoverStale(ctx, qFindStale, cutoff, limit, func(j *JobRow) StaleStepDecision {
 		d := decide(j)
@@ -498,7 +499,8 @@ func (s *Store) recoverStale(ctx context.Context, find string, cutoff time.Time,
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		retried, buried = 0, nil
 		var rows []JobRow
-		if err := tx.SelectContext(ctx, &rows, s.query(find), DateTime(cutoff), limit); err != nil {
+		c := DateTime(cutoff) // reserved_at, or available_at when reserved_at is NULL
+		if err := tx.SelectContext(ctx, &rows, s.query(find), c, c, limit); err != nil {
 			return fmt.Errorf("find stale: %w", err)
 		}
 		var logs []LogRow
@@ -557,6 +559,10 @@ type QueueStats struct {
 	Queue  string         `json:"queue"`
 	Counts map[string]int `json:"counts"`
 	Paused bool           `json:"paused"`
+	// NeedsAttention lists, by kind, the queue's rows that can never run
+	// as they are (filled by the status report, not by Stats; omitted
+	// when there are none).
+	NeedsAttention []Attention `json:"needs_attention,omitempty"`
 }
 
 // Stats returns per-queue counts by status, paused queues included even

@@ -506,3 +506,46 @@ func TestRecoverStaleConcurrent(t *testing.T) {
 	require.Equal(t, 20, e.count("SELECT COUNT(*) FROM {jobs} WHERE status = 'pending'"))
 	require.Equal(t, 10, e.count("SELECT COUNT(*) FROM {jobs} WHERE status = 'buried'"))
 }
+
+// TestRecoverStaleWithoutReservedAt: a processing row whose reserved_at
+// is NULL (PHP's predicate never matches it) is aged from available_at and
+// rescued with the plugin's rules: retried while attempts are left,
+// buried with the stale message at max attempts; a fresh one is left.
+func TestRecoverStaleWithoutReservedAt(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	lost := func(attempts int, availableAgo string) int64 {
+		id := e.dispatch(InsertJob{Queue: "mail", Handler: "send"})
+		e.hold(id, "dead", attempts)
+		e.exec("UPDATE {jobs} SET reserved_at = NULL, available_at = NOW() - INTERVAL "+availableAgo+" WHERE id = ?", id)
+		return id
+	}
+	retry, bury, fresh := lost(1, "1 HOUR"), lost(3, "1 HOUR"), lost(1, "1 MINUTE")
+	wf := e.exec("INSERT INTO {workflows} (name, status, state, total_steps) VALUES ('wf', 'running', '{}', 1)")
+	wfID, err := wf.LastInsertId()
+	require.NoError(t, err)
+	step := e.dispatch(InsertJob{WorkflowID: Int(wfID), StepIndex: Int(0)})
+	e.hold(step, "dead", 1)
+	e.exec("UPDATE {jobs} SET reserved_at = NULL, available_at = NOW() - INTERVAL 1 HOUR WHERE id = ?", step)
+
+	cutoff := time.Now().UTC().Add(-10 * time.Minute)
+	retried, buried, err := e.s.RecoverStale(e.ctx, cutoff, 100, func(j *JobRow) StaleDecision {
+		return StaleDecision{Bury: j.Attempts >= j.MaxAttempts}
+	})
+	require.NoError(t, err)
+	require.Equal(t, 1, retried)
+	require.Equal(t, 1, buried)
+	require.Equal(t, StatusPending, e.job(retry).Status)
+	require.Equal(t, 1, e.job(retry).Attempts)
+	jb := e.job(bury)
+	require.Equal(t, StatusBuried, jb.Status)
+	require.Equal(t, String(StaleMessage), jb.ErrorMessage)
+	require.Equal(t, StatusProcessing, e.job(fresh).Status, "younger than the stale timeout")
+	require.Equal(t, StatusProcessing, e.job(step).Status, "workflow steps have their own sweep")
+
+	r, rows, err := e.s.RecoverStaleWorkflowSteps(e.ctx, cutoff, 100, func(*JobRow) StaleStepDecision { return StaleStepDecision{} })
+	require.NoError(t, err)
+	require.Equal(t, 1, r)
+	require.Empty(t, rows)
+	require.Equal(t, StatusPending, e.job(step).Status)
+}

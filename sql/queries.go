@@ -176,5 +176,10 @@ func loadQueries(t Tables) (map[string]string, error) {
 			q[b.name] = render(b.sql, t)
 		}
 	}
+	// The stuck-reason expression is written once and spliced into the
+	// queries that classify jobs (queries_stuck.sql).
+	for name, sql := range q {
+		q[name] = strings.ReplaceAll(sql, "/*reason*/", q[qStuckReason])
+	}
 	return q, nil
 }

@@ -28,12 +28,14 @@ LIMIT ?
 
 -- name: lc-find-stale-workflow-steps
 -- Worker::recover_stale for workflow step jobs (find-stale leaves them
--- out): processing rows not heard from since the cutoff (app clock).
--- Locked and skipped-if-locked like find-stale.
+-- out): processing rows not heard from since the cutoff (app clock), a
+-- row without reserved_at aged from available_at. Locked and
+-- skipped-if-locked like find-stale.
 SELECT id, queue, handler, payload, priority, attempts, max_attempts,
 	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
 FROM {jobs}
-WHERE status = 'processing' AND reserved_at < ? AND workflow_id IS NOT NULL
+WHERE status = 'processing' AND workflow_id IS NOT NULL
+	AND (reserved_at < ? OR (reserved_at IS NULL AND available_at < ?))
 ORDER BY id
 LIMIT ?
 FOR UPDATE SKIP LOCKED

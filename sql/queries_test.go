@@ -158,8 +158,8 @@ func TestQueriesPrepare(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	for name, sql := range e.s.q {
-		if strings.HasPrefix(name, "claim-which-") {
-			continue // fragments of claim-jobs, prepared with it below
+		if strings.HasPrefix(name, "claim-which-") || name == qStuckReason {
+			continue // fragments of claim-jobs (prepared with it below) and of the stuck-* queries
 		}
 		if name == qClaimJobs || name == qSessionCandidates {
 			for _, which := range []string{qClaimWhichPlain, qClaimWhichHandlers, qClaimWhichSteps, qClaimWhichAllSteps} {

@@ -276,12 +276,32 @@ func (a *advanceTx) afterStep(next int, isLast bool) error {
 	}
 	step, ok := a.step(next)
 	if !ok {
-		return nil
+		return a.failMissingStep(next)
 	}
 	if err := a.state.assertForEachBudget(step); err != nil {
 		return err
 	}
 	return a.enqueue(step, next)
+}
+
+// MissingStepMessage is the error a workflow fails with when it advances to
+// step index, which its definition lacks: _steps holds fewer usable entries
+// (objects or class strings, as the plugin keeps them) than total_steps.
+func MissingStepMessage(workflowID int64, index, usable, total int) string {
+	return fmt.Sprintf("Workflow %d cannot run step %d: its _steps definition has %d usable steps of total_steps %d.",
+		workflowID, index, usable, total)
+}
+
+// failMissingStep fails the workflow that advanced to a step its
+// definition lacks. The plugin enqueues nothing there and leaves the
+// workflow running, with no job, for ever; failing it tells the operator
+// (docs/compat.md).
+func (a *advanceTx) failMissingStep(next int) error {
+	var jobID int64
+	if a.job != nil {
+		jobID = a.job.ID
+	}
+	return a.failLocked(jobID, MissingStepMessage(a.wf.ID, next, len(a.steps), a.wf.TotalSteps))
 }
 
 // enqueue inserts the jobs of step index (enqueue_step_def).

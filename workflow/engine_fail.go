@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -18,11 +19,25 @@ func (a *advanceTx) failLocked(jobID int64, message string) error {
 	if err != nil {
 		return err
 	}
-	changed, err := a.tx.MarkFailed(a.wf.ID, b, message)
+	return a.markFailed(jobID, b, message, a.state.CompensateOnFailure())
+}
+
+// failCorrupt is failLocked for a workflow whose state cannot be read: it
+// fails with message (the buried step's error, which says why) and keeps
+// the stored state bytes, where PHP would write its empty decoding over
+// them; no compensation can be read, so none runs (docs/compat.md).
+func (a *advanceTx) failCorrupt(jobID int64, message string) error {
+	return a.markFailed(jobID, []byte(a.wf.State), message, false)
+}
+
+// markFailed writes the failure with state, then, when the row changed,
+// the workflow_failed log row and the burial of the other active jobs.
+func (a *advanceTx) markFailed(jobID int64, state []byte, message string, compensate bool) error {
+	changed, err := a.tx.MarkFailed(a.wf.ID, state, message)
 	if err != nil || !changed {
 		return err
 	}
-	a.compensate = a.state.CompensateOnFailure()
+	a.compensate = compensate
 	a.terminal = append(a.terminal, a.wf.ID)
 	l := store.WorkflowLog(a.wf.ID, "", "default", store.EventWorkflowFailed)
 	l.JobID = store.Int(jobID)
@@ -45,6 +60,9 @@ func (e *Engine) Fail(ctx context.Context, workflowID, jobID int64, message stri
 			return err
 		}
 		if err := a.loadState(); err != nil {
+			if errors.Is(err, ErrCorruptState) {
+				return a.failCorrupt(jobID, message)
+			}
 			return err
 		}
 		return a.failLocked(jobID, message)

@@ -52,9 +52,13 @@ func stateQueue(s *State) string {
 // buried ("Workflow cancelled") and workflow_cancelled is logged. After
 // the commit the compensation stack runs (reason "cancel"), the state is
 // written with _compensated and _compensation_cause, the on_cancel handler
-// gets the public state, and waiters are woken.
+// gets the public state, and waiters are woken. A workflow whose state
+// cannot be read is cancelled the same way but runs nothing after the
+// commit (its compensations and on_cancel are in that state), keeps its
+// stored bytes and gets a debug log row saying so (docs/compat.md).
 func (e *Engine) Cancel(ctx context.Context, workflowID int64) error {
 	var state *State
+	var corrupt error
 	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
 		wf, err := tx.LockWorkflow(workflowID)
 		if err != nil {
@@ -66,8 +70,9 @@ func (e *Engine) Cancel(ctx context.Context, workflowID int64) error {
 		if wf.Status == string(StatusCompleted) || wf.Status == string(StatusCancelled) {
 			return lifecycleErrorf("Workflow %d is already %s.", workflowID, wf.Status)
 		}
-		if state, err = ParseState([]byte(wf.State)); err != nil {
-			return fmt.Errorf("workflow %d: %w", workflowID, err)
+		state, corrupt = ParseState([]byte(wf.State))
+		if corrupt != nil {
+			state = NewState(nil) // as PHP decodes it: no queue, no compensations
 		}
 		if err := tx.CancelWorkflowRow(workflowID); err != nil {
 			return err
@@ -75,12 +80,26 @@ func (e *Engine) Cancel(ctx context.Context, workflowID int64) error {
 		if err := tx.BuryWorkflowJobs(workflowID, msgWorkflowCancelled, 0); err != nil {
 			return err
 		}
-		return tx.InsertLogs(store.WorkflowLog(workflowID, wf.Name, stateQueue(state), store.LogWorkflowCancelled))
+		logs := []store.LogRow{store.WorkflowLog(workflowID, wf.Name, stateQueue(state), store.LogWorkflowCancelled)}
+		if corrupt != nil {
+			l, err := corruptCancelLog(workflowID, wf.Name, corrupt)
+			if err != nil {
+				return err
+			}
+			logs = append(logs, l)
+		}
+		return tx.InsertLogs(logs...)
 	})
 	if err != nil {
 		return err
 	}
 	defer e.afterTerminal(ctx, workflowID)
+	if corrupt != nil {
+		// Its compensations and on_cancel handler are in the state that
+		// cannot be read: nothing to run, and the stored bytes are kept
+		// for whoever repairs the row.
+		return nil
+	}
 	if err := e.runCompensations(ctx, workflowID, state, "cancel"); err != nil {
 		return err
 	}
@@ -99,6 +118,19 @@ func (e *Engine) Cancel(ctx context.Context, workflowID int64) error {
 		return e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error { return tx.InsertLogs(l) })
 	}
 	return nil
+}
+
+// corruptCancelLog is the debug log row of a cancel that ran no
+// compensation because the workflow's state cannot be read.
+func corruptCancelLog(workflowID int64, name string, corrupt error) (store.LogRow, error) {
+	l := store.WorkflowLog(workflowID, name, "default", store.LogDebug)
+	l.ErrorMessage = store.String("Workflow cancelled without compensation or on_cancel: its state cannot be read (" + corrupt.Error() + ").")
+	b, err := encodeObject(phpjson.NewObject().Set("type", phpjson.String("cancel_state_unreadable")))
+	if err != nil {
+		return store.LogRow{}, err
+	}
+	l.Context = store.String(string(b))
+	return l, nil
 }
 
 // callLifecycleHandler runs an on_cancel / on_deadline handler:

@@ -39,6 +39,10 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth
 	if !job.WorkflowID.Valid || !job.StepIndex.Valid {
 		return nil, nil, fmt.Errorf("workflow: job %d is not a workflow step", job.ID)
 	}
+	// corrupt: the stored state cannot be read, so the step can never
+	// complete; its handler is not run on a state it cannot be given, and
+	// the attempt fails for good at once (its workflow then fails).
+	var corrupt error
 	if state == nil {
 		state = NewState(nil)
 		if wf, found, gerr := e.states.get(ctx, job.WorkflowID.Int64); gerr != nil {
@@ -46,6 +50,8 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth
 		} else if found {
 			if s, perr := ParseState([]byte(wf.State)); perr == nil {
 				state = s
+			} else {
+				corrupt = fmt.Errorf("workflow %d: %w", job.WorkflowID.Int64, perr)
 			}
 		}
 	}
@@ -58,7 +64,9 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth
 	if err := e.prepareStart(job, tr); err != nil {
 		return nil, nil, err
 	}
-	stepErr = e.execute(ctx, job, state, tr, start)
+	if stepErr = corrupt; stepErr == nil {
+		stepErr = e.execute(ctx, job, state, tr, start)
+	}
 	if stepErr == nil {
 		return nil, tr.next, nil
 	}
@@ -66,7 +74,7 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth
 		return stepErr, nil, ctx.Err() // shutting down: the caller hands the job back
 	}
 	f := decide(job, stepErr)
-	if IsConstraintViolation(stepErr) {
+	if IsConstraintViolation(stepErr) || errors.Is(stepErr, ErrCorruptState) {
 		f.Terminal = true
 	}
 	return stepErr, nil, e.stepFailed(ctx, job, state, tr, f, time.Since(start))

@@ -54,6 +54,11 @@ type StatusReport struct {
 	// execution_mode, local_activity and their attempts (WorkflowStatus
 	// only; omitted when there are none).
 	LocalActivities []LocalActivityView `json:"local_activities,omitempty"`
+	// Corrupt says why the stored state cannot be read (not JSON, nested
+	// too deep, not an object); omitted for a readable row. A corrupt row
+	// is still reported, with its status as stored and a null state, so
+	// one bad row never hides the others from a list.
+	Corrupt string `json:"corrupt,omitempty"`
 }
 
 // WorkflowStatus is Workflow::status for one workflow (uncached).
@@ -97,34 +102,10 @@ func strPtr(s string) *string { return &s }
 func (e *Engine) statusFromRow(ctx context.Context, row *store.WorkflowRow, artifactKeys []string, details bool) (*StatusReport, error) {
 	state, err := ParseState([]byte(row.State))
 	if err != nil {
-		return nil, fmt.Errorf("workflow %d: %w", row.ID, err)
+		return corruptReport(row, artifactKeys, err), nil
 	}
-	r := &StatusReport{
-		WorkflowID: row.ID, Name: row.Name, Status: Status(row.Status),
-		CurrentStep: row.CurrentStep, TotalSteps: row.TotalSteps,
-		State:       phpjson.ObjectValue(state.Public()),
-		Budget:      phpjson.Null(),
-		WaitDetails: phpjson.Null(),
-		StartedAt:   row.StartedAt.UTC().Format("2006-01-02 15:04:05"),
-	}
-	if row.ParentWorkflowID.Valid && row.ParentWorkflowID.Int64 != 0 {
-		r.ParentWorkflowID = &row.ParentWorkflowID.Int64
-	}
-	if row.ParentStepIndex.Valid {
-		r.ParentStepIndex = &row.ParentStepIndex.Int64
-	}
-	if row.CompletedAt.Valid {
-		r.CompletedAt = strPtr(store.DateTime(row.CompletedAt.Time))
-	}
-	if row.FailedAt.Valid {
-		r.FailedAt = strPtr(store.DateTime(row.FailedAt.Time))
-	}
-	if row.DeadlineAt.Valid {
-		r.DeadlineAt = strPtr(store.DateTime(row.DeadlineAt.Time))
-	}
-	if row.ErrorMessage.Valid {
-		r.ErrorMessage = &row.ErrorMessage.String
-	}
+	r := rowReport(row, artifactKeys)
+	r.State = phpjson.ObjectValue(state.Public())
 	if v, ok := state.DefinitionVersion(); ok {
 		r.DefinitionVersion = &v
 	}
@@ -145,9 +126,6 @@ func (e *Engine) statusFromRow(ctx context.Context, row *store.WorkflowRow, arti
 		}
 		r.CurrentStepType = strPtr(string(step.Type()))
 	}
-	n := len(artifactKeys)
-	r.ArtifactCount, r.ArtifactKeys = &n, artifactKeys
-
 	wait, waiting := state.Wait()
 	if waiting {
 		if wait.Raw != nil {
@@ -187,6 +165,48 @@ func (e *Engine) statusFromRow(ctx context.Context, row *store.WorkflowRow, arti
 		r.LocalActivities = acts
 	}
 	return r, nil
+}
+
+// rowReport is the part of a status report read from the row's columns.
+func rowReport(row *store.WorkflowRow, artifactKeys []string) *StatusReport {
+	r := &StatusReport{
+		WorkflowID: row.ID, Name: row.Name, Status: Status(row.Status),
+		CurrentStep: row.CurrentStep, TotalSteps: row.TotalSteps,
+		State:       phpjson.Null(),
+		Budget:      phpjson.Null(),
+		WaitDetails: phpjson.Null(),
+		StartedAt:   row.StartedAt.UTC().Format("2006-01-02 15:04:05"),
+	}
+	if row.ParentWorkflowID.Valid && row.ParentWorkflowID.Int64 != 0 {
+		r.ParentWorkflowID = &row.ParentWorkflowID.Int64
+	}
+	if row.ParentStepIndex.Valid {
+		r.ParentStepIndex = &row.ParentStepIndex.Int64
+	}
+	if row.CompletedAt.Valid {
+		r.CompletedAt = strPtr(store.DateTime(row.CompletedAt.Time))
+	}
+	if row.FailedAt.Valid {
+		r.FailedAt = strPtr(store.DateTime(row.FailedAt.Time))
+	}
+	if row.DeadlineAt.Valid {
+		r.DeadlineAt = strPtr(store.DateTime(row.DeadlineAt.Time))
+	}
+	if row.ErrorMessage.Valid {
+		r.ErrorMessage = &row.ErrorMessage.String
+	}
+	n := len(artifactKeys)
+	r.ArtifactCount, r.ArtifactKeys = &n, artifactKeys
+	return r
+}
+
+// corruptReport reports a row whose state cannot be read: its columns, a
+// null state and the reason. The plugin decodes such a state as an empty
+// array and lists the row as if it had no state (docs/compat.md).
+func corruptReport(row *store.WorkflowRow, artifactKeys []string, err error) *StatusReport {
+	r := rowReport(row, artifactKeys)
+	r.Corrupt = err.Error()
+	return r
 }
 
 // budgetSummary is budget_summary_from_state (nil without limits).

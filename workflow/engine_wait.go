@@ -247,7 +247,7 @@ func (a *advanceTx) settleWait(index int, out *phpjson.Object) error {
 	}
 	ns, ok := a.step(next)
 	if !ok {
-		return nil
+		return a.failMissingStep(next)
 	}
 	if err := a.state.assertForEachBudget(ns); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -71,13 +72,25 @@ func ParseState(b []byte) (*State, error) {
 	}
 	v, err := phpjson.Decode(b)
 	if err != nil {
-		return nil, fmt.Errorf("workflow: state is not valid JSON: %w", err)
+		return nil, &corruptStateError{fmt.Errorf("workflow: state is not valid JSON: %w", err)}
 	}
 	if !isArray(v) {
-		return nil, fmt.Errorf("workflow: state is a JSON %s, not an object", v.Kind())
+		return nil, &corruptStateError{fmt.Errorf("workflow: state is a JSON %s, not an object", v.Kind())}
 	}
 	return &State{obj: phpArray(v)}, nil
 }
+
+// ErrCorruptState matches (errors.Is) the error of a stored state that
+// cannot be read: not JSON, nested deeper than PHP's json_decode allows,
+// or not an object.
+var ErrCorruptState = errors.New("workflow: corrupt state")
+
+// corruptStateError keeps ParseState's message (it reaches error_message
+// columns) while matching ErrCorruptState.
+type corruptStateError struct{ err error }
+
+func (e *corruptStateError) Error() string   { return e.err.Error() }
+func (e *corruptStateError) Unwrap() []error { return []error{ErrCorruptState, e.err} }
 
 // NewState returns a state holding obj (not copied); nil gives an empty one.
 func NewState(obj *phpjson.Object) *State {

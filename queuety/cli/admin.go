@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -218,7 +219,7 @@ func (a *app) pauseCommand(pause bool) *cli.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.App.Writer, "Queue '%s' %sd.\n", q, name)
+			fmt.Fprintf(c.App.Writer, "Queue '%s' %sd.\n", esc(q), name)
 			return nil
 		},
 	}
@@ -227,10 +228,21 @@ func (a *app) pauseCommand(pause bool) *cli.Command {
 func (a *app) statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "job counts per queue and status",
+		Usage: "job counts per queue and status, and the rows that can never run as they are",
+		Description: `Counts jobs per queue and status. Below the table, "Needs attention" lists the
+rows that can never run as they are (a depends_on cycle, a missing or buried
+dependency, concurrency limit 0, a step job of a missing workflow, a processing
+row without reserved_at, a workflow whose definition is corrupt or too short),
+per queue and kind, with a few ids; --json puts them under each queue's
+"needs_attention". The check reads only the oldest pending jobs, the jobs with
+the newest dependencies and the oldest live workflows, so it stays cheap on a
+large table.
+
+   queuety status
+   queuety status --json | jq '.[] | select(.needs_attention)'`,
 		Flags: []cli.Flag{jsonFlag()},
 		Action: withClient(nil, func(c *cli.Context, client *queuety.Client) error {
-			stats, err := client.Stats(c.Context)
+			stats, err := client.Status(c.Context)
 			if err != nil {
 				return err
 			}
@@ -243,16 +255,51 @@ func (a *app) statusCommand() *cli.Command {
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "QUEUE\tPENDING\tPROCESSING\tCOMPLETED\tFAILED\tBURIED\t")
 			for _, s := range stats {
-				name := s.Queue
+				name := esc(s.Queue)
 				if s.Paused {
 					name += " (paused)"
 				}
 				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", name, s.Counts["pending"], s.Counts["processing"],
 					s.Counts["completed"], s.Counts["failed"], s.Counts["buried"])
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			return printAttention(c.App.Writer, stats)
 		}),
 	}
+}
+
+// printAttention is status's "needs attention" section: per queue and
+// kind, how many rows can never run as they are, a few ids and why.
+// Nothing is printed when there are none.
+func printAttention(w io.Writer, stats []store.QueueStats) error {
+	total := 0
+	for _, s := range stats {
+		for _, a := range s.NeedsAttention {
+			total += a.Count
+		}
+	}
+	if total == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nNeeds attention: %d rows can never run as they are (queuety job list --stuck):\n", total)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  QUEUE\tKIND\tCOUNT\tIDS\tREASON")
+	for _, s := range stats {
+		for _, a := range s.NeedsAttention {
+			ids := make([]string, len(a.IDs))
+			for i, id := range a.IDs {
+				ids[i] = fmt.Sprint(id)
+			}
+			list := a.Table + " " + strings.Join(ids, ", ")
+			if a.Count > len(a.IDs) {
+				list += ", …"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", esc(s.Queue), a.Kind, a.Count, list, a.Reason)
+		}
+	}
+	return tw.Flush()
 }
 
 func (a *app) purgeCommand() *cli.Command {
@@ -287,26 +334,39 @@ func (a *app) purgeCommand() *cli.Command {
 
 // jobView is a job as `job inspect --json` prints it.
 type jobView struct {
-	ID            int64           `json:"id"`
-	Queue         string          `json:"queue"`
-	Handler       string          `json:"handler"`
-	Payload       json.RawMessage `json:"payload"`
-	PayloadHash   *string         `json:"payload_hash"`
-	Priority      int             `json:"priority"`
-	Status        string          `json:"status"`
-	Attempts      int             `json:"attempts"`
-	MaxAttempts   int             `json:"max_attempts"`
-	AvailableAt   string          `json:"available_at"`
-	ReservedAt    *string         `json:"reserved_at"`
-	CompletedAt   *string         `json:"completed_at"`
-	FailedAt      *string         `json:"failed_at"`
-	ErrorMessage  *string         `json:"error_message"`
-	WorkflowID    *int64          `json:"workflow_id"`
-	DependsOn     *int64          `json:"depends_on"`
+	ID           int64           `json:"id"`
+	Queue        string          `json:"queue"`
+	Handler      string          `json:"handler"`
+	Payload      json.RawMessage `json:"payload"`
+	PayloadHash  *string         `json:"payload_hash"`
+	Priority     int             `json:"priority"`
+	Status       string          `json:"status"`
+	Attempts     int             `json:"attempts"`
+	MaxAttempts  int             `json:"max_attempts"`
+	AvailableAt  string          `json:"available_at"`
+	ReservedAt   *string         `json:"reserved_at"`
+	CompletedAt  *string         `json:"completed_at"`
+	FailedAt     *string         `json:"failed_at"`
+	ErrorMessage *string         `json:"error_message"`
+	WorkflowID   *int64          `json:"workflow_id"`
+	StepIndex    *int64          `json:"step_index"`
+	DependsOn    *int64          `json:"depends_on"`
+	// ConcurrencyGroup, ConcurrencyLimit, SessionID: what admits the job.
+	ConcurrencyGroup *string `json:"concurrency_group"`
+	ConcurrencyLimit *int64  `json:"concurrency_limit"`
+	SessionID        *string `json:"session_id"`
+	// Stuck is set when the job can never run as it is (omitted otherwise).
+	Stuck         *stuckView      `json:"stuck,omitempty"`
 	HeartbeatData json.RawMessage `json:"heartbeat_data"`
 	ReservedBy    *string         `json:"reserved_by"`
 	CreatedAt     string          `json:"created_at"`
 	Logs          []logView       `json:"logs,omitempty"`
+}
+
+// stuckView is why a job can never run as it is.
+type stuckView struct {
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"`
 }
 
 type logView struct {

@@ -22,11 +22,21 @@ func (a *app) jobCommand() *cli.Command {
 			{
 				Name:  "list",
 				Usage: "newest jobs first",
-				Description: `   queuety job list --status buried --queue default --limit 20
+				Description: `Rows that can never run as they are (a depends_on cycle, a missing or buried
+dependency, concurrency limit 0, a step job of a missing workflow, a processing
+row without a usable reserved_at) are marked "stuck: <reason>" (JSON: "stuck");
+--stuck lists only those (among the oldest pending jobs, as status does).
+
+   queuety job list --status buried --queue default --limit 20
+   queuety job list --stuck
    queuety job list --json | jq '.[].id'`,
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "queue"}, &cli.StringFlag{Name: "status", Usage: "pending, processing, completed, failed or buried"},
-					&cli.StringFlag{Name: "handler"}, &cli.IntFlag{Name: "limit", Value: 50}, jsonFlag(),
+					&cli.StringFlag{Name: "queue", Usage: "only this queue"},
+					&cli.StringFlag{Name: "status", Usage: "pending, processing, completed, failed or buried"},
+					&cli.StringFlag{Name: "handler", Usage: "only this handler"},
+					&cli.IntFlag{Name: "limit", Value: 50, Usage: "at most this many jobs"},
+					&cli.BoolFlag{Name: "stuck", Usage: "only jobs that can never run as they are, with the reason"},
+					jsonFlag(),
 				},
 				Action: func(c *cli.Context) error {
 					if c.Int("limit") < 1 {
@@ -40,27 +50,41 @@ func (a *app) jobCommand() *cli.Command {
 						return err
 					}
 					defer client.Close()
-					rows, err := client.Jobs(c.Context, store.ListFilter{Queue: c.String("queue"), Status: c.String("status"), Handler: c.String("handler"), Limit: c.Int("limit")})
+					f := store.ListFilter{Queue: c.String("queue"), Status: c.String("status"), Handler: c.String("handler"), Limit: c.Int("limit")}
+					rows, err := listJobs(c, client, f)
+					if err != nil {
+						return err
+					}
+					stuck, err := client.StuckJobsByID(c.Context, jobIDs(rows))
 					if err != nil {
 						return err
 					}
 					if c.Bool("json") {
 						views := make([]jobView, len(rows))
 						for i := range rows {
-							views[i] = viewOf(&rows[i], nil)
+							views[i] = viewOf(&rows[i], nil, stuck)
 						}
 						return printJSON(c, views)
 					}
+					// The NOTE column appears only when a row has one, so the
+					// usual listing keeps its columns.
 					tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-					fmt.Fprintln(tw, "ID\tQUEUE\tHANDLER\tSTATUS\tATTEMPTS\tPRIORITY\tCREATED\t")
+					fmt.Fprintln(tw, "ID\tQUEUE\tHANDLER\tSTATUS\tATTEMPTS\tPRIORITY\tCREATED\t"+noteHeader(len(stuck) > 0))
 					for _, j := range rows {
-						fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%d\t%s\t\n", j.ID, j.Queue, j.Handler, j.Status, j.Attempts, j.MaxAttempts, j.Priority, store.DateTime(j.CreatedAt))
+						fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%d\t%s\t%s\n", j.ID, esc(j.Queue), esc(j.Handler), j.Status,
+							j.Attempts, j.MaxAttempts, j.Priority, store.DateTime(j.CreatedAt), stuckNote(stuck, j.ID))
 					}
 					return tw.Flush()
 				},
 			},
 			{
 				Name: "inspect", Usage: "a job's fields, payload and log history", ArgsUsage: "<id>",
+				Description: `Shows the job's columns (with its workflow, step, dependency, concurrency group
+and worker session), why it can never run when it cannot ("stuck: <reason>"),
+its payload and its log rows.
+
+   queuety job inspect 42
+   queuety job inspect 42 --json | jq .logs`,
 				Flags: []cli.Flag{jsonFlag()},
 				Action: byIDAction(func(c *cli.Context, client *queuety.Client, id int64) error {
 					j, err := client.Job(c.Context, id)
@@ -71,7 +95,11 @@ func (a *app) jobCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					v := viewOf(j, logs)
+					stuck, err := client.StuckJobsByID(c.Context, []int64{id})
+					if err != nil {
+						return err
+					}
+					v := viewOf(j, logs, stuck)
 					if c.Bool("json") {
 						return printJSON(c, v)
 					}
@@ -137,13 +165,72 @@ func byID(fn func(c *cli.Context, client *queuety.Client, id int64) (string, err
 	})
 }
 
-func viewOf(j *store.JobRow, logs []store.LogRow) jobView {
+// listJobs is the listing of `job list`: the filtered newest jobs, or
+// with --stuck the jobs that can never run as they are (then filtered).
+func listJobs(c *cli.Context, client *queuety.Client, f store.ListFilter) ([]store.JobRow, error) {
+	if !c.Bool("stuck") {
+		return client.Jobs(c.Context, f)
+	}
+	d, err := client.Diagnose(c.Context, store.StuckScan{})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(d.Jobs))
+	for i, j := range d.Jobs {
+		ids[i] = j.ID
+	}
+	rows, err := client.JobsByID(c.Context, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := rows[:0]
+	for _, j := range rows {
+		if (f.Queue == "" || j.Queue == f.Queue) && (f.Status == "" || j.Status == f.Status) &&
+			(f.Handler == "" || j.Handler == f.Handler) && len(out) < f.Limit {
+			out = append(out, j)
+		}
+	}
+	return out, nil
+}
+
+func jobIDs(rows []store.JobRow) []int64 {
+	ids := make([]int64, len(rows))
+	for i := range rows {
+		ids[i] = rows[i].ID
+	}
+	return ids
+}
+
+// noteHeader is the header of the NOTE column, present only when some
+// row has a note.
+func noteHeader(shown bool) string {
+	if shown {
+		return "NOTE"
+	}
+	return ""
+}
+
+// stuckNote is the NOTE cell of a job that can never run as it is.
+func stuckNote(stuck map[int64]store.StuckJob, id int64) string {
+	s, ok := stuck[id]
+	if !ok {
+		return ""
+	}
+	return "stuck: " + esc(s.Reason())
+}
+
+func viewOf(j *store.JobRow, logs []store.LogRow, stuck map[int64]store.StuckJob) jobView {
 	v := jobView{
 		ID: j.ID, Queue: j.Queue, Handler: j.Handler, Payload: rawOrString(j.Payload), PayloadHash: str(j.PayloadHash),
 		Priority: j.Priority, Status: j.Status, Attempts: j.Attempts, MaxAttempts: j.MaxAttempts,
 		AvailableAt: store.DateTime(j.AvailableAt), ReservedAt: tm(j.ReservedAt), CompletedAt: tm(j.CompletedAt),
 		FailedAt: tm(j.FailedAt), ErrorMessage: str(j.ErrorMessage), WorkflowID: i64(j.WorkflowID),
-		DependsOn: i64(j.DependsOn), ReservedBy: str(j.ReservedBy), CreatedAt: store.DateTime(j.CreatedAt),
+		StepIndex: i64(j.StepIndex), DependsOn: i64(j.DependsOn), ConcurrencyGroup: str(j.ConcurrencyGroup),
+		ConcurrencyLimit: i64(j.ConcurrencyLimit), SessionID: str(j.SessionID),
+		ReservedBy: str(j.ReservedBy), CreatedAt: store.DateTime(j.CreatedAt),
+	}
+	if s, ok := stuck[j.ID]; ok {
+		v.Stuck = &stuckView{Kind: s.Kind, Reason: s.Reason()}
 	}
 	if j.HeartbeatData.Valid {
 		v.HeartbeatData = rawOrString(j.HeartbeatData.String)
@@ -193,14 +280,19 @@ func printInspect(c *cli.Context, v jobView) error {
 		if p == nil {
 			return "-"
 		}
-		return *p
+		return esc(*p)
 	}
-	fmt.Fprintf(w, "Job #%d  %s  (%s)\n", v.ID, v.Handler, v.Status)
-	fmt.Fprintf(w, "  queue %s, priority %d, attempts %d/%d\n", v.Queue, v.Priority, v.Attempts, v.MaxAttempts)
+	fmt.Fprintf(w, "Job #%d  %s  (%s)\n", v.ID, esc(v.Handler), esc(v.Status))
+	if v.Stuck != nil {
+		fmt.Fprintf(w, "  stuck: %s\n", esc(v.Stuck.Reason))
+	}
+	fmt.Fprintf(w, "  queue %s, priority %d, attempts %d/%d\n", esc(v.Queue), v.Priority, v.Attempts, v.MaxAttempts)
 	fmt.Fprintf(w, "  created %s, available %s, reserved %s by %s\n", v.CreatedAt, v.AvailableAt, deref(v.ReservedAt), deref(v.ReservedBy))
 	fmt.Fprintf(w, "  completed %s, failed %s\n", deref(v.CompletedAt), deref(v.FailedAt))
+	fmt.Fprintf(w, "  workflow %s, step %s, depends on %s\n", orDash(v.WorkflowID), orDash(v.StepIndex), orDash(v.DependsOn))
+	fmt.Fprintf(w, "  concurrency group %s (limit %s), session %s\n", deref(v.ConcurrencyGroup), orDash(v.ConcurrencyLimit), deref(v.SessionID))
 	if v.ErrorMessage != nil {
-		fmt.Fprintf(w, "  error: %s\n", *v.ErrorMessage)
+		fmt.Fprintf(w, "  error: %s\n", esc(*v.ErrorMessage))
 	}
 	var pretty any
 	if err := json.Unmarshal(v.Payload, &pretty); err == nil {
@@ -215,7 +307,7 @@ func printInspect(c *cli.Context, v jobView) error {
 			if l.Attempt != nil {
 				att = fmt.Sprint(*l.Attempt)
 			}
-			fmt.Fprintf(tw, "    %s\t%s\tattempt %s\t%s\t\n", l.CreatedAt, l.Event, att, deref(l.ErrorMessage))
+			fmt.Fprintf(tw, "    %s\t%s\tattempt %s\t%s\t\n", l.CreatedAt, esc(l.Event), att, deref(l.ErrorMessage))
 		}
 		return tw.Flush()
 	}

@@ -49,8 +49,8 @@ read: a lapsed lease or TTL shows as expired, a stale owner as orphaned.
 					tw := tabwriter.NewWriter(c.App.Writer, 0, 2, 2, ' ', 0)
 					fmt.Fprintln(tw, "SESSION\tSTATUS\tOWNER\tQUEUE\tREQUIREMENTS\tLEASE EXPIRES\tTTL EXPIRES\tACTIVE")
 					for _, s := range v.Sessions {
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", s.SessionID, statusWithReason(s), orDash(s.LeaseOwner),
-							orDash(s.Queue), dashIfEmpty(strings.Join(s.Requirements, ",")), timeOrDash(s.LeaseExpiresAt),
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", esc(s.SessionID), esc(statusWithReason(s)), esc(orDash(s.LeaseOwner)),
+							esc(orDash(s.Queue)), esc(dashIfEmpty(strings.Join(s.Requirements, ","))), timeOrDash(s.LeaseExpiresAt),
 							timeOrDash(s.TTLExpiresAt), s.ActiveActivityCount)
 					}
 					return tw.Flush()
@@ -83,7 +83,7 @@ read: a lapsed lease or TTL shows as expired, a stale owner as orphaned.
 						{"activities", fmt.Sprintf("%d running, at most %d", s.ActiveActivityCount, s.MaxConcurrentActivities)},
 						{"last heartbeat", timeOrDash(s.LastHeartbeatAt)}, {"closed", timeOrDash(s.ClosedAt)},
 					} {
-						fmt.Fprintf(tw, "%s:\t%s\n", kv[0], kv[1])
+						fmt.Fprintf(tw, "%s:\t%s\n", kv[0], esc(kv[1]))
 					}
 					return tw.Flush()
 				}),
@@ -120,7 +120,7 @@ their own leases.`,
 					if !res.Admitted {
 						return fmt.Errorf("session %q not closed: %s (%s)", id, res.Error, res.Reason)
 					}
-					fmt.Fprintf(c.App.Writer, "Session %s %s.\n", id, strings.ReplaceAll(res.Outcome, "_", " "))
+					fmt.Fprintf(c.App.Writer, "Session %s %s.\n", esc(id), strings.ReplaceAll(res.Outcome, "_", " "))
 					return nil
 				}),
 			},
@@ -163,8 +163,8 @@ HTTP. A registration not heard from within --worker-stale-after is stale.
 					if w.MaxConcurrentWorkerSessions != nil {
 						limit = fmt.Sprint(*w.MaxConcurrentWorkerSessions)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%v\n", w.WorkerID, w.Runtime, strings.Join(w.Queues, ","),
-						dashIfEmpty(strings.Join(w.Capabilities, ",")), limit, timeOrDash(w.LastHeartbeatAt), w.IsStale)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%v\n", esc(w.WorkerID), esc(w.Runtime), esc(strings.Join(w.Queues, ",")),
+						esc(dashIfEmpty(strings.Join(w.Capabilities, ","))), limit, timeOrDash(w.LastHeartbeatAt), w.IsStale)
 				}
 				return tw.Flush()
 			}),

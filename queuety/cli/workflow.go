@@ -34,7 +34,10 @@ func (a *app) workflowCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name: "list", Usage: "newest workflows first",
-				Description: `   queuety workflow list --status failed --limit 20
+				Description: `A workflow whose state cannot be read is listed with its status as stored and
+"corrupt: <reason>" (JSON: "corrupt"); the others are listed as usual.
+
+   queuety workflow list --status failed --limit 20
    queuety workflow list --name onboarding --json | jq '.[].workflow_id'`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "status", Usage: strings.Join(workflowStatuses, ", ")},
@@ -64,9 +67,10 @@ func (a *app) workflowCommand() *cli.Command {
 						return printJSON(c, list)
 					}
 					tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-					fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tSTEP\tSTARTED\t")
+					corrupt := slices.ContainsFunc(list, func(r *workflow.StatusReport) bool { return r.Corrupt != "" })
+					fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tSTEP\tSTARTED\t"+noteHeader(corrupt))
 					for _, r := range list {
-						fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t\n", r.WorkflowID, r.Name, r.Status, stepLabel(r), r.StartedAt)
+						fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, esc(r.Name), esc(string(r.Status)), stepLabel(r), r.StartedAt, corruptNote(r))
 					}
 					return tw.Flush()
 				}),
@@ -114,9 +118,9 @@ func (a *app) workflowCommand() *cli.Command {
 					for _, e := range events {
 						step := fmt.Sprint(e.StepIndex)
 						if e.StepName != nil {
-							step += " (" + *e.StepName + ")"
+							step += " (" + esc(*e.StepName) + ")"
 						}
-						fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", e.ID, e.CreatedAt, step, e.Event, e.Handler, orDash(e.Attempt), orDash(e.DurationMS))
+						fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", e.ID, e.CreatedAt, step, esc(e.Event), esc(e.Handler), orDash(e.Attempt), orDash(e.DurationMS))
 					}
 					return tw.Flush()
 				}),
@@ -283,9 +287,17 @@ func stepLabel(r *workflow.StatusReport) string {
 	}
 	s := fmt.Sprintf("%d/%d", r.CurrentStep+1, r.TotalSteps)
 	if r.CurrentStepName != nil {
-		s += " " + *r.CurrentStepName
+		s += " " + esc(*r.CurrentStepName)
 	}
 	return s
+}
+
+// corruptNote marks a workflow whose state cannot be read.
+func corruptNote(r *workflow.StatusReport) string {
+	if r.Corrupt == "" {
+		return ""
+	}
+	return "corrupt: " + esc(r.Corrupt)
 }
 
 func orDash[T any](p *T) string {
@@ -296,10 +308,13 @@ func orDash[T any](p *T) string {
 }
 
 func printWorkflowStatus(w io.Writer, r *workflow.StatusReport) error {
-	fmt.Fprintf(w, "Workflow #%d  %s  (%s)\n", r.WorkflowID, r.Name, r.Status)
+	fmt.Fprintf(w, "Workflow #%d  %s  (%s)\n", r.WorkflowID, esc(r.Name), esc(string(r.Status)))
+	if r.Corrupt != "" {
+		fmt.Fprintf(w, "  %s\n", corruptNote(r))
+	}
 	step := fmt.Sprintf("  step %s", stepLabel(r))
 	if r.CurrentStepType != nil && r.CurrentStep < r.TotalSteps {
-		step += " [" + *r.CurrentStepType + "]"
+		step += " [" + esc(*r.CurrentStepType) + "]"
 	}
 	fmt.Fprintln(w, step)
 	fmt.Fprintf(w, "  started %s, completed %s, failed %s, deadline %s\n", r.StartedAt, orDash(r.CompletedAt), orDash(r.FailedAt), orDash(r.DeadlineAt))
@@ -307,10 +322,10 @@ func printWorkflowStatus(w io.Writer, r *workflow.StatusReport) error {
 		fmt.Fprintf(w, "  parent #%d step %s\n", *r.ParentWorkflowID, orDash(r.ParentStepIndex))
 	}
 	if r.ErrorMessage != nil {
-		fmt.Fprintf(w, "  error: %s\n", *r.ErrorMessage)
+		fmt.Fprintf(w, "  error: %s\n", esc(*r.ErrorMessage))
 	}
 	if r.WaitType != nil {
-		fmt.Fprintf(w, "  waiting (%s, mode %s) for %s\n", *r.WaitType, orDash(r.WaitMode), strings.Join(r.WaitingFor, ", "))
+		fmt.Fprintf(w, "  waiting (%s, mode %s) for %s\n", esc(*r.WaitType), orDash(escPtr(r.WaitMode)), strings.Join(escAll(r.WaitingFor), ", "))
 		if !r.WaitDetails.IsNull() {
 			b, _ := json.Marshal(r.WaitDetails)
 			fmt.Fprintf(w, "  wait details: %s\n", b)
@@ -318,7 +333,7 @@ func printWorkflowStatus(w io.Writer, r *workflow.StatusReport) error {
 	}
 	for _, kv := range [][2]*string{{strPtr("version"), r.DefinitionVersion}, {strPtr("idempotency key"), r.IdempotencyKey}} {
 		if kv[1] != nil {
-			fmt.Fprintf(w, "  %s: %s\n", *kv[0], *kv[1])
+			fmt.Fprintf(w, "  %s: %s\n", *kv[0], esc(*kv[1]))
 		}
 	}
 	if !r.Budget.IsNull() {
@@ -326,7 +341,7 @@ func printWorkflowStatus(w io.Writer, r *workflow.StatusReport) error {
 		fmt.Fprintf(w, "  budget: %s\n", b)
 	}
 	if r.ArtifactCount != nil && *r.ArtifactCount > 0 {
-		fmt.Fprintf(w, "  artifacts: %s\n", strings.Join(r.ArtifactKeys, ", "))
+		fmt.Fprintf(w, "  artifacts: %s\n", strings.Join(escAll(r.ArtifactKeys), ", "))
 	}
 	b, err := json.MarshalIndent(r.State, "  ", "  ")
 	if err != nil {

@@ -1,0 +1,76 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// Why a live workflow can never finish as it is (StuckWorkflow.Kind).
+const (
+	StuckStateCorrupt       = "workflow_state_corrupt"
+	StuckStepsShort         = "workflow_steps_short"
+	StuckCurrentStepMissing = "workflow_current_step_missing"
+)
+
+// StuckKinds describes each kind for a summary.
+var StuckKinds = map[string]string{
+	StuckStateCorrupt:       "live workflow whose state cannot be read (not JSON, nested too deep, not an object)",
+	StuckStepsShort:         "live workflow whose _steps has fewer usable steps than total_steps",
+	StuckCurrentStepMissing: "live workflow whose current step is missing from _steps: no job will ever run it",
+}
+
+// StuckWorkflow is a live workflow that can never finish as it is.
+type StuckWorkflow struct {
+	ID     int64  `json:"workflow_id"`
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	// Queue is the state's _queue ("default" when unreadable).
+	Queue  string `json:"queue"`
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"`
+}
+
+// StuckWorkflows finds, among the oldest scan.Workflows live workflows,
+// those whose state cannot be read, whose current step is missing from
+// their definition, or whose definition ends before total_steps. The
+// server narrows the candidates; each is then parsed here, as the
+// engine would read it (the server's JSON functions stop at 32 levels).
+func (e *Engine) StuckWorkflows(ctx context.Context, scan store.StuckScan) ([]StuckWorkflow, error) {
+	rows, err := e.store.StuckWorkflowCandidates(ctx, scan)
+	if err != nil {
+		return nil, err
+	}
+	var out []StuckWorkflow
+	for _, r := range rows {
+		if s, stuck := DiagnoseWorkflow(r); stuck {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// DiagnoseWorkflow decides whether a live workflow row can never finish
+// as it is, and why.
+func DiagnoseWorkflow(r store.WorkflowCandidate) (StuckWorkflow, bool) {
+	s := StuckWorkflow{ID: r.ID, Name: r.Name, Status: r.Status, Queue: "default"}
+	state, err := ParseState([]byte(r.State))
+	if err != nil {
+		s.Kind, s.Reason = StuckStateCorrupt, err.Error()+": no step can run and nothing can be compensated"
+		return s, true
+	}
+	s.Queue = state.Queue()
+	usable := len(state.Steps())
+	switch {
+	case r.CurrentStep < r.TotalSteps && r.CurrentStep >= usable:
+		s.Kind = StuckCurrentStepMissing
+		s.Reason = fmt.Sprintf("current step %d is missing: _steps has %d usable steps of total_steps %d", r.CurrentStep, usable, r.TotalSteps)
+	case usable < r.TotalSteps:
+		s.Kind = StuckStepsShort
+		s.Reason = fmt.Sprintf("_steps has %d usable steps of total_steps %d: the workflow fails when it reaches step %d", usable, r.TotalSteps, usable)
+	default:
+		return s, false
+	}
+	return s, true
+}
