@@ -82,7 +82,7 @@ func TestWorkersWakeParentOnce(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		startWorker(t, c, reg)
 	}
-	waitFor(t, 30*time.Second, "completed", func() bool { return workflowRow(t, c, id).Status == "completed" })
+	waitFor(t, 90*time.Second, "completed", func() bool { return workflowRow(t, c, id).Status == "completed" })
 	var resumed int
 	require.NoError(t, c.store.DB().Get(&resumed, "SELECT COUNT(*) FROM `"+c.store.Tables()["workflow_events"]+"` WHERE workflow_id = ? AND event = 'workflow_resumed'", id))
 	require.Equal(t, 1, resumed)
