@@ -11,7 +11,6 @@ import (
 	"github.com/queuety-go/queuety/internal/phpjson"
 )
 
-
 // FuzzParseBackoff: --backoff (and QUEUETY_RETRY_BACKOFF) is a strategy
 // name or a list of seconds. What ParseBackoff accepts validates, prints
 // back to a flag that parses to the same rule, and gives a delay that is
@@ -119,7 +118,6 @@ func FuzzParseRuntime(f *testing.F) {
 		}
 	})
 }
-
 
 // FuzzParsePriority: --priority takes 0-3 or a name; whatever else is an
 // error, and what is accepted prints back (as a number) to itself.

@@ -21,13 +21,13 @@ import (
 // stop, since another worker may now hold the session's resource.
 var ErrSessionLost = errors.New("worker session lost")
 
-// sessionCandidates is how many pending session-bound jobs one claim window
+// sessionCandidates is how many pending session-bound jobs one claim
 // reads before filtering them by what this worker can satisfy.
 const sessionCandidates = 64
 
 // sessionAgent is the worker's side of worker sessions: it registers the
 // worker and keeps the registration fresh, admits session-bound jobs inside
-// the claim window, renews the leases of sessions whose jobs are running,
+// the claim, renews the leases of sessions whose jobs are running,
 // and closes every session the worker holds at a planned stop.
 type sessionAgent struct {
 	w    *Worker
@@ -41,9 +41,9 @@ type sessionAgent struct {
 
 	mu      sync.Mutex
 	renewed map[string]time.Time // session id → last lease renewal by us
-	// noneAt is when a window last found no session-bound candidates: the
-	// next windows skip the read for a poll interval, so plain-job
-	// throughput does not pay a round trip per window for them.
+	// noneAt is when a claim last found no session-bound candidates: the
+	// next claims skip the read for a poll interval, so plain-job
+	// throughput does not pay a round trip per claim for them.
 	noneAt time.Time
 }
 
@@ -195,8 +195,8 @@ func (a *sessionAgent) forget(sid string) {
 	a.mu.Unlock()
 }
 
-// claim admits the session-bound jobs this worker can take into the window
-// (see claimSessionJobs). A window that finds no candidates makes the next
+// claim admits the session-bound jobs this worker can take into the claim
+// (see claimSessionJobs). A claim that finds no candidates makes the next
 // ones skip the read for a poll interval.
 func (a *sessionAgent) claim(ctx context.Context, tx *store.ClaimTx, queues []string, p store.ClaimParams, n int) ([]store.JobRow, error) {
 	if n <= 0 || len(queues) == 0 || a.w.cfg.MaxWorkerSessions < 0 {
@@ -243,17 +243,17 @@ func (c claimant) satisfies(n sessions.Normalized) bool {
 	return true
 }
 
-// sessionRounds bounds how many candidate pages one window reads: each
+// sessionRounds bounds how many candidate pages one claim reads: each
 // round skips the sessions the earlier ones found unusable.
 const sessionRounds = 4
 
 // claimSessionJobs admits up to n session-bound jobs of queues into the
-// window tx for who. It reads pending candidates without locking, keeps
+// claim tx for who. It reads pending candidates without locking, keeps
 // those whose session options who satisfies (queue routing first, then
 // capabilities ⊇ requirements), locks them, and admits each through its
 // session under the session's row lock. A refused job is left untouched:
 // pending for a capable worker, and no session row is created for it; the
-// rest of its session is skipped for this window, so a held or unusable
+// rest of its session is skipped for this claim, so a held or unusable
 // session does not hide the jobs behind it. A job that can never run is
 // buried with the reason: its worker_session cannot be read, or its
 // session is closed or past its TTL (terminal for that id). seen counts
@@ -262,7 +262,7 @@ func claimSessionJobs(ctx context.Context, tx *store.ClaimTx, c *Client, who cla
 	p store.ClaimParams, n int) (admitted []store.JobRow, seen, buried int, err error) {
 	reg, log := c.sessions, c.log
 	p.Limit = max(sessionCandidates, n)
-	skip := map[string]bool{}    // sessions this window cannot use
+	skip := map[string]bool{}    // sessions this claim cannot use
 	inWindow := map[string]int{} // jobs admitted per session
 	// Rows an earlier round locked are locked by this very transaction, so
 	// a later round's SKIP LOCKED returns them again: never take one twice.
@@ -308,7 +308,7 @@ func claimSessionJobs(ctx context.Context, tx *store.ClaimTx, c *Client, who cla
 		}
 		// Lock order: the worker's registration row (creating or
 		// reacquiring a session locks it), then sessions by id, so two
-		// windows of this worker cannot deadlock on them.
+		// claims of this worker cannot deadlock on them.
 		slices.SortStableFunc(locked, func(x, y store.JobRow) int {
 			return strings.Compare(x.SessionID.String, y.SessionID.String)
 		})
@@ -339,7 +339,7 @@ func claimSessionJobs(ctx context.Context, tx *store.ClaimTx, c *Client, who cla
 				if store.Transient(err) || store.ConnectionLost(err) || ctx.Err() != nil {
 					return nil, seen, buried, err
 				}
-				// One session's trouble must not stop the window: the job
+				// One session's trouble must not stop the claim: the job
 				// stays pending and its session is skipped.
 				log.Warn("admitting a session-bound job failed; skipping its session for now", "job", row.ID, "session", pk.sid, "err", err)
 				skip[pk.sid] = true

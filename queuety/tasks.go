@@ -13,7 +13,7 @@ import (
 
 // Tasks runs jobs for external workers (the HTTP worker plane): they poll
 // a job, heartbeat it, and complete or fail it. Claims go through the same
-// window as in-process workers, session admission included, and every
+// claim transaction as in-process workers, session admission included, and every
 // transition is fenced on the attempt (reserved_by + attempts), so a worker
 // whose attempt was rescued or taken over changes nothing.
 //

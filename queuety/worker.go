@@ -25,11 +25,12 @@ import (
 // handlers. Start it, then Stop it; it is not restartable.
 //
 // Inside, claim lanes each take as many rows per round trip as they have
-// free slots and keep the claim transaction open for a short window while
-// the jobs start (see claimRound); each job runs in its own goroutine; a
-// completer writes the completions of jobs that outlived their window in
-// batches; a heartbeater keeps long jobs' reserved_at fresh; and a rescuer
-// sweeps stale rows on a cron schedule. The handler names are read from the
+// free slots and commit the claim before any handler starts (see
+// claimRound); each job runs in its own goroutine; completions are carried
+// by the next claim's transaction or written in batches by the completer
+// (completer.go); a heartbeater keeps running jobs' reserved_at fresh, and
+// finished ones' until their completion is written; and a rescuer sweeps
+// stale rows on a cron schedule. The handler names are read from the
 // Registry when the worker is built.
 type Worker struct {
 	c     *Client
@@ -157,7 +158,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		completerStop: make(chan struct{}),
 		completerDone: make(chan struct{}),
 	}
-	// Claim lanes split the slots: while one lane writes its window,
+	// Claim lanes split the slots: while one lane commits its claim,
 	// another selects and runs, so the database always has work.
 	nLanes := max(1, min(cfg.ClaimLanes, cfg.Concurrency))
 	for i := 0; i < nLanes; i++ {

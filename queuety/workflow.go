@@ -97,9 +97,7 @@ func workflowHandlers(reg *Registry) []string {
 }
 
 // executeWorkflowStep runs a claimed workflow step job through the engine.
-// The claim window writes the row as processing without waiting for it
-// (the engine locks the row, which the window holds until it commits), so
-// the step starts once the window has committed. A step whose completion
+// The claim committed the row as processing before this runs. A step whose completion
 // chained the next one (workflow/chain.go) is followed by it in the same
 // slot.
 func (w *Worker) executeWorkflowStep(ctx context.Context, rj *running) {

@@ -48,7 +48,7 @@ type ClaimTx struct {
 	s    *Store
 	conn *sqlx.Conn // pinned: named locks belong to the connection
 	tx   *sqlx.Tx
-	// locks are the group locks held until the window ends.
+	// locks are the group locks held until the claim ends.
 	locks []string
 	// written: Bury or Complete wrote in the claim, so even a claim that
 	// takes nothing must commit (see End).
@@ -58,10 +58,10 @@ type ClaimTx struct {
 	logs []LogRow
 }
 
-// BeginClaim opens a claim window.
+// BeginClaim opens a claim.
 func (s *Store) BeginClaim(ctx context.Context) (*ClaimTx, error) {
 	// READ COMMITTED (the session's level, see Open): no gap locks, so
-	// concurrent windows (lanes, other workers) never deadlock on the claim
+	// concurrent claims (lanes, other workers) never deadlock on the claim
 	// index's gaps.
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
@@ -75,7 +75,7 @@ func (s *Store) BeginClaim(ctx context.Context) (*ClaimTx, error) {
 	return &ClaimTx{s: s, conn: conn, tx: tx}, nil
 }
 
-// end releases the window's group locks and its connection.
+// end releases the claim's group locks and its connection.
 func (c *ClaimTx) end() {
 	if len(c.locks) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -132,7 +132,7 @@ func (c *ClaimTx) LockJobs(ctx context.Context, ids []int64) ([]JobRow, error) {
 	return c.selectRows(ctx, qLockSessionJobs, "", []any{ids})
 }
 
-// Bury buries a locked row the window will not run (its worker_session
+// Bury buries a locked row the claim will not run (its worker_session
 // cannot be read), as claim + bury would leave it, with Queuety's
 // `started, buried` log rows.
 func (c *ClaimTx) Bury(ctx context.Context, workerID string, row *JobRow, message string) error {
@@ -178,7 +178,7 @@ func (c *ClaimTx) End(ctx context.Context, workerID string) error {
 	return c.Rollback()
 }
 
-// Querier runs statements inside the window's transaction (session
+// Querier runs statements inside the claim's transaction (session
 // admission locks its session rows there, so they commit with the claim).
 func (c *ClaimTx) Querier() sqlx.ExtContext { return c.tx }
 
@@ -224,8 +224,8 @@ func (c *ClaimTx) selectRows(ctx context.Context, name, which string, args []any
 	return rows, nil
 }
 
-// LockGroups takes a named lock per concurrency group (sorted, so windows
-// never deadlock on each other), held until the window ends. Counting a
+// LockGroups takes a named lock per concurrency group (sorted, so claims
+// never deadlock on each other), held until the claim ends. Counting a
 // group's processing jobs under its lock and committing before releasing it
 // serializes admission between Go workers, which PHP's check does not. It
 // returns the groups it could lock within timeout; jobs of the others wait.
@@ -278,7 +278,7 @@ func (c *ClaimTx) ProcessingByGroup(ctx context.Context, groups []string) (map[s
 	return out, nil
 }
 
-// Rollback abandons the window: every selected row is pending again,
+// Rollback abandons the claim: every selected row is pending again,
 // untouched.
 func (c *ClaimTx) Rollback() error {
 	err := c.tx.Rollback()

@@ -58,7 +58,7 @@ func Open(ctx context.Context, dsn string, maxConns int, logger *slog.Logger) (*
 		return nil, err
 	}
 	// Every transaction of ours runs READ COMMITTED (no gap locks, so
-	// concurrent claim windows and step transactions do not deadlock on
+	// concurrent claims and step transactions do not deadlock on
 	// index gaps). Setting it per session, not per transaction, saves a
 	// round trip per transaction. MySQL 8 and MariaDB 11.1+ name the
 	// variable transaction_isolation, older MariaDB only tx_isolation.
