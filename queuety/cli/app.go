@@ -174,10 +174,14 @@ func normalizeArgs(app *cli.App, args []string) []string {
 			if isGlobal[name] {
 				group = &globals
 			}
+			if hasValue {
+				flag, value, _ := strings.Cut(a, "=")
+				a = flag + "=" + plainSeconds(name, value)
+			}
 			*group = append(*group, a)
 			if takesValue[name] && !hasValue && i+1 < len(args) {
 				i++
-				*group = append(*group, args[i])
+				*group = append(*group, plainSeconds(name, args[i]))
 			}
 			continue
 		}
@@ -214,7 +218,7 @@ func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "dsn", EnvVars: []string{"QUEUETY_DSN"}, Usage: "MySQL DSN, e.g. 'user:pass@tcp(127.0.0.1:3306)/wordpress'"},
 		&cli.StringFlag{Name: "wp-config", EnvVars: []string{"QUEUETY_WP_CONFIG"}, Usage: "read DB_* and $table_prefix from this `wp-config.php` (used when --dsn is not set)"},
-		&cli.StringFlag{Name: "prefix", EnvVars: []string{"QUEUETY_DB_PREFIX"}, Usage: "WordPress table prefix (default \"wp_\", or wp-config's $table_prefix)"},
+		&cli.StringFlag{Name: "prefix", EnvVars: []string{"QUEUETY_DB_PREFIX"}, Usage: "WordPress table prefix; empty means none, as in PHP (default \"wp_\", or wp-config's $table_prefix)"},
 		&cli.StringFlag{Name: "table-prefix", EnvVars: []string{"QUEUETY_TABLE_PREFIX"}, Usage: "Queuety's own table prefix (QUEUETY_TABLE_PREFIX; default \"queuety_\")"},
 		&cli.BoolFlag{Name: "allow-non-utc", EnvVars: []string{"QUEUETY_ALLOW_NON_UTC"}, Usage: "start even when the server's default time zone is not UTC"},
 		&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"QUEUETY_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
@@ -240,12 +244,12 @@ func baseConfig(c *cli.Context) (queuety.Config, error) {
 		if cfg.DSN, err = s.DSN(""); err != nil {
 			return cfg, usageError{fmt.Errorf("--wp-config: %w", err)}
 		}
-		cfg.TablePrefix = s.TablePrefix
+		setTablePrefix(&cfg, s.TablePrefix)
 		cfg.QueuetyTablePrefix = s.QueuetyTablePrefix
 		cfg.TableOverrides = tableOverrides(s.Defines)
 	}
 	if c.IsSet("prefix") {
-		cfg.TablePrefix = c.String("prefix")
+		setTablePrefix(&cfg, c.String("prefix"))
 	}
 	if c.IsSet("table-prefix") {
 		v := c.String("table-prefix")
@@ -261,6 +265,14 @@ func baseConfig(c *cli.Context) (queuety.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// setTablePrefix applies a WordPress prefix someone set: an explicitly
+// empty one (wp-config's `$table_prefix = '';`, --prefix '' or an empty
+// QUEUETY_DB_PREFIX) means no prefix, as in PHP, which names the tables
+// $wpdb->prefix . 'queuety_jobs'. Only an unset prefix means "wp_".
+func setTablePrefix(cfg *queuety.Config, prefix string) {
+	cfg.TablePrefix, cfg.NoTablePrefix = prefix, prefix == ""
 }
 
 // tableOverrides picks QUEUETY_TABLE_<SUFFIX> defines out of wp-config.
