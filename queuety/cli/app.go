@@ -268,8 +268,8 @@ func baseConfig(c *cli.Context) (queuety.Config, error) {
 }
 
 // setTablePrefix applies a WordPress prefix someone set: an explicitly
-// empty one (wp-config's `$table_prefix = ”;`, --prefix ” or an empty
-// QUEUETY_DB_PREFIX) means no prefix, as in PHP, which names the tables
+// empty one (an empty string in wp-config's $table_prefix, in --prefix or
+// in QUEUETY_DB_PREFIX) means no prefix, as in PHP, which names the tables
 // $wpdb->prefix . 'queuety_jobs'. Only an unset prefix means "wp_".
 func setTablePrefix(cfg *queuety.Config, prefix string) {
 	cfg.TablePrefix, cfg.NoTablePrefix = prefix, prefix == ""
