@@ -37,6 +37,9 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.DSN == "" {
 		return nil, errors.New("no database configured: pass --dsn, set QUEUETY_DSN, or point --wp-config at a wp-config.php")
 	}
+	if err := store.CheckDSN(cfg.DSN); err != nil {
+		return nil, &ConfigError{err}
+	}
 	tables, err := cfg.naming().Resolve()
 	if err != nil {
 		return nil, &ConfigError{err}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/internal/sessions"
@@ -53,6 +54,7 @@ func Main(args []string, opts Options) int {
 	if err == nil {
 		return ExitOK
 	}
+	err = withHint(err)
 	fmt.Fprintln(app.ErrWriter, "queuety:", err)
 	var ue usageError
 	switch {
@@ -63,6 +65,17 @@ func Main(args []string, opts Options) int {
 		return ExitNotFound
 	}
 	return ExitError
+}
+
+// withHint adds the fix to a server error every command may meet, so
+// status, dispatch, workflow list and the others say what `work` says
+// about an unmigrated database instead of a bare Error 1146.
+func withHint(err error) error {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == 1146 { // table doesn't exist
+		return fmt.Errorf("%w: run `queuety migrate` (or check --prefix / QUEUETY_TABLE_PREFIX)", err)
+	}
+	return err
 }
 
 // New builds the urfave/cli app.
