@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -12,15 +13,18 @@ import (
 	store "github.com/queuety-go/queuety/sql"
 )
 
-// DevDSN is where `queuety dev` and `queuety bench` go without --dsn: the
-// local MariaDB of this project's machines.
+// DevDSN is where `queuety dev` goes without --dsn: the local MariaDB of
+// this project's machines.
 const DevDSN = "root@tcp(127.0.0.1:3306)/queuety_dev"
 
 func (a *app) devCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "dev",
 		Usage: "quick start: create a local database, migrate, dispatch demo jobs and run a worker",
-		Description: `Uses --dsn, or ` + DevDSN + ` (created if missing).
+		Description: `Uses --dsn (or QUEUETY_DSN, --wp-config), or ` + DevDSN + ` (created if
+missing). The demo jobs include a few that fail and are buried on purpose, so
+dev refuses a database holding rows it did not write (a site's jobs, say)
+unless --yes; a database it filled before is marked in ` + markerTable + `.
 Prints progress every second; Ctrl-C stops it gracefully. Meanwhile, from another shell:
 
    queuety --dsn '` + DevDSN + `' dispatch queuety.sleep --payload '{"ms":200}'
@@ -28,6 +32,7 @@ Prints progress every second; Ctrl-C stops it gracefully. Meanwhile, from anothe
 		Flags: append(workerFlags(),
 			&cli.IntFlag{Name: "demo-jobs", Value: 40, Usage: "demo jobs to dispatch at start"},
 			&cli.BoolFlag{Name: "exit-when-drained", Usage: "stop once no job is pending or processing"},
+			&cli.BoolFlag{Name: "yes", Usage: "add the demo jobs even to a database holding rows dev did not write"},
 		),
 		Action: func(c *cli.Context) error {
 			cfg, err := baseConfig(c)
@@ -48,6 +53,9 @@ Prints progress every second; Ctrl-C stops it gracefully. Meanwhile, from anothe
 				return err
 			}
 			defer client.Close()
+			if err := claimDev(c, client); err != nil {
+				return err
+			}
 			out := c.App.Writer
 			if rep.Changed() {
 				fmt.Fprintf(out, "migrated: %d tables created, %d columns and %d indexes added\n", len(rep.CreatedTables), len(rep.AddedColumns), len(rep.AddedIndexes))
@@ -89,6 +97,20 @@ Prints progress every second; Ctrl-C stops it gracefully. Meanwhile, from anothe
 			return nil
 		},
 	}
+}
+
+// claimDev refuses, unless --yes, to put demo jobs (some failing on
+// purpose) into a database holding rows dev did not write.
+func claimDev(c *cli.Context, client *queuety.Client) error {
+	err := claimScratch(c.Context, client.Store(), "dev")
+	var fr errForeignRows
+	if !errors.As(err, &fr) {
+		return err
+	}
+	if c.Bool("yes") {
+		return nil
+	}
+	return usagef("%v that dev did not write; dev adds demo jobs, some failing and buried on purpose: pass --yes to add them anyway, or point --dsn at another database (without --dsn, QUEUETY_DSN or --wp-config dev uses %s)", err, DevDSN)
 }
 
 // dispatchDemo queues a mix of jobs: sleeps of various lengths and

@@ -363,8 +363,7 @@ the plugin's dispatch() writes them), then times one worker with --workflows
 advancing them all to completed (step jobs, log rows and workflow_events
 included).
 
-Without --dsn it uses ` + BenchDSN + ` (created if missing) and
-tables prefixed bench_, which it empties first.
+` + benchHelp + `
 
    queuety bench workflows --count 2000 --steps 3
    queuety bench workflows --count 5000 --concurrency 100 --json`,
@@ -388,11 +387,11 @@ func (a *app) benchWorkflows(c *cli.Context) error {
 	}
 	cfg.Workflows = true
 	cfg.MaxConns = 16
-	client, err := openBench(c, cfg)
+	client, done, err := openBench(c, cfg)
 	if err != nil {
 		return err
 	}
-	defer client.Close()
+	defer done()
 	st := client.Store()
 	reg := queuety.NewRegistry()
 	reg.RegisterStep(BenchStepClass, func(context.Context, *workflow.State) (*phpjson.Object, error) {
