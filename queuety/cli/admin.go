@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -252,36 +251,6 @@ func (a *app) statusCommand() *cli.Command {
 			}
 			return tw.Flush()
 		}),
-	}
-}
-
-func (a *app) purgeCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "purge",
-		Usage: "delete completed jobs older than N days",
-		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "older-than", Value: 7, EnvVars: []string{"QUEUETY_RETENTION_DAYS"}, Usage: "age in `days`"},
-			jsonFlag(),
-		},
-		Action: func(c *cli.Context) error {
-			if c.Int("older-than") < 0 {
-				return usagef("--older-than %d: must not be negative", c.Int("older-than"))
-			}
-			client, err := connect(c)
-			if err != nil {
-				return err
-			}
-			defer client.Close()
-			n, err := client.PurgeCompleted(c.Context, time.Duration(c.Int("older-than"))*24*time.Hour)
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				return printJSON(c, map[string]int{"purged": n})
-			}
-			fmt.Fprintf(c.App.Writer, "Purged %d completed jobs.\n", n)
-			return nil
-		},
 	}
 }
 

@@ -39,6 +39,9 @@ type Options struct {
 	Registry *queuety.Registry
 	Stdout   io.Writer
 	Stderr   io.Writer
+	// Stdin answers the confirmation prompts of purge, job retry-buried
+	// and job delete (default os.Stdin; only a terminal is asked).
+	Stdin io.Reader
 }
 
 // usageError marks errors that deserve ExitUsage.
@@ -90,7 +93,8 @@ func New(opts Options) *cli.App {
 	if opts.Stderr == nil {
 		opts.Stderr = os.Stderr
 	}
-	a := &app{reg: opts.Registry}
+	stdin := stdinOr(opts.Stdin)
+	a := &app{reg: opts.Registry, stdin: stdin, tty: interactive(stdin)}
 	onUsage := func(c *cli.Context, err error, _ bool) error { return usageError{err} }
 	cliApp := &cli.App{
 		Name:      "queuety",
@@ -224,7 +228,9 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 }
 
 type app struct {
-	reg *queuety.Registry
+	reg   *queuety.Registry
+	stdin io.Reader
+	tty   bool // stdin is a terminal: destructive commands may ask
 }
 
 func globalFlags() []cli.Flag {
