@@ -237,8 +237,8 @@ func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "dsn", EnvVars: []string{"QUEUETY_DSN"}, Usage: "MySQL DSN, e.g. 'user:pass@tcp(127.0.0.1:3306)/wordpress'"},
 		&cli.StringFlag{Name: "wp-config", EnvVars: []string{"QUEUETY_WP_CONFIG"}, Usage: "read DB_* and $table_prefix from this `wp-config.php` (used when --dsn is not set)"},
-		&cli.StringFlag{Name: "prefix", EnvVars: []string{"QUEUETY_DB_PREFIX"}, Usage: "WordPress table prefix; empty means none, as in PHP (default \"wp_\", or wp-config's $table_prefix)"},
-		&cli.StringFlag{Name: "table-prefix", EnvVars: []string{"QUEUETY_TABLE_PREFIX"}, Usage: "Queuety's own table prefix (QUEUETY_TABLE_PREFIX; default \"queuety_\")"},
+		&cli.StringFlag{Name: "prefix", EnvVars: []string{"QUEUETY_DB_PREFIX"}, DefaultText: "\"wp_\", or wp-config's $table_prefix", Usage: "WordPress table prefix; an empty one means none, as in PHP"},
+		&cli.StringFlag{Name: "table-prefix", EnvVars: []string{"QUEUETY_TABLE_PREFIX"}, DefaultText: "\"queuety_\"", Usage: "Queuety's own table prefix, as the QUEUETY_TABLE_PREFIX constant; blank means none"},
 		&cli.BoolFlag{Name: "allow-non-utc", EnvVars: []string{"QUEUETY_ALLOW_NON_UTC"}, Usage: "start even when the server's default time zone is not UTC"},
 		&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"QUEUETY_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
 		&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"QUEUETY_LOG_FORMAT"}, Usage: "text or json"},

@@ -25,7 +25,11 @@ func (a *app) devCommand() *cli.Command {
 missing). The demo jobs include a few that fail and are buried on purpose, so
 dev refuses a database holding rows it did not write (a site's jobs, say)
 unless --yes; a database it filled before is marked in ` + markerTable + `.
-Prints progress every second; Ctrl-C stops it gracefully. Meanwhile, from another shell:
+Prints progress every second; Ctrl-C stops it gracefully.
+
+   queuety dev --demo-jobs 100 --exit-when-drained
+
+Meanwhile, from another shell:
 
    queuety --dsn '` + DevDSN + `' dispatch queuety.sleep --payload '{"ms":200}'
    queuety --dsn '` + DevDSN + `' status`,

@@ -25,8 +25,8 @@ func (a *app) jobCommand() *cli.Command {
 				Description: `   queuety job list --status buried --queue default --limit 20
    queuety job list --json | jq '.[].id'`,
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "queue"}, &cli.StringFlag{Name: "status", Usage: "pending, processing, completed, failed or buried"},
-					&cli.StringFlag{Name: "handler"}, &cli.IntFlag{Name: "limit", Value: 50}, jsonFlag(),
+					&cli.StringFlag{Name: "queue", Usage: "only jobs of this queue"}, &cli.StringFlag{Name: "status", Usage: "pending, processing, completed, failed or buried"},
+					&cli.StringFlag{Name: "handler", Usage: "only jobs of this handler"}, &cli.IntFlag{Name: "limit", Value: 50, Usage: "at most this many jobs"}, jsonFlag(),
 				},
 				Action: func(c *cli.Context) error {
 					if c.Int("limit") < 1 {
@@ -61,6 +61,8 @@ func (a *app) jobCommand() *cli.Command {
 			},
 			{
 				Name: "inspect", Usage: "a job's fields, payload and log history", ArgsUsage: "<id>",
+				Description: `   queuety job inspect 42
+   queuety job inspect 42 --json | jq .logs`,
 				Flags: []cli.Flag{jsonFlag()},
 				Action: byIDAction(func(c *cli.Context, client *queuety.Client, id int64) error {
 					j, err := client.Job(c.Context, id)
@@ -80,6 +82,7 @@ func (a *app) jobCommand() *cli.Command {
 			},
 			{
 				Name: "retry", Usage: "make a job pending again now (attempts are kept)", ArgsUsage: "<id>",
+				Description: "   queuety job retry 42",
 				Action: byID(func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
 					return fmt.Sprintf("Job #%d queued for retry.", id), client.RetryJob(c.Context, id)
 				}),
@@ -87,7 +90,8 @@ func (a *app) jobCommand() *cli.Command {
 			a.retryBuriedCommand(),
 			{
 				Name: "bury", Usage: "bury a job by hand", ArgsUsage: "<id>",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "message", Value: queuety.ManualBuryMessage}},
+				Description: `   queuety job bury 42 --message "bad address, do not retry"`,
+				Flags:       []cli.Flag{&cli.StringFlag{Name: "message", Value: queuety.ManualBuryMessage, Usage: "the error_message to store"}},
 				Action: byID(func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
 					return fmt.Sprintf("Job #%d buried.", id), client.BuryJob(c.Context, id, c.String("message"))
 				}),

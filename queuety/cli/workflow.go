@@ -39,7 +39,7 @@ func (a *app) workflowCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "status", Usage: strings.Join(workflowStatuses, ", ")},
 					&cli.StringFlag{Name: "name", Usage: "only workflows of this name"},
-					&cli.IntFlag{Name: "limit", Value: 50}, jsonFlag(),
+					&cli.IntFlag{Name: "limit", Value: 50, Usage: "at most this many workflows"}, jsonFlag(),
 				},
 				Action: withClient(func(c *cli.Context) error {
 					if c.Int("limit") < 1 {
@@ -147,7 +147,7 @@ its jobs, events, logs, signals, artifacts, chunks and wait dependencies.
 
    queuety workflow export 42 > workflow-42.json
    queuety workflow export 42 --json | jq '.events | length'`,
-				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "compact JSON (default: pretty, as export_json)"}},
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "compact JSON instead of the pretty form export_json writes"}},
 				Action: byWorkflow(func(c *cli.Context, client *queuety.Client, id int64) error {
 					doc, err := client.ExportWorkflow(c.Context, id)
 					if err != nil {
