@@ -223,9 +223,13 @@ func openBench(c *cli.Context, cfg queuety.Config) (client *queuety.Client, done
 		cfg.WorkflowChainSteps = n
 	}
 	cfg.RescueSchedule = "off"
-	client, _, err = openLocal(c, cfg)
+	client, _, err = openLocal(c, cfg, "bench", false)
 	if err != nil {
 		bdb.drop(c.App.ErrWriter)
+		var fr errForeignRows
+		if errors.As(err, &fr) {
+			err = usagef("--bench-dsn: %v that bench did not write, and bench empties its tables: name an empty database, or leave --bench-dsn out to run in a new one", err)
+		}
 		return nil, nil, err
 	}
 	done = func() { client.Close(); bdb.drop(c.App.ErrWriter) }
@@ -238,16 +242,9 @@ func openBench(c *cli.Context, cfg queuety.Config) (client *queuety.Client, done
 	return client, done, nil
 }
 
-// emptyForBench empties --bench-dsn's tables, once a marker or their
-// emptiness shows that bench may.
+// emptyForBench empties --bench-dsn's tables; openLocal has checked that
+// bench may.
 func emptyForBench(ctx context.Context, st *store.Store) error {
-	if err := claimScratch(ctx, st, "bench"); err != nil {
-		var fr errForeignRows
-		if errors.As(err, &fr) {
-			return usagef("--bench-dsn: %v that bench did not write, and bench empties its tables: name an empty database, or leave --bench-dsn out to run in a new one", err)
-		}
-		return err
-	}
 	if err := st.TruncateJobsAndLogs(ctx); err != nil {
 		return err
 	}

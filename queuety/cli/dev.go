@@ -52,14 +52,11 @@ Meanwhile, from another shell:
 			if !c.IsSet("concurrency") {
 				cfg.Concurrency = 8
 			}
-			client, rep, err := openLocal(c, cfg)
+			client, rep, err := openLocal(c, cfg, "dev", c.Bool("yes"))
 			if err != nil {
-				return err
+				return devRefusal(err)
 			}
 			defer client.Close()
-			if err := claimDev(c, client); err != nil {
-				return err
-			}
 			out := c.App.Writer
 			if rep.Changed() {
 				fmt.Fprintf(out, "migrated: %d tables created, %d columns and %d indexes added\n", len(rep.CreatedTables), len(rep.AddedColumns), len(rep.AddedIndexes))
@@ -103,16 +100,12 @@ Meanwhile, from another shell:
 	}
 }
 
-// claimDev refuses, unless --yes, to put demo jobs (some failing on
-// purpose) into a database holding rows dev did not write.
-func claimDev(c *cli.Context, client *queuety.Client) error {
-	err := claimScratch(c.Context, client.Store(), "dev")
+// devRefusal explains why dev will not put demo jobs (some failing on
+// purpose) into a database holding rows it did not write.
+func devRefusal(err error) error {
 	var fr errForeignRows
 	if !errors.As(err, &fr) {
 		return err
-	}
-	if c.Bool("yes") {
-		return nil
 	}
 	return usagef("%v that dev did not write; dev adds demo jobs, some failing and buried on purpose: pass --yes to add them anyway, or point --dsn at another database (without --dsn, QUEUETY_DSN or --wp-config dev uses %s)", err, DevDSN)
 }

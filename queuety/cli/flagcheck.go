@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robfig/cron/v3"
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/queuety"
@@ -81,6 +82,24 @@ func checkWorkerFlags(c *cli.Context) error {
 	}
 	if c.IsSet("max-conns") && c.Int("max-conns") != 0 && c.Int("max-conns") < 2 {
 		return usagef("--max-conns %d: need at least 2 (0: concurrency/4+4); claims and completions run side by side", c.Int("max-conns"))
+	}
+	return checkWorkerRelations(c)
+}
+
+// checkWorkerRelations checks the worker flags Config.Validate would
+// otherwise refuse under its field names.
+func checkWorkerRelations(c *cli.Context) error {
+	if spec := strings.TrimSpace(c.String("rescue-schedule")); c.IsSet("rescue-schedule") && !strings.EqualFold(spec, "off") {
+		if _, err := cron.ParseStandard(spec); err != nil {
+			return usagef("--rescue-schedule %q: %v (a 5-field cron spec, @every 5m, or off)", c.String("rescue-schedule"), err)
+		}
+	}
+	stale, hb := c.Duration("stale-timeout"), c.Duration("heartbeat-interval")
+	if c.IsSet("heartbeat-interval") && hb > 0 && stale > 0 && hb >= stale {
+		return usagef("--heartbeat-interval %s: must be shorter than --stale-timeout %s, or running jobs get rescued", hb, stale)
+	}
+	if ns := c.String("namespace"); c.IsSet("namespace") && len(ns) > 128 {
+		return usagef("--namespace %q: longer than 128 characters", ns)
 	}
 	return nil
 }

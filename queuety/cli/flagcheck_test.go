@@ -39,6 +39,8 @@ func TestWorkerFlagBounds(t *testing.T) {
 		{[]string{"--stale-timeout", "-5m"}, "--stale-timeout -5m0s: must not be negative"},
 		{[]string{"--job-timeout", "0"}, "--job-timeout 0s"},
 		{[]string{"--max-conns", "1"}, "--max-conns 1"},
+		{[]string{"--rescue-schedule", "61 * * * *"}, "--rescue-schedule \"61 * * * *\""},
+		{[]string{"--stale-timeout", "600", "--heartbeat-interval", "20m"}, "--heartbeat-interval 20m0s: must be shorter than --stale-timeout 10m0s"},
 	} {
 		r := run(t, on(nowhere, append([]string{"work"}, tc.args...)...)...)
 		require.Equal(t, cli.ExitUsage, r.code, r.String())

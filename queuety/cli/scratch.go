@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 
@@ -104,34 +105,48 @@ type errForeignRows struct{ table string }
 
 func (e errForeignRows) Error() string { return "table " + e.table + " holds rows" }
 
-// claimScratch lets tool use st's tables as scratch space when a marker
-// says it may, or when they are empty (then it leaves the marker for its
-// next run). Otherwise it returns errForeignRows naming the first table
-// with rows.
-func claimScratch(ctx context.Context, st *store.Store, tool string) error {
-	db, jobs := st.DB(), st.Tables()["jobs"]
+// checkScratch says whether tool may use st's tables as scratch space,
+// before anything is created or migrated: a marker says so, or the tables
+// are empty (or missing). Otherwise it returns errForeignRows naming the
+// first table with rows. Read-only.
+func checkScratch(ctx context.Context, st *store.Store, tool string) (marked bool, err error) {
+	db := st.DB()
+	var n int
+	err = db.GetContext(ctx, &n, "SELECT COUNT(*) FROM `"+markerTable+"` WHERE tool = ? AND jobs_table = ?", tool, st.Tables()["jobs"])
+	switch {
+	case err == nil && n > 0:
+		return true, nil
+	case err != nil && !missingTable(err):
+		return false, err
+	}
+	for _, suffix := range scratchSuffixes {
+		name := st.Tables()[suffix]
+		err := db.GetContext(ctx, &n, "SELECT COUNT(*) FROM (SELECT 1 FROM `"+name+"` LIMIT 1) t")
+		switch {
+		case missingTable(err):
+			continue
+		case err != nil:
+			return false, err
+		case n > 0:
+			return false, errForeignRows{name}
+		}
+	}
+	return false, nil
+}
+
+// markScratch records that tool may use st's tables from now on.
+func markScratch(ctx context.Context, st *store.Store, tool string) error {
+	db := st.DB()
 	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS `"+markerTable+"` ("+
 		"tool VARCHAR(16) NOT NULL, jobs_table VARCHAR(64) NOT NULL, marked_at DATETIME NOT NULL, "+
 		"PRIMARY KEY (tool, jobs_table)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci"); err != nil {
 		return fmt.Errorf("creating %s: %w", markerTable, err)
 	}
-	var marked int
-	if err := db.GetContext(ctx, &marked, "SELECT COUNT(*) FROM `"+markerTable+"` WHERE tool = ? AND jobs_table = ?", tool, jobs); err != nil {
-		return err
-	}
-	if marked > 0 {
-		return nil
-	}
-	for _, suffix := range scratchSuffixes {
-		name := st.Tables()[suffix]
-		var n int
-		if err := db.GetContext(ctx, &n, "SELECT COUNT(*) FROM (SELECT 1 FROM `"+name+"` LIMIT 1) t"); err != nil {
-			return err
-		}
-		if n > 0 {
-			return errForeignRows{name}
-		}
-	}
-	_, err := db.ExecContext(ctx, "INSERT IGNORE INTO `"+markerTable+"` (tool, jobs_table, marked_at) VALUES (?, ?, UTC_TIMESTAMP())", tool, jobs)
+	_, err := db.ExecContext(ctx, "INSERT IGNORE INTO `"+markerTable+"` (tool, jobs_table, marked_at) VALUES (?, ?, UTC_TIMESTAMP())", tool, st.Tables()["jobs"])
 	return err
+}
+
+func missingTable(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1146
 }

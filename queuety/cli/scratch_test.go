@@ -63,6 +63,7 @@ func TestBenchDSNRefusesForeignRows(t *testing.T) {
 	require.Equal(t, cli.ExitUsage, r.code, r.String())
 	require.Contains(t, r.stderr, "--bench-dsn: table bench_queuety_jobs holds rows that bench did not write", r.String())
 	requireSiteIntact(t, site)
+	require.False(t, tableExists(t, site, "queuety_go_markers"), "a refused database is left as it was")
 
 	scratch := testdb.New(t)
 	for range 2 {
@@ -83,6 +84,7 @@ func TestDevRefusesForeignRowsWithoutYes(t *testing.T) {
 	require.Contains(t, r.stderr, "table wp_queuety_jobs holds rows that dev did not write", r.String())
 	require.Contains(t, r.stderr, "--yes", r.String())
 	require.Equal(t, 1, count(t, openDB(t, dsn), "SELECT COUNT(*) FROM `"+jobsTable+"`"), "nothing dispatched")
+	require.False(t, tableExists(t, dsn, "queuety_go_markers"), "a refused database is left as it was")
 
 	r = runOK(t, on(dsn, "dev", "--exit-when-drained", "--demo-jobs", "1", "--yes")...)
 	require.Contains(t, r.stdout, "dispatched 1 demo jobs")

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -287,8 +288,10 @@ func runWorker(ctx context.Context, w *queuety.Worker, pool *phppool.Pool, srv *
 }
 
 // openLocal is how dev and bench start: create the database if missing,
-// connect, migrate.
-func openLocal(c *cli.Context, cfg queuety.Config) (*queuety.Client, store.MigrateReport, error) {
+// connect, check that tool may use the tables (checkScratch: force accepts
+// rows tool did not write), migrate, and mark them as tool's when they
+// were empty.
+func openLocal(c *cli.Context, cfg queuety.Config, tool string, force bool) (*queuety.Client, store.MigrateReport, error) {
 	if err := ensureDatabase(c.Context, cfg.DSN); err != nil {
 		return nil, store.MigrateReport{}, err
 	}
@@ -296,12 +299,29 @@ func openLocal(c *cli.Context, cfg queuety.Config) (*queuety.Client, store.Migra
 	if err != nil {
 		return nil, store.MigrateReport{}, err
 	}
-	rep, err := client.Migrate(c.Context)
+	rep, err := migrateScratch(c, client, tool, force)
 	if err != nil {
 		client.Close()
 		return nil, rep, err
 	}
 	return client, rep, nil
+}
+
+// migrateScratch is openLocal's part after connecting: the check comes
+// before the migration, so a refused database is left as it was.
+func migrateScratch(c *cli.Context, client *queuety.Client, tool string, force bool) (store.MigrateReport, error) {
+	st := client.Store()
+	marked, err := checkScratch(c.Context, st, tool)
+	var fr errForeignRows
+	foreign := errors.As(err, &fr)
+	if err != nil && !(foreign && force) {
+		return store.MigrateReport{}, err
+	}
+	rep, err := client.Migrate(c.Context)
+	if err != nil || marked || foreign {
+		return rep, err
+	}
+	return rep, markScratch(c.Context, st, tool)
 }
 
 // ensureDatabase creates the DSN's database when it is missing (dev, bench).
