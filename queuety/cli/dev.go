@@ -24,7 +24,8 @@ func (a *app) devCommand() *cli.Command {
 		Description: `Uses --dsn (or QUEUETY_DSN, --wp-config), or ` + DevDSN + ` (created if
 missing). The demo jobs include a few that fail and are buried on purpose, so
 dev refuses a database holding rows it did not write (a site's jobs, say)
-unless --yes; a database it filled before is marked in ` + markerTable + `.
+unless --yes; a database it filled before is marked in ` + markerTable + `, and
+` + DevDSN + ` is its own.
 Prints progress every second; Ctrl-C stops it gracefully.
 
    queuety dev --demo-jobs 100 --exit-when-drained
@@ -43,7 +44,10 @@ Meanwhile, from another shell:
 			if err != nil {
 				return err
 			}
-			if cfg.DSN == "" {
+			// DevDSN's database is dev's own by its name: rows there
+			// are demo jobs, marked or not (older versions left none).
+			ownDB := cfg.DSN == ""
+			if ownDB {
 				cfg.DSN = DevDSN
 			}
 			if err := workerConfig(c, &cfg); err != nil {
@@ -52,7 +56,7 @@ Meanwhile, from another shell:
 			if !c.IsSet("concurrency") {
 				cfg.Concurrency = 8
 			}
-			client, rep, err := openLocal(c, cfg, "dev", c.Bool("yes"))
+			client, rep, err := openLocal(c, cfg, "dev", c.Bool("yes") || ownDB)
 			if err != nil {
 				return devRefusal(err)
 			}

@@ -19,15 +19,12 @@ import (
 // neither --dsn, QUEUETY_DSN nor --wp-config names one.
 const BenchServer = "root@tcp(127.0.0.1:3306)/"
 
-// markerTable records which tool may treat which jobs table as its own
-// scratch space: bench empties tables, dev fills them with demo jobs, and
-// neither may do so in a database holding someone else's rows. It lives
-// beside the tables, unprefixed, and PHP never reads it.
+// markerTable records which tool may treat which jobs table (and the
+// tables named with it) as its own scratch space: bench empties tables,
+// dev fills them with demo jobs, and neither may do so in a database
+// holding someone else's rows. It lives beside the tables, unprefixed,
+// and PHP never reads it.
 const markerTable = "queuety_go_markers"
-
-// scratchSuffixes are the tables bench empties (and dev writes to): rows
-// in any of them that no marker vouches for belong to someone else.
-var scratchSuffixes = []string{"jobs", "logs", "workflows", "workflow_events", "workflow_dispatch_keys", "activity_executions", "activity_attempts"}
 
 // benchHelp is the database paragraph of every bench command's help.
 const benchHelp = `Bench runs in a database of its own, queuety_bench_<random>, created on the
@@ -106,32 +103,41 @@ type errForeignRows struct{ table string }
 func (e errForeignRows) Error() string { return "table " + e.table + " holds rows" }
 
 // checkScratch says whether tool may use st's tables as scratch space,
-// before anything is created or migrated: a marker says so, or the tables
-// are empty (or missing). Otherwise it returns errForeignRows naming the
-// first table with rows. Read-only.
+// before anything is created or migrated. Rows in a table that is not one
+// of st's (a site's wp_posts, another prefix's jobs) always belong to
+// someone else; rows in st's tables are tool's only when a marker says so.
+// Otherwise it returns errForeignRows naming the first table with rows.
+// Read-only.
 func checkScratch(ctx context.Context, st *store.Store, tool string) (marked bool, err error) {
 	db := st.DB()
 	var n int
 	err = db.GetContext(ctx, &n, "SELECT COUNT(*) FROM `"+markerTable+"` WHERE tool = ? AND jobs_table = ?", tool, st.Tables()["jobs"])
 	switch {
-	case err == nil && n > 0:
-		return true, nil
-	case err != nil && !missingTable(err):
+	case err == nil:
+		marked = n > 0
+	case !missingTable(err):
 		return false, err
 	}
-	for _, suffix := range scratchSuffixes {
-		name := st.Tables()[suffix]
-		err := db.GetContext(ctx, &n, "SELECT COUNT(*) FROM (SELECT 1 FROM `"+name+"` LIMIT 1) t")
-		switch {
-		case missingTable(err):
+	var tables []string
+	if err := db.SelectContext(ctx, &tables, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME"); err != nil {
+		return false, err
+	}
+	own := map[string]bool{markerTable: true}
+	for _, name := range st.Tables() {
+		own[name] = true
+	}
+	for _, name := range tables {
+		if own[name] && (marked || name == markerTable) {
 			continue
-		case err != nil:
+		}
+		if err := db.GetContext(ctx, &n, "SELECT COUNT(*) FROM (SELECT 1 FROM `"+name+"` LIMIT 1) t"); err != nil {
 			return false, err
-		case n > 0:
+		}
+		if n > 0 {
 			return false, errForeignRows{name}
 		}
 	}
-	return false, nil
+	return marked, nil
 }
 
 // markScratch records that tool may use st's tables from now on.

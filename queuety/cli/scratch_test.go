@@ -65,6 +65,16 @@ func TestBenchDSNRefusesForeignRows(t *testing.T) {
 	requireSiteIntact(t, site)
 	require.False(t, tableExists(t, site, "queuety_go_markers"), "a refused database is left as it was")
 
+	// Rows in any other table (a site's posts) are someone else's too.
+	other := testdb.New(t)
+	odb := openDB(t, other)
+	exec1(t, odb, "CREATE TABLE wp_posts (id INT PRIMARY KEY)")
+	exec1(t, odb, "INSERT INTO wp_posts VALUES (1)")
+	r = run(t, "bench", "jobs", "--bench-dsn", other, "--count", "10")
+	require.Equal(t, cli.ExitUsage, r.code, r.String())
+	require.Contains(t, r.stderr, "table wp_posts holds rows", r.String())
+	require.False(t, tableExists(t, other, "bench_queuety_jobs"), "a refused database is left as it was")
+
 	scratch := testdb.New(t)
 	for range 2 {
 		r = runOK(t, "bench", "jobs", "--bench-dsn", scratch, "--count", "20", "--concurrency", "4")
