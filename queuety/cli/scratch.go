@@ -29,10 +29,11 @@ const markerTable = "queuety_go_markers"
 // benchHelp is the database paragraph of every bench command's help.
 const benchHelp = `Bench runs in a database of its own, queuety_bench_<random>, created on the
 server of --dsn / QUEUETY_DSN / --wp-config (or 127.0.0.1:3306 as root) and
-dropped at the end; the database those name is never touched. --bench-dsn
-names a database to use instead: bench empties its bench_ tables first, so it
-refuses one holding rows bench did not write (a database it may empty is
-marked in its table ` + markerTable + `).`
+dropped at the end (a run killed by Ctrl-C leaves it: drop it by hand); the
+database those name is never touched. --bench-dsn names a database to use
+instead: bench empties its bench_ tables first, so it refuses one holding
+rows bench did not write, in any table (a database it may empty is marked in
+its table ` + markerTable + `).`
 
 // benchDSNFlag has no environment variable on purpose: an exported
 // variable must never aim a command that empties tables at a site.
