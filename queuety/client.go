@@ -37,6 +37,9 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.DSN == "" {
 		return nil, errors.New("no database configured: pass --dsn, set QUEUETY_DSN, or point --wp-config at a wp-config.php")
 	}
+	if err := store.CheckDSN(cfg.DSN); err != nil {
+		return nil, &ConfigError{err}
+	}
 	tables, err := cfg.naming().Resolve()
 	if err != nil {
 		return nil, &ConfigError{err}
@@ -344,6 +347,21 @@ func (c *Client) BuryJob(ctx context.Context, id int64, message string) error {
 
 // DeleteJob deletes a job row (its logs stay).
 func (c *Client) DeleteJob(ctx context.Context, id int64) error { return c.store.DeleteJob(ctx, id) }
+
+// CountBuried counts the buried jobs (of queue, if not empty) RetryBuried
+// would retry.
+func (c *Client) CountBuried(ctx context.Context, queue string) (int, error) {
+	return c.store.CountBuried(ctx, queue)
+}
+
+// CountPurgeable counts the completed jobs PurgeCompleted(age) would
+// delete now.
+func (c *Client) CountPurgeable(ctx context.Context, age time.Duration) (int, error) {
+	if age < 0 {
+		return 0, fmt.Errorf("older than %s: must not be negative", age)
+	}
+	return c.store.CountPurgeable(ctx, c.cfg.Clock.Now().Add(-age))
+}
 
 // PurgeCompleted deletes completed jobs older than age.
 func (c *Client) PurgeCompleted(ctx context.Context, age time.Duration) (int, error) {

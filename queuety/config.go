@@ -42,14 +42,36 @@ const (
 	DefaultWorkflowChainSteps = workflow.DefaultChainSteps // steps a worker may run in a row without a claim
 )
 
+// Floors and ceilings of the worker's settings. Every interval below runs
+// at least one query per tick, even on an idle worker, so a value near zero
+// turns the worker into a busy loop against the database (1ns measured:
+// 2-3 s of daemon and 3-6 s of MariaDB CPU per 5 s, against 0.2 and 0.4 s
+// at the defaults). The floors sit well below the defaults and at or below
+// what the tests and benchmarks use; the ceilings bound one transaction or
+// one claim to what a server handles without long lock holds.
+const (
+	MinPollInterval      = 5 * time.Millisecond   // one claim query per lane per tick (bench local-activities uses 5ms)
+	MinServiceInterval   = 10 * time.Millisecond  // wait sweep, signal poll, deadline check: one query each per tick
+	MinHeartbeatInterval = 100 * time.Millisecond // one UPDATE of the running jobs per tick
+	MaxMaxClaimBatch     = 10000                  // rows one claim locks and writes in one transaction
+	MaxClaimLanes        = 64                     // claims in flight, each holding a connection
+	MaxWorkflowStepBatch = 1000                   // step completions one transaction groups
+	MaxWorkflowChain     = 1000                   // steps one slot runs in a row without a claim
+)
+
 // Config is the one configuration of a Client and its Workers. The zero
 // value of every field means its default; Validate fills them in.
 type Config struct {
 	// DSN is a go-sql-driver/mysql DSN (user:pass@tcp(host:3306)/db). The
 	// driver settings we rely on (UTC, interpolation) are added to it.
 	DSN string
-	// TablePrefix is WordPress's $table_prefix ("wp_").
+	// TablePrefix is WordPress's $table_prefix; empty means "wp_" unless
+	// NoTablePrefix is set.
 	TablePrefix string
+	// NoTablePrefix names the tables without a WordPress prefix, as PHP
+	// does for wp-config's `$table_prefix = '';` (the plugin builds
+	// $wpdb->prefix . 'queuety_jobs'). TablePrefix must then be empty.
+	NoTablePrefix bool
 	// QueuetyTablePrefix is QUEUETY_TABLE_PREFIX; nil means "queuety_".
 	QueuetyTablePrefix *string
 	// TableOverrides maps a table suffix to a QUEUETY_TABLE_<NAME> value.
@@ -81,7 +103,8 @@ type Config struct {
 	// each with its share of Concurrency (default 2).
 	ClaimLanes int
 	// PollInterval is how long an idle worker waits before claiming again
-	// (with ±20% jitter so idle workers do not poll in step).
+	// (with ±20% jitter so idle workers do not poll in step); at least
+	// MinPollInterval.
 	PollInterval time.Duration
 	// ShutdownGrace is how long Stop lets in-flight jobs finish.
 	ShutdownGrace time.Duration
@@ -89,10 +112,11 @@ type Config struct {
 	// rescued (retried or buried) by the stale sweep.
 	StaleTimeout time.Duration
 	// HeartbeatInterval is how often running jobs' reserved_at is
-	// refreshed; default StaleTimeout/4, at most one minute.
+	// refreshed; default StaleTimeout/4, at most one minute; at least
+	// MinHeartbeatInterval.
 	HeartbeatInterval time.Duration
 	// RescueSchedule is the cron spec of the stale sweep inside `work`
-	// ("" = default, "off" = disabled).
+	// ("" = default, "off" in any case = disabled).
 	RescueSchedule string
 	// DeadlineInterval is how often a worker with Workflows checks for
 	// running workflows past their deadline (Queuety's check_deadlines,
@@ -153,7 +177,10 @@ type Config struct {
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if c.TablePrefix == "" {
+	switch {
+	case c.NoTablePrefix && c.TablePrefix != "":
+		bad("table prefix %q together with no table prefix: set one or the other", c.TablePrefix)
+	case !c.NoTablePrefix && c.TablePrefix == "":
 		c.TablePrefix = DefaultTablePrefix
 	}
 	if len(c.Queues) == 0 {
@@ -179,21 +206,30 @@ func (c *Config) Validate() error {
 	if c.MaxClaimBatch == 0 {
 		c.MaxClaimBatch = DefaultMaxClaimBatch
 	}
-	if c.MaxClaimBatch < 1 {
-		bad("max claim batch %d: must be at least 1", c.MaxClaimBatch)
+	if c.MaxClaimBatch < 1 || c.MaxClaimBatch > MaxMaxClaimBatch {
+		bad("max claim batch %d: must be between 1 and %d", c.MaxClaimBatch, MaxMaxClaimBatch)
 	}
 	defDur(&c.PollInterval, DefaultPollInterval)
+	if c.PollInterval < MinPollInterval {
+		bad("poll interval %s: must be at least %s, or an idle worker polls the database in a busy loop", c.PollInterval, MinPollInterval)
+	}
 	if c.ClaimLanes == 0 {
 		c.ClaimLanes = DefaultClaimLanes
 	}
-	if c.ClaimLanes < 1 || c.ClaimLanes > 64 {
-		bad("claim lanes %d: must be between 1 and 64", c.ClaimLanes)
+	if c.ClaimLanes < 1 || c.ClaimLanes > MaxClaimLanes {
+		bad("claim lanes %d: must be between 1 and %d", c.ClaimLanes, MaxClaimLanes)
 	}
 	if c.WorkflowStepBatch == 0 {
 		c.WorkflowStepBatch = DefaultWorkflowStepBatch
 	}
+	if c.WorkflowStepBatch > MaxWorkflowStepBatch {
+		bad("workflow step batch %d: at most %d (one transaction holds them all)", c.WorkflowStepBatch, MaxWorkflowStepBatch)
+	}
 	if c.WorkflowChainSteps == 0 {
 		c.WorkflowChainSteps = DefaultWorkflowChainSteps
+	}
+	if c.WorkflowChainSteps > MaxWorkflowChain {
+		bad("workflow chain steps %d: at most %d", c.WorkflowChainSteps, MaxWorkflowChain)
 	}
 	defDur(&c.ShutdownGrace, DefaultShutdownGrace)
 	defDur(&c.StaleTimeout, DefaultStaleTimeout)
@@ -202,6 +238,13 @@ func (c *Config) Validate() error {
 	defDur(&c.WaitSweepInterval, DefaultWaitSweepInterval)
 	defDur(&c.SignalPollInterval, DefaultSignalPollInterval)
 	defDur(&c.DeadlineInterval, DefaultDeadlineInterval)
+	for name, d := range map[string]time.Duration{
+		"wait sweep interval": c.WaitSweepInterval, "signal poll interval": c.SignalPollInterval, "deadline interval": c.DeadlineInterval,
+	} {
+		if d > 0 && d < MinServiceInterval {
+			bad("%s %s: must be at least %s (or negative: off), or the service queries the database in a busy loop", name, d, MinServiceInterval)
+		}
+	}
 	if c.Namespace == "" {
 		c.Namespace = DefaultNamespace
 	}
@@ -241,6 +284,9 @@ func (c *Config) Validate() error {
 			bad("%s %s: must not be negative", name, d)
 		}
 	}
+	if c.HeartbeatInterval > 0 && c.HeartbeatInterval < MinHeartbeatInterval {
+		bad("heartbeat interval %s: must be at least %s", c.HeartbeatInterval, MinHeartbeatInterval)
+	}
 	if c.StaleTimeout > 0 && c.HeartbeatInterval >= c.StaleTimeout {
 		bad("heartbeat interval %s: must be shorter than the stale timeout %s, or running jobs get rescued", c.HeartbeatInterval, c.StaleTimeout)
 	}
@@ -249,6 +295,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RescueSchedule == "" {
 		c.RescueSchedule = DefaultRescueSchedule
+	}
+	if strings.EqualFold(strings.TrimSpace(c.RescueSchedule), "off") {
+		c.RescueSchedule = "off" // the worker compares with the lower-case word
 	}
 	if c.RescueSchedule != "off" {
 		if _, err := cron.ParseStandard(c.RescueSchedule); err != nil {

@@ -715,6 +715,22 @@ func (s *Store) byID(ctx context.Context, id int64, name string, args ...any) er
 	return nil
 }
 
+// CountBuried counts the buried jobs (of queue, if not empty) RetryBuried
+// would retry.
+func (s *Store) CountBuried(ctx context.Context, queue string) (int, error) {
+	var n int
+	err := s.db.GetContext(ctx, &n, s.query(qCountBuried), queue, queue)
+	return n, err
+}
+
+// CountPurgeable counts the completed jobs PurgeCompleted(cutoff) would
+// delete.
+func (s *Store) CountPurgeable(ctx context.Context, cutoff time.Time) (int, error) {
+	var n int
+	err := s.db.GetContext(ctx, &n, s.query(qCountPurgeable), DateTime(cutoff))
+	return n, err
+}
+
 // PurgeCompleted deletes completed jobs whose completed_at is before cutoff.
 func (s *Store) PurgeCompleted(ctx context.Context, cutoff time.Time) (int, error) {
 	total := 0

@@ -68,6 +68,8 @@ const (
 	qBuryJobByHand      = "bury-job-by-hand"
 	qDeleteJob          = "delete-job"
 	qPurgeCompleted     = "purge-completed"
+	qCountBuried        = "count-buried"
+	qCountPurgeable     = "count-purgeable"
 	qServerVersion      = "server-version"
 	qServerUTCOffset    = "server-utc-offset"
 	qColumnExists       = "column-exists"

@@ -271,6 +271,14 @@ UPDATE {jobs} SET status = 'buried', failed_at = NOW(), error_message = ?, reser
 -- name: delete-job
 DELETE FROM {jobs} WHERE id = ?
 
+-- name: count-buried
+-- What retry-buried would touch, for its confirmation.
+SELECT COUNT(*) FROM {jobs} WHERE status = 'buried' AND (? = '' OR queue = ?)
+
+-- name: count-purgeable
+-- What purge-completed would delete, for purge's confirmation.
+SELECT COUNT(*) FROM {jobs} WHERE status = 'completed' AND completed_at < ?
+
 -- name: purge-completed
 -- In slices, so a large purge never holds a long lock on the hot table.
 DELETE FROM {jobs} WHERE status = 'completed' AND completed_at < ? LIMIT 5000

@@ -21,9 +21,9 @@ import (
 // default charset is already utf8mb4. Its log lines (one per broken
 // connection, which we also get as errors) go to logger at debug level.
 func prepare(dsn string, logger *slog.Logger) (*mysql.Config, error) {
-	cfg, err := mysql.ParseDSN(dsn)
+	cfg, err := parseDSN(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("invalid DSN: %w", errors.Unwrap(err))
+		return nil, err
 	}
 	cfg.ParseTime = true
 	cfg.Loc = time.UTC
@@ -36,6 +36,58 @@ func prepare(dsn string, logger *slog.Logger) (*mysql.Config, error) {
 		cfg.Logger = driverLogger{logger}
 	}
 	return cfg, nil
+}
+
+// dsnExample is the DSN form our messages show.
+const dsnExample = "user:pass@tcp(127.0.0.1:3306)/wordpress"
+
+// parseDSN is mysql.ParseDSN with the driver's reason kept: its errors
+// wrap nothing, so unwrapping them printed "%!w(<nil>)".
+func parseDSN(dsn string) (*mysql.Config, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		reason := strings.TrimPrefix(err.Error(), "invalid DSN: ")
+		return nil, fmt.Errorf("invalid DSN: %s (want the form %s)", reason, dsnExample)
+	}
+	return cfg, nil
+}
+
+// CheckDSN refuses a DSN that cannot be parsed or names no database, before
+// anything connects: without a database every query fails with "No
+// database selected", whose fix is not `queuety migrate`.
+func CheckDSN(dsn string) error {
+	cfg, err := parseDSN(dsn)
+	if err != nil {
+		return err
+	}
+	if cfg.DBName == "" {
+		return fmt.Errorf("the DSN names no database: put the database after the slash, as in %s", dsnExample)
+	}
+	return nil
+}
+
+// connectError says what went wrong when the server answered but refused,
+// and what to do; only errors that are no answer at all are "cannot reach".
+func connectError(dsn string, err error) error {
+	where := redact(dsn)
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return fmt.Errorf("cannot reach MySQL at %s: %w", where, err)
+	}
+	cfg, _ := mysql.ParseDSN(dsn)
+	db, user := "", ""
+	if cfg != nil {
+		db, user = cfg.DBName, cfg.User
+	}
+	switch me.Number {
+	case 1045, 1698: // access denied (password; unix_socket authentication)
+		return fmt.Errorf("MySQL at %s refused the login: %w: check the user and password (the DSN, or DB_USER and DB_PASSWORD in wp-config.php)", where, err)
+	case 1044: // access denied to the database
+		return fmt.Errorf("MySQL at %s does not let %q use database %q: %w: GRANT ALL ON `%s`.* TO the user, or name another database", where, user, db, err, db)
+	case 1049: // unknown database
+		return fmt.Errorf("database %q does not exist on MySQL at %s (%w): create it with CREATE DATABASE `%s` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci; then run queuety migrate, or fix the database name in the DSN", db, where, err, db)
+	}
+	return fmt.Errorf("MySQL at %s refused the connection: %w", where, err)
 }
 
 // PrepareDSN returns dsn with prepare's settings.
@@ -73,7 +125,7 @@ func Open(ctx context.Context, dsn string, maxConns int, logger *slog.Logger) (*
 		delete(cfg.Params, name)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach MySQL at %s: %w", redact(cfg.FormatDSN()), err)
+		return nil, connectError(cfg.FormatDSN(), err)
 	}
 	return db, nil
 }
@@ -131,7 +183,7 @@ func InspectServer(ctx context.Context, dsn string, logger *slog.Logger) (Server
 	defer raw.Close()
 	raw.SetMaxOpenConns(1)
 	if err := raw.GetContext(ctx, &info.Version, "SELECT VERSION()"); err != nil {
-		return info, fmt.Errorf("cannot reach MySQL at %s: %w", redact(dsn), err)
+		return info, connectError(dsn, err)
 	}
 	if err := raw.GetContext(ctx, &info.UTCOffsetS, "SELECT TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW())"); err != nil {
 		return info, err

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -24,6 +25,12 @@ func TestBadInputIsRefusedAndChangesNothing(t *testing.T) {
 		return req{path: "/api/worker/activity-tasks/" + taskPath + "/complete", body: body}
 	}
 	okAttempt := map[string]any{"activity_attempt_id": "7.1", "lease_owner": "w1"}
+	// 10,000 short capabilities: each is within bounds, together they are
+	// about 90 KB stored, more than the TEXT column (this was a 500).
+	manyCaps := make([]string, 10000)
+	for i := range manyCaps {
+		manyCaps[i] = fmt.Sprintf("cap:%04d", i)
+	}
 
 	cases := []struct {
 		name   string
@@ -39,6 +46,8 @@ func TestBadInputIsRefusedAndChangesNothing(t *testing.T) {
 		{"newer minor", req{path: "/api/worker/register", version: "1.14", body: map[string]any{"worker_id": "x", "task_queue": "q"}}, 400, ReasonUnsupportedProtocolVersion, ""},
 		{"zero-padded", req{path: "/api/worker/register", version: "1.013", body: map[string]any{"worker_id": "x", "task_queue": "q"}}, 400, ReasonUnsupportedProtocolVersion, ""},
 		{"no token", req{path: "/api/worker/register", noToken: true, body: map[string]any{"worker_id": "x", "task_queue": "q"}}, 401, ReasonUnauthorized, ""},
+		{"basic scheme", req{path: "/api/worker/register", auth: "Basic " + workerToken, body: map[string]any{"worker_id": "x", "task_queue": "q"}}, 401, ReasonUnauthorized, ""},
+		{"scheme without token", req{path: "/api/worker/register", auth: "Bearer", body: map[string]any{"worker_id": "x", "task_queue": "q"}}, 401, ReasonUnauthorized, ""},
 		{"wrong token", req{path: "/api/worker/register", token: "guess", body: map[string]any{"worker_id": "x", "task_queue": "q"}}, 401, ReasonUnauthorized, ""},
 		{"operator token on worker plane", req{path: "/api/worker/register", token: operatorToken, body: map[string]any{"worker_id": "x", "task_queue": "q"}}, 403, ReasonForbidden, ""},
 		{"worker token on operator plane", req{method: "GET", path: "/api/worker-sessions", token: workerToken}, 403, ReasonForbidden, ""},
@@ -53,6 +62,10 @@ func TestBadInputIsRefusedAndChangesNothing(t *testing.T) {
 		{"register: wrong type", req{path: "/api/worker/register", body: map[string]any{"worker_id": "x", "task_queue": 5}}, 422, ReasonValidationFailed, "task_queue"},
 		{"register: empty id", req{path: "/api/worker/register", body: map[string]any{"worker_id": "", "task_queue": "q"}}, 422, ReasonValidationFailed, "worker_id"},
 		{"register: id over 64", req{path: "/api/worker/register", body: map[string]any{"worker_id": long, "task_queue": "q"}}, 422, ReasonValidationFailed, "worker_id"},
+		{"register: NUL in id", req{path: "/api/worker/register", body: map[string]any{"worker_id": "a\x00b", "task_queue": "q"}}, 422, ReasonValidationFailed, "worker_id"},
+		{"register: newline in id", req{path: "/api/worker/register", body: map[string]any{"worker_id": "a\nb", "task_queue": "q"}}, 422, ReasonValidationFailed, "worker_id"},
+		{"register: escape in id", req{path: "/api/worker/register", body: map[string]any{"worker_id": "a\x1b[2Jb", "task_queue": "q"}}, 422, ReasonValidationFailed, "worker_id"},
+		{"register: capabilities over their column", req{path: "/api/worker/register", body: map[string]any{"worker_id": "x", "task_queue": "q", "capabilities": manyCaps}}, 422, ReasonValidationFailed, "capabilities"},
 		{"register: no queue", req{path: "/api/worker/register", body: map[string]any{"worker_id": "x"}}, 422, ReasonValidationFailed, "task_queue"},
 		{"register: empty queue list", req{path: "/api/worker/register", body: map[string]any{"worker_id": "x", "task_queues": []string{}}}, 422, ReasonValidationFailed, "task_queue"},
 		{"register: bad runtime", req{path: "/api/worker/register", body: map[string]any{"worker_id": "x", "task_queue": "q", "runtime": "cobol"}}, 422, ReasonValidationFailed, "runtime"},

@@ -25,8 +25,8 @@ import (
 )
 
 const (
-	workerToken   = "worker-secret"
-	operatorToken = "operator-secret"
+	workerToken   = "worker-secret-0123456789"
+	operatorToken = "operator-secret-0123456789"
 )
 
 // t0 is the fake clock's start, a whole second so stored times compare.
@@ -99,6 +99,7 @@ type req struct {
 	method, path string
 	body         any // string (sent as is), []byte, or marshaled
 	token        string
+	auth         string // the whole Authorization header, instead of "Bearer " + token
 	noToken      bool
 	version      string // worker protocol header; "-" omits it
 	controlPlane string // "-" omits it
@@ -156,6 +157,9 @@ func (e *env) send(q req) (resp, error) {
 			}
 		}
 		r.Header.Set("Authorization", "Bearer "+tok)
+		if q.auth != "" {
+			r.Header.Set("Authorization", q.auth)
+		}
 	}
 	switch q.version {
 	case "":

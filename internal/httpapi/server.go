@@ -26,7 +26,25 @@ const (
 	DefaultPollInterval = 250 * time.Millisecond
 	// maxPollTimeout bounds a long poll whatever the worker asks for.
 	maxPollTimeout = 30 * time.Second
+	// MinTokenBytes is the shortest bearer token accepted (after
+	// trimming): 16 random bytes cannot be guessed over the network, and
+	// nothing slows down failed attempts.
+	MinTokenBytes = 16
 )
+
+// CheckToken refuses a token that is blank or shorter than MinTokenBytes
+// once trimmed (the header's token is trimmed too, so a token of spaces
+// could never match). name is how the caller names the setting.
+func CheckToken(name, token string) error {
+	t := strings.TrimSpace(token)
+	switch {
+	case t == "" && token != "":
+		return fmt.Errorf("%s is only whitespace: set a random token of at least %d bytes, e.g. from openssl rand -hex 16", name, MinTokenBytes)
+	case len(t) < MinTokenBytes:
+		return fmt.Errorf("%s is %d bytes: use a random token of at least %d bytes, e.g. from openssl rand -hex 16", name, len(t), MinTokenBytes)
+	}
+	return nil
+}
 
 // Config configures a Server. Registry is required; Tasks and Metrics are
 // optional (without Tasks the activity-task routes answer 503
@@ -96,11 +114,17 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("httpapi: Config.Registry is required (sessions.New over the store)")
 	}
 	if !cfg.InsecureNoAuth {
+		cfg.WorkerToken, cfg.OperatorToken = strings.TrimSpace(cfg.WorkerToken), strings.TrimSpace(cfg.OperatorToken)
 		if cfg.WorkerToken == "" || cfg.OperatorToken == "" {
 			return nil, errors.New("httpapi: both a worker token and an operator token are required (or run without auth on a loopback address)")
 		}
 		if cfg.WorkerToken == cfg.OperatorToken {
 			return nil, errors.New("httpapi: the worker token and the operator token must differ, or any worker could read the operator plane")
+		}
+		for _, t := range []struct{ name, token string }{{"httpapi: the worker token", cfg.WorkerToken}, {"httpapi: the operator token", cfg.OperatorToken}} {
+			if err := CheckToken(t.name, t.token); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if cfg.MaxBodyBytes <= 0 {
@@ -169,6 +193,10 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("httpapi: listen on %q: %w", s.cfg.Listen, err)
 	}
 	s.ln = ln
+	if !Loopback(s.cfg.Listen) {
+		s.log.Warn("serving plain HTTP on a non-loopback address: bearer tokens and bodies cross the network unencrypted; put a TLS-terminating proxy in front, or listen on 127.0.0.1",
+			"listen", s.cfg.Listen)
+	}
 	s.srv = &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -404,12 +432,10 @@ func (s *Server) authorize(r *http.Request, p plane) *apiError {
 	if s.cfg.InsecureNoAuth {
 		return nil
 	}
-	auth := r.Header.Get("Authorization")
-	token, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok {
-		if token, ok = strings.CutPrefix(auth, "bearer "); !ok {
-			return refuse(http.StatusUnauthorized, ReasonUnauthorized, "Missing bearer token: send Authorization: Bearer <token>.")
-		}
+	// The scheme is case-insensitive (RFC 7235 §2.1): Bearer, bearer, BEARER.
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return refuse(http.StatusUnauthorized, ReasonUnauthorized, "Missing bearer token: send Authorization: Bearer <token>.")
 	}
 	token = strings.TrimSpace(token)
 	isWorker := equal(token, s.cfg.WorkerToken)

@@ -73,6 +73,9 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, rq *request) *
 	f.integer("max_concurrent_workflow_tasks", false, 1, 0)
 	f.integer("max_concurrent_activity_tasks", false, 1, 0)
 	if caps, ok := f.stringList("capabilities", 255, true); ok {
+		if err := sessions.CheckCapabilities(caps); err != nil {
+			f.fail("capabilities", fmt.Sprintf("must take at most %d bytes in all (%v)", sessions.MaxCapabilitiesBytes, err))
+		}
 		reg.Capabilities = caps
 	}
 	// 0 registers a worker that holds no sessions (the registry refuses it
@@ -244,7 +247,7 @@ func encodeObject(o *phpjson.Object) []byte {
 }
 
 func workerIDMessage(err error) string {
-	return "The worker id field must be 1 to 64 characters (" + err.Error() + ")."
+	return "The worker id field must be 1 to 64 printable characters (" + err.Error() + ")."
 }
 
 func blank(s string) bool { return phpTrimmed(s) == "" }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/queuety-go/queuety/internal/clock"
@@ -117,6 +118,29 @@ func ValidateWorkerID(id string) error {
 	if n := utf8.RuneCountInString(id); n > MaxWorkerIDLength {
 		return fmt.Errorf("%w: %q is %d characters; use at most %d (jobs.reserved_by is VARCHAR(%d))",
 			ErrInvalidWorkerID, id, n, MaxWorkerIDLength, MaxWorkerIDLength)
+	}
+	// A NUL or another control byte would be stored and printed back to
+	// operators' terminals; no real worker id has one.
+	if i := strings.IndexFunc(id, unicode.IsControl); i >= 0 {
+		return fmt.Errorf("%w: %q has a control character at byte %d; use printable characters only", ErrInvalidWorkerID, id, i)
+	}
+	return nil
+}
+
+// MaxCapabilitiesBytes bounds a registration's capabilities as stored
+// (a JSON list in a TEXT column of 65,535 bytes), so a long list is a
+// validation error, not a failed write.
+const MaxCapabilitiesBytes = 32 << 10
+
+// CheckCapabilities refuses a capability list whose stored form would be
+// larger than MaxCapabilitiesBytes.
+func CheckCapabilities(caps []string) error {
+	v, err := store.StringList(caps).Value()
+	if err != nil {
+		return fmt.Errorf("%w: capabilities: %v", ErrInvalidRegistration, err)
+	}
+	if n := len(v.(string)); n > MaxCapabilitiesBytes {
+		return fmt.Errorf("%w: capabilities take %d bytes stored; at most %d", ErrInvalidRegistration, n, MaxCapabilitiesBytes)
 	}
 	return nil
 }

@@ -103,6 +103,9 @@ func (r *Registry) registrationRow(reg Registration) (store.WorkerRow, error) {
 			return store.WorkerRow{}, fmt.Errorf("%w: capability %q is longer than 255 characters", ErrInvalidRegistration, c)
 		}
 	}
+	if err := CheckCapabilities(caps); err != nil {
+		return store.WorkerRow{}, err
+	}
 	runtime := strings.TrimSpace(reg.Runtime)
 	if runtime == "" {
 		runtime = DefaultRuntime

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -19,11 +18,13 @@ func (a *app) migrateCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "migrate",
 		Usage: "create missing Queuety tables and add queuety-go's extensions (idempotent)",
-		Description: `Creates the 16 Queuety tables that are missing, with the plugin's own DDL, then
-adds queuety-go's extensions (a reserved_by column, a claim index). It never
-alters or drops what it finds, so it is safe on a site where the plugin is installed.
+		Description: fmt.Sprintf(`Creates the tables that are missing: the %d of
+the Queuety plugin, with the plugin's own DDL, and the %d of queuety-go's own
+(workers, sessions, local activities); then adds queuety-go's extensions (a
+reserved_by column, a claim index). It never alters or drops what it finds, so
+it is safe on a site where the plugin is installed.
 
-   queuety migrate --wp-config /var/www/html/wp-config.php`,
+   queuety migrate --wp-config /var/www/html/wp-config.php`, len(store.TableSuffixes()), len(store.OwnTableSuffixes())),
 		Flags: []cli.Flag{jsonFlag()},
 		Action: withClient(nil, func(c *cli.Context, client *queuety.Client) error {
 			rep, err := client.Migrate(c.Context)
@@ -63,10 +64,10 @@ func (a *app) dispatchCommand() *cli.Command {
    queuety dispatch report --delay 60 --unique --json`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "payload", Value: "[]", Usage: "payload as a JSON object"},
-			&cli.StringFlag{Name: "queue", Value: queuety.DefaultQueue},
+			&cli.StringFlag{Name: "queue", Value: queuety.DefaultQueue, Usage: "queue to put the job on (at most 64 characters)"},
 			&cli.StringFlag{Name: "priority", Value: "0", Usage: "0-3 or low, normal, high, urgent"},
 			&cli.DurationFlag{Name: "delay", Usage: "not claimable before this delay (e.g. 90s)"},
-			&cli.IntFlag{Name: "max-attempts", Value: queuety.DefaultMaxAttempts},
+			&cli.IntFlag{Name: "max-attempts", Value: queuety.DefaultMaxAttempts, Usage: "attempts before the job is buried (1-255)"},
 			&cli.BoolFlag{Name: "unique", Usage: "skip if the same handler and payload is pending or processing"},
 			&cli.Int64Flag{Name: "after", Usage: "run only after this job id has completed"},
 			&cli.StringFlag{Name: "concurrency-group", Usage: "at most --concurrency-limit jobs of this group run at once"},
@@ -75,8 +76,8 @@ func (a *app) dispatchCommand() *cli.Command {
 			&cli.StringFlag{Name: "session-id", Usage: "bind the job to this worker session: only a worker the session admits claims it"},
 			&cli.StringFlag{Name: "session-queue", Usage: "queue the session holder must be registered on (also the job's queue unless --queue is set)"},
 			&cli.StringSliceFlag{Name: "session-requirement", Usage: "capability the session holder must advertise (repeatable)"},
-			&cli.IntFlag{Name: "session-lease", Usage: "session lease renewal window in seconds (default 120)"},
-			&cli.IntFlag{Name: "session-ttl", Usage: "absolute session lifetime in seconds (default 1800)"},
+			&cli.IntFlag{Name: "session-lease", DefaultText: "120", Usage: "session lease renewal window in seconds"},
+			&cli.IntFlag{Name: "session-ttl", DefaultText: "1800", Usage: "absolute session lifetime in seconds"},
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -164,7 +165,7 @@ func (a *app) recoverCommand() *cli.Command {
 
    */5 * * * * queuety recover --wp-config /var/www/html/wp-config.php`,
 		Flags: []cli.Flag{
-			&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}},
+			&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}, Usage: "processing jobs not heard from this long are rescued (a duration, or plain seconds like 600)"},
 			&cli.BoolFlag{Name: "workflows", EnvVars: []string{"QUEUETY_WORKFLOWS"}, Usage: "also rescue workflow steps (burying one at max attempts fails its workflow)"},
 			jsonFlag(),
 		},
@@ -201,6 +202,7 @@ func (a *app) pauseCommand(pause bool) *cli.Command {
 	return &cli.Command{
 		Name: name, Usage: usage, ArgsUsage: "<queue>",
 		HideHelpCommand: true, // `pause help` pauses queue "help"
+		Description:     "   queuety " + name + " emails",
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("%s takes one queue name", name)
@@ -300,36 +302,6 @@ func printAttention(w io.Writer, stats []store.QueueStats) error {
 		}
 	}
 	return tw.Flush()
-}
-
-func (a *app) purgeCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "purge",
-		Usage: "delete completed jobs older than N days",
-		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "older-than", Value: 7, EnvVars: []string{"QUEUETY_RETENTION_DAYS"}, Usage: "age in `days`"},
-			jsonFlag(),
-		},
-		Action: func(c *cli.Context) error {
-			if c.Int("older-than") < 0 {
-				return usagef("--older-than %d: must not be negative", c.Int("older-than"))
-			}
-			client, err := connect(c)
-			if err != nil {
-				return err
-			}
-			defer client.Close()
-			n, err := client.PurgeCompleted(c.Context, time.Duration(c.Int("older-than"))*24*time.Hour)
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				return printJSON(c, map[string]int{"purged": n})
-			}
-			fmt.Fprintf(c.App.Writer, "Purged %d completed jobs.\n", n)
-			return nil
-		},
-	}
 }
 
 // jobView is a job as `job inspect --json` prints it.

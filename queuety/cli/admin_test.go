@@ -247,7 +247,7 @@ func TestJobRetryBuried(t *testing.T) {
 		runOK(t, on(dsn, "job", "bury", itoa(id))...)
 	}
 
-	r := runOK(t, on(dsn, "job", "retry-buried", "--queue", "a")...)
+	r := runOK(t, on(dsn, "job", "retry-buried", "--queue", "a", "--yes")...)
 	require.Equal(t, "Retried 2 buried jobs.\n", r.stdout)
 	require.Equal(t, store.StatusPending, jobRow(t, db, ids[0]).Status)
 	require.Equal(t, store.StatusPending, jobRow(t, db, ids[1]).Status)
@@ -255,7 +255,7 @@ func TestJobRetryBuried(t *testing.T) {
 	require.False(t, jobRow(t, db, ids[0]).ErrorMessage.Valid)
 
 	var n map[string]int
-	decodeJSON(t, runOK(t, on(dsn, "job", "retry-buried", "--json")...), &n)
+	decodeJSON(t, runOK(t, on(dsn, "job", "retry-buried", "--json", "--yes")...), &n)
 	require.Equal(t, map[string]int{"retried": 1}, n)
 	require.Equal(t, store.StatusPending, jobRow(t, db, ids[2]).Status)
 	require.Equal(t, store.StatusPending, jobRow(t, db, keep).Status)
@@ -298,13 +298,13 @@ func TestJobDeleteKeepsLogs(t *testing.T) {
 	drain(t, dsn)
 	require.Equal(t, []string{"started", "completed"}, logEvents(t, db, id))
 
-	r := runOK(t, on(dsn, "job", "delete", itoa(id))...)
+	r := runOK(t, on(dsn, "job", "delete", "--yes", itoa(id))...)
 	require.Equal(t, "Job #1 deleted.\n", r.stdout)
 	require.Zero(t, count(t, db, "SELECT COUNT(*) FROM `"+jobsTable+"` WHERE id = ?", id))
 	require.Equal(t, []string{"started", "completed"}, logEvents(t, db, id), "logs stay")
 	require.Equal(t, store.StatusCompleted, jobRow(t, db, other).Status)
 
-	r = run(t, on(dsn, "job", "delete", itoa(id))...)
+	r = run(t, on(dsn, "job", "delete", "--yes", itoa(id))...)
 	require.Equal(t, cli.ExitNotFound, r.code, r.String())
 	r = run(t, on(dsn, "job", "inspect", itoa(id))...)
 	require.Equal(t, cli.ExitNotFound, r.code, r.String())
@@ -323,14 +323,14 @@ func TestPurgeOlderThan(t *testing.T) {
 	exec1(t, db, "UPDATE `"+jobsTable+"` SET status = 'completed', completed_at = NOW() - INTERVAL 2 DAY WHERE id = ?", ids[2])
 	exec1(t, db, "UPDATE `"+jobsTable+"` SET status = 'buried', failed_at = NOW() - INTERVAL 10 DAY, completed_at = NOW() - INTERVAL 10 DAY WHERE id = ?", ids[3])
 
-	r := runOK(t, on(dsn, "purge")...) // default: 7 days
+	r := runOK(t, on(dsn, "purge", "--yes")...) // default: 7 days
 	require.Equal(t, "Purged 2 completed jobs.\n", r.stdout)
 	require.Equal(t, 2, count(t, db, "SELECT COUNT(*) FROM `"+jobsTable+"`"))
 
 	var n map[string]int
 	decodeJSON(t, runOK(t, on(dsn, "purge", "--older-than", "3", "--json")...), &n)
 	require.Equal(t, map[string]int{"purged": 0}, n)
-	decodeJSON(t, runOK(t, on(dsn, "purge", "--older-than", "1", "--json")...), &n)
+	decodeJSON(t, runOK(t, on(dsn, "purge", "--older-than", "1", "--json", "--yes")...), &n)
 	require.Equal(t, map[string]int{"purged": 1}, n)
 	require.Equal(t, store.StatusBuried, jobRow(t, db, ids[3]).Status, "only completed jobs are purged")
 

@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/internal/sessions"
@@ -38,6 +39,9 @@ type Options struct {
 	Registry *queuety.Registry
 	Stdout   io.Writer
 	Stderr   io.Writer
+	// Stdin answers the confirmation prompts of purge, job retry-buried
+	// and job delete (default os.Stdin; only a terminal is asked).
+	Stdin io.Reader
 }
 
 // usageError marks errors that deserve ExitUsage.
@@ -53,6 +57,7 @@ func Main(args []string, opts Options) int {
 	if err == nil {
 		return ExitOK
 	}
+	err = withHint(err)
 	fmt.Fprintln(app.ErrWriter, "queuety:", err)
 	var ue usageError
 	switch {
@@ -63,6 +68,17 @@ func Main(args []string, opts Options) int {
 		return ExitNotFound
 	}
 	return ExitError
+}
+
+// withHint adds the fix to a server error every command may meet, so
+// status, dispatch, workflow list and the others say what `work` says
+// about an unmigrated database instead of a bare Error 1146.
+func withHint(err error) error {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == 1146 { // table doesn't exist
+		return fmt.Errorf("%w: run `queuety migrate` (or check --prefix / QUEUETY_TABLE_PREFIX)", err)
+	}
+	return err
 }
 
 // New builds the urfave/cli app.
@@ -77,7 +93,8 @@ func New(opts Options) *cli.App {
 	if opts.Stderr == nil {
 		opts.Stderr = os.Stderr
 	}
-	a := &app{reg: opts.Registry}
+	stdin := stdinOr(opts.Stdin)
+	a := &app{reg: opts.Registry, stdin: stdin, tty: interactive(stdin)}
 	onUsage := func(c *cli.Context, err error, _ bool) error { return usageError{err} }
 	cliApp := &cli.App{
 		Name:      "queuety",
@@ -174,10 +191,14 @@ func normalizeArgs(app *cli.App, args []string) []string {
 			if isGlobal[name] {
 				group = &globals
 			}
+			if hasValue {
+				flag, value, _ := strings.Cut(a, "=")
+				a = flag + "=" + plainSeconds(name, value)
+			}
 			*group = append(*group, a)
 			if takesValue[name] && !hasValue && i+1 < len(args) {
 				i++
-				*group = append(*group, args[i])
+				*group = append(*group, plainSeconds(name, args[i]))
 			}
 			continue
 		}
@@ -207,15 +228,17 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 }
 
 type app struct {
-	reg *queuety.Registry
+	reg   *queuety.Registry
+	stdin io.Reader
+	tty   bool // stdin is a terminal: destructive commands may ask
 }
 
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "dsn", EnvVars: []string{"QUEUETY_DSN"}, Usage: "MySQL DSN, e.g. 'user:pass@tcp(127.0.0.1:3306)/wordpress'"},
 		&cli.StringFlag{Name: "wp-config", EnvVars: []string{"QUEUETY_WP_CONFIG"}, Usage: "read DB_* and $table_prefix from this `wp-config.php` (used when --dsn is not set)"},
-		&cli.StringFlag{Name: "prefix", EnvVars: []string{"QUEUETY_DB_PREFIX"}, Usage: "WordPress table prefix (default \"wp_\", or wp-config's $table_prefix)"},
-		&cli.StringFlag{Name: "table-prefix", EnvVars: []string{"QUEUETY_TABLE_PREFIX"}, Usage: "Queuety's own table prefix (QUEUETY_TABLE_PREFIX; default \"queuety_\")"},
+		&cli.StringFlag{Name: "prefix", EnvVars: []string{"QUEUETY_DB_PREFIX"}, DefaultText: "\"wp_\", or wp-config's $table_prefix", Usage: "WordPress table prefix; an empty one means none, as in PHP"},
+		&cli.StringFlag{Name: "table-prefix", EnvVars: []string{"QUEUETY_TABLE_PREFIX"}, DefaultText: "\"queuety_\"", Usage: "Queuety's own table prefix, as the QUEUETY_TABLE_PREFIX constant; blank means none"},
 		&cli.BoolFlag{Name: "allow-non-utc", EnvVars: []string{"QUEUETY_ALLOW_NON_UTC"}, Usage: "start even when the server's default time zone is not UTC"},
 		&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"QUEUETY_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
 		&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"QUEUETY_LOG_FORMAT"}, Usage: "text or json"},
@@ -240,12 +263,12 @@ func baseConfig(c *cli.Context) (queuety.Config, error) {
 		if cfg.DSN, err = s.DSN(""); err != nil {
 			return cfg, usageError{fmt.Errorf("--wp-config: %w", err)}
 		}
-		cfg.TablePrefix = s.TablePrefix
+		setTablePrefix(&cfg, s.TablePrefix)
 		cfg.QueuetyTablePrefix = s.QueuetyTablePrefix
 		cfg.TableOverrides = tableOverrides(s.Defines)
 	}
 	if c.IsSet("prefix") {
-		cfg.TablePrefix = c.String("prefix")
+		setTablePrefix(&cfg, c.String("prefix"))
 	}
 	if c.IsSet("table-prefix") {
 		v := c.String("table-prefix")
@@ -261,6 +284,14 @@ func baseConfig(c *cli.Context) (queuety.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// setTablePrefix applies a WordPress prefix someone set: an explicitly
+// empty one (an empty string in wp-config's $table_prefix, in --prefix or
+// in QUEUETY_DB_PREFIX) means no prefix, as in PHP, which names the tables
+// $wpdb->prefix . 'queuety_jobs'. Only an unset prefix means "wp_".
+func setTablePrefix(cfg *queuety.Config, prefix string) {
+	cfg.TablePrefix, cfg.NoTablePrefix = prefix, prefix == ""
 }
 
 // tableOverrides picks QUEUETY_TABLE_<SUFFIX> defines out of wp-config.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -17,9 +18,6 @@ import (
 	store "github.com/queuety-go/queuety/sql"
 )
 
-// BenchDSN is the database `queuety bench` uses without --dsn.
-const BenchDSN = "root@tcp(127.0.0.1:3306)/queuety_bench"
-
 func (a *app) benchCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "bench",
@@ -32,8 +30,7 @@ draining them (Queuety's log rows included) and prints jobs/s and peak RSS.
 Steady mode (--rate) dispatches at a fixed rate to an idle worker for
 --duration and prints the dispatch-to-start latency p50 and p99.
 
-Without --dsn it uses ` + BenchDSN + ` (created if missing) and
-tables prefixed bench_, which it empties first.
+` + benchHelp + `
 
 With --php the jobs are --php-handler jobs run by the PHP handler pool
 (see queuety work --help), so the figure includes the PHP round trip.
@@ -44,8 +41,8 @@ With --php the jobs are --php-handler jobs run by the PHP handler pool
        --php "php php-bridge/bin/queuety-php-worker --bootstrap internal/phppool/testdata/app.php"`,
 			Flags: append([]cli.Flag{
 				&cli.IntFlag{Name: "count", Value: 50000, Usage: "jobs to drain"},
-				&cli.IntFlag{Name: "max-claim-batch", Value: queuety.DefaultMaxClaimBatch},
-				&cli.IntFlag{Name: "claim-lanes", Value: queuety.DefaultClaimLanes},
+				&cli.IntFlag{Name: "max-claim-batch", Value: queuety.DefaultMaxClaimBatch, Usage: "rows one claim may take (1-10000)"},
+				&cli.IntFlag{Name: "claim-lanes", Value: queuety.DefaultClaimLanes, Usage: "claims kept going at once (1-64)"},
 				&cli.IntFlag{Name: "rate", Usage: "steady mode: jobs dispatched per second"},
 				&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "steady mode: how long to dispatch"},
 				&cli.StringFlag{Name: "php-handler", Usage: "with --php: the PHP handler the drained jobs name (a noop one, for the pool's overhead)"},
@@ -91,11 +88,11 @@ func (a *app) benchJobs(c *cli.Context) error {
 	cfg.MaxClaimBatch = c.Int("max-claim-batch")
 	cfg.ClaimLanes = c.Int("claim-lanes")
 	cfg.MaxConns = 8
-	client, err := openBench(c, cfg)
+	client, done, err := openBench(c, cfg)
 	if err != nil {
 		return err
 	}
-	defer client.Close()
+	defer done()
 	st := client.Store()
 	res := BenchResult{Concurrency: c.Int("concurrency"), Server: client.Server().Version, Handler: queuety.HandlerNoop}
 	reg := queuety.NewRegistry()
@@ -143,9 +140,10 @@ func (a *app) benchJobs(c *cli.Context) error {
 func benchWorkerFlags(concurrency int) []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "concurrency", Value: concurrency, Usage: "worker slots"},
-		&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval},
-		&cli.IntFlag{Name: "step-batch", Value: queuety.DefaultWorkflowStepBatch, Usage: "workflow step completions one transaction may group (1: each its own)"},
-		&cli.IntFlag{Name: "chain-steps", Value: queuety.DefaultWorkflowChainSteps, Usage: "workflow steps a slot may run in a row without a claim (-1: none)"},
+		&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval, Usage: "idle wait between claims (at least 5ms)"},
+		&cli.IntFlag{Name: "step-batch", Value: queuety.DefaultWorkflowStepBatch, Usage: "workflow step completions one transaction may group (1-1000; 1: each its own)"},
+		&cli.IntFlag{Name: "chain-steps", Value: queuety.DefaultWorkflowChainSteps, Usage: "workflow steps a slot may run in a row without a claim (1-1000, or -1: none)"},
+		benchDSNFlag(),
 	}
 }
 
@@ -193,15 +191,22 @@ func writeMemProfile(c *cli.Context) error {
 	return nil
 }
 
-// openBench is how the benchmarks start: without --dsn, the bench database
-// (created if missing) with bench_ tables; migrated and emptied; the claim
-// settings of the command's flags and no stale sweep.
-func openBench(c *cli.Context, cfg queuety.Config) (*queuety.Client, error) {
-	if cfg.DSN == "" {
-		cfg.DSN = BenchDSN
-		if !c.IsSet("prefix") {
-			cfg.TablePrefix = "bench_"
-		}
+// openBench is how the benchmarks start: in a new database of their own
+// on the configured server, or in --bench-dsn's when it holds only rows
+// bench wrote (emptied first); migrated, with the claim settings of the
+// command's flags and no stale sweep. done closes the client and drops
+// the database bench created.
+func openBench(c *cli.Context, cfg queuety.Config) (client *queuety.Client, done func(), err error) {
+	if err := checkWorkerFlags(c); err != nil {
+		return nil, nil, err
+	}
+	bdb, err := newBenchDB(c, cfg.DSN)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.DSN = bdb.dsn
+	if !c.IsSet("prefix") {
+		cfg.TablePrefix, cfg.NoTablePrefix = "bench_", false
 	}
 	cfg.Concurrency = c.Int("concurrency")
 	cfg.PollInterval = c.Duration("poll-interval")
@@ -213,20 +218,35 @@ func openBench(c *cli.Context, cfg queuety.Config) (*queuety.Client, error) {
 		cfg.WorkflowChainSteps = n
 	}
 	cfg.RescueSchedule = "off"
-	client, _, err := openLocal(c, cfg)
+	client, _, err = openLocal(c, cfg, "bench", false)
 	if err != nil {
-		return nil, err
+		bdb.drop(c.App.ErrWriter)
+		var fr errForeignRows
+		if errors.As(err, &fr) {
+			err = usagef("--bench-dsn: %v that bench did not write, and bench empties its tables: name an empty database, or leave --bench-dsn out to run in a new one", err)
+		}
+		return nil, nil, err
 	}
-	st := client.Store()
-	err = st.TruncateJobsAndLogs(c.Context)
-	if err == nil {
-		err = st.TruncateWorkflows(c.Context)
+	done = func() { client.Close(); bdb.drop(c.App.ErrWriter) }
+	if bdb.name == "" {
+		if err := emptyForBench(c.Context, client.Store()); err != nil {
+			done()
+			return nil, nil, err
+		}
 	}
-	if err != nil {
-		client.Close()
-		return nil, err
+	return client, done, nil
+}
+
+// emptyForBench empties --bench-dsn's tables; openLocal has checked that
+// bench may.
+func emptyForBench(ctx context.Context, st *store.Store) error {
+	if err := st.TruncateJobsAndLogs(ctx); err != nil {
+		return err
 	}
-	return client, nil
+	if err := st.TruncateActivities(ctx); err != nil {
+		return err
+	}
+	return st.TruncateWorkflows(ctx)
 }
 
 func countLogs(ctx context.Context, st *store.Store) (int, error) {

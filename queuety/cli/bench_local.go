@@ -63,8 +63,7 @@ that committed the step before, without a claim).
 The first step of both is claimed after dispatch, so --poll-interval (the
 worker's idle wait) is part of both figures; 5ms keeps it small.
 
-Without --dsn it uses ` + BenchDSN + ` (created if missing) and
-tables prefixed bench_, which it empties first.
+` + benchHelp + `
 
    queuety bench local-activities
    queuety bench local-activities --runs 50 --steps 10 --json`,
@@ -74,7 +73,8 @@ tables prefixed bench_, which it empties first.
 			&cli.IntFlag{Name: "concurrent", Value: 1, Usage: "workflows in flight at once: 1 times them one after the other; N > 1 dispatches N at once per run and times each"},
 			jsonFlag(),
 		}, &cli.IntFlag{Name: "concurrency", Value: 4, Usage: "worker slots"},
-			&cli.DurationFlag{Name: "poll-interval", Value: 5 * time.Millisecond}),
+			&cli.DurationFlag{Name: "poll-interval", Value: 5 * time.Millisecond, Usage: "idle wait between claims (at least 5ms)"},
+			benchDSNFlag()),
 		Action: a.benchLocal,
 	}
 }
@@ -101,11 +101,11 @@ func (a *app) benchLocal(c *cli.Context) error {
 	measure := func(b *workflow.Builder, chainSteps int) (p50, mean float64, claims int64, err error) {
 		mcfg := cfg
 		mcfg.WorkflowChainSteps = chainSteps
-		client, err := openBench(c, mcfg)
+		client, done, err := openBench(c, mcfg)
 		if err != nil {
 			return 0, 0, 0, err
 		}
-		defer client.Close()
+		defer done()
 		res.Server = client.Server().Version
 		if err := client.Store().TruncateActivities(c.Context); err != nil {
 			return 0, 0, 0, err

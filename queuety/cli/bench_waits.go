@@ -36,6 +36,8 @@ The parent parks before the child finishes, so every resume is a real
 wake-up. Prints the time from the end of the child's step to the start of the
 parent's next step, p50 and p99, measured in the one worker that runs both.
 
+` + benchHelp + `
+
    queuety bench waits --count 200`,
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "count", Value: 200, Usage: "parent/child pairs"},
@@ -58,11 +60,11 @@ func (a *app) benchWaits(c *cli.Context) error {
 	}
 	cfg.Workflows = true
 	cfg.MaxConns = 16
-	client, err := openBench(c, cfg)
+	client, done, err := openBench(c, cfg)
 	if err != nil {
 		return err
 	}
-	defer client.Close()
+	defer done()
 
 	// Both steps read the pair number "k" from their state.
 	var mu sync.Mutex

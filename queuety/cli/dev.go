@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -12,29 +13,41 @@ import (
 	store "github.com/queuety-go/queuety/sql"
 )
 
-// DevDSN is where `queuety dev` and `queuety bench` go without --dsn: the
-// local MariaDB of this project's machines.
+// DevDSN is where `queuety dev` goes without --dsn: the local MariaDB of
+// this project's machines.
 const DevDSN = "root@tcp(127.0.0.1:3306)/queuety_dev"
 
 func (a *app) devCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "dev",
 		Usage: "quick start: create a local database, migrate, dispatch demo jobs and run a worker",
-		Description: `Uses --dsn, or ` + DevDSN + ` (created if missing).
-Prints progress every second; Ctrl-C stops it gracefully. Meanwhile, from another shell:
+		Description: `Uses --dsn (or QUEUETY_DSN, --wp-config), or ` + DevDSN + ` (created if
+missing). The demo jobs include a few that fail and are buried on purpose, so
+dev refuses a database holding rows it did not write (a site's jobs, say)
+unless --yes; a database it filled before is marked in ` + markerTable + `, and
+` + DevDSN + ` is its own.
+Prints progress every second; Ctrl-C stops it gracefully.
+
+   queuety dev --demo-jobs 100 --exit-when-drained
+
+Meanwhile, from another shell:
 
    queuety --dsn '` + DevDSN + `' dispatch queuety.sleep --payload '{"ms":200}'
    queuety --dsn '` + DevDSN + `' status`,
 		Flags: append(workerFlags(),
 			&cli.IntFlag{Name: "demo-jobs", Value: 40, Usage: "demo jobs to dispatch at start"},
 			&cli.BoolFlag{Name: "exit-when-drained", Usage: "stop once no job is pending or processing"},
+			&cli.BoolFlag{Name: "yes", Usage: "add the demo jobs even to a database holding rows dev did not write"},
 		),
 		Action: func(c *cli.Context) error {
 			cfg, err := baseConfig(c)
 			if err != nil {
 				return err
 			}
-			if cfg.DSN == "" {
+			// DevDSN's database is dev's own by its name: rows there
+			// are demo jobs, marked or not (older versions left none).
+			ownDB := cfg.DSN == ""
+			if ownDB {
 				cfg.DSN = DevDSN
 			}
 			if err := workerConfig(c, &cfg); err != nil {
@@ -43,9 +56,9 @@ Prints progress every second; Ctrl-C stops it gracefully. Meanwhile, from anothe
 			if !c.IsSet("concurrency") {
 				cfg.Concurrency = 8
 			}
-			client, rep, err := openLocal(c, cfg)
+			client, rep, err := openLocal(c, cfg, "dev", c.Bool("yes") || ownDB)
 			if err != nil {
-				return err
+				return devRefusal(err)
 			}
 			defer client.Close()
 			out := c.App.Writer
@@ -89,6 +102,16 @@ Prints progress every second; Ctrl-C stops it gracefully. Meanwhile, from anothe
 			return nil
 		},
 	}
+}
+
+// devRefusal explains why dev will not put demo jobs (some failing on
+// purpose) into a database holding rows it did not write.
+func devRefusal(err error) error {
+	var fr errForeignRows
+	if !errors.As(err, &fr) {
+		return err
+	}
+	return usagef("%v that dev did not write; dev adds demo jobs, some failing and buried on purpose: pass --yes to add them anyway, or point --dsn at another database (without --dsn, QUEUETY_DSN or --wp-config dev uses %s)", err, DevDSN)
 }
 
 // dispatchDemo queues a mix of jobs: sleeps of various lengths and

@@ -1,12 +1,17 @@
 package cli_test
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	ucli "github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/queuety/cli"
+	store "github.com/queuety-go/queuety/sql"
 )
 
 func TestHelp(t *testing.T) {
@@ -103,5 +108,62 @@ func TestGlobalFlagsAfterCommand(t *testing.T) {
 			r := run(t, args...)
 			require.Equal(t, cli.ExitOK, r.code, r.String())
 		})
+	}
+}
+
+// example is a line of a command's help that runs queuety, indented as
+// the descriptions indent their examples.
+var example = regexp.MustCompile(`(?m)^   .*\bqueuety [a-z]`)
+
+// placeholder is a backticked word in a flag usage: urfave/cli shows it
+// as the flag's value placeholder, so it must be one word (not a command).
+var placeholder = regexp.MustCompile("`([^`]*)`")
+
+// Every command that runs something has an example in its help, and every
+// flag says what it is for, once: no blank usage, no "(default: ...)"
+// typed into a usage next to the one urfave/cli adds, and no backticked
+// phrase that would turn into a nonsense placeholder.
+func TestHelpOfEveryCommand(t *testing.T) {
+	t.Parallel()
+	var walk func(path string, cmds []*ucli.Command)
+	walk = func(path string, cmds []*ucli.Command) {
+		for _, cmd := range cmds {
+			name := strings.TrimSpace(path + " " + cmd.Name)
+			if cmd.Action != nil {
+				assert.Regexp(t, example, cmd.Description, "queuety %s --help has no example", name)
+			}
+			checkFlags(t, name, cmd.Flags)
+			walk(name, cmd.Subcommands)
+		}
+	}
+	app := cli.New(cli.Options{})
+	checkFlags(t, "(global)", app.Flags)
+	walk("", app.Commands)
+}
+
+func checkFlags(t *testing.T, cmd string, flags []ucli.Flag) {
+	t.Helper()
+	for _, f := range flags {
+		df, ok := f.(ucli.DocGenerationFlag)
+		require.True(t, ok, "%s: %T", cmd, f)
+		usage := df.GetUsage()
+		name := "--" + f.Names()[0]
+		assert.NotEmpty(t, strings.TrimSpace(usage), "queuety %s %s has a blank usage", cmd, name)
+		assert.NotContains(t, usage, "(default", "queuety %s %s: the default goes in Value or DefaultText, or it is printed twice", cmd, name)
+		for _, m := range placeholder.FindAllStringSubmatch(usage, -1) {
+			assert.NotContains(t, m[1], " ", "queuety %s %s: backticked %q becomes the value placeholder", cmd, name, m[1])
+		}
+	}
+}
+
+// The help of migrate counts the tables it creates.
+func TestMigrateHelpCountsTables(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range cli.New(cli.Options{}).Commands {
+		if cmd.Name == "migrate" {
+			plugin, own := len(store.TableSuffixes()), len(store.OwnTableSuffixes())
+			require.Contains(t, cmd.Description, fmt.Sprintf("Creates the tables that are missing: the %d of\nthe Queuety plugin", plugin))
+			require.Contains(t, cmd.Description, fmt.Sprintf("and the %d of queuety-go's own", own))
+		}
 	}
 }

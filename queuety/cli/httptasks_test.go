@@ -30,7 +30,7 @@ func planeServer(t *testing.T) (*queuety.Client, string) {
 	_, err = c.Migrate(ctx)
 	require.NoError(t, err)
 	srv, err := httpapi.New(httpapi.Config{
-		Listen: "127.0.0.1:0", WorkerToken: "w-token", OperatorToken: "o-token",
+		Listen: "127.0.0.1:0", WorkerToken: "w-token-0123456789", OperatorToken: "o-token-0123456789",
 		Registry: c.Sessions(), Tasks: httpTasks{c.Tasks()}, PollTimeout: 200 * time.Millisecond,
 	})
 	require.NoError(t, err)
@@ -46,7 +46,7 @@ func call(t *testing.T, base, method, path string, body any) (int, map[string]an
 	require.NoError(t, err)
 	req, err := http.NewRequest(method, base+path, bytes.NewReader(b))
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer w-token")
+	req.Header.Set("Authorization", "Bearer w-token-0123456789")
 	req.Header.Set("X-Durable-Workflow-Protocol-Version", "1.13")
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)

@@ -108,38 +108,21 @@ its payload and its log rows.
 			},
 			{
 				Name: "retry", Usage: "make a job pending again now (attempts are kept)", ArgsUsage: "<id>",
+				Description: "   queuety job retry 42",
 				Action: byID(func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
 					return fmt.Sprintf("Job #%d queued for retry.", id), client.RetryJob(c.Context, id)
 				}),
 			},
-			{
-				Name: "retry-buried", Usage: "retry every buried job",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "queue", Usage: "only this queue"}, jsonFlag()},
-				Action: withClient(nil, func(c *cli.Context, client *queuety.Client) error {
-					n, err := client.RetryBuried(c.Context, c.String("queue"))
-					if err != nil {
-						return err
-					}
-					if c.Bool("json") {
-						return printJSON(c, map[string]int{"retried": n})
-					}
-					fmt.Fprintf(c.App.Writer, "Retried %d buried jobs.\n", n)
-					return nil
-				}),
-			},
+			a.retryBuriedCommand(),
 			{
 				Name: "bury", Usage: "bury a job by hand", ArgsUsage: "<id>",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "message", Value: queuety.ManualBuryMessage}},
+				Description: `   queuety job bury 42 --message "bad address, do not retry"`,
+				Flags:       []cli.Flag{&cli.StringFlag{Name: "message", Value: queuety.ManualBuryMessage, Usage: "the error_message to store"}},
 				Action: byID(func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
 					return fmt.Sprintf("Job #%d buried.", id), client.BuryJob(c.Context, id, c.String("message"))
 				}),
 			},
-			{
-				Name: "delete", Usage: "delete a job row (its logs stay)", ArgsUsage: "<id>",
-				Action: byID(func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
-					return fmt.Sprintf("Job #%d deleted.", id), client.DeleteJob(c.Context, id)
-				}),
-			},
+			a.deleteJobCommand(),
 		},
 	}
 }

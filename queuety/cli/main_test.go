@@ -71,7 +71,7 @@ func run(t *testing.T, args ...string) result {
 	go func() {
 		mainMu.Lock()
 		defer mainMu.Unlock()
-		done <- cli.Main(append([]string{"queuety"}, args...), cli.Options{Stdout: &out, Stderr: &errb, Registry: queuety.NewRegistry()})
+		done <- cli.Main(append([]string{"queuety"}, args...), cli.Options{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), Registry: queuety.NewRegistry()})
 	}()
 	select {
 	case code := <-done:

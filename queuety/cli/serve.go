@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -34,7 +35,7 @@ func httpAPIFlags() []cli.Flag {
 // checkHTTPAuth validates the token flags before anything connects, so a
 // misconfigured server fails at once with the flag to fix.
 func checkHTTPAuth(c *cli.Context, listen string) error {
-	worker, operator := c.String("worker-token"), c.String("operator-token")
+	worker, operator := strings.TrimSpace(c.String("worker-token")), strings.TrimSpace(c.String("operator-token"))
 	if c.Bool("insecure-no-auth") {
 		if !httpapi.Loopback(listen) {
 			return usagef("--insecure-no-auth is only allowed on a loopback address (127.0.0.1, [::1], localhost), not %q: set QUEUETY_WORKER_TOKEN and QUEUETY_OPERATOR_TOKEN instead", listen)
@@ -43,6 +44,11 @@ func checkHTTPAuth(c *cli.Context, listen string) error {
 			return usagef("--insecure-no-auth with a token set: drop one or the other")
 		}
 		return nil
+	}
+	// Whitespace-only tokens could never match (the header's is trimmed):
+	// say so rather than "not set".
+	if err := checkTokens(c, true); err != nil {
+		return err
 	}
 	switch {
 	case worker == "" && operator == "":
@@ -53,6 +59,26 @@ func checkHTTPAuth(c *cli.Context, listen string) error {
 		return usagef("--operator-token (QUEUETY_OPERATOR_TOKEN) is not set; the operator plane needs its own token")
 	case worker == operator:
 		return usagef("--worker-token and --operator-token are the same; use two different tokens so a worker cannot read the operator plane")
+	}
+	if err := checkTokens(c, false); err != nil {
+		return err
+	}
+	return nil
+}
+
+// checkTokens applies httpapi.CheckToken to both token flags, naming the
+// flag and its variable; blankOnly checks only for whitespace-only ones.
+func checkTokens(c *cli.Context, blankOnly bool) error {
+	for _, t := range []struct{ name, raw string }{
+		{"--worker-token (QUEUETY_WORKER_TOKEN)", c.String("worker-token")},
+		{"--operator-token (QUEUETY_OPERATOR_TOKEN)", c.String("operator-token")},
+	} {
+		if blankOnly && (t.raw == "" || strings.TrimSpace(t.raw) != "") {
+			continue
+		}
+		if err := httpapi.CheckToken(t.name, t.raw); err != nil {
+			return usageError{err}
+		}
 	}
 	return nil
 }
@@ -133,6 +159,11 @@ SIGTERM or SIGINT: waiting polls answer empty, requests in flight finish, exit 0
 				return err
 			}
 			defer client.Close()
+			// As work does: an unmigrated database would answer 500 to
+			// every worker call, so refuse it with the fix now.
+			if err := client.Store().CheckSchema(c.Context); err != nil {
+				return err
+			}
 			srv, err := newHTTPServer(c, client, listen)
 			if err != nil {
 				return err

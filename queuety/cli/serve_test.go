@@ -9,12 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/testdb"
 	"github.com/queuety-go/queuety/queuety/cli"
 )
 
@@ -33,6 +35,11 @@ func TestServeRefusesUnsafeAuth(t *testing.T) {
 		{[]string{"serve", "--worker-token=same", "--operator-token=same"}, []string{"--worker-token and --operator-token are the same"}},
 		{[]string{"serve", "--insecure-no-auth", "--listen", "0.0.0.0:8080", "--worker-token=", "--operator-token="}, []string{"--insecure-no-auth", "loopback", `"0.0.0.0:8080"`}},
 		{[]string{"serve", "--insecure-no-auth", "--listen", ":8080", "--worker-token=", "--operator-token="}, []string{"--insecure-no-auth", "loopback"}},
+		// Guessable or never-matching tokens.
+		{[]string{"serve", "--worker-token=w", "--operator-token=" + strings.Repeat("o", 16)}, []string{"--worker-token (QUEUETY_WORKER_TOKEN) is 1 bytes", "at least 16"}},
+		{[]string{"serve", "--worker-token=" + strings.Repeat("w", 16), "--operator-token=  o  "}, []string{"--operator-token (QUEUETY_OPERATOR_TOKEN) is 1 bytes"}},
+		{[]string{"serve", "--worker-token=   ", "--operator-token=" + strings.Repeat("o", 16)}, []string{"--worker-token (QUEUETY_WORKER_TOKEN) is only whitespace"}},
+		{[]string{"work", "--http", "127.0.0.1:0", "--worker-token=short", "--operator-token=" + strings.Repeat("o", 16)}, []string{"--worker-token (QUEUETY_WORKER_TOKEN) is 5 bytes"}},
 	}
 	for _, c := range cases {
 		r := run(t, c.args...)
@@ -41,6 +48,18 @@ func TestServeRefusesUnsafeAuth(t *testing.T) {
 			require.Contains(t, r.stderr, w, r.String())
 		}
 	}
+}
+
+// serve checks the schema at start, as work does, instead of answering
+// 500 to every worker call on an unmigrated database.
+func TestServeRefusesUnmigratedDatabase(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.New(t)
+	r := run(t, on(dsn, "serve", "--listen", "127.0.0.1:0",
+		"--worker-token", strings.Repeat("w", 16), "--operator-token", strings.Repeat("o", 16))...)
+	require.Equal(t, cli.ExitError, r.code, r.String())
+	require.Contains(t, r.stderr, "does not exist: run `queuety migrate`", r.String())
+	require.NotContains(t, r.stderr, "listening", r.String())
 }
 
 // The stock binary serves the API with tokens from the environment:
@@ -52,7 +71,7 @@ func TestServeSubprocess(t *testing.T) {
 	dsn := newDB(t)
 
 	d := startListening(t, exec.Command(bin, "--dsn", dsn, "serve", "--listen", "127.0.0.1:0"),
-		"QUEUETY_WORKER_TOKEN=wt", "QUEUETY_OPERATOR_TOKEN=ot")
+		"QUEUETY_WORKER_TOKEN=wt-0123456789abcdef", "QUEUETY_OPERATOR_TOKEN=ot-0123456789abcdef")
 	addr := d.addr
 	call := func(method, path, token string, body any, headers map[string]string) (int, map[string]any) {
 		t.Helper()
@@ -78,19 +97,19 @@ func TestServeSubprocess(t *testing.T) {
 		return res.StatusCode, m
 	}
 
-	status, info := call("GET", "/api/cluster/info", "wt", nil, nil)
+	status, info := call("GET", "/api/cluster/info", "wt-0123456789abcdef", nil, nil)
 	require.Equal(t, http.StatusOK, status)
 	wp := info["worker_protocol"].(map[string]any)
 	require.Equal(t, "1.13", wp["version"])
 	require.Equal(t, true, info["capabilities"].(map[string]any)["activity_tasks"])
 
 	worker := map[string]string{"X-Durable-Workflow-Protocol-Version": "1.13"}
-	status, reg := call("POST", "/api/worker/register", "wt", map[string]any{"worker_id": "ext-1", "task_queue": "default", "runtime": "python"}, worker)
+	status, reg := call("POST", "/api/worker/register", "wt-0123456789abcdef", map[string]any{"worker_id": "ext-1", "task_queue": "default", "runtime": "python"}, worker)
 	require.Equal(t, http.StatusCreated, status, "%v", reg)
-	status, _ = call("POST", "/api/worker/register", "ot", map[string]any{"worker_id": "ext-1", "task_queue": "default"}, worker)
+	status, _ = call("POST", "/api/worker/register", "ot-0123456789abcdef", map[string]any{"worker_id": "ext-1", "task_queue": "default"}, worker)
 	require.Equal(t, http.StatusForbidden, status)
 
-	status, m := call("GET", "/api/system/operator-metrics", "ot", nil, map[string]string{"X-Durable-Workflow-Control-Plane-Version": "2"})
+	status, m := call("GET", "/api/system/operator-metrics", "ot-0123456789abcdef", nil, map[string]string{"X-Durable-Workflow-Control-Plane-Version": "2"})
 	require.Equal(t, http.StatusOK, status, "%v", m)
 	om := m["operator_metrics"].(map[string]any)
 	require.Contains(t, om["activities"], "local")

@@ -31,6 +31,8 @@ read: a lapsed lease or TTL shows as expired, a stale owner as orphaned.
 			{
 				Name:  "list",
 				Usage: "list the sessions with per-state counts",
+				Description: `   queuety session list
+   queuety session list --namespace default --json`,
 				Flags: []cli.Flag{namespaceFlag(), jsonFlag()},
 				Action: withClient(nil, func(c *cli.Context, client *queuety.Client) error {
 					v, err := client.Sessions().List(c.Context, c.String("namespace"))
@@ -57,10 +59,11 @@ read: a lapsed lease or TTL shows as expired, a stale owner as orphaned.
 				}),
 			},
 			{
-				Name:      "show",
-				Usage:     "show one session",
-				ArgsUsage: "<session-id>",
-				Flags:     []cli.Flag{namespaceFlag(), jsonFlag()},
+				Name:        "show",
+				Usage:       "show one session",
+				ArgsUsage:   "<session-id>",
+				Description: "   queuety session show gpu-session-1 --json",
+				Flags:       []cli.Flag{namespaceFlag(), jsonFlag()},
 				Action: withClient(nil, func(c *cli.Context, client *queuety.Client) error {
 					id, err := sessionArg(c)
 					if err != nil {
@@ -94,7 +97,9 @@ read: a lapsed lease or TTL shows as expired, a stale owner as orphaned.
 				ArgsUsage: "<session-id>",
 				Description: `Closes the session as its owner would: close is terminal, so later jobs bound
 to this session id are refused (session_closed). Running jobs finish under
-their own leases.`,
+their own leases.
+
+   queuety session close gpu-session-1`,
 				Flags: []cli.Flag{namespaceFlag(), jsonFlag()},
 				Action: withClient(nil, func(c *cli.Context, client *queuety.Client) error {
 					id, err := sessionArg(c)

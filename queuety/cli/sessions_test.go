@@ -25,11 +25,11 @@ func TestWorkWithHTTPRunsSessionJobsAndClosesThemOnStop(t *testing.T) {
 	d := startListening(t, exec.Command(bin, "--dsn", dsn, "work", "--queue", "default,gpu-activities",
 		"--worker-id", "gpu-1", "--capability", "gpu:nvidia-l4", "--capability", "fs:/mnt/models",
 		"--http", "127.0.0.1:0", "--poll-interval", "20ms"),
-		"QUEUETY_WORKER_TOKEN=wt", "QUEUETY_OPERATOR_TOKEN=ot")
+		"QUEUETY_WORKER_TOKEN=wt-0123456789abcdef", "QUEUETY_OPERATOR_TOKEN=ot-0123456789abcdef")
 
 	req, err := http.NewRequest("GET", "http://"+d.addr+"/api/cluster/info", nil)
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer ot")
+	req.Header.Set("Authorization", "Bearer ot-0123456789abcdef")
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	var info map[string]any

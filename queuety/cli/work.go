@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,26 +25,26 @@ func workerFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "queue", Aliases: []string{"q"}, Value: queuety.DefaultQueue, EnvVars: []string{"QUEUETY_QUEUES"}, Usage: "queues in strict priority order, comma-separated"},
 		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: queuety.DefaultConcurrency, EnvVars: []string{"QUEUETY_CONCURRENCY"}, Usage: "jobs run at once"},
-		&cli.BoolFlag{Name: "claim-all", EnvVars: []string{"QUEUETY_CLAIM_ALL"}, Usage: "claim every handler, burying those this binary lacks (default: leave them to PHP workers)"},
+		&cli.BoolFlag{Name: "claim-all", EnvVars: []string{"QUEUETY_CLAIM_ALL"}, Usage: "claim every handler, burying those this binary lacks; without it they stay for PHP workers"},
 		&cli.BoolFlag{Name: "workflows", EnvVars: []string{"QUEUETY_WORKFLOWS"}, Usage: "also run workflow steps this binary has Go step handlers for, and advance their workflows"},
-		&cli.DurationFlag{Name: "wait-sweep-interval", Value: queuety.DefaultWaitSweepInterval, EnvVars: []string{"QUEUETY_WAIT_SWEEP_INTERVAL"}, Usage: "with --workflows: re-evaluate workflows waiting for other workflows this often (negative: off)"},
-		&cli.DurationFlag{Name: "signal-poll-interval", Value: queuety.DefaultSignalPollInterval, EnvVars: []string{"QUEUETY_SIGNAL_POLL_INTERVAL"}, Usage: "with --workflows: look for signals other processes stored for waiting workflows this often (negative: off)"},
-		&cli.DurationFlag{Name: "deadline-interval", Value: queuety.DefaultDeadlineInterval, EnvVars: []string{"QUEUETY_DEADLINE_INTERVAL"}, Usage: "with --workflows: check workflow deadlines this often (negative: off)"},
-		&cli.DurationFlag{Name: "shutdown-grace", Value: queuety.DefaultShutdownGrace, EnvVars: []string{"QUEUETY_SHUTDOWN_GRACE"}, Usage: "on SIGTERM, how long running jobs may take to finish"},
-		&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}, Usage: "processing jobs not heard from this long are rescued"},
-		&cli.DurationFlag{Name: "heartbeat-interval", EnvVars: []string{"QUEUETY_HEARTBEAT_INTERVAL"}, Usage: "refresh running jobs this often (default stale-timeout/4, at most 1m)"},
-		&cli.StringFlag{Name: "rescue-schedule", Value: queuety.DefaultRescueSchedule, EnvVars: []string{"QUEUETY_RESCUE_SCHEDULE"}, Usage: "cron spec of the stale sweep, or \"off\""},
-		&cli.DurationFlag{Name: "job-timeout", Value: queuety.DefaultJobTimeout, EnvVars: []string{"QUEUETY_MAX_EXECUTION_TIME"}, Usage: "default time limit of one attempt"},
+		&cli.DurationFlag{Name: "wait-sweep-interval", Value: queuety.DefaultWaitSweepInterval, EnvVars: []string{"QUEUETY_WAIT_SWEEP_INTERVAL"}, Usage: "with --workflows: re-evaluate workflows waiting for other workflows this often (at least 10ms; negative: off)"},
+		&cli.DurationFlag{Name: "signal-poll-interval", Value: queuety.DefaultSignalPollInterval, EnvVars: []string{"QUEUETY_SIGNAL_POLL_INTERVAL"}, Usage: "with --workflows: look for signals other processes stored for waiting workflows this often (at least 10ms; negative: off)"},
+		&cli.DurationFlag{Name: "deadline-interval", Value: queuety.DefaultDeadlineInterval, EnvVars: []string{"QUEUETY_DEADLINE_INTERVAL"}, Usage: "with --workflows: check workflow deadlines this often (at least 10ms; negative: off)"},
+		&cli.DurationFlag{Name: "shutdown-grace", Value: queuety.DefaultShutdownGrace, EnvVars: []string{"QUEUETY_SHUTDOWN_GRACE"}, Usage: "on SIGTERM, how long running jobs may take to finish (a duration, or plain seconds like 30)"},
+		&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}, Usage: "processing jobs not heard from this long are rescued (a duration, or plain seconds like 600; at least 1s)"},
+		&cli.DurationFlag{Name: "heartbeat-interval", EnvVars: []string{"QUEUETY_HEARTBEAT_INTERVAL"}, DefaultText: "stale-timeout/4, at most 1m", Usage: "refresh running jobs this often (at least 100ms; 0: the default)"},
+		&cli.StringFlag{Name: "rescue-schedule", Value: queuety.DefaultRescueSchedule, EnvVars: []string{"QUEUETY_RESCUE_SCHEDULE"}, Usage: "cron spec of the stale sweep, or \"off\" (any case)"},
+		&cli.DurationFlag{Name: "job-timeout", Value: queuety.DefaultJobTimeout, EnvVars: []string{"QUEUETY_MAX_EXECUTION_TIME"}, Usage: "default time limit of one attempt (a duration, or plain seconds like 300)"},
 		&cli.StringFlag{Name: "backoff", Value: queuety.BackoffExponential, EnvVars: []string{"QUEUETY_RETRY_BACKOFF"}, Usage: "fixed, linear, exponential, or seconds like 10,30,60"},
 		// Kept so existing scripts still start; see the warning in work.
 		&cli.DurationFlag{Name: "claim-window", EnvVars: []string{"QUEUETY_CLAIM_WINDOW"}, Hidden: true},
-		&cli.IntFlag{Name: "claim-lanes", Value: queuety.DefaultClaimLanes, EnvVars: []string{"QUEUETY_CLAIM_LANES"}, Usage: "claim windows kept going at once"},
-		&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval, EnvVars: []string{"QUEUETY_POLL_INTERVAL"}, Usage: "idle wait between claims"},
-		&cli.IntFlag{Name: "max-claim-batch", Value: queuety.DefaultMaxClaimBatch, Usage: "rows one claim may take"},
-		&cli.IntFlag{Name: "step-batch", Value: queuety.DefaultWorkflowStepBatch, EnvVars: []string{"QUEUETY_STEP_BATCH"}, Usage: "with --workflows: step completions one transaction may group (1: each step its own)"},
-		&cli.IntFlag{Name: "chain-steps", Value: queuety.DefaultWorkflowChainSteps, EnvVars: []string{"QUEUETY_CHAIN_STEPS"}, Usage: "with --workflows: steps a slot may run in a row, each enqueued already claimed by the one before (-1: every step through the claim)"},
-		&cli.IntFlag{Name: "max-conns", EnvVars: []string{"QUEUETY_MAX_CONNS"}, Usage: "database connections (default concurrency/4+4)"},
-		&cli.StringFlag{Name: "worker-id", EnvVars: []string{"QUEUETY_WORKER_ID"}, Usage: "this worker's reserved_by value (default host-pid-random)"},
+		&cli.IntFlag{Name: "claim-lanes", Value: queuety.DefaultClaimLanes, EnvVars: []string{"QUEUETY_CLAIM_LANES"}, Usage: "claims kept going at once (1-64)"},
+		&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval, EnvVars: []string{"QUEUETY_POLL_INTERVAL"}, Usage: "idle wait between claims (at least 5ms)"},
+		&cli.IntFlag{Name: "max-claim-batch", Value: queuety.DefaultMaxClaimBatch, Usage: "rows one claim may take (1-10000)"},
+		&cli.IntFlag{Name: "step-batch", Value: queuety.DefaultWorkflowStepBatch, EnvVars: []string{"QUEUETY_STEP_BATCH"}, Usage: "with --workflows: step completions one transaction may group (1-1000; 1: each step its own)"},
+		&cli.IntFlag{Name: "chain-steps", Value: queuety.DefaultWorkflowChainSteps, EnvVars: []string{"QUEUETY_CHAIN_STEPS"}, Usage: "with --workflows: steps a slot may run in a row, each enqueued already claimed by the one before (1-1000, or -1: every step through the claim)"},
+		&cli.IntFlag{Name: "max-conns", EnvVars: []string{"QUEUETY_MAX_CONNS"}, DefaultText: "concurrency/4+4", Usage: "database connections (at least 2; 0: the default)"},
+		&cli.StringFlag{Name: "worker-id", EnvVars: []string{"QUEUETY_WORKER_ID"}, DefaultText: "host-pid-random", Usage: "this worker's reserved_by value"},
 		&cli.StringSliceFlag{Name: "capability", EnvVars: []string{"QUEUETY_CAPABILITIES"}, Usage: "a capability worker-session requirements may ask for, e.g. gpu:nvidia-l4 or fs:/mnt/models (repeatable)"},
 		&cli.IntFlag{Name: "max-worker-sessions", Value: queuety.DefaultMaxWorkerSessions, EnvVars: []string{"QUEUETY_MAX_WORKER_SESSIONS"}, Usage: "worker-session leases held at once (0: none, never take session-bound jobs)"},
 		&cli.DurationFlag{Name: "worker-stale-after", Value: queuety.DefaultWorkerStaleAfter, EnvVars: []string{"QUEUETY_WORKER_STALE_AFTER"}, Usage: "a worker registration not heartbeated this long is stale; its sessions become orphaned"},
@@ -68,10 +69,10 @@ func workerConfig(c *cli.Context, cfg *queuety.Config) error {
 	if len(cfg.Queues) == 0 {
 		return usagef("--queue %q: no queue named", c.String("queue"))
 	}
-	cfg.Concurrency = c.Int("concurrency")
-	if cfg.Concurrency < 1 {
-		return usagef("--concurrency %d: must be at least 1", cfg.Concurrency)
+	if err := checkWorkerFlags(c); err != nil {
+		return err
 	}
+	cfg.Concurrency = c.Int("concurrency")
 	cfg.ClaimAll = c.Bool("claim-all")
 	cfg.Workflows = c.Bool("workflows")
 	cfg.WaitSweepInterval = c.Duration("wait-sweep-interval")
@@ -147,7 +148,7 @@ SIGTERM or SIGINT: stop claiming, let running jobs finish within
 --shutdown-grace, hand the rest back to pending, close the worker's sessions,
 stop the PHP processes, exit 0.`,
 		Flags: append(append(workerFlags(), phpFlags()...), append(httpAPIFlags(),
-			&cli.StringFlag{Name: "http", EnvVars: []string{"QUEUETY_HTTP"}, Usage: "also serve the HTTP API (as `queuety serve`) on this address, e.g. 127.0.0.1:8080"})...),
+			&cli.StringFlag{Name: "http", EnvVars: []string{"QUEUETY_HTTP"}, Usage: "also serve the HTTP API (as queuety serve does) on this `address`, e.g. 127.0.0.1:8080"})...),
 		Action: func(c *cli.Context) error {
 			httpAddr := c.String("http")
 			if httpAddr != "" {
@@ -287,8 +288,10 @@ func runWorker(ctx context.Context, w *queuety.Worker, pool *phppool.Pool, srv *
 }
 
 // openLocal is how dev and bench start: create the database if missing,
-// connect, migrate.
-func openLocal(c *cli.Context, cfg queuety.Config) (*queuety.Client, store.MigrateReport, error) {
+// connect, check that tool may use the tables (checkScratch: force accepts
+// rows tool did not write), migrate, and mark them as tool's when they
+// were empty.
+func openLocal(c *cli.Context, cfg queuety.Config, tool string, force bool) (*queuety.Client, store.MigrateReport, error) {
 	if err := ensureDatabase(c.Context, cfg.DSN); err != nil {
 		return nil, store.MigrateReport{}, err
 	}
@@ -296,12 +299,29 @@ func openLocal(c *cli.Context, cfg queuety.Config) (*queuety.Client, store.Migra
 	if err != nil {
 		return nil, store.MigrateReport{}, err
 	}
-	rep, err := client.Migrate(c.Context)
+	rep, err := migrateScratch(c, client, tool, force)
 	if err != nil {
 		client.Close()
 		return nil, rep, err
 	}
 	return client, rep, nil
+}
+
+// migrateScratch is openLocal's part after connecting: the check comes
+// before the migration, so a refused database is left as it was.
+func migrateScratch(c *cli.Context, client *queuety.Client, tool string, force bool) (store.MigrateReport, error) {
+	st := client.Store()
+	marked, err := checkScratch(c.Context, st, tool)
+	var fr errForeignRows
+	foreign := errors.As(err, &fr)
+	if err != nil && !(foreign && force) {
+		return store.MigrateReport{}, err
+	}
+	rep, err := client.Migrate(c.Context)
+	if err != nil || marked || foreign {
+		return rep, err
+	}
+	return rep, markScratch(c.Context, st, tool)
 }
 
 // ensureDatabase creates the DSN's database when it is missing (dev, bench).

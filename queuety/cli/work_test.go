@@ -101,8 +101,8 @@ func TestWorkFlagErrors(t *testing.T) {
 		{"empty queue", []string{"--queue", ""}, "--queue"},
 		{"blank queues", []string{"--queue", " , ,"}, "--queue"},
 		{"queue over 64 characters", []string{"--queue", "default," + strings.Repeat("q", 65)}, "queue"},
-		{"rescue schedule", []string{"--rescue-schedule", "every tuesday"}, "rescue schedule"},
-		{"heartbeat not below stale timeout", []string{"--stale-timeout", "10s", "--heartbeat-interval", "10s"}, "heartbeat interval"},
+		{"rescue schedule", []string{"--rescue-schedule", "every tuesday"}, "--rescue-schedule"},
+		{"heartbeat not below stale timeout", []string{"--stale-timeout", "10s", "--heartbeat-interval", "10s"}, "--heartbeat-interval 10s: must be shorter than --stale-timeout 10s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := run(t, on(dsn, append([]string{"work"}, tc.args...)...)...)

@@ -42,7 +42,7 @@ func (a *app) workflowCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "status", Usage: strings.Join(workflowStatuses, ", ")},
 					&cli.StringFlag{Name: "name", Usage: "only workflows of this name"},
-					&cli.IntFlag{Name: "limit", Value: 50}, jsonFlag(),
+					&cli.IntFlag{Name: "limit", Value: 50, Usage: "at most this many workflows"}, jsonFlag(),
 				},
 				Action: withClient(func(c *cli.Context) error {
 					if c.Int("limit") < 1 {
@@ -151,7 +151,7 @@ its jobs, events, logs, signals, artifacts, chunks and wait dependencies.
 
    queuety workflow export 42 > workflow-42.json
    queuety workflow export 42 --json | jq '.events | length'`,
-				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "compact JSON (default: pretty, as export_json)"}},
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "compact JSON instead of the pretty form export_json writes"}},
 				Action: byWorkflow(func(c *cli.Context, client *queuety.Client, id int64) error {
 					doc, err := client.ExportWorkflow(c.Context, id)
 					if err != nil {
@@ -378,8 +378,7 @@ the plugin's dispatch() writes them), then times one worker with --workflows
 advancing them all to completed (step jobs, log rows and workflow_events
 included).
 
-Without --dsn it uses ` + BenchDSN + ` (created if missing) and
-tables prefixed bench_, which it empties first.
+` + benchHelp + `
 
    queuety bench workflows --count 2000 --steps 3
    queuety bench workflows --count 5000 --concurrency 100 --json`,
@@ -403,11 +402,11 @@ func (a *app) benchWorkflows(c *cli.Context) error {
 	}
 	cfg.Workflows = true
 	cfg.MaxConns = 16
-	client, err := openBench(c, cfg)
+	client, done, err := openBench(c, cfg)
 	if err != nil {
 		return err
 	}
-	defer client.Close()
+	defer done()
 	st := client.Store()
 	reg := queuety.NewRegistry()
 	reg.RegisterStep(BenchStepClass, func(context.Context, *workflow.State) (*phpjson.Object, error) {

@@ -198,7 +198,8 @@ func TestWorkflowCommands(t *testing.T) {
 func TestBenchWorkflows(t *testing.T) {
 	t.Parallel()
 	dsn := testdb.New(t)
-	r := runOK(t, on(dsn, "bench", "workflows", "--count", "50", "--steps", "3", "--json")...)
+	// --bench-dsn: bench runs in this (empty) database, in bench_ tables.
+	r := runOK(t, "bench", "workflows", "--bench-dsn", dsn, "--count", "50", "--steps", "3", "--json")
 	var res map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.String())
 	require.EqualValues(t, 50, res["workflows"])
@@ -206,13 +207,13 @@ func TestBenchWorkflows(t *testing.T) {
 	require.Greater(t, res["steps_per_second"], 0.0)
 	require.Greater(t, res["workflows_per_second"], 0.0)
 	db := openDB(t, dsn)
-	require.Equal(t, 50, count(t, db, "SELECT COUNT(*) FROM `wp_queuety_workflows` WHERE status = 'completed'"))
-	require.Equal(t, 150, count(t, db, "SELECT COUNT(*) FROM `wp_queuety_jobs` WHERE status = 'completed'"))
+	require.Equal(t, 50, count(t, db, "SELECT COUNT(*) FROM `bench_queuety_workflows` WHERE status = 'completed'"))
+	require.Equal(t, 150, count(t, db, "SELECT COUNT(*) FROM `bench_queuety_jobs` WHERE status = 'completed'"))
 
 	// Text output; the tables are emptied first.
-	r = runOK(t, on(dsn, "bench", "workflows", "--count", "10", "--steps", "2", "--concurrency", "5")...)
+	r = runOK(t, "bench", "workflows", "--bench-dsn", dsn, "--count", "10", "--steps", "2", "--concurrency", "5")
 	require.Regexp(t, `(?m)^dispatched 10 workflows of 2 steps in \d+\.\d\ds\ndrained    20 steps in \d+\.\d\ds: \d+ steps/s, \d+ workflows/s \(concurrency 5\)`, r.stdout)
-	require.Equal(t, 10, count(t, db, "SELECT COUNT(*) FROM `wp_queuety_workflows`"))
+	require.Equal(t, 10, count(t, db, "SELECT COUNT(*) FROM `bench_queuety_workflows`"))
 
 	// Profiles of the drain, for go tool pprof.
 	dir := t.TempDir()

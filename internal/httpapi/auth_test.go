@@ -1,0 +1,65 @@
+package httpapi
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The Bearer scheme is case-insensitive (RFC 7235); spaces around the
+// token are not part of it.
+func TestBearerSchemeAnyCase(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for i, auth := range []string{"Bearer " + workerToken, "bearer " + workerToken, "BEARER " + workerToken, "BeArEr  " + workerToken + "\t"} {
+		r := e.do(req{path: "/api/worker/register", auth: auth, body: map[string]any{"worker_id": fmt.Sprint("w", i), "task_queue": "q"}})
+		require.Equal(t, http.StatusCreated, r.status, "%q: %s", auth, r.raw)
+	}
+}
+
+// Tokens shorter than MinTokenBytes, or of whitespace only, are refused
+// when the server is built; surrounding whitespace is trimmed as it is
+// from the header.
+func TestTokenStrength(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	long := strings.Repeat("k", MinTokenBytes)
+	for _, tc := range []struct{ worker, operator, want string }{
+		{"w", long, "worker token is 1 bytes"},
+		{long, "               o", "operator token is 1 bytes"},
+		{"                    ", long, "both a worker token and an operator token are required"},
+	} {
+		_, err := New(Config{Registry: e.reg, WorkerToken: tc.worker, OperatorToken: tc.operator})
+		require.ErrorContains(t, err, tc.want, "%q/%q", tc.worker, tc.operator)
+	}
+	srv, err := New(Config{Registry: e.reg, WorkerToken: " " + long + "\n", OperatorToken: long + "-operator"})
+	require.NoError(t, err)
+	require.Equal(t, long, srv.cfg.WorkerToken, "a token read from a file with its newline still matches")
+
+	require.ErrorContains(t, CheckToken("--worker-token", "   "), "--worker-token is only whitespace")
+	require.ErrorContains(t, CheckToken("--worker-token", "abc"), "--worker-token is 3 bytes: use a random token of at least 16 bytes")
+	require.NoError(t, CheckToken("--worker-token", long))
+}
+
+// Plain HTTP on an address other hosts can reach is logged as a warning.
+func TestPlainHTTPWarning(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, tc := range []struct {
+		listen string
+		warn   bool
+	}{{"127.0.0.1:0", false}, {"0.0.0.0:0", true}} {
+		var logs bytes.Buffer
+		srv, err := New(Config{Registry: e.reg, WorkerToken: workerToken, OperatorToken: operatorToken, Listen: tc.listen,
+			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		require.NoError(t, err)
+		require.NoError(t, srv.Start(e.ctx))
+		require.NoError(t, srv.Stop(e.ctx))
+		require.Equal(t, tc.warn, strings.Contains(logs.String(), "level=WARN msg=\"serving plain HTTP on a non-loopback address"), "%s: %s", tc.listen, logs.String())
+	}
+}

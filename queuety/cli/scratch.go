@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+	"github.com/urfave/cli/v2"
+
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// BenchServer is the server `queuety bench` creates its database on when
+// neither --dsn, QUEUETY_DSN nor --wp-config names one.
+const BenchServer = "root@tcp(127.0.0.1:3306)/"
+
+// markerTable records which tool may treat which jobs table (and the
+// tables named with it) as its own scratch space: bench empties tables,
+// dev fills them with demo jobs, and neither may do so in a database
+// holding someone else's rows. It lives beside the tables, unprefixed,
+// and PHP never reads it.
+const markerTable = "queuety_go_markers"
+
+// benchHelp is the database paragraph of every bench command's help.
+const benchHelp = `Bench runs in a database of its own, queuety_bench_<random>, created on the
+server of --dsn / QUEUETY_DSN / --wp-config (or 127.0.0.1:3306 as root) and
+dropped at the end (a run killed by Ctrl-C leaves it: drop it by hand); the
+database those name is never touched. --bench-dsn names a database to use
+instead: bench empties its bench_ tables first, so it refuses one holding
+rows bench did not write, in any table (a database it may empty is marked in
+its table ` + markerTable + `).`
+
+// benchDSNFlag has no environment variable on purpose: an exported
+// variable must never aim a command that empties tables at a site.
+func benchDSNFlag() cli.Flag {
+	return &cli.StringFlag{Name: "bench-dsn", Usage: "run in this `DSN`'s database, emptying its bench tables, instead of a new one; refused when it holds rows bench did not write"}
+}
+
+// benchDB is the database one benchmark runs in.
+type benchDB struct {
+	dsn  string
+	name string // set when bench created it, and drops it
+}
+
+// newBenchDB picks the benchmark's database: --bench-dsn, or a new one on
+// the configured server (configured is the DSN the global flags give).
+func newBenchDB(c *cli.Context, configured string) (benchDB, error) {
+	if d := c.String("bench-dsn"); d != "" {
+		return benchDB{dsn: d}, nil
+	}
+	server := configured
+	if server == "" {
+		server = BenchServer
+	}
+	cfg, err := mysql.ParseDSN(server)
+	if err != nil {
+		return benchDB{}, usagef("--dsn: %v", err)
+	}
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	cfg.DBName = "queuety_bench_" + hex.EncodeToString(rnd[:])
+	fmt.Fprintf(c.App.ErrWriter, "bench: running in a new database %s on %s (dropped at the end)\n", cfg.DBName, cfg.Addr)
+	return benchDB{dsn: cfg.FormatDSN(), name: cfg.DBName}, nil
+}
+
+// drop removes the database bench created; an error is reported, not
+// returned: the benchmark's figures are still good.
+func (b benchDB) drop(stderr io.Writer) {
+	if b.name == "" {
+		return
+	}
+	err := withServer(context.Background(), b.dsn, func(db *sqlx.DB) error {
+		_, err := db.Exec("DROP DATABASE IF EXISTS `" + b.name + "`")
+		return err
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: could not drop database %s (%v): drop it by hand\n", b.name, err)
+	}
+}
+
+// withServer runs fn on a connection to dsn's server without a database.
+func withServer(ctx context.Context, dsn string, fn func(*sqlx.DB) error) error {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return err
+	}
+	cfg.DBName = ""
+	db, err := sqlx.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return fn(db)
+}
+
+// errForeignRows says a database holds rows the tool did not write.
+type errForeignRows struct{ table string }
+
+func (e errForeignRows) Error() string { return "table " + e.table + " holds rows" }
+
+// checkScratch says whether tool may use st's tables as scratch space,
+// before anything is created or migrated. Rows in a table that is not one
+// of st's (a site's wp_posts, another prefix's jobs) always belong to
+// someone else; rows in st's tables are tool's only when a marker says so.
+// Otherwise it returns errForeignRows naming the first table with rows.
+// Read-only.
+func checkScratch(ctx context.Context, st *store.Store, tool string) (marked bool, err error) {
+	db := st.DB()
+	var n int
+	err = db.GetContext(ctx, &n, "SELECT COUNT(*) FROM `"+markerTable+"` WHERE tool = ? AND jobs_table = ?", tool, st.Tables()["jobs"])
+	switch {
+	case err == nil:
+		marked = n > 0
+	case !missingTable(err):
+		return false, err
+	}
+	var tables []string
+	if err := db.SelectContext(ctx, &tables, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME"); err != nil {
+		return false, err
+	}
+	own := map[string]bool{markerTable: true}
+	for _, name := range st.Tables() {
+		own[name] = true
+	}
+	for _, name := range tables {
+		if own[name] && (marked || name == markerTable) {
+			continue
+		}
+		if err := db.GetContext(ctx, &n, "SELECT COUNT(*) FROM (SELECT 1 FROM `"+name+"` LIMIT 1) t"); err != nil {
+			return false, err
+		}
+		if n > 0 {
+			return false, errForeignRows{name}
+		}
+	}
+	return marked, nil
+}
+
+// markScratch records that tool may use st's tables from now on.
+func markScratch(ctx context.Context, st *store.Store, tool string) error {
+	db := st.DB()
+	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS `"+markerTable+"` ("+
+		"tool VARCHAR(16) NOT NULL, jobs_table VARCHAR(64) NOT NULL, marked_at DATETIME NOT NULL, "+
+		"PRIMARY KEY (tool, jobs_table)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci"); err != nil {
+		return fmt.Errorf("creating %s: %w", markerTable, err)
+	}
+	_, err := db.ExecContext(ctx, "INSERT IGNORE INTO `"+markerTable+"` (tool, jobs_table, marked_at) VALUES (?, ?, UTC_TIMESTAMP())", tool, st.Tables()["jobs"])
+	return err
+}
+
+func missingTable(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1146
+}
