@@ -37,7 +37,7 @@ func workerFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "job-timeout", Value: queuety.DefaultJobTimeout, EnvVars: []string{"QUEUETY_MAX_EXECUTION_TIME"}, Usage: "default time limit of one attempt (a duration, or plain seconds like 300)"},
 		&cli.StringFlag{Name: "backoff", Value: queuety.BackoffExponential, EnvVars: []string{"QUEUETY_RETRY_BACKOFF"}, Usage: "fixed, linear, exponential, or seconds like 10,30,60"},
 		// Kept so existing scripts still start; see the warning in work.
-		&cli.DurationFlag{Name: "claim-window", EnvVars: []string{"QUEUETY_CLAIM_WINDOW"}, Hidden: true},
+		&cli.DurationFlag{Name: "claim-window", EnvVars: []string{"QUEUETY_CLAIM_WINDOW"}, Hidden: true, Usage: "no effect (claims commit before their handlers start); accepted so existing scripts start"},
 		&cli.IntFlag{Name: "claim-lanes", Value: queuety.DefaultClaimLanes, EnvVars: []string{"QUEUETY_CLAIM_LANES"}, Usage: "claims kept going at once (1-64)"},
 		&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval, EnvVars: []string{"QUEUETY_POLL_INTERVAL"}, Usage: "idle wait between claims (at least 5ms)"},
 		&cli.IntFlag{Name: "max-claim-batch", Value: queuety.DefaultMaxClaimBatch, Usage: "rows one claim may take (1-10000)"},
