@@ -490,7 +490,6 @@ type lane struct {
 func (w *Worker) claimLoop(l *lane) {
 	defer w.claimersWG.Done()
 	errDelay := 100 * time.Millisecond
-	busy := false // the last claim found more work than it could take
 	for w.claimCtx.Err() == nil {
 		free := w.freeSlots(l)
 		if free == 0 {
@@ -500,21 +499,9 @@ func (w *Worker) claimLoop(l *lane) {
 			}
 			continue
 		}
-		if busy && free < l.size/4 {
-			// A backlog: every claim costs the same few statements whatever
-			// its size, so gather a quarter of the lane's slots (or wait a
-			// moment) rather than claim the one or two just freed.
-			w.gather(l)
-			free = w.freeSlots(l)
-		}
-		want := min(free, w.cfg.MaxClaimBatch)
-		n, err := w.claimRound(l, want)
-		busy = err == nil && n == want
+		n, err := w.claimRound(l, min(free, w.cfg.MaxClaimBatch))
 		if store.ConnectionLost(err) {
 			w.dbTroubleAt.Store(time.Now().UnixNano())
-		}
-		if errors.Is(err, store.ErrNotAllHeld) {
-			continue // the carried completions were written on their own; claim again
 		}
 		if err != nil && store.Transient(err) {
 			// A deadlock or lock wait rolled the claim back (nothing ran):
@@ -533,25 +520,6 @@ func (w *Worker) claimLoop(l *lane) {
 		if n == 0 {
 			jitter := time.Duration(float64(w.cfg.PollInterval) * (0.8 + 0.4*rand.Float64()))
 			w.idle(l, jitter)
-		}
-	}
-}
-
-// gatherFor bounds how long a lane with a backlog waits for more free
-// slots before claiming.
-const gatherFor = 2 * time.Millisecond
-
-// gather waits until a quarter of l's slots are free, or gatherFor.
-func (w *Worker) gather(l *lane) {
-	t := time.NewTimer(gatherFor)
-	defer t.Stop()
-	for w.freeSlots(l) < l.size/4 {
-		select {
-		case <-l.slotFreed:
-		case <-t.C:
-			return
-		case <-w.claimCtx.Done():
-			return
 		}
 	}
 }
@@ -604,21 +572,14 @@ func (w *Worker) freeSlots(l *lane) int {
 // next. Keeping the transaction open while quick jobs ran would save a row
 // write per job, but a rollback after a handler ran is that handler run
 // twice, which a mixed fleet hits every few seconds.
-func (w *Worker) claimRound(l *lane, n int) (claimed int, err error) {
+func (w *Worker) claimRound(l *lane, n int) (int, error) {
 	// Not claimCtx: cancelling a claim mid-COMMIT would leave its rows in
 	// doubt; Stop waits for the round instead.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	paused := w.pausedQueues(ctx)
-	// Completions waiting to be written ride in this claim's transaction.
-	carry := w.done.take(maxCompletionBatch)
-	defer func() { w.carried(carry, err) }()
 	tx, err := w.store.BeginClaim(ctx)
 	if err != nil {
-		return 0, err
-	}
-	if err := tx.Complete(ctx, carry); err != nil {
-		_ = tx.Rollback()
 		return 0, err
 	}
 	rows, err := w.selectClaim(ctx, tx, paused, n)
@@ -628,8 +589,8 @@ func (w *Worker) claimRound(l *lane, n int) (claimed int, err error) {
 	}
 	if len(rows) == 0 || w.claimCtx.Err() != nil {
 		// Nothing to do, or Stop arrived while claiming: every selected row
-		// goes back untouched, attempts unspent (what the claim wrote, rows
-		// the session claim buried and carried completions, stays).
+		// goes back untouched, attempts unspent (rows the session claim
+		// buried stay buried).
 		return 0, tx.End(ctx, w.id)
 	}
 	commit := store.ClaimCommit{WorkerID: w.id, Running: make([]int64, len(rows)), Logs: make([]store.LogRow, 0, len(rows))}

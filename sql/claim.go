@@ -50,12 +50,9 @@ type ClaimTx struct {
 	tx   *sqlx.Tx
 	// locks are the group locks held until the claim ends.
 	locks []string
-	// written: Bury or Complete wrote in the claim, so even a claim that
-	// takes nothing must commit (see End).
+	// written: Bury wrote in the claim, so even a claim that takes
+	// nothing must commit (see End).
 	written bool
-	// logs are the log rows of carried completions, inserted with the
-	// claim's own.
-	logs []LogRow
 }
 
 // BeginClaim opens a claim.
@@ -147,30 +144,9 @@ func (c *ClaimTx) Bury(ctx context.Context, workerID string, row *JobRow, messag
 	return c.s.insertLogs(ctx, c.tx, []LogRow{started, buried})
 }
 
-// Complete writes completions of attempts this worker finished inside the
-// claim's transaction, before it selects: a busy worker then commits its
-// completions and its next claim together. ErrNotAllHeld (some attempt no
-// longer holds its row, or already completed it) means the claim must be
-// rolled back and the batch written with CompleteJobs.
-func (c *ClaimTx) Complete(ctx context.Context, batch []Completion) error {
-	if len(batch) == 0 {
-		return nil
-	}
-	q, args, _, logs, ok := c.s.completeHeldQuery(batch)
-	if !ok {
-		return ErrNotAllHeld
-	}
-	if err := execHeld(ctx, c.tx, q, args, len(batch)); err != nil {
-		return err
-	}
-	c.written = true
-	c.logs = append(c.logs, logs...)
-	return nil
-}
-
 // End closes a claim that runs nothing: every selected row is handed back
-// untouched (a rollback), except what Bury and Complete wrote, which is
-// kept (a commit), so a lone bad row does not come back every poll.
+// untouched (a rollback), except the rows Bury buried, which are kept (a
+// commit), so a lone bad row does not come back every poll.
 func (c *ClaimTx) End(ctx context.Context, workerID string) error {
 	if c.written {
 		return c.Commit(ctx, ClaimCommit{WorkerID: workerID})
@@ -318,11 +294,7 @@ func (c *ClaimTx) Commit(ctx context.Context, f ClaimCommit) (err error) {
 			return fmt.Errorf("%s: %w", qClaimRunning, err)
 		}
 	}
-	logs := f.Logs
-	if len(c.logs) > 0 {
-		logs = append(c.logs, f.Logs...)
-	}
-	if err := c.s.insertLogs(ctx, c.tx, logs); err != nil {
+	if err := c.s.insertLogs(ctx, c.tx, f.Logs); err != nil {
 		return err
 	}
 	if err := c.tx.Commit(); err != nil {

@@ -251,7 +251,7 @@ func (s *Store) completeHeld(ctx context.Context, batch []Completion) (res Compl
 		}
 		return s.insertLogs(ctx, tx, logs)
 	})
-	if errors.Is(err, ErrNotAllHeld) {
+	if errors.Is(err, errNotAllHeld) {
 		return res, false, nil
 	}
 	if err != nil {
@@ -299,15 +299,15 @@ func execHeld(ctx context.Context, ex sqlx.ExecerContext, q string, args []any, 
 		return err
 	}
 	if int(n) != want {
-		return ErrNotAllHeld
+		return errNotAllHeld
 	}
 	return nil
 }
 
-// ErrNotAllHeld: some attempt of a completion batch no longer holds its
-// row (or already completed it). The transaction must be rolled back and
-// the batch written with CompleteJobs, which tells each case apart.
-var ErrNotAllHeld = errors.New("not every attempt of the batch holds its row")
+// errNotAllHeld rolls completeHeld's transaction back: some attempt of the
+// batch no longer holds its row (or already completed it), and the careful
+// path tells each case apart.
+var errNotAllHeld = errors.New("not every attempt of the batch holds its row")
 
 // Failure is a failed attempt: retried after Delay, or buried.
 type Failure struct {
