@@ -48,6 +48,18 @@ func (r *runCounter) total() int {
 	return n
 }
 
+// dispatchN dispatches n jobs of handler with payloads {"i": 0…n-1}.
+func dispatchN(t *testing.T, c *Client, handler string, n int, opts ...DispatchOption) []int64 {
+	t.Helper()
+	ids := make([]int64, n)
+	for i := range ids {
+		d, err := c.Dispatch(context.Background(), handler, map[string]any{"i": i}, opts...)
+		require.NoError(t, err)
+		ids[i] = d.ID
+	}
+	return ids
+}
+
 // A handler sees its row already claimed: processing, held by its worker,
 // attempt counted, `started` logged. Nothing it does can be undone by the
 // claim.
@@ -97,12 +109,7 @@ func TestClaimRolledBackRunsNoHandler(t *testing.T) {
 	runs := newRunCounter()
 	reg := NewRegistry()
 	reg.HandleFunc("count", func(_ context.Context, j *Job) error { runs.add(j.ID); return nil })
-	var ids []int64
-	for range 6 {
-		d, err := c.Dispatch(ctx, "count", map[string]any{"n": len(ids)})
-		require.NoError(t, err)
-		ids = append(ids, d.ID)
-	}
+	ids := dispatchN(t, c, "count", 6)
 	execSQL(t, c, "CREATE TRIGGER refuse_started BEFORE INSERT ON {logs} FOR EACH ROW "+
 		"IF NEW.event = 'started' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'claim refused by test'; END IF")
 	w := startWorker(t, c, reg)
@@ -156,12 +163,7 @@ func TestOversizedErrorIsCutToFitAndNeighboursRunOnce(t *testing.T) {
 			d, err := c.Dispatch(ctx, "huge", nil)
 			require.NoError(t, err)
 			bad := d.ID
-			var good []int64
-			for i := range 3 {
-				d, err := c.Dispatch(ctx, "count", map[string]any{"i": i})
-				require.NoError(t, err)
-				good = append(good, d.ID)
-			}
+			good := dispatchN(t, c, "count", 3)
 			w := startWorker(t, c, reg)
 			waitFor(t, 15*time.Second, "the failing job buried", func() bool { return jobRow(t, c, bad).Status == "buried" })
 			waitFor(t, 10*time.Second, "the others completed", func() bool { return countStatus(t, c, "completed") == 3 })
@@ -284,18 +286,8 @@ func TestSaturatedGroupDoesNotStarveTheQueue(t *testing.T) {
 		return nil
 	})
 	reg.HandleFunc("plain", func(_ context.Context, j *Job) error { runs.add(j.ID); return nil })
-	var grouped []int64
-	for range 20 {
-		d, err := c.Dispatch(ctx, "grouped", nil, ConcurrencyGroup("one-at-a-time", 1))
-		require.NoError(t, err)
-		grouped = append(grouped, d.ID)
-	}
-	var plain []int64
-	for i := range 5 {
-		d, err := c.Dispatch(ctx, "plain", map[string]any{"i": i})
-		require.NoError(t, err)
-		plain = append(plain, d.ID)
-	}
+	grouped := dispatchN(t, c, "grouped", 20, ConcurrencyGroup("one-at-a-time", 1))
+	plain := dispatchN(t, c, "plain", 5)
 	w := startWorker(t, c, reg)
 	waitFor(t, 5*time.Second, "the plain jobs behind the group", func() bool {
 		for _, id := range plain {

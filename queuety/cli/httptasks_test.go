@@ -138,18 +138,13 @@ func TestExternalWorkerRunsASessionJobOverHTTP(t *testing.T) {
 	require.Equal(t, http.StatusConflict, status)
 }
 
-// A failure over HTTP retries the job with Queuety's log rows while
-// attempts remain, and buries it when the worker says non-retryable.
-func TestExternalWorkerFailuresRetryThenBury(t *testing.T) {
-	t.Parallel()
-	c, base := planeServer(t)
-	ctx := context.Background()
-	id, _, err := c.Store().InsertJob(ctx, store.InsertJob{Queue: "default", Handler: "mail.send", Payload: []byte(`[]`), MaxAttempts: 3})
-	require.NoError(t, err)
+// registerExt1 registers the external worker ext-1 on the default queue
+// and returns a poll that waits for its next task.
+func registerExt1(t *testing.T, base string) func() map[string]any {
+	t.Helper()
 	status, body := call(t, base, "POST", "/api/worker/register", map[string]any{"worker_id": "ext-1", "task_queue": "default", "runtime": "go"})
 	require.Equal(t, http.StatusCreated, status, "%v", body)
-
-	poll := func() map[string]any {
+	return func() map[string]any {
 		t.Helper()
 		var task map[string]any
 		require.Eventually(t, func() bool {
@@ -159,8 +154,19 @@ func TestExternalWorkerFailuresRetryThenBury(t *testing.T) {
 		}, 10*time.Second, 50*time.Millisecond)
 		return task
 	}
+}
+
+// A failure over HTTP retries the job with Queuety's log rows while
+// attempts remain, and buries it when the worker says non-retryable.
+func TestExternalWorkerFailuresRetryThenBury(t *testing.T) {
+	t.Parallel()
+	c, base := planeServer(t)
+	ctx := context.Background()
+	id, _, err := c.Store().InsertJob(ctx, store.InsertJob{Queue: "default", Handler: "mail.send", Payload: []byte(`[]`), MaxAttempts: 3})
+	require.NoError(t, err)
+	poll := registerExt1(t, base)
 	task := poll()
-	status, body = call(t, base, "POST", "/api/worker/activity-tasks/"+task["task_id"].(string)+"/fail", map[string]any{
+	status, body := call(t, base, "POST", "/api/worker/activity-tasks/"+task["task_id"].(string)+"/fail", map[string]any{
 		"activity_attempt_id": task["activity_attempt_id"], "lease_owner": "ext-1", "message": "SMTP down", "exception_type": "SmtpException",
 	})
 	require.Equal(t, http.StatusOK, status, "%v", body)
@@ -191,16 +197,9 @@ func TestExternalWorkerHugeFailureMessageFits(t *testing.T) {
 	ctx := context.Background()
 	id, _, err := c.Store().InsertJob(ctx, store.InsertJob{Queue: "default", Handler: "mail.send", Payload: []byte(`[]`), MaxAttempts: 3})
 	require.NoError(t, err)
-	status, body := call(t, base, "POST", "/api/worker/register", map[string]any{"worker_id": "ext-1", "task_queue": "default", "runtime": "go"})
-	require.Equal(t, http.StatusCreated, status, "%v", body)
-	var task map[string]any
-	require.Eventually(t, func() bool {
-		_, body := call(t, base, "POST", "/api/worker/activity-tasks/poll", map[string]any{"worker_id": "ext-1"})
-		task, _ = body["task"].(map[string]any)
-		return task != nil
-	}, 10*time.Second, 50*time.Millisecond)
+	task := registerExt1(t, base)()
 	huge := strings.Repeat("ü", 50_000) // 100 KB
-	status, body = call(t, base, "POST", "/api/worker/activity-tasks/"+task["task_id"].(string)+"/fail", map[string]any{
+	status, body := call(t, base, "POST", "/api/worker/activity-tasks/"+task["task_id"].(string)+"/fail", map[string]any{
 		"activity_attempt_id": task["activity_attempt_id"], "lease_owner": "ext-1", "message": huge, "non_retryable": true,
 	})
 	require.Equal(t, http.StatusOK, status, "%v", body)
