@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/queuety-go/queuety/internal/testdb"
+	"github.com/queuety-go/queuety/queuety/cli"
 )
 
 // scrape GETs path on addr with token ("" for none) and returns the
@@ -147,6 +150,58 @@ func TestWorkMetricsMatchRows(t *testing.T) {
 		status, body = scrape(t, addr, "/readyz", "")
 		require.Equal(t, http.StatusOK, status)
 		require.Equal(t, "ready", strings.TrimSpace(body))
+	}
+	r := runOK(t, "health", "--url", "http://"+metricsAddr)
+	require.Equal(t, "ready", strings.TrimSpace(r.stdout))
+	runOK(t, "health", "--url", "http://"+d.addr+"/readyz")
+	d.stop(t)
+	r = run(t, "health", "--url", "http://"+metricsAddr, "--timeout", "2s")
+	require.Equal(t, cli.ExitError, r.code, r.String())
+	require.Contains(t, r.stderr, "not ready", r.String())
+}
+
+// queuety health checks the database and the schema itself: exit 1 on an
+// unmigrated database, 0 once migrated.
+func TestHealthCommand(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.New(t)
+	r := run(t, on(dsn, "health")...)
+	require.Equal(t, cli.ExitError, r.code, r.String())
+	require.Contains(t, r.stderr, "not ready", r.String())
+	require.Contains(t, r.stderr, "queuety migrate", r.String())
+	runOK(t, on(dsn, "migrate")...)
+	r = runOK(t, on(dsn, "health")...)
+	require.Equal(t, "ready", strings.TrimSpace(r.stdout))
+}
+
+// serve has /metrics too (operator token), without worker slots or
+// in-process job counts, and --metrics-listen.
+func TestServeMetrics(t *testing.T) {
+	t.Parallel()
+	bin := stockBinary(t)
+	dsn := newDB(t)
+	dispatch(t, dsn, "queuety.noop")
+	const wt, ot = "wt-0123456789abcdef", "ot-0123456789abcdef"
+	d := startListening(t, exec.Command(bin, "--dsn", dsn, "serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"),
+		"QUEUETY_WORKER_TOKEN="+wt, "QUEUETY_OPERATOR_TOKEN="+ot)
+	var metricsAddr string
+	waitFor(t, 10*time.Second, "metrics listener", func() bool {
+		m := regexp.MustCompile(`metrics on http://(\S+)/metrics`).FindStringSubmatch(d.stderr.String())
+		if m != nil {
+			metricsAddr = m[1]
+		}
+		return m != nil
+	})
+	status, body := scrape(t, d.addr, "/metrics", wt)
+	require.Equal(t, http.StatusForbidden, status, body)
+	for _, tc := range []struct{ addr, token string }{{d.addr, ot}, {metricsAddr, ""}} {
+		status, body = scrape(t, tc.addr, "/metrics", tc.token)
+		require.Equal(t, http.StatusOK, status, body)
+		s := samples(t, body)
+		require.Equal(t, 1.0, s[`queuety_jobs{queue="default",status="pending"}`], body)
+		require.NotContains(t, body, "queuety_worker_slots{")
+		status, body = scrape(t, tc.addr, "/readyz", "")
+		require.Equal(t, http.StatusOK, status, body)
 	}
 	d.stop(t)
 }
