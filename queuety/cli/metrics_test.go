@@ -107,8 +107,8 @@ func TestWorkMetricsMatchRows(t *testing.T) {
 		s := samples(t, text)
 		// Every (queue, status) of the table, and nothing else.
 		var rows []struct {
-			Queue  string `db:"queue"`
-			Status string `db:"status"`
+			Queue  string  `db:"queue"`
+			Status string  `db:"status"`
 			N      float64 `db:"n"`
 		}
 		require.NoError(t, db.Select(&rows, "SELECT queue, status, COUNT(*) AS n FROM `"+jobsTable+"` GROUP BY queue, status"))
