@@ -16,6 +16,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/httpapi"
 	"github.com/queuety-go/queuety/internal/metrics"
+	"github.com/queuety-go/queuety/internal/sdnotify"
 	"github.com/queuety-go/queuety/queuety"
 	store "github.com/queuety-go/queuety/sql"
 )
@@ -222,4 +223,26 @@ func (o *observability) stopListener() {
 		_ = o.srv.Close()
 	}
 	<-o.done
+}
+
+// notifyReady tells systemd (Type=notify, $NOTIFY_SOCKET) that the daemon
+// is ready and pings its watchdog at half of $WATCHDOG_USEC while healthy
+// (nil: always) holds; the returned func stops the pings and sends
+// STOPPING=1. Without $NOTIFY_SOCKET nothing is sent.
+func notifyReady(ctx context.Context, log *slog.Logger, healthy func() bool) (stopping func()) {
+	sd := sdnotify.FromEnv(nil)
+	if !sd.Enabled() {
+		return func() {}
+	}
+	if err := sd.Notify(sdnotify.Ready); err != nil {
+		log.Warn("telling systemd we are ready failed", "socket_env", "NOTIFY_SOCKET", "err", err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); sd.RunWatchdog(wctx, healthy) }()
+	return func() {
+		cancel()
+		<-done
+		_ = sd.Notify(sdnotify.Stopping)
+	}
 }

@@ -187,7 +187,9 @@ SIGTERM or SIGINT: waiting polls answer empty, requests in flight finish, exit 0
 				return err
 			}
 			defer obs.stopListener()
+			stopNotify := notifyReady(ctx, client.Config().Logger, nil)
 			<-ctx.Done()
+			stopNotify()
 			sctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
 			defer cancel()
 			return srv.Stop(sctx)

@@ -206,7 +206,7 @@ stop the PHP processes, exit 0.`,
 					return err
 				}
 			}
-			return runWorker(ctx, w, pool, srv, obs, c.App.ErrWriter)
+			return runWorker(ctx, w, pool, srv, obs, cfg.Logger, c.App.ErrWriter)
 		},
 	}
 }
@@ -265,7 +265,7 @@ func stopPHPPool(pool *phppool.Pool) {
 // an error, so a supervisor restarts the daemon instead of it idling. srv,
 // when set (work --http), serves the HTTP API while the worker runs: it
 // starts once the worker is registered and stops before the worker does.
-func runWorker(ctx context.Context, w *queuety.Worker, pool *phppool.Pool, srv *httpapi.Server, obs *observability, stderr io.Writer) error {
+func runWorker(ctx context.Context, w *queuety.Worker, pool *phppool.Pool, srv *httpapi.Server, obs *observability, log *slog.Logger, stderr io.Writer) error {
 	if err := w.Start(ctx); err != nil {
 		return err
 	}
@@ -289,10 +289,12 @@ func runWorker(ctx context.Context, w *queuety.Worker, pool *phppool.Pool, srv *
 	if pool != nil {
 		gaveUp = pool.GaveUp()
 	}
+	stopNotify := notifyReady(ctx, log, w.Ready)
 	select {
 	case <-ctx.Done():
 	case <-gaveUp:
 	}
+	stopNotify()
 	if srv != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
 		_ = srv.Stop(sctx)
