@@ -5,7 +5,8 @@ import "context"
 // MetricsSnapshot is what GET /metrics reads from the tables: counts by
 // indexed columns only, so its cost stays bounded on a large jobs table.
 type MetricsSnapshot struct {
-	Jobs           []MetricsJobCount
+	Jobs           []MetricsJobCount  // pending, processing, failed and buried, by queue
+	Completed      float64            // completed jobs of every queue
 	OldestPending  map[string]float64 // queue → seconds the oldest runnable pending job has waited
 	Paused         []string
 	Workflows      map[string]float64 // status → count
@@ -32,6 +33,9 @@ type MetricsActivityCount struct {
 func (s *Store) MetricsSnapshot(ctx context.Context) (MetricsSnapshot, error) {
 	var m MetricsSnapshot
 	if err := s.db.SelectContext(ctx, &m.Jobs, s.query(qMetricsJobs)); err != nil {
+		return m, err
+	}
+	if err := s.db.GetContext(ctx, &m.Completed, s.query(qMetricsJobsCompleted)); err != nil {
 		return m, err
 	}
 	var ages []struct {

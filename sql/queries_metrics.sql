@@ -1,11 +1,19 @@
 -- What GET /metrics reads at scrape time (internal/metrics caches it for a
--- couple of seconds). Every statement groups on indexed columns, so each
--- reads an index, never the rows: jobs through idx_queue_status_available,
--- workflows through idx_status, activity executions through idx_status.
+-- couple of seconds). Each statement reads an index, never the rows of a
+-- whole table: completed jobs, the bulk of a large jobs table, are only
+-- counted through idx_status (the one full scan, of the smallest index);
+-- per queue, only the statuses of work not done yet, whose rows are few.
 
 -- name: metrics-jobs
--- Jobs by queue and status: a covering scan of idx_queue_status_available.
-SELECT queue, status, COUNT(*) AS n FROM {jobs} GROUP BY queue, status
+-- Open jobs by queue and status: a range of idx_status (pending,
+-- processing, failed, buried), then the queue of each of those rows.
+SELECT queue, status, COUNT(*) AS n FROM {jobs}
+WHERE status IN ('pending', 'processing', 'failed', 'buried')
+GROUP BY queue, status
+
+-- name: metrics-jobs-completed
+-- Completed jobs of every queue: the completed range of idx_status.
+SELECT COUNT(*) FROM {jobs} WHERE status = 'completed'
 
 -- name: metrics-oldest-pending
 -- Per queue, how long the oldest runnable pending job has waited (jobs

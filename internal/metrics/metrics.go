@@ -34,7 +34,8 @@ const (
 
 // Snapshot is what the tables say at one moment.
 type Snapshot struct {
-	Jobs           []JobCount
+	Jobs           []JobCount         // open jobs (not completed) by queue and status
+	Completed      float64            // completed jobs of every queue
 	OldestPending  map[string]float64 // queue → seconds
 	Paused         []string           // paused queues
 	Workflows      map[string]float64 // status → count
@@ -181,7 +182,8 @@ func (m *Metrics) snapshot() (Snapshot, error) {
 }
 
 var (
-	descJobs      = prometheus.NewDesc("queuety_jobs", "Jobs in the table, by queue and status.", []string{"queue", "status"}, nil)
+	descJobs      = prometheus.NewDesc("queuety_jobs", "Jobs in the table not completed (pending, processing, failed, buried), by queue and status.", []string{"queue", "status"}, nil)
+	descCompleted = prometheus.NewDesc("queuety_jobs_completed", "Completed jobs in the table, every queue (counted through the status index only; purge keeps it small).", nil, nil)
 	descOldest    = prometheus.NewDesc("queuety_queue_oldest_pending_age_seconds", "Seconds the oldest runnable pending job of the queue has waited (0: none waiting).", []string{"queue"}, nil)
 	descPaused    = prometheus.NewDesc("queuety_queue_paused", "1 when the queue is paused.", []string{"queue"}, nil)
 	descWorkflows = prometheus.NewDesc("queuety_workflows", "Workflows in the table, by status.", []string{"status"}, nil)
@@ -195,7 +197,7 @@ var (
 type tables struct{ m *Metrics }
 
 func (t *tables) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descJobs, descOldest, descPaused, descWorkflows, descSessions, descActs, descSlots, descUp} {
+	for _, d := range []*prometheus.Desc{descJobs, descCompleted, descOldest, descPaused, descWorkflows, descSessions, descActs, descSlots, descUp} {
 		ch <- d
 	}
 }
@@ -215,6 +217,7 @@ func (t *tables) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	gauge(descUp, 1)
+	gauge(descCompleted, snap.Completed)
 	queues := map[string]bool{}
 	for _, j := range snap.Jobs {
 		gauge(descJobs, j.N, j.Queue, j.Status)

@@ -111,7 +111,7 @@ func TestWorkMetricsMatchRows(t *testing.T) {
 			Status string  `db:"status"`
 			N      float64 `db:"n"`
 		}
-		require.NoError(t, db.Select(&rows, "SELECT queue, status, COUNT(*) AS n FROM `"+jobsTable+"` GROUP BY queue, status"))
+		require.NoError(t, db.Select(&rows, "SELECT queue, status, COUNT(*) AS n FROM `"+jobsTable+"` WHERE status <> 'completed' GROUP BY queue, status"))
 		series := 0
 		for k := range s {
 			if strings.HasPrefix(k, "queuety_jobs{") {
@@ -122,6 +122,8 @@ func TestWorkMetricsMatchRows(t *testing.T) {
 		for _, r := range rows {
 			require.Equal(t, r.N, s[`queuety_jobs{queue="`+r.Queue+`",status="`+r.Status+`"}`], "%s/%s", r.Queue, r.Status)
 		}
+		require.Equal(t, float64(count(t, db, "SELECT COUNT(*) FROM `"+jobsTable+"` WHERE status = 'completed'")), s[`queuety_jobs_completed`])
+		require.Equal(t, 3.0, s[`queuety_jobs_completed`])
 		require.Equal(t, 1.0, s[`queuety_queue_paused{queue="held"}`])
 		require.Equal(t, 0.0, s[`queuety_queue_paused{queue="default"}`])
 		require.Contains(t, s, `queuety_queue_oldest_pending_age_seconds{queue="held"}`)

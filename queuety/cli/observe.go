@@ -62,7 +62,7 @@ func (t storeTables) Snapshot(ctx context.Context) (metrics.Snapshot, error) {
 	if err != nil {
 		return metrics.Snapshot{}, err
 	}
-	out := metrics.Snapshot{OldestPending: s.OldestPending, Paused: s.Paused, Workflows: s.Workflows, WorkerSessions: s.WorkerSessions}
+	out := metrics.Snapshot{Completed: s.Completed, OldestPending: s.OldestPending, Paused: s.Paused, Workflows: s.Workflows, WorkerSessions: s.WorkerSessions}
 	for _, j := range s.Jobs {
 		out.Jobs = append(out.Jobs, metrics.JobCount{Queue: j.Queue, Status: j.Status, N: j.N})
 	}
