@@ -139,6 +139,9 @@ publishes the worker-session and local-activity contracts.
 Workers send Authorization: Bearer <worker token> and
 X-Durable-Workflow-Protocol-Version: 1.13; operators send the operator token
 and X-Durable-Workflow-Control-Plane-Version: 2. Run queuety migrate first.
+GET /metrics (operator token) is Prometheus text; GET /healthz and GET /readyz
+take no token. --metrics-listen serves those three without a token on another
+address (a bare port binds 127.0.0.1).
 SIGTERM or SIGINT: waiting polls answer empty, requests in flight finish, exit 0.`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: DefaultListen, EnvVars: []string{"QUEUETY_LISTEN"}, Usage: "address to listen on (port 0: any free port)"},

@@ -142,7 +142,12 @@ cover its requirements; a graceful stop closes the sessions it holds:
    queuety work --queue default,gpu-activities --capability gpu:nvidia-l4 --workflows
 
 With --http, the HTTP API of queuety serve runs beside the worker (tokens from
-QUEUETY_WORKER_TOKEN and QUEUETY_OPERATOR_TOKEN).
+QUEUETY_WORKER_TOKEN and QUEUETY_OPERATOR_TOKEN), with Prometheus metrics at
+GET /metrics (operator token) and GET /healthz, GET /readyz (no token).
+--metrics-listen serves /metrics, /healthz and /readyz alone, without a token
+(a bare port binds 127.0.0.1):
+
+   queuety work --metrics-listen 9090
 
 SIGTERM or SIGINT: stop claiming, let running jobs finish within
 --shutdown-grace, hand the rest back to pending, close the worker's sessions,
