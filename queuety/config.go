@@ -168,6 +168,9 @@ type Config struct {
 	// registration (default 10s; less than half of WorkerStaleAfter).
 	RegistrationHeartbeat time.Duration
 
+	// Observer, when set, is told of claims and job outcomes (metrics).
+	Observer Observer
+
 	Logger *slog.Logger
 	Clock  clock.Clock
 }

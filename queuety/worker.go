@@ -90,6 +90,7 @@ type Worker struct {
 	memKB    atomic.Int64
 	memAt    time.Time
 	started  atomic.Bool
+	ready    atomic.Bool // started and not stopping (Ready)
 	stopOnce sync.Once
 	stopErr  error
 	stats    workerCounters
@@ -271,6 +272,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.log.Info("worker started", "queues", w.cfg.Queues, "concurrency", w.cfg.Concurrency,
 		"handlers", handlerSummary(w.handlers), "workflows", w.engine != nil)
 	w.reportLeftWork(ctx)
+	w.ready.Store(true)
 	return nil
 }
 
@@ -339,6 +341,7 @@ func (w *Worker) stop(ctx context.Context) error {
 	if !w.started.Load() {
 		return nil
 	}
+	w.ready.Store(false)
 	w.log.Info("worker stopping", "running", w.Stats().Running, "grace", w.cfg.ShutdownGrace)
 	w.cancelClaim()
 	w.claimersWG.Wait()
@@ -578,6 +581,7 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	paused := w.pausedQueues(ctx)
+	start := time.Now()
 	tx, err := w.store.BeginClaim(ctx)
 	if err != nil {
 		return 0, err
@@ -606,6 +610,7 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 	if err := tx.Commit(ctx, commit); err != nil {
 		return 0, err
 	}
+	w.observeClaim(start, len(rows))
 	w.startJobs(l, rows)
 	return len(rows), nil
 }
@@ -865,6 +870,7 @@ func (w *Worker) execute(ctx context.Context, rj *running) {
 	cause := context.Cause(ctx)
 	switch {
 	case err == nil:
+		w.observeJob(&rj.row, OutcomeCompleted, o.duration)
 		w.unwritten.Add(1)
 		w.mu.Lock()
 		w.settling[rj.row.ID] = rj
@@ -1061,9 +1067,11 @@ func (w *Worker) countOutcome(rj *running, o *outcome) {
 		w.stats.completed.Add(1)
 	case errors.As(o.err, new(*InvalidJobError)) || row.Attempts >= o.settings.maxAttempts:
 		w.stats.buried.Add(1)
+		w.observeJob(row, OutcomeBuried, o.duration)
 		w.log.Warn("job buried", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts, "err", o.err)
 	default:
 		w.stats.retried.Add(1)
+		w.observeJob(row, OutcomeRetried, o.duration)
 		w.log.Info("job failed; retrying", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts,
 			"in", o.settings.backoff.Delay(row.Attempts), "err", o.err)
 	}

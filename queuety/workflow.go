@@ -177,13 +177,16 @@ func (w *Worker) settleStep(ctx context.Context, rj *running, row *store.JobRow,
 			"job", row.ID, "workflow", row.WorkflowID.Int64, "err", err)
 	case stepErr == nil:
 		w.stats.completed.Add(1)
+		w.observeJob(row, OutcomeCompleted, time.Since(rj.start))
 	default:
 		f := w.decideStep(row, stepErr)
 		if f.Terminal || workflow.IsConstraintViolation(stepErr) {
 			w.stats.buried.Add(1)
+			w.observeJob(row, OutcomeBuried, time.Since(rj.start))
 			w.log.Warn("workflow step buried", "job", row.ID, "workflow", row.WorkflowID.Int64, "handler", row.Handler, "err", stepErr)
 		} else {
 			w.stats.retried.Add(1)
+			w.observeJob(row, OutcomeRetried, time.Since(rj.start))
 			w.log.Info("workflow step failed; retrying", "job", row.ID, "workflow", row.WorkflowID.Int64,
 				"handler", row.Handler, "in", f.RetryDelay, "err", stepErr)
 		}

@@ -78,6 +78,13 @@ type Config struct {
 	Registry *sessions.Registry
 	Tasks    Tasks
 	Metrics  Metrics
+	// Prometheus, when set, is served at GET /metrics on the operator
+	// plane: the operator token, but no control-plane header, so a
+	// Prometheus scrape config needs only its bearer token.
+	Prometheus http.Handler
+	// Ready decides GET /readyz (nil: ready whenever the process answers).
+	// /healthz and /readyz take no token and say only a status word.
+	Ready func(ctx context.Context) error
 	// Logger gets refusals (debug) and failures (error). The HTTP layer
 	// computes no business time itself (the registry and the task runtime
 	// do, on their clocks), so it takes no clock.
@@ -269,6 +276,7 @@ const (
 	planeWorker plane = iota
 	planeOperator
 	planeCluster // either token
+	planeScrape  // the operator token alone: no protocol header, no namespace
 )
 
 // request is what the shared checks learned about a request.
@@ -307,6 +315,14 @@ func (s *Server) routes() {
 	mux.Handle("GET /api/system/operator-metrics", o(s.operatorMetrics))
 
 	mux.Handle("GET /api/cluster/info", s.guard(planeCluster, s.clusterInfo))
+	if s.cfg.Prometheus != nil {
+		mux.Handle("GET /metrics", s.guard(planeScrape, func(w http.ResponseWriter, r *http.Request, _ *request) *apiError {
+			s.cfg.Prometheus.ServeHTTP(w, r)
+			return nil
+		}))
+	}
+	mux.Handle("GET /healthz", HealthHandler())
+	mux.Handle("GET /readyz", ReadyHandler(s.cfg.Ready))
 	mux.Handle("/", http.HandlerFunc(s.notFound))
 	s.mux = mux
 	s.handler = http.HandlerFunc(s.serve)
@@ -400,6 +416,12 @@ func (s *Server) guard(p plane, h handlerFunc) http.Handler {
 			s.writeError(w, r, p, rq, e)
 			return
 		}
+		if p == planeScrape {
+			if e := h(w, r, rq); e != nil {
+				s.writeError(w, r, p, rq, e)
+			}
+			return
+		}
 		switch p {
 		case planeWorker:
 			v, e := s.checkWorkerProtocol(r)
@@ -445,7 +467,7 @@ func (s *Server) authorize(r *http.Request, p plane) *apiError {
 		return refuse(http.StatusUnauthorized, ReasonUnauthorized, "The bearer token is not valid for this server.")
 	case p == planeWorker && !isWorker:
 		return refuse(http.StatusForbidden, ReasonForbidden, "This route belongs to the worker plane; use the worker token (QUEUETY_WORKER_TOKEN).")
-	case p == planeOperator && !isOperator:
+	case (p == planeOperator || p == planeScrape) && !isOperator:
 		return refuse(http.StatusForbidden, ReasonForbidden, "This route belongs to the operator plane; use the operator token (QUEUETY_OPERATOR_TOKEN).")
 	}
 	return nil

@@ -112,7 +112,7 @@ func New(opts Options) *cli.App {
 			return cli.ShowAppHelp(c)
 		},
 		Commands: []*cli.Command{
-			a.workCommand(), a.devCommand(), a.migrateCommand(), a.dispatchCommand(),
+			a.workCommand(), a.healthCommand(), a.devCommand(), a.migrateCommand(), a.dispatchCommand(),
 			a.recoverCommand(), a.pauseCommand(true), a.pauseCommand(false), a.statusCommand(),
 			a.jobCommand(), a.purgeCommand(), a.benchCommand(),
 			a.workflowCommand(), a.sessionCommand(), a.workerCommand(), a.serveCommand(),

@@ -87,7 +87,7 @@ func checkTokens(c *cli.Context, blankOnly bool) error {
 // to listen on listen: the session registry of the client, its job
 // runtime for the activity-task routes, and its local-activity metrics.
 // Call checkHTTPAuth first.
-func newHTTPServer(c *cli.Context, client *queuety.Client, listen string) (*httpapi.Server, error) {
+func newHTTPServer(c *cli.Context, client *queuety.Client, listen string, obs *observability) (*httpapi.Server, error) {
 	if c.Int64("max-body-bytes") < 1024 {
 		return nil, usagef("--max-body-bytes %d: must be at least 1024", c.Int64("max-body-bytes"))
 	}
@@ -104,6 +104,8 @@ func newHTTPServer(c *cli.Context, client *queuety.Client, listen string) (*http
 		Registry:       client.Sessions(),
 		Tasks:          httpTasks{client.Tasks()},
 		Metrics:        clientMetrics{client},
+		Prometheus:     obs.m.Handler(),
+		Ready:          obs.ready.check,
 		Logger:         client.Config().Logger,
 	})
 	if err != nil {
@@ -137,10 +139,14 @@ publishes the worker-session and local-activity contracts.
 Workers send Authorization: Bearer <worker token> and
 X-Durable-Workflow-Protocol-Version: 1.13; operators send the operator token
 and X-Durable-Workflow-Control-Plane-Version: 2. Run queuety migrate first.
+GET /metrics (operator token) is Prometheus text; GET /healthz and GET /readyz
+take no token. --metrics-listen serves those three without a token on another
+address (a bare port binds 127.0.0.1).
 SIGTERM or SIGINT: waiting polls answer empty, requests in flight finish, exit 0.`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: DefaultListen, EnvVars: []string{"QUEUETY_LISTEN"}, Usage: "address to listen on (port 0: any free port)"},
 			&cli.DurationFlag{Name: "worker-stale-after", Value: queuety.DefaultWorkerStaleAfter, EnvVars: []string{"QUEUETY_WORKER_STALE_AFTER"}, Usage: "a worker registration not heartbeated this long is stale; its sessions become orphaned"},
+			metricsListenFlag(),
 		}, httpAPIFlags()...),
 		Action: func(c *cli.Context) error {
 			listen := c.String("listen")
@@ -154,6 +160,10 @@ SIGTERM or SIGINT: waiting polls answer empty, requests in flight finish, exit 0
 			if err := staleAfterConfig(c, &cfg); err != nil {
 				return err
 			}
+			obs, err := newObservability(c, &cfg, false)
+			if err != nil {
+				return err
+			}
 			client, err := open(c, cfg)
 			if err != nil {
 				return err
@@ -164,7 +174,8 @@ SIGTERM or SIGINT: waiting polls answer empty, requests in flight finish, exit 0
 			if err := client.Store().CheckSchema(c.Context); err != nil {
 				return err
 			}
-			srv, err := newHTTPServer(c, client, listen)
+			obs.attach(client, nil)
+			srv, err := newHTTPServer(c, client, listen, obs)
 			if err != nil {
 				return err
 			}
@@ -174,7 +185,14 @@ SIGTERM or SIGINT: waiting polls answer empty, requests in flight finish, exit 0
 				return err
 			}
 			fmt.Fprintf(c.App.ErrWriter, "queuety serve: listening on http://%s\n", srv.Addr())
+			if err := obs.startListener(ctx, c.App.ErrWriter, "serve"); err != nil {
+				_ = srv.Stop(context.Background())
+				return err
+			}
+			defer obs.stopListener()
+			stopNotify := notifyReady(ctx, client.Config().Logger, nil)
 			<-ctx.Done()
+			stopNotify()
 			sctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
 			defer cancel()
 			return srv.Stop(sctx)

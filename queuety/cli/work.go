@@ -142,13 +142,19 @@ cover its requirements; a graceful stop closes the sessions it holds:
    queuety work --queue default,gpu-activities --capability gpu:nvidia-l4 --workflows
 
 With --http, the HTTP API of queuety serve runs beside the worker (tokens from
-QUEUETY_WORKER_TOKEN and QUEUETY_OPERATOR_TOKEN).
+QUEUETY_WORKER_TOKEN and QUEUETY_OPERATOR_TOKEN), with Prometheus metrics at
+GET /metrics (operator token) and GET /healthz, GET /readyz (no token).
+--metrics-listen serves /metrics, /healthz and /readyz alone, without a token
+(a bare port binds 127.0.0.1):
+
+   queuety work --metrics-listen 9090
 
 SIGTERM or SIGINT: stop claiming, let running jobs finish within
 --shutdown-grace, hand the rest back to pending, close the worker's sessions,
 stop the PHP processes, exit 0.`,
 		Flags: append(append(workerFlags(), phpFlags()...), append(httpAPIFlags(),
-			&cli.StringFlag{Name: "http", EnvVars: []string{"QUEUETY_HTTP"}, Usage: "also serve the HTTP API (as queuety serve does) on this `address`, e.g. 127.0.0.1:8080"})...),
+			&cli.StringFlag{Name: "http", EnvVars: []string{"QUEUETY_HTTP"}, Usage: "also serve the HTTP API (as queuety serve does) on this `address`, e.g. 127.0.0.1:8080"},
+			metricsListenFlag())...),
 		Action: func(c *cli.Context) error {
 			httpAddr := c.String("http")
 			if httpAddr != "" {
@@ -170,6 +176,13 @@ stop the PHP processes, exit 0.`,
 			if err != nil {
 				return err
 			}
+			// Metrics are counted only when something serves them.
+			var obs *observability
+			if httpAddr != "" || c.String("metrics-listen") != "" {
+				if obs, err = newObservability(c, &cfg, true); err != nil {
+					return err
+				}
+			}
 			client, err := open(c, cfg)
 			if err != nil {
 				return err
@@ -187,15 +200,18 @@ stop the PHP processes, exit 0.`,
 			if err != nil {
 				return usageError{err}
 			}
+			if obs != nil {
+				obs.attach(client, w)
+			}
 			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			var srv *httpapi.Server
 			if httpAddr != "" {
-				if srv, err = newHTTPServer(c, client, httpAddr); err != nil {
+				if srv, err = newHTTPServer(c, client, httpAddr, obs); err != nil {
 					return err
 				}
 			}
-			return runWorker(ctx, w, pool, srv, c.App.ErrWriter)
+			return runWorker(ctx, w, pool, srv, obs, cfg.Logger, c.App.ErrWriter)
 		},
 	}
 }
@@ -254,7 +270,7 @@ func stopPHPPool(pool *phppool.Pool) {
 // an error, so a supervisor restarts the daemon instead of it idling. srv,
 // when set (work --http), serves the HTTP API while the worker runs: it
 // starts once the worker is registered and stops before the worker does.
-func runWorker(ctx context.Context, w *queuety.Worker, pool *phppool.Pool, srv *httpapi.Server, stderr io.Writer) error {
+func runWorker(ctx context.Context, w *queuety.Worker, pool *phppool.Pool, srv *httpapi.Server, obs *observability, log *slog.Logger, stderr io.Writer) error {
 	if err := w.Start(ctx); err != nil {
 		return err
 	}
@@ -265,20 +281,35 @@ func runWorker(ctx context.Context, w *queuety.Worker, pool *phppool.Pool, srv *
 		}
 		fmt.Fprintf(stderr, "queuety work: HTTP API on http://%s\n", srv.Addr())
 	}
+	if obs != nil {
+		if err := obs.startListener(ctx, stderr, "work"); err != nil {
+			if srv != nil {
+				_ = srv.Stop(context.Background())
+			}
+			_ = w.Stop(context.Background())
+			return err
+		}
+	}
 	var gaveUp <-chan struct{}
 	if pool != nil {
 		gaveUp = pool.GaveUp()
 	}
+	stopNotify := notifyReady(ctx, log, w.Ready)
 	select {
 	case <-ctx.Done():
 	case <-gaveUp:
 	}
+	stopNotify()
 	if srv != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
 		_ = srv.Stop(sctx)
 		cancel()
 	}
-	if err := w.Stop(context.Background()); err != nil {
+	// The metrics listener outlives the worker's stop, so /readyz says
+	// "not ready" while running jobs finish.
+	err := w.Stop(context.Background())
+	obs.stopListener()
+	if err != nil {
 		return err
 	}
 	if pool != nil {

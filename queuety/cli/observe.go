@@ -1,0 +1,248 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/queuety-go/queuety/internal/httpapi"
+	"github.com/queuety-go/queuety/internal/metrics"
+	"github.com/queuety-go/queuety/internal/sdnotify"
+	"github.com/queuety-go/queuety/queuety"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// metricsListenFlag is --metrics-listen (work, serve).
+func metricsListenFlag() cli.Flag {
+	return &cli.StringFlag{Name: "metrics-listen", EnvVars: []string{"QUEUETY_METRICS_LISTEN"},
+		Usage: "also serve /metrics, /healthz and /readyz without a token on this `address`; a bare port or \":port\" binds 127.0.0.1, another interface must be named (e.g. 0.0.0.0:9090)"}
+}
+
+// metricsAddr resolves --metrics-listen: the listener has no token, so an
+// address without a host ("9090", ":9090") binds loopback, never every
+// interface; any other interface must be spelled out.
+func metricsAddr(raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if !strings.Contains(raw, ":") {
+		raw = ":" + raw
+	}
+	host, port, err := net.SplitHostPort(raw)
+	if err != nil || port == "" {
+		return "", usagef("--metrics-listen %q: want host:port, :port or a port", raw)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// observer passes the worker's hooks to the metrics.
+type observer struct{ m *metrics.Metrics }
+
+func (o observer) ObserveClaim(d time.Duration, jobs int) { o.m.ObserveClaim(d, jobs) }
+
+func (o observer) ObserveJob(queue, handler string, outcome queuety.Outcome, d time.Duration) {
+	o.m.ObserveJob(queue, handler, string(outcome), d)
+}
+
+// storeTables reads the metrics snapshot from the store.
+type storeTables struct{ st *store.Store }
+
+func (t storeTables) Snapshot(ctx context.Context) (metrics.Snapshot, error) {
+	s, err := t.st.MetricsSnapshot(ctx)
+	if err != nil {
+		return metrics.Snapshot{}, err
+	}
+	out := metrics.Snapshot{Completed: s.Completed, OldestPending: s.OldestPending, Paused: s.Paused, Workflows: s.Workflows, WorkerSessions: s.WorkerSessions}
+	for _, j := range s.Jobs {
+		out.Jobs = append(out.Jobs, metrics.JobCount{Queue: j.Queue, Status: j.Status, N: j.N})
+	}
+	for _, a := range s.Activities {
+		out.Activities = append(out.Activities, metrics.ActivityCount{Mode: a.Mode, State: a.Status, N: a.N})
+	}
+	return out, nil
+}
+
+// lazySlots is the worker's slots once it exists (it is built after the
+// metrics, whose observer it takes).
+type lazySlots struct{ w *queuety.Worker }
+
+func (s *lazySlots) Slots() (int, int) {
+	if s.w == nil {
+		return 0, 0
+	}
+	return s.w.Slots()
+}
+
+// readiness is what GET /readyz checks: the database answers, the schema
+// is migrated (checked again every schemaRecheck once it was), and the
+// worker, when there is one, is running and not stopping.
+type readiness struct {
+	st     *store.Store
+	worker func() bool // nil: serve, no worker
+
+	mu       sync.Mutex
+	schemaOK time.Time
+}
+
+const schemaRecheck = 30 * time.Second
+
+func (r *readiness) check(ctx context.Context) error {
+	if r.worker != nil && !r.worker() {
+		return errors.New("the worker is not running")
+	}
+	if err := r.st.Ping(ctx); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	fresh := !r.schemaOK.IsZero() && time.Since(r.schemaOK) < schemaRecheck
+	r.mu.Unlock()
+	if fresh {
+		return nil
+	}
+	if err := r.st.CheckSchema(ctx); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.schemaOK = time.Now()
+	r.mu.Unlock()
+	return nil
+}
+
+// observability is the metrics and readiness of one daemon, and its
+// token-less metrics listener when --metrics-listen is set.
+type observability struct {
+	m      *metrics.Metrics
+	slots  *lazySlots
+	ready  *readiness
+	addr   string // resolved --metrics-listen, or ""
+	tables *lazyTables
+	log    *slog.Logger
+	srv    *http.Server
+	ln     net.Listener
+	done   chan struct{}
+}
+
+// newObservability builds the metrics and sets cfg.Observer (work: worker
+// true) before the client is opened; call attach once it is.
+func newObservability(c *cli.Context, cfg *queuety.Config, worker bool) (*observability, error) {
+	o := &observability{slots: &lazySlots{}}
+	if raw := c.String("metrics-listen"); raw != "" {
+		addr, err := metricsAddr(raw)
+		if err != nil {
+			return nil, err
+		}
+		o.addr = addr
+	}
+	var slots metrics.Slots
+	if worker {
+		slots = o.slots
+	}
+	tables := &lazyTables{}
+	o.m = metrics.New(metrics.Config{Tables: tables, Slots: slots})
+	o.tables = tables
+	if worker {
+		cfg.Observer = observer{o.m}
+	}
+	return o, nil
+}
+
+// lazyTables is the store once the client is open.
+type lazyTables struct{ t storeTables }
+
+func (l *lazyTables) Snapshot(ctx context.Context) (metrics.Snapshot, error) {
+	if l.t.st == nil {
+		return metrics.Snapshot{}, errors.New("not connected")
+	}
+	return l.t.Snapshot(ctx)
+}
+
+// attach connects the metrics and readiness to the open client and, for
+// work, to its worker.
+func (o *observability) attach(client *queuety.Client, w *queuety.Worker) {
+	o.tables.t = storeTables{client.Store()}
+	o.ready = &readiness{st: client.Store()}
+	o.log = client.Config().Logger
+	if w != nil {
+		o.slots.w = w
+		o.ready.worker = w.Ready
+	}
+}
+
+// startListener serves /metrics, /healthz and /readyz without a token on
+// the --metrics-listen address, if one was given.
+func (o *observability) startListener(ctx context.Context, stderr io.Writer, who string) error {
+	if o.addr == "" {
+		return nil
+	}
+	log := o.log
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", o.m.Handler())
+	mux.Handle("GET /healthz", httpapi.HealthHandler())
+	mux.Handle("GET /readyz", httpapi.ReadyHandler(o.ready.check))
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("--metrics-listen: listen on %q: %w", o.addr, err)
+	}
+	if !httpapi.Loopback(o.addr) {
+		log.Warn("serving /metrics without a token on a non-loopback address: anyone who reaches it can read queue names and counts", "listen", o.addr)
+	}
+	o.ln = ln
+	o.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	o.done = make(chan struct{})
+	srv, done := o.srv, o.done
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics listener stopped", "err", err)
+		}
+	}()
+	fmt.Fprintf(stderr, "queuety %s: metrics on http://%s/metrics\n", who, ln.Addr())
+	return nil
+}
+
+// stopListener stops the metrics listener, if it runs.
+func (o *observability) stopListener() {
+	if o == nil || o.srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
+	defer cancel()
+	if err := o.srv.Shutdown(ctx); err != nil {
+		_ = o.srv.Close()
+	}
+	<-o.done
+}
+
+// notifyReady tells systemd (Type=notify, $NOTIFY_SOCKET) that the daemon
+// is ready and pings its watchdog at half of $WATCHDOG_USEC while healthy
+// (nil: always) holds; the returned func stops the pings and sends
+// STOPPING=1. Without $NOTIFY_SOCKET nothing is sent.
+func notifyReady(ctx context.Context, log *slog.Logger, healthy func() bool) (stopping func()) {
+	sd := sdnotify.FromEnv(nil)
+	if !sd.Enabled() {
+		return func() {}
+	}
+	if err := sd.Notify(sdnotify.Ready); err != nil {
+		log.Warn("telling systemd we are ready failed", "socket_env", "NOTIFY_SOCKET", "err", err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); sd.RunWatchdog(wctx, healthy) }()
+	return func() {
+		cancel()
+		<-done
+		_ = sd.Notify(sdnotify.Stopping)
+	}
+}

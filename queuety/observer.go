@@ -1,0 +1,57 @@
+package queuety
+
+import (
+	"time"
+
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// Outcome is how a job attempt ended, as an Observer sees it.
+type Outcome string
+
+// Outcomes of a job attempt.
+const (
+	OutcomeCompleted Outcome = "completed"
+	OutcomeRetried   Outcome = "retried"
+	OutcomeBuried    Outcome = "buried"
+)
+
+// Observer is told what a worker does, for metrics (Config.Observer). Its
+// methods are called on the worker's hot paths, from many goroutines at
+// once: they must be safe for concurrent use and must not block.
+type Observer interface {
+	// ObserveClaim reports one claim round: how long it took, from the
+	// transaction's start to its commit, and how many jobs it took.
+	ObserveClaim(d time.Duration, jobs int)
+	// ObserveJob reports a finished attempt whose outcome was recorded
+	// (or, for a completion, queued for writing).
+	ObserveJob(queue, handler string, outcome Outcome, d time.Duration)
+}
+
+// observeJob tells the configured Observer, if any, about an attempt.
+func (w *Worker) observeJob(row *store.JobRow, o Outcome, d time.Duration) {
+	if w.cfg.Observer != nil {
+		w.cfg.Observer.ObserveJob(row.Queue, row.Handler, o, d)
+	}
+}
+
+// observeClaim tells the configured Observer, if any, about a claim round.
+func (w *Worker) observeClaim(start time.Time, jobs int) {
+	if w.cfg.Observer != nil {
+		w.cfg.Observer.ObserveClaim(time.Since(start), jobs)
+	}
+}
+
+// Slots reports the worker's job slots: busy ones and the total
+// (Config.Concurrency).
+func (w *Worker) Slots() (busy, total int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, l := range w.lanes {
+		busy += l.inflight
+	}
+	return busy, w.cfg.Concurrency
+}
+
+// Ready reports whether the worker has started and is not stopping.
+func (w *Worker) Ready() bool { return w.ready.Load() }
