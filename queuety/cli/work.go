@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
+	"github.com/robfig/cron/v3"
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/internal/httpapi"
@@ -34,6 +36,10 @@ func workerFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}, Usage: "processing jobs not heard from this long are rescued (a duration, or plain seconds like 600; at least 1s)"},
 		&cli.DurationFlag{Name: "heartbeat-interval", EnvVars: []string{"QUEUETY_HEARTBEAT_INTERVAL"}, DefaultText: "stale-timeout/4, at most 1m", Usage: "refresh running jobs this often (at least 100ms; 0: the default)"},
 		&cli.StringFlag{Name: "rescue-schedule", Value: queuety.DefaultRescueSchedule, EnvVars: []string{"QUEUETY_RESCUE_SCHEDULE"}, Usage: "cron spec of the stale sweep, or \"off\" (any case)"},
+		&cli.IntFlag{Name: "retention-days", Value: queuety.DefaultRetentionDays, EnvVars: []string{"QUEUETY_RETENTION_DAYS"}, Usage: "delete completed jobs and finished workflows older than this many `days` (0: keep them)"},
+		&cli.IntFlag{Name: "log-retention-days", EnvVars: []string{"QUEUETY_LOG_RETENTION_DAYS"}, Usage: "delete log rows and workflow events of finished jobs and workflows older than this many `days` (0: keep them, the plugin's default)"},
+		&cli.IntFlag{Name: "buried-retention-days", EnvVars: []string{"QUEUETY_BURIED_RETENTION_DAYS"}, Usage: "delete buried jobs older than this many `days` (0: keep them)"},
+		&cli.StringFlag{Name: "retention-schedule", Value: queuety.DefaultRetentionSpec, EnvVars: []string{"QUEUETY_RETENTION_SCHEDULE"}, Usage: "cron spec of the retention sweep (one daemon per database runs it at a time), or \"off\" (any case)"},
 		&cli.DurationFlag{Name: "job-timeout", Value: queuety.DefaultJobTimeout, EnvVars: []string{"QUEUETY_MAX_EXECUTION_TIME"}, Usage: "default time limit of one attempt (a duration, or plain seconds like 300)"},
 		&cli.StringFlag{Name: "backoff", Value: queuety.BackoffExponential, EnvVars: []string{"QUEUETY_RETRY_BACKOFF"}, Usage: "fixed, linear, exponential, or seconds like 10,30,60"},
 		// Kept so existing scripts still start; see the warning in work.
@@ -82,6 +88,20 @@ func workerConfig(c *cli.Context, cfg *queuety.Config) error {
 	cfg.StaleTimeout = c.Duration("stale-timeout")
 	cfg.HeartbeatInterval = c.Duration("heartbeat-interval")
 	cfg.RescueSchedule = c.String("rescue-schedule")
+	cfg.RetentionDays = c.Int("retention-days")
+	cfg.LogRetentionDays = c.Int("log-retention-days")
+	cfg.BuriedRetentionDays = c.Int("buried-retention-days")
+	cfg.RetentionSchedule = c.String("retention-schedule")
+	for _, f := range []string{"retention-days", "log-retention-days", "buried-retention-days"} {
+		if c.Int(f) < 0 {
+			return usagef("--%s %d: must not be negative (0 keeps the rows)", f, c.Int(f))
+		}
+	}
+	if spec := strings.TrimSpace(cfg.RetentionSchedule); !strings.EqualFold(spec, "off") {
+		if _, err := cron.ParseStandard(spec); err != nil {
+			return usagef("--retention-schedule %q: %v (a 5-field cron spec, @hourly, @every 30m, or off)", cfg.RetentionSchedule, err)
+		}
+	}
 	cfg.JobTimeout = c.Duration("job-timeout")
 	cfg.PollInterval = c.Duration("poll-interval")
 	cfg.ClaimLanes = c.Int("claim-lanes")
