@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -166,7 +167,9 @@ QUEUETY_WORKER_TOKEN and QUEUETY_OPERATOR_TOKEN).
 
 SIGTERM or SIGINT: stop claiming, let running jobs finish within
 --shutdown-grace, hand the rest back to pending, close the worker's sessions,
-stop the PHP processes, exit 0.`,
+stop the PHP processes, exit 0. A second SIGTERM or SIGINT during that stop
+forces it: running jobs are cancelled at once and handed back to pending,
+pending completions are written, and work exits 1.`,
 		Flags: append(append(workerFlags(), phpFlags()...), append(httpAPIFlags(),
 			&cli.StringFlag{Name: "http", EnvVars: []string{"QUEUETY_HTTP"}, Usage: "also serve the HTTP API (as queuety serve does) on this `address`, e.g. 127.0.0.1:8080"})...),
 		Action: func(c *cli.Context) error {
@@ -207,7 +210,7 @@ stop the PHP processes, exit 0.`,
 			if err != nil {
 				return usageError{err}
 			}
-			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
+			ctx, force, stop := twoSignals(c.Context, cfg.Logger)
 			defer stop()
 			var srv *httpapi.Server
 			if httpAddr != "" {
@@ -215,7 +218,13 @@ stop the PHP processes, exit 0.`,
 					return err
 				}
 			}
-			return runWorker(ctx, w, pool, srv, c.App.ErrWriter)
+			if err := runWorker(ctx, force, w, pool, srv, c.App.ErrWriter); err != nil {
+				return err
+			}
+			if force.Err() != nil {
+				return errForcedStop
+			}
+			return nil
 		},
 	}
 }
@@ -270,11 +279,50 @@ func stopPHPPool(pool *phppool.Pool) {
 	_ = pool.Stop(ctx)
 }
 
+// errForcedStop is work's error (exit 1) after a second signal.
+var errForcedStop = errors.New("stop forced by a second signal: running jobs were cancelled and handed back")
+
+// twoSignals: ctx ends at the first SIGTERM or SIGINT (a graceful stop),
+// force at the second (cancel running jobs now). stop stops listening.
+func twoSignals(parent context.Context, log *slog.Logger) (ctx, force context.Context, stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	ctx, cancel := context.WithCancel(parent)
+	force, forceNow := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			log.Info("stopping: running jobs may finish within the shutdown grace; a second signal forces the stop", "signal", s.String())
+			cancel()
+		case <-ctx.Done():
+		case <-done:
+			return
+		}
+		select {
+		case s := <-sigs:
+			log.Warn("second signal: forcing the stop, cancelling running jobs", "signal", s.String())
+			forceNow()
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	return ctx, force, func() {
+		once.Do(func() {
+			signal.Stop(sigs)
+			close(done)
+			cancel()
+			forceNow()
+		})
+	}
+}
+
 // runWorker runs w until ctx ends or the PHP pool gives up; the latter is
 // an error, so a supervisor restarts the daemon instead of it idling. srv,
 // when set (work --http), serves the HTTP API while the worker runs: it
 // starts once the worker is registered and stops before the worker does.
-func runWorker(ctx context.Context, w *queuety.Worker, pool *phppool.Pool, srv *httpapi.Server, stderr io.Writer) error {
+// force, when it ends during the stop, cuts the shutdown grace short.
+func runWorker(ctx, force context.Context, w *queuety.Worker, pool *phppool.Pool, srv *httpapi.Server, stderr io.Writer) error {
 	if err := w.Start(ctx); err != nil {
 		return err
 	}
@@ -294,11 +342,11 @@ func runWorker(ctx context.Context, w *queuety.Worker, pool *phppool.Pool, srv *
 	case <-gaveUp:
 	}
 	if srv != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
+		sctx, cancel := context.WithTimeout(force, httpShutdownWait)
 		_ = srv.Stop(sctx)
 		cancel()
 	}
-	if err := w.Stop(context.Background()); err != nil {
+	if err := w.Stop(force); err != nil {
 		return err
 	}
 	if pool != nil {
