@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/urfave/cli/v2"
@@ -318,9 +319,26 @@ func newLogger(c *cli.Context) (*slog.Logger, error) {
 	case "text":
 		return slog.New(slog.NewTextHandler(c.App.ErrWriter, opts)), nil
 	case "json":
+		opts.ReplaceAttr = durationsInMS
 		return slog.New(slog.NewJSONHandler(c.App.ErrWriter, opts)), nil
 	}
 	return nil, usagef("--log-format %q: want text or json", c.String("log-format"))
+}
+
+// durationsInMS is the JSON log format's ReplaceAttr: a time.Duration
+// attribute ("grace": 30s) becomes a number of milliseconds with the unit
+// in its key ("grace_ms": 30000), which log pipelines can sum and compare;
+// slog's JSON handler would write nanoseconds under the bare key.
+func durationsInMS(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindDuration {
+		return a
+	}
+	d := a.Value.Duration()
+	ms := float64(d) / float64(time.Millisecond)
+	if d%time.Millisecond == 0 {
+		return slog.Int64(a.Key+"_ms", d.Milliseconds())
+	}
+	return slog.Float64(a.Key+"_ms", ms)
 }
 
 // open connects with cfg (already carrying command flags).
