@@ -54,7 +54,10 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 func Main(args []string, opts Options) int {
 	phpSecondsEnv()
 	app := New(opts)
-	err := app.Run(normalizeArgs(app, args))
+	if len(args) == 0 || args[len(args)-1] != "--generate-bash-completion" {
+		args = normalizeArgs(app, args) // completion needs its flag last, as typed
+	}
+	err := app.Run(args)
 	if err == nil {
 		return ExitOK
 	}
@@ -117,9 +120,10 @@ func New(opts Options) *cli.App {
 			a.recoverCommand(), a.pauseCommand(true), a.pauseCommand(false), a.statusCommand(),
 			a.jobCommand(), a.purgeCommand(), a.benchCommand(),
 			a.workflowCommand(), a.sessionCommand(), a.workerCommand(), a.serveCommand(),
-			a.activitiesCommand(),
+			a.activitiesCommand(), a.versionCommand(), a.completionCommand(),
 		},
-		HideHelpCommand: true,
+		HideHelpCommand:      true,
+		EnableBashCompletion: true,
 		Description: `Point it at the database of a WordPress site running the Queuety plugin
 (--wp-config /var/www/wp-config.php) or at any MySQL/MariaDB DSN:
 
