@@ -83,9 +83,9 @@ func (c *Client) Purge(ctx context.Context, kind RetentionKind, age time.Duratio
 	cutoff := c.cfg.Clock.Now().Add(-age)
 	total := 0
 	for {
-		n, err := c.store.PurgeRetentionBatch(ctx, kind, cutoff, RetentionBatch)
+		n, more, err := c.store.PurgeRetentionBatch(ctx, kind, cutoff, RetentionBatch)
 		total += n
-		if err != nil || n < RetentionBatch {
+		if err != nil || !more {
 			return total, err
 		}
 		select {

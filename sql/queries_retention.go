@@ -10,7 +10,8 @@ const (
 	qRetentionEventsWhere      = "retention-events-where"
 	qRetentionWorkflowsWhere   = "retention-workflows-where"
 	qRetentionCountJobs        = "retention-count-jobs"
-	qRetentionDeleteJobs       = "retention-delete-jobs"
+	qRetentionDeleteCompleted  = "retention-delete-completed"
+	qRetentionDeleteBuried     = "retention-delete-buried"
 	qRetentionCountLogs        = "retention-count-logs"
 	qRetentionDeleteLogs       = "retention-delete-logs"
 	qRetentionCountEvents      = "retention-count-events"
@@ -23,4 +24,7 @@ const (
 	qRetentionWorkflowDeps     = "retention-workflow-dependencies"
 	qRetentionWorkflowDispatch = "retention-workflow-dispatch-keys"
 	qRetentionWorkflowRows     = "retention-workflow-rows"
+	qRetentionSelectJobs       = "retention-select-jobs"
+	qRetentionSelectLogs       = "retention-select-logs"
+	qRetentionSelectEvents     = "retention-select-events"
 )

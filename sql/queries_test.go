@@ -187,9 +187,12 @@ func TestQueriesPrepare(t *testing.T) {
 		require.NoError(t, st.Close())
 	}
 	for _, k := range RetentionKinds {
-		count, del, err := e.s.retentionQueries(k)
+		count, sel, del, err := e.s.retentionQueries(k)
 		require.NoError(t, err)
-		for _, q := range []string{count, del} {
+		for _, q := range []string{count, sel, strings.Replace(del, "IN (?)", "IN (?, ?)", 1)} {
+			if q == "" {
+				continue
+			}
 			st, err := e.db.PrepareContext(e.ctx, q)
 			require.NoError(t, err, "retention %s does not parse:\n%s", k, q)
 			require.NoError(t, st.Close())

@@ -36,31 +36,38 @@ func ParseRetentionKind(s string) (RetentionKind, error) {
 	return "", fmt.Errorf("unknown kind %q (want completed, logs, events, workflows or buried)", s)
 }
 
-// retentionQueries is a kind's condition, count and delete.
-func (s *Store) retentionQueries(k RetentionKind) (count, del string, err error) {
-	var where, c, d string
+// retentionQueries is a kind's count, its slice select and its delete
+// (workflows: no delete, purgeWorkflows deletes by id).
+func (s *Store) retentionQueries(k RetentionKind) (count, sel, del string, err error) {
+	var where, c, q, d string
 	switch k {
 	case RetainCompleted:
-		where, c, d = qRetentionCompletedWhere, qRetentionCountJobs, qRetentionDeleteJobs
+		where, c, q, d = qRetentionCompletedWhere, qRetentionCountJobs, qRetentionSelectJobs, qRetentionDeleteCompleted
 	case RetainBuried:
-		where, c, d = qRetentionBuriedWhere, qRetentionCountJobs, qRetentionDeleteJobs
+		where, c, q, d = qRetentionBuriedWhere, qRetentionCountJobs, qRetentionSelectJobs, qRetentionDeleteBuried
 	case RetainLogs:
-		where, c, d = qRetentionLogsWhere, qRetentionCountLogs, qRetentionDeleteLogs
+		where, c, q, d = qRetentionLogsWhere, qRetentionCountLogs, qRetentionSelectLogs, qRetentionDeleteLogs
 	case RetainEvents:
-		where, c, d = qRetentionEventsWhere, qRetentionCountEvents, qRetentionDeleteEvents
+		where, c, q, d = qRetentionEventsWhere, qRetentionCountEvents, qRetentionSelectEvents, qRetentionDeleteEvents
 	case RetainWorkflows:
-		where, c, d = qRetentionWorkflowsWhere, qRetentionCountWorkflows, qRetentionSelectWorkflows
+		where, c, q = qRetentionWorkflowsWhere, qRetentionCountWorkflows, qRetentionSelectWorkflows
 	default:
-		return "", "", fmt.Errorf("unknown retention kind %q", k)
+		return "", "", "", fmt.Errorf("unknown retention kind %q", k)
 	}
 	w := s.query(where)
-	return strings.Replace(s.query(c), "/*where*/", w, 1), strings.Replace(s.query(d), "/*where*/", w, 1), nil
+	splice := func(name string) string {
+		if name == "" {
+			return ""
+		}
+		return strings.Replace(s.query(name), "/*where*/", w, 1)
+	}
+	return splice(c), splice(q), splice(d), nil
 }
 
 // CountRetention counts the rows of kind PurgeRetention(kind, cutoff) would
 // delete now.
 func (s *Store) CountRetention(ctx context.Context, k RetentionKind, cutoff time.Time) (int, error) {
-	q, _, err := s.retentionQueries(k)
+	q, _, _, err := s.retentionQueries(k)
 	if err != nil {
 		return 0, err
 	}
@@ -74,21 +81,36 @@ func (s *Store) CountRetention(ctx context.Context, k RetentionKind, cutoff time
 // PurgeRetentionBatch deletes at most limit rows of kind older than cutoff
 // in one short statement (workflows: one short transaction for at most limit
 // workflows and their rows) and returns how many rows of the kind it
-// deleted; fewer than limit means none is left.
-func (s *Store) PurgeRetentionBatch(ctx context.Context, k RetentionKind, cutoff time.Time, limit int) (int, error) {
-	_, q, err := s.retentionQueries(k)
+// deleted, and whether it read a full slice (there may be more).
+func (s *Store) PurgeRetentionBatch(ctx context.Context, k RetentionKind, cutoff time.Time, limit int) (n int, more bool, err error) {
+	_, sel, del, err := s.retentionQueries(k)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if k == RetainWorkflows {
-		return s.purgeWorkflows(ctx, q, cutoff, limit)
+		n, err := s.purgeWorkflows(ctx, sel, cutoff, limit)
+		return n, n == limit, err
 	}
-	res, err := s.db.ExecContext(ctx, q, DateTime(cutoff), limit)
+	var ids []int64
+	if err := s.db.SelectContext(ctx, &ids, sel, DateTime(cutoff), limit); err != nil {
+		return 0, false, fmt.Errorf("purge %s: %w", k, err)
+	}
+	if len(ids) == 0 {
+		return 0, false, nil
+	}
+	q, args, err := sqlx.In(del, ids, DateTime(cutoff))
 	if err != nil {
-		return 0, fmt.Errorf("purge %s: %w", k, err)
+		return 0, false, err
 	}
-	n, _ := res.RowsAffected()
-	return int(n), nil
+	res, err := s.db.ExecContext(ctx, s.db.Rebind(q), args...)
+	if err != nil {
+		return 0, false, fmt.Errorf("purge %s: %w", k, err)
+	}
+	// A row of the slice that changed between the read and the delete (a
+	// job retried by hand) is left; the next slice starts after it only if
+	// it was deleted, so a slice the delete refused whole ends the purge.
+	deleted, _ := res.RowsAffected()
+	return int(deleted), len(ids) == limit && deleted > 0, nil
 }
 
 func (s *Store) purgeWorkflows(ctx context.Context, sel string, cutoff time.Time, limit int) (int, error) {
