@@ -1,9 +1,11 @@
 package queuety
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"testing"
 	"time"
@@ -192,10 +194,13 @@ func TestRetentionLockSkipsSecondDaemon(t *testing.T) {
 	require.Equal(t, f.allWorkflows, ids(t, c, "workflows"))
 
 	// The service of a second daemon logs the skip and carries on.
-	r := &retention{c: other, policy: RetentionPolicyOf(c.cfg), schedule: "@every 1h", log: testLogger()}
+	var logged bytes.Buffer
+	r := &retention{c: other, policy: RetentionPolicyOf(c.cfg), schedule: "@every 1h",
+		log: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	require.NoError(t, r.Start())
 	r.sweep()
 	r.Stop()
+	require.Contains(t, logged.String(), "retention sweep skipped: another process holds the lock")
 	require.Equal(t, f.allJobs, ids(t, c, "jobs"))
 
 	release()
