@@ -29,6 +29,8 @@ const (
 	DefaultRescueSchedule = "@every 1m"        // PHP sweeps once a minute too
 	DefaultPauseCacheTTL  = time.Second        // PHP caches 5 s
 	DefaultRetention      = 7 * 24 * time.Hour // QUEUETY_RETENTION_DAYS
+	DefaultRetentionDays  = 7                  // QUEUETY_RETENTION_DAYS, the plugin's default
+	DefaultRetentionSpec  = "@hourly"          // the retention sweep inside `work`
 
 	DefaultNamespace             = "default"        // worker registrations and sessions
 	DefaultMaxWorkerSessions     = 10               // max_concurrent_worker_sessions
@@ -118,6 +120,23 @@ type Config struct {
 	// RescueSchedule is the cron spec of the stale sweep inside `work`
 	// ("" = default, "off" in any case = disabled).
 	RescueSchedule string
+	// RetentionDays: completed jobs and finished workflows (with their
+	// events and jobs) older than this many days are deleted by the
+	// retention sweep inside `work` (QUEUETY_RETENTION_DAYS). 0 keeps them
+	// for ever (the Worker's zero value; the command line defaults to the
+	// plugin's 7).
+	RetentionDays int
+	// LogRetentionDays: log rows and workflow events of finished jobs and
+	// workflows older than this are deleted (QUEUETY_LOG_RETENTION_DAYS;
+	// 0, the plugin's default: for ever).
+	LogRetentionDays int
+	// BuriedRetentionDays: buried jobs older than this are deleted (0: for
+	// ever).
+	BuriedRetentionDays int
+	// RetentionSchedule is the cron spec of the retention sweep ("" =
+	// hourly, "off" in any case = disabled). No sweep runs when every
+	// retention above is 0.
+	RetentionSchedule string
 	// DeadlineInterval is how often a worker with Workflows checks for
 	// running workflows past their deadline (Queuety's check_deadlines,
 	// every 60 s in PHP's worker); 0 = default, negative = never.
@@ -305,6 +324,20 @@ func (c *Config) Validate() error {
 	if c.RescueSchedule != "off" {
 		if _, err := cron.ParseStandard(c.RescueSchedule); err != nil {
 			bad("rescue schedule %q: %w", c.RescueSchedule, err)
+		}
+	}
+	if c.RetentionDays < 0 || c.LogRetentionDays < 0 || c.BuriedRetentionDays < 0 {
+		bad("retention days %d, log retention days %d, buried retention days %d: must not be negative (0 keeps rows for ever)", c.RetentionDays, c.LogRetentionDays, c.BuriedRetentionDays)
+	}
+	if c.RetentionSchedule == "" {
+		c.RetentionSchedule = DefaultRetentionSpec
+	}
+	if strings.EqualFold(strings.TrimSpace(c.RetentionSchedule), "off") {
+		c.RetentionSchedule = "off"
+	}
+	if c.RetentionSchedule != "off" {
+		if _, err := cron.ParseStandard(c.RetentionSchedule); err != nil {
+			bad("retention schedule %q: %w", c.RetentionSchedule, err)
 		}
 	}
 	if c.Backoff.Strategy == "" && c.Backoff.List == nil {

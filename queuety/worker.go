@@ -77,6 +77,7 @@ type Worker struct {
 	heartbeater *heartbeater
 	sessions    *sessionAgent // registration, session admission and leases
 	rescuer     *rescuer
+	retention   *retention
 	deadlines   *deadlineChecker // Config.Workflows: check_deadlines
 
 	// The paused-queue cache, shared by the lanes: the last read, loaded
@@ -205,6 +206,9 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		w.rescuer = &rescuer{c: c, reg: reg, schedule: cfg.RescueSchedule, log: w.log,
 			holdOff: 2 * cfg.HeartbeatInterval, troubleAt: w.dbTroubleAt.Load}
 	}
+	if p := RetentionPolicyOf(cfg); cfg.RetentionSchedule != "off" && len(p) > 0 {
+		w.retention = &retention{c: c, policy: p, schedule: cfg.RetentionSchedule, log: w.log}
+	}
 	return w, nil
 }
 
@@ -248,9 +252,20 @@ func (w *Worker) Start(ctx context.Context) error {
 			return err
 		}
 	}
+	if w.retention != nil {
+		if err := w.retention.Start(); err != nil {
+			if w.rescuer != nil {
+				w.rescuer.Stop()
+			}
+			return err
+		}
+	}
 	if err := w.sessions.Start(ctx); err != nil {
 		if w.rescuer != nil {
 			w.rescuer.Stop()
+		}
+		if w.retention != nil {
+			w.retention.Stop()
 		}
 		return err
 	}
@@ -343,6 +358,9 @@ func (w *Worker) stop(ctx context.Context) error {
 	}
 	w.ready.Store(false)
 	w.log.Info("worker stopping", "running", w.Stats().Running, "grace", w.cfg.ShutdownGrace)
+	if w.retention != nil {
+		w.retention.Stop() // ends a sweep under way at its next statement
+	}
 	w.cancelClaim()
 	w.claimersWG.Wait()
 

@@ -327,12 +327,29 @@ func TestPurgeOlderThan(t *testing.T) {
 	require.Equal(t, "Purged 2 completed jobs.\n", r.stdout)
 	require.Equal(t, 2, count(t, db, "SELECT COUNT(*) FROM `"+jobsTable+"`"))
 
-	var n map[string]int
+	var n struct {
+		Purged int            `json:"purged"`
+		Kinds  map[string]int `json:"kinds"`
+	}
 	decodeJSON(t, runOK(t, on(dsn, "purge", "--older-than", "3", "--json")...), &n)
-	require.Equal(t, map[string]int{"purged": 0}, n)
+	require.Equal(t, 0, n.Purged)
+	require.Equal(t, map[string]int{"completed": 0}, n.Kinds)
 	decodeJSON(t, runOK(t, on(dsn, "purge", "--older-than", "1", "--json", "--yes")...), &n)
-	require.Equal(t, map[string]int{"purged": 1}, n)
+	require.Equal(t, 1, n.Purged)
 	require.Equal(t, store.StatusBuried, jobRow(t, db, ids[3]).Status, "only completed jobs are purged")
+
+	// Other kinds, named together; a log row of the buried job stays until
+	// its age is past too.
+	exec1(t, db, "INSERT INTO `"+logsTable+"` (job_id, handler, event, created_at) VALUES (?, 'hx', 'buried', NOW() - INTERVAL 10 DAY), (?, 'hx', 'buried', NOW() - INTERVAL 1 DAY)", ids[3], ids[3])
+	r = runOK(t, on(dsn, "purge", "--kind", "buried,logs", "--older-than", "5", "--dry-run")...)
+	require.Equal(t, "Would purge 1 buried jobs, 1 log rows older than 5 days.\n", r.stdout)
+	r = runOK(t, on(dsn, "purge", "--kind", "logs, buried", "--older-than", "5", "--yes")...)
+	require.Equal(t, "Purged 1 buried jobs, 1 log rows.\n", r.stdout)
+	require.Equal(t, 1, count(t, db, "SELECT COUNT(*) FROM `"+logsTable+"`"))
+	require.Equal(t, 0, count(t, db, "SELECT COUNT(*) FROM `"+jobsTable+"`"))
+	r = run(t, on(dsn, "purge", "--kind", "everything")...)
+	require.Equal(t, cli.ExitUsage, r.code, r.String())
+	require.Contains(t, r.stderr, "--kind")
 
 	r = run(t, on(dsn, "purge", "--older-than", "-1")...)
 	require.Equal(t, cli.ExitUsage, r.code, r.String())

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/urfave/cli/v2"
@@ -53,7 +54,10 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 func Main(args []string, opts Options) int {
 	phpSecondsEnv()
 	app := New(opts)
-	err := app.Run(normalizeArgs(app, args))
+	if len(args) == 0 || args[len(args)-1] != "--generate-bash-completion" {
+		args = normalizeArgs(app, args) // completion needs its flag last, as typed
+	}
+	err := app.Run(args)
 	if err == nil {
 		return ExitOK
 	}
@@ -116,9 +120,10 @@ func New(opts Options) *cli.App {
 			a.recoverCommand(), a.pauseCommand(true), a.pauseCommand(false), a.statusCommand(),
 			a.jobCommand(), a.purgeCommand(), a.benchCommand(),
 			a.workflowCommand(), a.sessionCommand(), a.workerCommand(), a.serveCommand(),
-			a.activitiesCommand(),
+			a.activitiesCommand(), a.versionCommand(), a.completionCommand(),
 		},
-		HideHelpCommand: true,
+		HideHelpCommand:      true,
+		EnableBashCompletion: true,
 		Description: `Point it at the database of a WordPress site running the Queuety plugin
 (--wp-config /var/www/wp-config.php) or at any MySQL/MariaDB DSN:
 
@@ -318,9 +323,26 @@ func newLogger(c *cli.Context) (*slog.Logger, error) {
 	case "text":
 		return slog.New(slog.NewTextHandler(c.App.ErrWriter, opts)), nil
 	case "json":
+		opts.ReplaceAttr = durationsInMS
 		return slog.New(slog.NewJSONHandler(c.App.ErrWriter, opts)), nil
 	}
 	return nil, usagef("--log-format %q: want text or json", c.String("log-format"))
+}
+
+// durationsInMS is the JSON log format's ReplaceAttr: a time.Duration
+// attribute ("grace": 30s) becomes a number of milliseconds with the unit
+// in its key ("grace_ms": 30000), which log pipelines can sum and compare;
+// slog's JSON handler would write nanoseconds under the bare key.
+func durationsInMS(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindDuration {
+		return a
+	}
+	d := a.Value.Duration()
+	ms := float64(d) / float64(time.Millisecond)
+	if d%time.Millisecond == 0 {
+		return slog.Int64(a.Key+"_ms", d.Milliseconds())
+	}
+	return slog.Float64(a.Key+"_ms", ms)
 }
 
 // open connects with cfg (already carrying command flags).

@@ -218,6 +218,7 @@ func openBench(c *cli.Context, cfg queuety.Config) (client *queuety.Client, done
 		cfg.WorkflowChainSteps = n
 	}
 	cfg.RescueSchedule = "off"
+	cfg.RetentionSchedule = "off"
 	client, _, err = openLocal(c, cfg, "bench", false)
 	if err != nil {
 		bdb.drop(c.App.ErrWriter)

@@ -35,46 +35,126 @@ func dryRun(c *cli.Context, text string, key string, n any) error {
 func (a *app) purgeCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "purge",
-		Usage: "delete completed jobs older than N days",
-		Description: `Deletes completed job rows whose completed_at is older than --older-than days
-(their log rows stay). It says how many it would delete and goes ahead only
+		Usage: "delete completed jobs (and other kinds of rows) older than N days",
+		Description: `Deletes the rows of --kind whose age is past --older-than days, a few hundred
+rows per statement: completed (completed jobs), buried (buried jobs), logs (log
+rows), events (workflow events), workflows (finished workflows with their
+events, jobs and signals). It keeps every row a live row still needs: a job a
+pending job depends on, and the jobs, events and log rows of a job or workflow
+that has not finished. It says how many it would delete and goes ahead only
 with --yes, or after a "y" when run at a terminal; --dry-run only counts.
 
    queuety purge --older-than 30 --dry-run
-   queuety purge --older-than 30 --yes`,
+   queuety purge --older-than 30 --yes
+   queuety purge --kind logs,events --older-than 90 --yes
+   queuety purge --kind completed,workflows,buried,logs,events --older-than 7 --yes`,
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "older-than", Value: 7, EnvVars: []string{"QUEUETY_RETENTION_DAYS"}, Usage: "age in `days`"},
+			&cli.StringFlag{Name: "kind", Value: "completed", Usage: "comma-separated kinds: completed, buried, logs, events, workflows"},
 			jsonFlag(),
 		}, confirmFlags()...),
 		Action: withClient(func(c *cli.Context) error {
 			if c.Int("older-than") < 0 {
 				return usagef("--older-than %d: must not be negative", c.Int("older-than"))
 			}
+			if _, err := purgeKinds(c.String("kind")); err != nil {
+				return usagef("--kind %q: %v", c.String("kind"), err)
+			}
 			return checkConfirmFlags(c)
 		}, func(c *cli.Context, client *queuety.Client) error {
+			kinds, _ := purgeKinds(c.String("kind"))
 			days := c.Int("older-than")
 			age := time.Duration(days) * 24 * time.Hour
-			n, err := client.CountPurgeable(c.Context, age)
-			if err != nil {
-				return err
-			}
-			if c.Bool("dry-run") {
-				return dryRun(c, fmt.Sprintf("Would purge %d completed jobs older than %d days.", n, days), "would_purge", n)
-			}
-			if n > 0 {
-				if ok, err := a.confirm(c, fmt.Sprintf("delete %d completed jobs older than %d days", n, days)); !ok {
+			counts := map[string]int{}
+			total := 0
+			var parts []string
+			for _, k := range kinds {
+				n, err := client.CountRetention(c.Context, k, age)
+				if err != nil {
 					return err
 				}
-				if n, err = client.PurgeCompleted(c.Context, age); err != nil {
+				counts[string(k)] = n
+				total += n
+				parts = append(parts, fmt.Sprintf("%d %s", n, kindNoun(k)))
+			}
+			what := strings.Join(parts, ", ")
+			if c.Bool("dry-run") {
+				if c.Bool("json") {
+					return printJSON(c, map[string]any{"dry_run": true, "would_purge": total, "kinds": counts})
+				}
+				fmt.Fprintf(c.App.Writer, "Would purge %s older than %d days.\n", what, days)
+				return nil
+			}
+			done := map[string]int{}
+			purged := 0
+			if total > 0 {
+				if ok, err := a.confirm(c, fmt.Sprintf("delete %s older than %d days", what, days)); !ok {
 					return err
+				}
+				for _, k := range kinds {
+					n, err := client.Purge(c.Context, k, age)
+					done[string(k)] = n
+					purged += n
+					if err != nil {
+						return err
+					}
+				}
+			} else {
+				for _, k := range kinds {
+					done[string(k)] = 0
 				}
 			}
 			if c.Bool("json") {
-				return printJSON(c, map[string]int{"purged": n})
+				return printJSON(c, map[string]any{"purged": purged, "kinds": done})
 			}
-			fmt.Fprintf(c.App.Writer, "Purged %d completed jobs.\n", n)
+			parts = parts[:0]
+			for _, k := range kinds {
+				parts = append(parts, fmt.Sprintf("%d %s", done[string(k)], kindNoun(k)))
+			}
+			fmt.Fprintf(c.App.Writer, "Purged %s.\n", strings.Join(parts, ", "))
 			return nil
 		}),
+	}
+}
+
+// purgeKinds parses --kind, in the order a sweep deletes them (workflows
+// before their jobs and events are counted alone).
+func purgeKinds(s string) ([]queuety.RetentionKind, error) {
+	want := map[queuety.RetentionKind]bool{}
+	for _, part := range strings.Split(s, ",") {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		k, err := queuety.ParseRetentionKind(part)
+		if err != nil {
+			return nil, err
+		}
+		want[k] = true
+	}
+	if len(want) == 0 {
+		return nil, fmt.Errorf("no kind named")
+	}
+	var out []queuety.RetentionKind
+	for _, k := range queuety.RetentionKinds {
+		if want[k] {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+func kindNoun(k queuety.RetentionKind) string {
+	switch k {
+	case queuety.RetainCompleted:
+		return "completed jobs"
+	case queuety.RetainBuried:
+		return "buried jobs"
+	case queuety.RetainLogs:
+		return "log rows"
+	case queuety.RetainEvents:
+		return "workflow events"
+	default:
+		return "finished workflows"
 	}
 }
 

@@ -45,7 +45,7 @@ func TestDestructiveCommandsNeedYes(t *testing.T) {
 	require.Equal(t, "Would purge 1 completed jobs older than 7 days.\n", runOK(t, on(dsn, "purge", "--dry-run")...).stdout)
 	var preview map[string]any
 	decodeJSON(t, runOK(t, on(dsn, "purge", "--dry-run", "--json")...), &preview)
-	require.Equal(t, map[string]any{"dry_run": true, "would_purge": json.Number("1")}, preview)
+	require.Equal(t, map[string]any{"dry_run": true, "would_purge": json.Number("1"), "kinds": map[string]any{"completed": json.Number("1")}}, preview)
 	preview = nil
 	decodeJSON(t, runOK(t, on(dsn, "job", "retry-buried", "--dry-run", "--json")...), &preview)
 	require.Equal(t, map[string]any{"dry_run": true, "would_retry": json.Number("1")}, preview)

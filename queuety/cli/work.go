@@ -8,11 +8,14 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
+	"github.com/robfig/cron/v3"
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/internal/httpapi"
@@ -34,6 +37,10 @@ func workerFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}, Usage: "processing jobs not heard from this long are rescued (a duration, or plain seconds like 600; at least 1s)"},
 		&cli.DurationFlag{Name: "heartbeat-interval", EnvVars: []string{"QUEUETY_HEARTBEAT_INTERVAL"}, DefaultText: "stale-timeout/4, at most 1m", Usage: "refresh running jobs this often (at least 100ms; 0: the default)"},
 		&cli.StringFlag{Name: "rescue-schedule", Value: queuety.DefaultRescueSchedule, EnvVars: []string{"QUEUETY_RESCUE_SCHEDULE"}, Usage: "cron spec of the stale sweep, or \"off\" (any case)"},
+		&cli.IntFlag{Name: "retention-days", Value: queuety.DefaultRetentionDays, EnvVars: []string{"QUEUETY_RETENTION_DAYS"}, Usage: "delete completed jobs and finished workflows older than this many `days` (0: keep them)"},
+		&cli.IntFlag{Name: "log-retention-days", EnvVars: []string{"QUEUETY_LOG_RETENTION_DAYS"}, Usage: "delete log rows and workflow events of finished jobs and workflows older than this many `days` (0: keep them, the plugin's default)"},
+		&cli.IntFlag{Name: "buried-retention-days", EnvVars: []string{"QUEUETY_BURIED_RETENTION_DAYS"}, Usage: "delete buried jobs older than this many `days` (0: keep them)"},
+		&cli.StringFlag{Name: "retention-schedule", Value: queuety.DefaultRetentionSpec, EnvVars: []string{"QUEUETY_RETENTION_SCHEDULE"}, Usage: "cron spec of the retention sweep (one daemon per database runs it at a time), or \"off\" (any case)"},
 		&cli.DurationFlag{Name: "job-timeout", Value: queuety.DefaultJobTimeout, EnvVars: []string{"QUEUETY_MAX_EXECUTION_TIME"}, Usage: "default time limit of one attempt (a duration, or plain seconds like 300)"},
 		&cli.StringFlag{Name: "backoff", Value: queuety.BackoffExponential, EnvVars: []string{"QUEUETY_RETRY_BACKOFF"}, Usage: "fixed, linear, exponential, or seconds like 10,30,60"},
 		// Kept so existing scripts still start; see the warning in work.
@@ -82,6 +89,20 @@ func workerConfig(c *cli.Context, cfg *queuety.Config) error {
 	cfg.StaleTimeout = c.Duration("stale-timeout")
 	cfg.HeartbeatInterval = c.Duration("heartbeat-interval")
 	cfg.RescueSchedule = c.String("rescue-schedule")
+	cfg.RetentionDays = c.Int("retention-days")
+	cfg.LogRetentionDays = c.Int("log-retention-days")
+	cfg.BuriedRetentionDays = c.Int("buried-retention-days")
+	cfg.RetentionSchedule = c.String("retention-schedule")
+	for _, f := range []string{"retention-days", "log-retention-days", "buried-retention-days"} {
+		if c.Int(f) < 0 {
+			return usagef("--%s %d: must not be negative (0 keeps the rows)", f, c.Int(f))
+		}
+	}
+	if spec := strings.TrimSpace(cfg.RetentionSchedule); !strings.EqualFold(spec, "off") {
+		if _, err := cron.ParseStandard(spec); err != nil {
+			return usagef("--retention-schedule %q: %v (a 5-field cron spec, @hourly, @every 30m, or off)", cfg.RetentionSchedule, err)
+		}
+	}
 	cfg.JobTimeout = c.Duration("job-timeout")
 	cfg.PollInterval = c.Duration("poll-interval")
 	cfg.ClaimLanes = c.Int("claim-lanes")
@@ -151,7 +172,9 @@ GET /metrics (operator token) and GET /healthz, GET /readyz (no token).
 
 SIGTERM or SIGINT: stop claiming, let running jobs finish within
 --shutdown-grace, hand the rest back to pending, close the worker's sessions,
-stop the PHP processes, exit 0.`,
+stop the PHP processes, exit 0. A second SIGTERM or SIGINT during that stop
+forces it: running jobs are cancelled at once and handed back to pending,
+pending completions are written, and work exits 1.`,
 		Flags: append(append(workerFlags(), phpFlags()...), append(httpAPIFlags(),
 			&cli.StringFlag{Name: "http", EnvVars: []string{"QUEUETY_HTTP"}, Usage: "also serve the HTTP API (as queuety serve does) on this `address`, e.g. 127.0.0.1:8080"},
 			metricsListenFlag())...),
@@ -203,7 +226,7 @@ stop the PHP processes, exit 0.`,
 			if obs != nil {
 				obs.attach(client, w)
 			}
-			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
+			ctx, force, stop := twoSignals(c.Context, cfg.Logger)
 			defer stop()
 			var srv *httpapi.Server
 			if httpAddr != "" {
@@ -211,7 +234,13 @@ stop the PHP processes, exit 0.`,
 					return err
 				}
 			}
-			return runWorker(ctx, w, pool, srv, obs, cfg.Logger, c.App.ErrWriter)
+			if err := runWorker(ctx, force, w, pool, srv, obs, cfg.Logger, c.App.ErrWriter); err != nil {
+				return err
+			}
+			if force.Err() != nil {
+				return errForcedStop
+			}
+			return nil
 		},
 	}
 }
@@ -266,11 +295,50 @@ func stopPHPPool(pool *phppool.Pool) {
 	_ = pool.Stop(ctx)
 }
 
+// errForcedStop is work's error (exit 1) after a second signal.
+var errForcedStop = errors.New("stop forced by a second signal: running jobs were cancelled and handed back")
+
+// twoSignals: ctx ends at the first SIGTERM or SIGINT (a graceful stop),
+// force at the second (cancel running jobs now). stop stops listening.
+func twoSignals(parent context.Context, log *slog.Logger) (ctx, force context.Context, stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	ctx, cancel := context.WithCancel(parent)
+	force, forceNow := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			log.Info("stopping: running jobs may finish within the shutdown grace; a second signal forces the stop", "signal", s.String())
+			cancel()
+		case <-ctx.Done():
+		case <-done:
+			return
+		}
+		select {
+		case s := <-sigs:
+			log.Warn("second signal: forcing the stop, cancelling running jobs", "signal", s.String())
+			forceNow()
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	return ctx, force, func() {
+		once.Do(func() {
+			signal.Stop(sigs)
+			close(done)
+			cancel()
+			forceNow()
+		})
+	}
+}
+
 // runWorker runs w until ctx ends or the PHP pool gives up; the latter is
 // an error, so a supervisor restarts the daemon instead of it idling. srv,
 // when set (work --http), serves the HTTP API while the worker runs: it
 // starts once the worker is registered and stops before the worker does.
-func runWorker(ctx context.Context, w *queuety.Worker, pool *phppool.Pool, srv *httpapi.Server, obs *observability, log *slog.Logger, stderr io.Writer) error {
+// force, when it ends during the stop, cuts the shutdown grace short.
+func runWorker(ctx, force context.Context, w *queuety.Worker, pool *phppool.Pool, srv *httpapi.Server, obs *observability, log *slog.Logger, stderr io.Writer) error {
 	if err := w.Start(ctx); err != nil {
 		return err
 	}
@@ -301,13 +369,13 @@ func runWorker(ctx context.Context, w *queuety.Worker, pool *phppool.Pool, srv *
 	}
 	stopNotify()
 	if srv != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
+		sctx, cancel := context.WithTimeout(force, httpShutdownWait)
 		_ = srv.Stop(sctx)
 		cancel()
 	}
 	// The metrics listener outlives the worker's stop, so /readyz says
 	// "not ready" while running jobs finish.
-	err := w.Stop(context.Background())
+	err := w.Stop(force)
 	obs.stopListener()
 	if err != nil {
 		return err

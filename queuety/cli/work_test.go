@@ -117,3 +117,77 @@ func TestWorkFlagErrors(t *testing.T) {
 	require.Equal(t, cli.ExitUsage, r.code, r.String())
 	require.Contains(t, r.stderr, "--log-format")
 }
+
+// The first SIGTERM stops gracefully (running jobs may finish within the
+// grace); a second forces the stop: the running jobs are cancelled at once
+// and handed back to pending, and work exits 1.
+func TestWorkSecondSignalForcesStop(t *testing.T) {
+	t.Parallel()
+	bin := stockBinary(t)
+	dsn := newDB(t)
+	db := openDB(t, dsn)
+
+	ctx := context.Background()
+	c, err := queuety.Open(ctx, queuety.Config{DSN: dsn})
+	require.NoError(t, err)
+	for range 3 {
+		_, err := c.Dispatch(ctx, queuety.HandlerSleep, map[string]any{"ms": 60000})
+		require.NoError(t, err)
+	}
+	require.NoError(t, c.Close())
+
+	var stderr syncBuffer
+	cmd := exec.Command(bin, "--dsn", dsn, "work", "--concurrency", "4", "--poll-interval", "20ms", "--shutdown-grace", "2m")
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-exited:
+		default:
+			_ = cmd.Process.Kill() // only the process this test started
+			<-exited
+		}
+	})
+	processing := func() int {
+		return count(t, db, "SELECT COUNT(*) FROM `"+jobsTable+"` WHERE status = 'processing'")
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for processing() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("jobs not running after 15s\nstderr:\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	deadline = time.Now().Add(10 * time.Second)
+	for !strings.Contains(stderr.String(), "a second signal forces the stop") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no graceful stop after SIGTERM\nstderr:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case <-exited:
+		t.Fatalf("work exited at the first signal, before the grace: %v\nstderr:\n%s", waitErr, stderr.String())
+	case <-time.After(500 * time.Millisecond):
+	}
+	require.Equal(t, 3, processing(), "the first signal lets running jobs run")
+
+	start := time.Now()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("work still running 10s after the second signal\nstderr:\n%s", stderr.String())
+	}
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.Equal(t, cli.ExitError, cmd.ProcessState.ExitCode(), stderr.String())
+	require.Contains(t, stderr.String(), "second signal: forcing the stop")
+	require.Contains(t, stderr.String(), "stop forced by a second signal")
+	require.Equal(t, 0, processing())
+	require.Equal(t, 3, count(t, db, "SELECT COUNT(*) FROM `"+jobsTable+"` WHERE status = 'pending' AND attempts = 0"), "handed back with their attempt restored")
+}

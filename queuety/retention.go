@@ -1,0 +1,185 @@
+package queuety
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// RetentionKind names one kind of row the retention sweep and `purge`
+// delete: "completed", "buried", "logs", "events", "workflows".
+type RetentionKind = store.RetentionKind
+
+// The retention kinds.
+const (
+	RetainCompleted = store.RetainCompleted // completed jobs (not a pending job's dependency, not a live workflow's)
+	RetainBuried    = store.RetainBuried    // buried jobs, with the same exceptions
+	RetainLogs      = store.RetainLogs      // log rows, except a live job's or workflow's
+	RetainEvents    = store.RetainEvents    // workflow events of finished workflows
+	RetainWorkflows = store.RetainWorkflows // finished workflows with their events, jobs, signals
+)
+
+// RetentionKinds lists every kind in the order a sweep deletes them.
+var RetentionKinds = store.RetentionKinds
+
+// ParseRetentionKind checks a kind's name.
+func ParseRetentionKind(s string) (RetentionKind, error) { return store.ParseRetentionKind(s) }
+
+// RetentionBatch is how many rows one delete statement takes at most (how
+// many workflows one transaction), and RetentionPause the pause between two.
+var (
+	RetentionBatch = 500
+	RetentionPause = 20 * time.Millisecond
+)
+
+// ErrRetentionLocked is returned by Sweep when another process holds the
+// retention lock of this database.
+var ErrRetentionLocked = errors.New("another process is sweeping this database")
+
+// RetentionPolicy is the age of each kind's rows to delete; a kind missing
+// or 0 is kept for ever.
+type RetentionPolicy map[RetentionKind]time.Duration
+
+// RetentionPolicyOf is the policy of a Config's retention days.
+func RetentionPolicyOf(cfg Config) RetentionPolicy {
+	day := 24 * time.Hour
+	p := RetentionPolicy{}
+	if cfg.RetentionDays > 0 {
+		p[RetainWorkflows] = time.Duration(cfg.RetentionDays) * day
+		p[RetainCompleted] = time.Duration(cfg.RetentionDays) * day
+	}
+	if cfg.BuriedRetentionDays > 0 {
+		p[RetainBuried] = time.Duration(cfg.BuriedRetentionDays) * day
+	}
+	if cfg.LogRetentionDays > 0 {
+		p[RetainEvents] = time.Duration(cfg.LogRetentionDays) * day
+		p[RetainLogs] = time.Duration(cfg.LogRetentionDays) * day
+	}
+	return p
+}
+
+// CountRetention counts the rows of kind older than age that Purge would
+// delete now.
+func (c *Client) CountRetention(ctx context.Context, kind RetentionKind, age time.Duration) (int, error) {
+	if age < 0 {
+		return 0, errors.New("retention age must not be negative")
+	}
+	return c.store.CountRetention(ctx, kind, c.cfg.Clock.Now().Add(-age))
+}
+
+// Purge deletes the rows of kind older than age, RetentionBatch at a time
+// with RetentionPause between statements, and returns how many it deleted
+// (workflows: how many workflows).
+func (c *Client) Purge(ctx context.Context, kind RetentionKind, age time.Duration) (int, error) {
+	if age < 0 {
+		return 0, errors.New("retention age must not be negative")
+	}
+	cutoff := c.cfg.Clock.Now().Add(-age)
+	total := 0
+	for {
+		n, more, err := c.store.PurgeRetentionBatch(ctx, kind, cutoff, RetentionBatch)
+		total += n
+		if err != nil || !more {
+			return total, err
+		}
+		select {
+		case <-ctx.Done():
+			return total, ctx.Err()
+		case <-time.After(RetentionPause):
+		}
+	}
+}
+
+// Sweep runs one retention sweep of policy under the database's retention
+// lock: ErrRetentionLocked when another process holds it. It returns the
+// rows deleted per kind.
+func (c *Client) Sweep(ctx context.Context, policy RetentionPolicy) (map[RetentionKind]int, error) {
+	release, ok, err := c.store.RetentionLock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrRetentionLocked
+	}
+	defer release()
+	out := map[RetentionKind]int{}
+	for _, k := range RetentionKinds {
+		age, on := policy[k]
+		if !on || age <= 0 {
+			continue
+		}
+		n, err := c.Purge(ctx, k, age)
+		if n > 0 {
+			out[k] = n
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// retention runs the retention sweep on a cron schedule inside `work`.
+type retention struct {
+	c        *Client
+	policy   RetentionPolicy
+	schedule string
+	log      *slog.Logger
+	cron     *cron.Cron
+	ctx      context.Context
+	cancel   context.CancelFunc
+	mu       sync.Mutex // one sweep at a time
+}
+
+func (r *retention) Start() error {
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.cron = cron.New(cron.WithChain(cron.SkipIfStillRunning(cron.DiscardLogger)))
+	if _, err := r.cron.AddFunc(r.schedule, r.sweep); err != nil {
+		r.cancel()
+		return err
+	}
+	r.cron.Start()
+	return nil
+}
+
+// Stop ends a sweep under way at its next statement and waits for it.
+func (r *retention) Stop() {
+	r.cancel()
+	<-r.cron.Stop().Done()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+}
+
+func (r *retention) sweep() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ctx.Err() != nil {
+		return
+	}
+	start := time.Now()
+	res, err := r.c.Sweep(r.ctx, r.policy)
+	switch {
+	case errors.Is(err, ErrRetentionLocked):
+		r.log.Debug("retention sweep skipped: another process holds the lock")
+		return
+	case err != nil && r.ctx.Err() != nil:
+		r.log.Info("retention sweep interrupted by shutdown", "deleted", res)
+		return
+	case err != nil:
+		r.log.Warn("retention sweep failed", "err", err, "deleted", res)
+		return
+	}
+	if len(res) > 0 {
+		attrs := []any{"took", time.Since(start)}
+		for k, n := range res {
+			attrs = append(attrs, string(k), n)
+		}
+		r.log.Info("retention sweep deleted old rows", attrs...)
+	}
+}
