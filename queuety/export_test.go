@@ -24,7 +24,11 @@ func stepOnce(t *testing.T, w *Worker) int {
 	require.NoError(t, err)
 	w.execWG.Wait()
 	// Completions are written by the completer: wait for them.
-	require.Eventually(t, func() bool { return w.unwritten.Load() == 0 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return len(w.settling) == 0
+	}, 10*time.Second, time.Millisecond)
 	return n
 }
 

@@ -26,9 +26,8 @@ import (
 //
 // Inside, claim lanes each take as many rows per round trip as they have
 // free slots and commit the claim before any handler starts (see
-// claimRound); each job runs in its own goroutine; completions are carried
-// by the next claim's transaction or written in batches by the completer
-// (completer.go); a heartbeater keeps running jobs' reserved_at fresh, and
+// claimRound); each job runs in its own goroutine; a completer writes
+// completions in batches (completer.go); a heartbeater keeps running jobs' reserved_at fresh, and
 // finished ones' until their completion is written; and a rescuer sweeps
 // stale rows on a cron schedule. The handler names are read from the
 // Registry when the worker is built.
@@ -59,11 +58,8 @@ type Worker struct {
 	// nanos); the rescuer holds off after it (see rescuer.sweep).
 	dbTroubleAt atomic.Int64
 
-	// done holds completions not yet written (completer.go).
-	done *doneQueue
-	// unwritten counts completions handed to the completer and not yet
-	// written (or given up on).
-	unwritten     atomic.Int64
+	// completions go to the completer (completer.go).
+	completions   chan store.Completion
 	completerStop chan struct{}
 	completerDone chan struct{}
 
@@ -156,7 +152,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		c: c, cfg: cfg, store: c.store, reg: reg,
 		running:       map[int64]*running{},
 		settling:      map[int64]*running{},
-		done:          newDoneQueue(),
+		completions:   make(chan store.Completion, cfg.Concurrency),
 		completerStop: make(chan struct{}),
 		completerDone: make(chan struct{}),
 	}
@@ -889,11 +885,12 @@ func (w *Worker) execute(ctx context.Context, rj *running) {
 	switch {
 	case err == nil:
 		w.observeJob(&rj.row, OutcomeCompleted, o.duration)
-		w.unwritten.Add(1)
 		w.mu.Lock()
 		w.settling[rj.row.ID] = rj
 		w.mu.Unlock()
-		if !w.done.push(store.Completion{Attempt: rj.job.attempt, Log: w.completedLog(rj, o.duration)}) {
+		select {
+		case w.completions <- store.Completion{Attempt: rj.job.attempt, Log: w.completedLog(rj, o.duration)}:
+		case <-w.completerDone:
 			w.settled([]store.Completion{{Attempt: rj.job.attempt}})
 			w.log.Error("completion after the completer stopped; the stale sweep will retry the job", "job", rj.row.ID)
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -246,8 +247,12 @@ func (s *Store) completeHeld(ctx context.Context, batch []Completion) (res Compl
 		return res, false, nil
 	}
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if err := execHeld(ctx, tx, q, args, len(batch)); err != nil {
-			return err
+		r, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("complete: %w", err)
+		}
+		if n, err := r.RowsAffected(); err != nil || int(n) != len(batch) {
+			return cmp.Or(err, errNotAllHeld)
 		}
 		return s.insertLogs(ctx, tx, logs)
 	})
@@ -286,22 +291,6 @@ func (s *Store) completeHeldQuery(batch []Completion) (q string, args []any, ids
 	}
 	q = strings.Replace(s.query(qCompleteHeldJobs), "/*fence*/", strings.Join(fence, " OR "), 1)
 	return q, args, ids, logs, true
-}
-
-// execHeld runs a fenced completion and checks it changed want rows.
-func execHeld(ctx context.Context, ex sqlx.ExecerContext, q string, args []any, want int) error {
-	r, err := ex.ExecContext(ctx, q, args...)
-	if err != nil {
-		return fmt.Errorf("complete: %w", err)
-	}
-	n, err := r.RowsAffected()
-	if err != nil {
-		return err
-	}
-	if int(n) != want {
-		return errNotAllHeld
-	}
-	return nil
 }
 
 // errNotAllHeld rolls completeHeld's transaction back: some attempt of the
