@@ -50,9 +50,9 @@ type ClaimTx struct {
 	tx   *sqlx.Tx
 	// locks are the group locks held until the claim ends.
 	locks []string
-	// written: Bury wrote in the claim, so even a claim that takes
-	// nothing must commit (see End).
-	written bool
+	// buried: Bury wrote in the claim, so even a claim that takes nothing
+	// must commit (see End).
+	buried bool
 }
 
 // BeginClaim opens a claim.
@@ -140,7 +140,7 @@ func (c *ClaimTx) Bury(ctx context.Context, workerID string, row *JobRow, messag
 	started, buried := LogFor(row, EventStarted), LogFor(row, EventBuried)
 	started.Attempt, buried.Attempt = attempt, attempt
 	buried.ErrorMessage = String(message)
-	c.written = true
+	c.buried = true
 	return c.s.insertLogs(ctx, c.tx, []LogRow{started, buried})
 }
 
@@ -148,7 +148,7 @@ func (c *ClaimTx) Bury(ctx context.Context, workerID string, row *JobRow, messag
 // untouched (a rollback), except the rows Bury buried, which are kept (a
 // commit), so a lone bad row does not come back every poll.
 func (c *ClaimTx) End(ctx context.Context, workerID string) error {
-	if c.written {
+	if c.buried {
 		return c.Commit(ctx, ClaimCommit{WorkerID: workerID})
 	}
 	return c.Rollback()
