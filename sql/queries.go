@@ -72,6 +72,7 @@ const (
 	qCountPurgeable     = "count-purgeable"
 	qServerVersion      = "server-version"
 	qServerUTCOffset    = "server-utc-offset"
+	qServerProcess      = "server-process"
 	qColumnExists       = "column-exists"
 	qIndexExists        = "index-exists"
 	qInsertJobsBulk     = "insert-jobs-bulk"

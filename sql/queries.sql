@@ -286,6 +286,11 @@ DELETE FROM {jobs} WHERE status = 'completed' AND completed_at < ? LIMIT 5000
 -- name: server-version
 SELECT VERSION()
 
+-- name: server-process
+-- Where the server keeps its pid file and the host it runs on: bench reads
+-- the server's CPU time from /proc when that host is this machine.
+SELECT @@pid_file, @@hostname
+
 -- name: server-utc-offset
 -- Seconds between the server's default NOW() and UTC, read on a connection
 -- that did not set time_zone.

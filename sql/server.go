@@ -233,3 +233,10 @@ func (i ServerInfo) CheckServer(allowNonUTC bool) error {
 	}
 	return nil
 }
+
+// ServerProcess returns the server's pid file path and host name, for a
+// caller on the same machine to find the server's process.
+func (s *Store) ServerProcess(ctx context.Context) (pidFile, host string, err error) {
+	err = s.db.QueryRowxContext(ctx, s.query(qServerProcess)).Scan(&pidFile, &host)
+	return pidFile, host, err
+}

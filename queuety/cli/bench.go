@@ -68,6 +68,7 @@ type BenchResult struct {
 	Server       string  `json:"server"`
 	Handler      string  `json:"handler,omitempty"`
 	PHPWorkers   int     `json:"php_workers,omitempty"`
+	CPU          CPUCost `json:"cpu"`
 }
 
 func (a *app) benchJobs(c *cli.Context) error {
@@ -131,6 +132,7 @@ func (a *app) benchJobs(c *cli.Context) error {
 	case "steady":
 		fmt.Fprintf(w, "dispatched %d jobs at %d/s: dispatch->start latency p50 %.1f ms, p99 %.1f ms (%d log rows)\n", res.Jobs, c.Int("rate"), res.LatencyP50ms, res.LatencyP99ms, res.LogRows)
 	}
+	fmt.Fprintf(w, "%s\n", res.CPU)
 	fmt.Fprintf(w, "peak RSS %.1f MiB, server %s\n", res.PeakRSSMiB, res.Server)
 	return nil
 }
@@ -204,6 +206,7 @@ func openBench(c *cli.Context, cfg queuety.Config) (client *queuety.Client, done
 	if err != nil {
 		return nil, nil, err
 	}
+	stopWatch := bdb.dropOnSignal(c.App.ErrWriter)
 	cfg.DSN = bdb.dsn
 	if !c.IsSet("prefix") {
 		cfg.TablePrefix, cfg.NoTablePrefix = "bench_", false
@@ -221,6 +224,7 @@ func openBench(c *cli.Context, cfg queuety.Config) (client *queuety.Client, done
 	cfg.RetentionSchedule = "off"
 	client, _, err = openLocal(c, cfg, "bench", false)
 	if err != nil {
+		stopWatch()
 		bdb.drop(c.App.ErrWriter)
 		var fr errForeignRows
 		if errors.As(err, &fr) {
@@ -228,7 +232,7 @@ func openBench(c *cli.Context, cfg queuety.Config) (client *queuety.Client, done
 		}
 		return nil, nil, err
 	}
-	done = func() { client.Close(); bdb.drop(c.App.ErrWriter) }
+	done = func() { stopWatch(); client.Close(); bdb.drop(c.App.ErrWriter) }
 	if bdb.name == "" {
 		if err := emptyForBench(c.Context, client.Store()); err != nil {
 			done()
@@ -284,6 +288,7 @@ func benchDrain(c *cli.Context, client *queuety.Client, reg *queuety.Registry, r
 		return err
 	}
 	defer stopProfile()
+	meter := startCPU(c.Context, client.Store())
 	t1 := time.Now()
 	if err := w.Start(c.Context); err != nil {
 		return err
@@ -298,6 +303,7 @@ func benchDrain(c *cli.Context, client *queuety.Client, reg *queuety.Registry, r
 		time.Sleep(2 * time.Millisecond)
 	}
 	res.DrainSecs = time.Since(t1).Seconds()
+	res.CPU = meter.per(n, "job")
 	res.JobsPerSec = float64(n) / res.DrainSecs
 	return w.Stop(context.Background())
 }
@@ -320,6 +326,7 @@ func benchSteady(c *cli.Context, client *queuety.Client, res *BenchResult) error
 	if err != nil {
 		return err
 	}
+	meter := startCPU(c.Context, client.Store())
 	if err := w.Start(c.Context); err != nil {
 		return err
 	}
@@ -345,6 +352,7 @@ func benchSteady(c *cli.Context, client *queuety.Client, res *BenchResult) error
 	if err := w.Stop(context.Background()); err != nil {
 		return err
 	}
+	res.CPU = meter.per(sent, "job")
 	mu.Lock()
 	defer mu.Unlock()
 	slices.Sort(lat)

@@ -41,6 +41,10 @@ type LocalBenchResult struct {
 	// Concurrent mode (--concurrent N > 1): N workflows dispatched at
 	// once, each timed from its dispatch to its completion.
 	Concurrent   int    `json:"concurrent"`
+	// CPU per workflow of each mode, warm-up runs included.
+	QueuedCPU  CPUCost `json:"queued_cpu"`
+	ChainedCPU CPUCost `json:"chained_cpu"`
+	LocalCPU   CPUCost `json:"local_cpu"`
 	PollInterval string `json:"poll_interval"`
 	Server       string `json:"server"`
 }
@@ -98,7 +102,7 @@ func (a *app) benchLocal(c *cli.Context) error {
 	conc := max(1, c.Int("concurrent"))
 	res.Concurrent = conc
 	// measure times b on a worker of its own, with chainSteps.
-	measure := func(b *workflow.Builder, chainSteps int) (p50, mean float64, claims int64, err error) {
+	measure := func(b *workflow.Builder, chainSteps int, cpu *CPUCost) (p50, mean float64, claims int64, err error) {
 		mcfg := cfg
 		mcfg.WorkflowChainSteps = chainSteps
 		client, done, err := openBench(c, mcfg)
@@ -118,6 +122,7 @@ func (a *app) benchLocal(c *cli.Context) error {
 		if err != nil {
 			return 0, 0, 0, err
 		}
+		meter := startCPU(c.Context, client.Store())
 		if err := w.Start(c.Context); err != nil {
 			return 0, 0, 0, err
 		}
@@ -145,6 +150,7 @@ func (a *app) benchLocal(c *cli.Context) error {
 				ms = append(ms, took...)
 			}
 		}
+		*cpu = meter.per((runs+2)*conc, "workflow")
 		slices.Sort(ms)
 		sum := 0.0
 		for _, v := range ms {
@@ -152,13 +158,13 @@ func (a *app) benchLocal(c *cli.Context) error {
 		}
 		return ms[len(ms)/2], sum / float64(len(ms)), w.Stats().Claimed / int64((runs+2)*conc), nil
 	}
-	if res.QueuedP50ms, res.QueuedMeanms, res.QueuedClaims, err = measure(queued, -1); err != nil {
+	if res.QueuedP50ms, res.QueuedMeanms, res.QueuedClaims, err = measure(queued, -1, &res.QueuedCPU); err != nil {
 		return err
 	}
-	if res.ChainedP50ms, res.ChainedMeanms, res.ChainedClaims, err = measure(queued, queuety.DefaultWorkflowChainSteps); err != nil {
+	if res.ChainedP50ms, res.ChainedMeanms, res.ChainedClaims, err = measure(queued, queuety.DefaultWorkflowChainSteps, &res.ChainedCPU); err != nil {
 		return err
 	}
-	if res.LocalP50ms, res.LocalMeanms, res.LocalClaims, err = measure(local, queuety.DefaultWorkflowChainSteps); err != nil {
+	if res.LocalP50ms, res.LocalMeanms, res.LocalClaims, err = measure(local, queuety.DefaultWorkflowChainSteps, &res.LocalCPU); err != nil {
 		return err
 	}
 	res.Ratio = res.QueuedP50ms / res.LocalP50ms
@@ -172,6 +178,12 @@ func (a *app) benchLocal(c *cli.Context) error {
 	fmt.Fprintf(c.App.Writer, "  chained steps:     p50 %7.2f ms  mean %7.2f ms  (%d claims per workflow)\n", res.ChainedP50ms, res.ChainedMeanms, res.ChainedClaims)
 	fmt.Fprintf(c.App.Writer, "  local activities:  p50 %7.2f ms  mean %7.2f ms  (%d claims per workflow)\n", res.LocalP50ms, res.LocalMeanms, res.LocalClaims)
 	fmt.Fprintf(c.App.Writer, "  ratio (queued/local, p50): %.2fx; chained/local: %.2fx\n", res.Ratio, res.ChainedRatio)
+	for _, m := range []struct {
+		name string
+		cpu  CPUCost
+	}{{"queued", res.QueuedCPU}, {"chained", res.ChainedCPU}, {"local", res.LocalCPU}} {
+		fmt.Fprintf(c.App.Writer, "  %-8s %s\n", m.name+":", m.cpu)
+	}
 	return nil
 }
 

@@ -23,6 +23,9 @@ type WaitBenchResult struct {
 	PeakRSSMiB   float64 `json:"peak_rss_mib"`
 	Server       string  `json:"server"`
 	PollInterval string  `json:"poll_interval"`
+	// CPU per pair, dispatch included (the pairs are dispatched while the
+	// worker runs).
+	CPU CPUCost `json:"cpu"`
 }
 
 func (a *app) benchWaitsCommand() *cli.Command {
@@ -98,6 +101,7 @@ func (a *app) benchWaits(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	meter := startCPU(c.Context, client.Store())
 	if err := w.Start(c.Context); err != nil {
 		return err
 	}
@@ -130,6 +134,7 @@ func (a *app) benchWaits(c *cli.Context) error {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	cpu := meter.per(n, "pair")
 	mu.Lock()
 	defer mu.Unlock()
 	if len(lat) == 0 {
@@ -139,11 +144,12 @@ func (a *app) benchWaits(c *cli.Context) error {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	pct := func(p float64) float64 { return ms(lat[min(len(lat)-1, int(p*float64(len(lat))))]) }
 	res := WaitBenchResult{Parents: len(lat), ResumeP50ms: pct(0.5), ResumeP99ms: pct(0.99), ResumeMaxms: ms(lat[len(lat)-1]),
-		PeakRSSMiB: peakRSSMiB(), Server: client.Server().Version, PollInterval: c.Duration("poll-interval").String()}
+		PeakRSSMiB: peakRSSMiB(), Server: client.Server().Version, PollInterval: c.Duration("poll-interval").String(), CPU: cpu}
 	if c.Bool("json") {
 		return printJSON(c, res)
 	}
 	fmt.Fprintf(c.App.Writer, "%d parents resumed: child done -> parent's next step p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
 		res.Parents, res.ResumeP50ms, res.ResumeP99ms, res.ResumeMaxms)
+	fmt.Fprintf(c.App.Writer, "%s\n", res.CPU)
 	return nil
 }

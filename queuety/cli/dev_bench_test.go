@@ -3,11 +3,15 @@ package cli_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	_ "github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/internal/testdb"
@@ -90,11 +94,16 @@ func TestBenchDrainJSON(t *testing.T) {
 	require.EqualValues(t, 1000, res["log_rows"])
 	require.Greater(t, res["peak_rss_mib"], 0.0)
 	require.Contains(t, res["server"], "MariaDB")
-	t.Logf("bench drain: %.0f jobs/s", res["jobs_per_second"])
+	// The test server runs on this machine, so its CPU is read too.
+	cpu := res["cpu"].(map[string]any)
+	require.Equal(t, "job", cpu["unit"])
+	require.Greater(t, cpu["daemon_us"], 0.0)
+	require.Equal(t, true, cpu["server_measured"], "the server's pid file and /proc entry were not found")
+	t.Logf("bench drain: %.0f jobs/s, CPU per job: daemon %.0f µs, server %.0f µs", res["jobs_per_second"], cpu["daemon_us"], cpu["server_us"])
 
 	// Text output; bench empties the tables first, so counts start over.
 	r = runOK(t, on(dsn, "bench", "jobs", "--count", "100", "--concurrency", "20")...)
-	require.Regexp(t, `(?m)^inserted 100 jobs in \d+\.\d\ds\ndrained  100 jobs in \d+\.\d\ds: \d+ jobs/s \(concurrency 20, 200 log rows\)\npeak RSS \d+\.\d MiB, server .*MariaDB`, r.stdout)
+	require.Regexp(t, `(?m)^inserted 100 jobs in \d+\.\d\ds\ndrained  100 jobs in \d+\.\d\ds: \d+ jobs/s \(concurrency 20, 200 log rows\)\nCPU per job: daemon \d+ µs, server (\d+ µs|n/a \(not on this machine\))\npeak RSS \d+\.\d MiB, server .*MariaDB`, r.stdout)
 }
 
 func TestBenchSteadyJSON(t *testing.T) {
@@ -125,4 +134,40 @@ func TestBenchFlagErrors(t *testing.T) {
 		require.Equal(t, cli.ExitUsage, r.code, r.String())
 		require.True(t, strings.Contains(r.stderr, "--count") && strings.Contains(r.stderr, "--rate"), r.String())
 	}
+}
+
+// Ctrl-C in the middle of a run drops the database bench created: the
+// stock binary inserts more jobs than it can in the test's time, is
+// interrupted once its database exists, and exits 130 with it gone.
+func TestBenchInterruptedDropsItsDatabase(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.New(t)
+	cmd := exec.Command(stockBinary(t), on(dsn, "bench", "jobs", "--count", "3000000")...)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	name := regexp.MustCompile(`running in a new database (queuety_bench_[0-9a-f]+)`)
+	db, err := sqlx.Open("mysql", testdb.ServerDSN())
+	require.NoError(t, err)
+	defer db.Close()
+	exists := func(n string) bool {
+		var c int
+		require.NoError(t, db.Get(&c, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", n))
+		return c == 1
+	}
+	var bench string
+	require.Eventually(t, func() bool {
+		if m := name.FindStringSubmatch(stderr.String()); m != nil && exists(m[1]) {
+			bench = m[1]
+			return true
+		}
+		return false
+	}, 30*time.Second, 20*time.Millisecond, "bench never created its database: %s", &stderr)
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, stderr.String())
+	require.Equal(t, 130, exit.ExitCode(), stderr.String())
+	require.False(t, exists(bench), "database %s left behind: %s", bench, &stderr)
+	require.Contains(t, stderr.String(), "dropping database "+bench)
 }

@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
@@ -29,7 +32,7 @@ const markerTable = "queuety_go_markers"
 // benchHelp is the database paragraph of every bench command's help.
 const benchHelp = `Bench runs in a database of its own, queuety_bench_<random>, created on the
 server of --dsn / QUEUETY_DSN / --wp-config (or 127.0.0.1:3306 as root) and
-dropped at the end (a run killed by Ctrl-C leaves it: drop it by hand); the
+dropped at the end, also when Ctrl-C or SIGTERM stops the run; the
 database those name is never touched. --bench-dsn names a database to use
 instead: bench empties its bench_ tables first, so it refuses one holding
 rows bench did not write, in any table (a database it may empty is marked in
@@ -81,6 +84,29 @@ func (b benchDB) drop(stderr io.Writer) {
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: could not drop database %s (%v): drop it by hand\n", b.name, err)
 	}
+}
+
+// dropOnSignal drops the database bench created when SIGINT or SIGTERM
+// stops the run, then exits 130: the benchmark loops do not watch a
+// context, and without this the default action killed the process with the
+// database left behind. stop ends the watch (the normal path drops it).
+func (b benchDB) dropOnSignal(stderr io.Writer) (stop func()) {
+	if b.name == "" {
+		return func() {}
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	quit := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			fmt.Fprintf(stderr, "bench: %v: dropping database %s\n", sig, b.name)
+			b.drop(stderr)
+			os.Exit(130)
+		case <-quit:
+		}
+	}()
+	return func() { signal.Stop(sigs); close(quit) }
 }
 
 // withServer runs fn on a connection to dsn's server without a database.

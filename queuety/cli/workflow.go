@@ -367,6 +367,7 @@ type WorkflowBenchResult struct {
 	WorkflowsPerSec float64 `json:"workflows_per_second"`
 	PeakRSSMiB      float64 `json:"peak_rss_mib"`
 	Server          string  `json:"server"`
+	CPU             CPUCost `json:"cpu"`
 }
 
 func (a *app) benchWorkflowsCommand() *cli.Command {
@@ -465,6 +466,7 @@ feed:
 		return err
 	}
 	defer stopProfile()
+	meter := startCPU(c.Context, st)
 	t1 := time.Now()
 	if err := w.Start(c.Context); err != nil {
 		return err
@@ -488,6 +490,7 @@ feed:
 		time.Sleep(2 * time.Millisecond)
 	}
 	res.DrainSecs = time.Since(t1).Seconds()
+	res.CPU = meter.per(n*steps, "step")
 	if err := w.Stop(context.Background()); err != nil {
 		return err
 	}
@@ -504,6 +507,7 @@ feed:
 	fmt.Fprintf(out, "dispatched %d workflows of %d steps in %.2fs\n", n, steps, res.DispatchSecs)
 	fmt.Fprintf(out, "drained    %d steps in %.2fs: %.0f steps/s, %.0f workflows/s (concurrency %d)\n",
 		n*steps, res.DrainSecs, res.StepsPerSec, res.WorkflowsPerSec, res.Concurrency)
+	fmt.Fprintf(out, "%s\n", res.CPU)
 	fmt.Fprintf(out, "peak RSS %.1f MiB, server %s\n", res.PeakRSSMiB, res.Server)
 	return nil
 }

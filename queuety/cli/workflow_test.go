@@ -250,7 +250,7 @@ func TestBenchLocalActivities(t *testing.T) {
 		require.Greater(t, res[k], 0.0, k)
 	}
 	r = runOK(t, on(dsn, "bench", "local-activities", "--runs", "1", "--steps", "2")...)
-	require.Regexp(t, `(?m)^  queued steps: .*\(2 claims per workflow\)\n  chained steps: .*\(1 claims per workflow\)\n  local activities: .*\(1 claims per workflow\)\n  ratio \(queued/local, p50\): \d+\.\d\dx; chained/local: \d+\.\d\dx$`, r.stdout)
+	require.Regexp(t, `(?m)^  queued steps: .*\(2 claims per workflow\)\n  chained steps: .*\(1 claims per workflow\)\n  local activities: .*\(1 claims per workflow\)\n  ratio \(queued/local, p50\): \d+\.\d\dx; chained/local: \d+\.\d\dx\n  queued:  CPU per workflow: daemon \d+ µs, .*\n  chained: CPU per workflow: .*\n  local:   CPU per workflow: .*$`, r.stdout)
 	r = run(t, on(dsn, "bench", "local-activities", "--steps", "0")...)
 	require.Equal(t, cli.ExitUsage, r.code, r.String())
 }
