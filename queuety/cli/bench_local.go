@@ -40,13 +40,13 @@ type LocalBenchResult struct {
 	ChainedClaims int64   `json:"chained_claims_per_workflow"`
 	// Concurrent mode (--concurrent N > 1): N workflows dispatched at
 	// once, each timed from its dispatch to its completion.
-	Concurrent   int    `json:"concurrent"`
+	Concurrent int `json:"concurrent"`
 	// CPU per workflow of each mode, warm-up runs included.
-	QueuedCPU  CPUCost `json:"queued_cpu"`
-	ChainedCPU CPUCost `json:"chained_cpu"`
-	LocalCPU   CPUCost `json:"local_cpu"`
-	PollInterval string `json:"poll_interval"`
-	Server       string `json:"server"`
+	QueuedCPU    CPUCost `json:"queued_cpu"`
+	ChainedCPU   CPUCost `json:"chained_cpu"`
+	LocalCPU     CPUCost `json:"local_cpu"`
+	PollInterval string  `json:"poll_interval"`
+	Server       string  `json:"server"`
 }
 
 func (a *app) benchLocalCommand() *cli.Command {
