@@ -368,6 +368,8 @@ type WorkflowBenchResult struct {
 	PeakRSSMiB      float64 `json:"peak_rss_mib"`
 	Server          string  `json:"server"`
 	CPU             CPUCost `json:"cpu"`
+	StepClass       string  `json:"step_class"`
+	PHPWorkers      int     `json:"php_workers,omitempty"`
 }
 
 func (a *app) benchWorkflowsCommand() *cli.Command {
@@ -408,17 +410,23 @@ func (a *app) benchWorkflows(c *cli.Context) error {
 		return err
 	}
 	defer done()
-	st := client.Store()
 	reg := queuety.NewRegistry()
 	reg.RegisterStep(BenchStepClass, func(context.Context, *workflow.State) (*phpjson.Object, error) {
 		return phpjson.NewObject(), nil
 	})
+	res := WorkflowBenchResult{Workflows: n, Steps: steps, Concurrency: c.Int("concurrency"), Server: client.Server().Version, StepClass: BenchStepClass}
+	return drainWorkflows(c, client, reg, &res)
+}
+
+// drainWorkflows dispatches res.Workflows workflows of res.Steps
+// res.StepClass steps, times reg's worker advancing them all to completed,
+// and prints the result.
+func drainWorkflows(c *cli.Context, client *queuety.Client, reg *queuety.Registry, res *WorkflowBenchResult) error {
+	n, steps, st := res.Workflows, res.Steps, client.Store()
 	b := workflow.New("bench")
 	for range steps {
-		b.Then(BenchStepClass)
+		b.Then(res.StepClass)
 	}
-	res := WorkflowBenchResult{Workflows: n, Steps: steps, Concurrency: c.Int("concurrency"), Server: client.Server().Version}
-
 	t0 := time.Now()
 	ctx, cancel := context.WithCancel(c.Context)
 	defer cancel()
@@ -504,9 +512,13 @@ feed:
 		return printJSON(c, res)
 	}
 	out := c.App.Writer
+	php := ""
+	if res.PHPWorkers > 0 {
+		php = fmt.Sprintf(", %d PHP workers running %s", res.PHPWorkers, res.StepClass)
+	}
 	fmt.Fprintf(out, "dispatched %d workflows of %d steps in %.2fs\n", n, steps, res.DispatchSecs)
-	fmt.Fprintf(out, "drained    %d steps in %.2fs: %.0f steps/s, %.0f workflows/s (concurrency %d)\n",
-		n*steps, res.DrainSecs, res.StepsPerSec, res.WorkflowsPerSec, res.Concurrency)
+	fmt.Fprintf(out, "drained    %d steps in %.2fs: %.0f steps/s, %.0f workflows/s (concurrency %d%s)\n",
+		n*steps, res.DrainSecs, res.StepsPerSec, res.WorkflowsPerSec, res.Concurrency, php)
 	fmt.Fprintf(out, "%s\n", res.CPU)
 	fmt.Fprintf(out, "peak RSS %.1f MiB, server %s\n", res.PeakRSSMiB, res.Server)
 	return nil
