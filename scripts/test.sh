@@ -12,6 +12,9 @@ go vet ./...
 go test -count=1 -v -timeout 15m ./... 2>&1 | grep -v -E '^(=== (RUN|PAUSE|CONT|NAME)|\s+--- PASS)'
 # The public API as a user's module meets it (examples/ has its own go.mod).
 (cd examples && go vet ./... && go test -count=1 -v ./... 2>&1 | grep -v -E '^(=== (RUN|PAUSE|CONT|NAME)|\s+--- PASS)')
+# River's drain, the peer `bench jobs` is compared with (its own module, so
+# River is no dependency of ours): it must build.
+(cd scripts/riverbench && go vet ./...)
 # Every fuzz target for a moment beyond its seeds (which `go test` ran);
 # `make fuzz` runs them longer.
 FUZZTIME=${FUZZTIME:-2s} scripts/fuzz.sh

@@ -46,6 +46,7 @@ With --php the jobs are --php-handler jobs run by the PHP handler pool
 				&cli.IntFlag{Name: "rate", Usage: "steady mode: jobs dispatched per second"},
 				&cli.DurationFlag{Name: "duration", Value: 10 * time.Second, Usage: "steady mode: how long to dispatch"},
 				&cli.StringFlag{Name: "php-handler", Usage: "with --php: the PHP handler the drained jobs name (a noop one, for the pool's overhead)"},
+				&cli.BoolFlag{Name: "bare", Usage: "drain with a bare claim/complete loop on the worker's statements instead of the worker: the ceiling of the statements on this server"},
 				jsonFlag(),
 			}, append(append(benchWorkerFlags(200), phpFlags()...), profileFlags()...)...),
 			Action: a.benchJobs,
@@ -86,6 +87,9 @@ func (a *app) benchJobs(c *cli.Context) error {
 	if usePHP && (c.String("php-handler") == "" || c.Int("rate") > 0) {
 		return usagef("--php drains --php-handler jobs: name the PHP handler (steady mode is Go-only)")
 	}
+	if c.Bool("bare") && (usePHP || c.Int("rate") > 0) {
+		return usagef("--bare drains noop jobs without a worker: it takes neither --php nor --rate")
+	}
 	cfg.MaxClaimBatch = c.Int("max-claim-batch")
 	cfg.ClaimLanes = c.Int("claim-lanes")
 	cfg.MaxConns = 8
@@ -107,9 +111,12 @@ func (a *app) benchJobs(c *cli.Context) error {
 		reg.SetFallback(pool)
 		res.Handler, res.PHPWorkers = c.String("php-handler"), phpCfg.Workers
 	}
-	if c.Int("rate") > 0 {
+	switch {
+	case c.Bool("bare"):
+		err = benchBare(c, client, &res)
+	case c.Int("rate") > 0:
 		err = benchSteady(c, client, &res)
-	} else {
+	default:
 		err = benchDrain(c, client, reg, &res)
 	}
 	if err != nil {
@@ -122,9 +129,12 @@ func (a *app) benchJobs(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	switch res.Mode {
-	case "drain":
+	case "drain", "bare":
 		fmt.Fprintf(w, "inserted %d jobs in %.2fs\n", res.Jobs, res.InsertSecs)
 		php := ""
+		if res.Mode == "bare" {
+			php = ", bare claim/complete loop, no worker"
+		}
 		if res.PHPWorkers > 0 {
 			php = fmt.Sprintf(", %d PHP workers running %s", res.PHPWorkers, res.Handler)
 		}

@@ -171,3 +171,27 @@ func TestBenchInterruptedDropsItsDatabase(t *testing.T) {
 	require.False(t, exists(bench), "database %s left behind: %s", bench, &stderr)
 	require.Contains(t, stderr.String(), "dropping database "+bench)
 }
+
+// --bare drains with the worker's statements and no worker: every job
+// completed with its started and completed log rows, as the worker leaves
+// them.
+func TestBenchBareJSON(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.New(t)
+	r := runOK(t, "bench", "jobs", "--bench-dsn", dsn, "--count", "700", "--bare", "--json")
+	var res map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.String())
+	require.Equal(t, "bare", res["mode"])
+	require.EqualValues(t, 1400, res["log_rows"])
+	require.Greater(t, res["jobs_per_second"], 0.0)
+	db := openDB(t, dsn)
+	require.Equal(t, 700, count(t, db, "SELECT COUNT(*) FROM `bench_queuety_jobs` WHERE status = 'completed' AND attempts = 1 AND completed_at IS NOT NULL"))
+	require.Equal(t, 700, count(t, db, "SELECT COUNT(*) FROM `bench_queuety_logs` WHERE event = 'completed' AND attempt = 1"))
+
+	r = runOK(t, "bench", "jobs", "--bench-dsn", dsn, "--count", "50", "--bare")
+	require.Contains(t, r.stdout, "bare claim/complete loop, no worker")
+
+	r = run(t, on(dsn, "bench", "jobs", "--bare", "--rate", "10")...)
+	require.Equal(t, cli.ExitUsage, r.code, r.String())
+	require.Contains(t, r.stderr, "--bare")
+}
