@@ -36,7 +36,7 @@ func ExampleBuilder_Steps() {
 	b := workflow.New("editorial").
 		Parallel("App\\Steps\\BranchA", "App\\Steps\\BranchB").
 		ForEach("items", "App\\Steps\\ItemStep", workflow.Quorum(2), workflow.Reducer("App\\Steps\\SumReducer")).
-		Delay(90*time.Second).
+		Delay(90 * time.Second).
 		WaitForApproval()
 	steps, err := b.Steps()
 	if err != nil {
