@@ -141,6 +141,10 @@ type Config struct {
 	// running workflows past their deadline (Queuety's check_deadlines,
 	// every 60 s in PHP's worker); 0 = default, negative = never.
 	DeadlineInterval time.Duration
+	// ScheduleInterval is how often a worker runs the scheduler tick that
+	// enqueues due schedules (every 60 s in PHP's worker loop); 0 =
+	// default, negative = never.
+	ScheduleInterval time.Duration
 	// JobTimeout is the default per-attempt time limit.
 	JobTimeout time.Duration
 	// Backoff is the default retry backoff (QUEUETY_RETRY_BACKOFF).
@@ -260,8 +264,10 @@ func (c *Config) Validate() error {
 	defDur(&c.WaitSweepInterval, DefaultWaitSweepInterval)
 	defDur(&c.SignalPollInterval, DefaultSignalPollInterval)
 	defDur(&c.DeadlineInterval, DefaultDeadlineInterval)
+	defDur(&c.ScheduleInterval, DefaultScheduleInterval)
 	for name, d := range map[string]time.Duration{
 		"wait sweep interval": c.WaitSweepInterval, "signal poll interval": c.SignalPollInterval, "deadline interval": c.DeadlineInterval,
+		"schedule interval": c.ScheduleInterval,
 	} {
 		if d > 0 && d < MinServiceInterval {
 			bad("%s %s: must be at least %s (or negative: off), or the service queries the database in a busy loop", name, d, MinServiceInterval)

@@ -75,6 +75,7 @@ type Worker struct {
 	rescuer     *rescuer
 	retention   *retention
 	deadlines   *deadlineChecker // Config.Workflows: check_deadlines
+	scheduler   *scheduler       // Config.ScheduleInterval: the schedules tick
 
 	// The paused-queue cache, shared by the lanes: the last read, loaded
 	// without a lock by readers that must not wait on the database (the
@@ -198,6 +199,9 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 	if cfg.Workflows && cfg.DeadlineInterval > 0 {
 		w.deadlines = &deadlineChecker{c: c, reg: reg, interval: cfg.DeadlineInterval, log: w.log}
 	}
+	if cfg.ScheduleInterval > 0 {
+		w.scheduler = &scheduler{c: c, interval: cfg.ScheduleInterval, log: w.log}
+	}
 	if cfg.RescueSchedule != "off" {
 		w.rescuer = &rescuer{c: c, reg: reg, schedule: cfg.RescueSchedule, log: w.log,
 			holdOff: 2 * cfg.HeartbeatInterval, troubleAt: w.dbTroubleAt.Load}
@@ -272,6 +276,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.heartbeater.Start()
 	if w.deadlines != nil {
 		w.deadlines.Start()
+	}
+	if w.scheduler != nil {
+		w.scheduler.Start()
 	}
 	if w.wfServices != nil {
 		w.wfServices.Start(ctx)
@@ -356,6 +363,9 @@ func (w *Worker) stop(ctx context.Context) error {
 	w.log.Info("worker stopping", "running", w.Stats().Running, "grace", w.cfg.ShutdownGrace)
 	if w.retention != nil {
 		w.retention.Stop() // ends a sweep under way at its next statement
+	}
+	if w.scheduler != nil {
+		w.scheduler.Stop() // no new jobs once stopping
 	}
 	w.cancelClaim()
 	w.claimersWG.Wait()

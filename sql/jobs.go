@@ -66,6 +66,13 @@ func (s *Store) InsertJob(ctx context.Context, p InsertJob) (id int64, existing 
 			return 0, false, fmt.Errorf("unique check: %w", err)
 		}
 	}
+	id, err = s.insertJob(ctx, s.db, p, hash)
+	return id, false, err
+}
+
+// insertJob is Queue::dispatch's INSERT on ex (the pool, or a transaction
+// that writes the job together with what caused it).
+func (s *Store) insertJob(ctx context.Context, ex sqlx.ExecerContext, p InsertJob, hash sql.NullString) (int64, error) {
 	// Queue::dispatch: a blank group, a missing limit or a limit < 1 store
 	// both columns as NULL; cost is never negative.
 	group, limit := sql.NullString{}, sql.NullInt64{}
@@ -74,15 +81,14 @@ func (s *Store) InsertJob(ctx context.Context, p InsertJob) (id int64, existing 
 	}
 	cost := max(0, p.CostUnits)
 	availableAt := DateTime(s.clock.Now().Add(p.Delay))
-	res, err := s.db.ExecContext(ctx, s.query(qInsertJob),
+	res, err := ex.ExecContext(ctx, s.query(qInsertJob),
 		p.Queue, p.Handler, string(p.Payload), hash, p.Priority, p.MaxAttempts, availableAt,
 		p.WorkflowID, p.StepIndex, p.DependsOn, p.BatchID, group, limit, cost,
 		sql.NullString{String: p.SessionID, Valid: p.SessionID != ""}, nullBytes(p.WorkerSession))
 	if err != nil {
-		return 0, false, fmt.Errorf("insert job: %w", err)
+		return 0, fmt.Errorf("insert job: %w", err)
 	}
-	id, err = res.LastInsertId()
-	return id, false, err
+	return res.LastInsertId()
 }
 
 // insertLogs writes log rows with one multi-row INSERT. Rows without error

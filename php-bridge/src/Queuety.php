@@ -176,6 +176,52 @@ class Queuety
         return self::queue_()->stats($queue);
     }
 
+    /**
+     * Start a recurring schedule: ->every('1 hour') or ->cron('0 3 * * *'),
+     * then ->on_queue() and ->overlap(); the row is written by id() or when
+     * the builder goes away, as in the plugin.
+     *
+     * @param array<mixed> $payload
+     */
+    public static function schedule(string $handler, array $payload = []): PendingSchedule
+    {
+        return new PendingSchedule($handler, $payload, self::scheduler());
+    }
+
+    public static function scheduler(): Scheduler
+    {
+        return new Scheduler(self::connection(), self::queue_());
+    }
+
+    /** @return list<Schedule> */
+    public static function list_schedules(): array
+    {
+        return self::scheduler()->list();
+    }
+
+    /**
+     * The plugin's CLI-style add: $type is 'interval' or 'cron'.
+     *
+     * @param array<mixed> $payload
+     */
+    public static function add_schedule(string $handler, array $payload, string $queue, string $expression, string $type): int
+    {
+        $expression_type = Enums\ExpressionType::tryFrom($type)
+            ?? throw new \InvalidArgumentException(sprintf('Invalid expression type: %s', $type));
+        return self::scheduler()->add($handler, $payload, $queue, $expression, $expression_type);
+    }
+
+    public static function remove_schedule(string $handler): bool
+    {
+        return self::scheduler()->remove($handler);
+    }
+
+    /** One scheduler tick; the number of jobs enqueued. */
+    public static function run_scheduler(): int
+    {
+        return self::scheduler()->tick();
+    }
+
     public static function connection(): Connection
     {
         return self::$conn ?? throw new \RuntimeException('Queuety not initialized. Call Queuety::init() first.');

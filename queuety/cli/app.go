@@ -68,7 +68,7 @@ func Main(args []string, opts Options) int {
 	case errors.As(err, &ue):
 		return ExitUsage
 	case errors.Is(err, store.ErrJobNotFound), errors.Is(err, store.ErrWorkflowNotFound),
-		errors.Is(err, sessions.ErrSessionNotFound):
+		errors.Is(err, sessions.ErrSessionNotFound), errors.Is(err, store.ErrScheduleNotFound):
 		return ExitNotFound
 	}
 	return ExitError
@@ -120,7 +120,7 @@ func New(opts Options) *cli.App {
 			a.recoverCommand(), a.pauseCommand(true), a.pauseCommand(false), a.statusCommand(),
 			a.jobCommand(), a.purgeCommand(), a.benchCommand(),
 			a.workflowCommand(), a.sessionCommand(), a.workerCommand(), a.serveCommand(),
-			a.activitiesCommand(), a.versionCommand(), a.completionCommand(),
+			a.activitiesCommand(), a.scheduleCommand(), a.versionCommand(), a.completionCommand(),
 		},
 		HideHelpCommand:      true,
 		EnableBashCompletion: true,

@@ -50,6 +50,7 @@ var workerDurFlags = []durRange{
 	{name: "wait-sweep-interval", min: queuety.MinServiceInterval, negativeOff: true, why: busyLoop},
 	{name: "signal-poll-interval", min: queuety.MinServiceInterval, negativeOff: true, why: busyLoop},
 	{name: "deadline-interval", min: queuety.MinServiceInterval, negativeOff: true, why: busyLoop},
+	{name: "schedule-interval", min: queuety.MinServiceInterval, negativeOff: true, why: busyLoop},
 	{name: "heartbeat-interval", min: queuety.MinHeartbeatInterval, zeroOK: true, why: "0: stale-timeout/4, at most 1m"},
 	{name: "stale-timeout", min: time.Second, why: "reserved_at has one-second resolution"},
 	{name: "job-timeout", min: time.Second},

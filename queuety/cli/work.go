@@ -33,6 +33,7 @@ func workerFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "wait-sweep-interval", Value: queuety.DefaultWaitSweepInterval, EnvVars: []string{"QUEUETY_WAIT_SWEEP_INTERVAL"}, Usage: "with --workflows: re-evaluate workflows waiting for other workflows this often (at least 10ms; negative: off)"},
 		&cli.DurationFlag{Name: "signal-poll-interval", Value: queuety.DefaultSignalPollInterval, EnvVars: []string{"QUEUETY_SIGNAL_POLL_INTERVAL"}, Usage: "with --workflows: look for signals other processes stored for waiting workflows this often (at least 10ms; negative: off)"},
 		&cli.DurationFlag{Name: "deadline-interval", Value: queuety.DefaultDeadlineInterval, EnvVars: []string{"QUEUETY_DEADLINE_INTERVAL"}, Usage: "with --workflows: check workflow deadlines this often (at least 10ms; negative: off)"},
+		&cli.DurationFlag{Name: "schedule-interval", Value: queuety.DefaultScheduleInterval, EnvVars: []string{"QUEUETY_SCHEDULE_INTERVAL"}, Usage: "enqueue due schedules (the plugin's schedules table) this often, as the plugin's worker does every 60s (at least 10ms; negative: off)"},
 		&cli.DurationFlag{Name: "shutdown-grace", Value: queuety.DefaultShutdownGrace, EnvVars: []string{"QUEUETY_SHUTDOWN_GRACE"}, Usage: "on SIGTERM, how long running jobs may take to finish (a duration, or plain seconds like 30)"},
 		&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}, Usage: "processing jobs not heard from this long are rescued (a duration, or plain seconds like 600; at least 1s)"},
 		&cli.DurationFlag{Name: "heartbeat-interval", EnvVars: []string{"QUEUETY_HEARTBEAT_INTERVAL"}, DefaultText: "stale-timeout/4, at most 1m", Usage: "refresh running jobs this often (at least 100ms; 0: the default)"},
@@ -85,6 +86,7 @@ func workerConfig(c *cli.Context, cfg *queuety.Config) error {
 	cfg.WaitSweepInterval = c.Duration("wait-sweep-interval")
 	cfg.SignalPollInterval = c.Duration("signal-poll-interval")
 	cfg.DeadlineInterval = c.Duration("deadline-interval")
+	cfg.ScheduleInterval = c.Duration("schedule-interval")
 	cfg.ShutdownGrace = c.Duration("shutdown-grace")
 	cfg.StaleTimeout = c.Duration("stale-timeout")
 	cfg.HeartbeatInterval = c.Duration("heartbeat-interval")

@@ -1,0 +1,71 @@
+package queuety
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// scheduler runs the plugin's scheduler tick inside `work`: at start and
+// every Config.ScheduleInterval (60 s, as the plugin's worker loop). The
+// time it compares next_run with is the Client's clock. Ticks of other
+// daemons and of PHP workers on the same table are safe: see
+// Client.TickSchedules.
+type scheduler struct {
+	c        *Client
+	interval time.Duration
+	log      *slog.Logger
+	stop     chan struct{}
+	done     chan struct{}
+	// warned holds the rows already reported as unreadable, with the
+	// expression reported, so a bad row is logged once, not every minute.
+	warned map[int64]string
+}
+
+func (s *scheduler) Start() {
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	s.warned = map[int64]string{}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(s.interval)
+		defer t.Stop()
+		for {
+			s.tick()
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// Stop waits for a tick under way: each row's transaction is short.
+func (s *scheduler) Stop() {
+	close(s.stop)
+	<-s.done
+}
+
+func (s *scheduler) tick() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := s.c.TickSchedules(ctx)
+	if err != nil {
+		s.log.Warn("scheduler tick failed; the rows stay due for the next tick", "err", err, "dispatched", res.Dispatched)
+	}
+	for _, u := range res.Unreadable {
+		if s.warned[u.ID] == u.Err {
+			continue
+		}
+		s.warned[u.ID] = u.Err
+		s.log.Warn("schedule left alone: its expression cannot be computed here (the plugin's workers still tick it)",
+			"schedule", u.ID, "handler", u.Handler, "err", u.Err)
+	}
+	if res.Dispatched+res.Skipped > 0 {
+		s.log.Debug("scheduler tick", "dispatched", res.Dispatched, "skipped", res.Skipped, "waiting", res.Waiting)
+	}
+}
+
+// DefaultScheduleInterval is how often a worker runs the scheduler tick:
+// the plugin's worker loop ticks every 60 s.
+const DefaultScheduleInterval = 60 * time.Second
