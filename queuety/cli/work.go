@@ -230,7 +230,11 @@ pending completions are written, and work exits 1.`,
 			defer stop()
 			var srv *httpapi.Server
 			if httpAddr != "" {
-				if srv, err = newHTTPServer(c, client, httpAddr, obs); err != nil {
+				ui, err := newDashboard(c, client, a.reg, pool)
+				if err != nil {
+					return err
+				}
+				if srv, err = newHTTPServer(c, client, httpAddr, obs, ui); err != nil {
 					return err
 				}
 			}
