@@ -131,7 +131,7 @@ func (f JobQuery) args() []any {
 }
 
 // sinceAndLike turns a time filter into NULL-or-DATETIME and a text
-// filter into ''-or-a LIKE pattern matching it literally.
+// filter into ”-or-a LIKE pattern matching it literally.
 func sinceAndLike(since time.Time, text string) (any, string) {
 	var at any
 	if !since.IsZero() {

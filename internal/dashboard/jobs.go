@@ -135,8 +135,8 @@ func pages(v url.Values, page int, full bool) (prev, next string) {
 }
 
 type jobData struct {
-	Job  *store.JobRow
-	Logs []store.LogRow
+	Job   *store.JobRow
+	Logs  []store.LogRow
 	Stuck string
 }
 

@@ -24,27 +24,27 @@ const (
 
 // queueRow is one line of the queues table.
 type queueRow struct {
-	Queue                         string
-	Pending, Processing, Buried   int
-	Failed, CompletedLastHour     int
-	OldestPendingAge              time.Duration
-	Paused                        bool
+	Queue                       string
+	Pending, Processing, Buried int
+	Failed, CompletedLastHour   int
+	OldestPendingAge            time.Duration
+	Paused                      bool
 }
 
 // overviewData is the first screen.
 type overviewData struct {
-	Queues           []queueRow
-	BuriedGroups     []store.BuriedGroup
-	Stale            []store.StaleJob
-	StaleAfter       time.Duration
-	Stuck            []store.StuckJob
-	FailedWorkflows  []*workflow.StatusReport
-	Waiting          []waitingWorkflow
-	Workers          []sessions.Worker
-	Pool             *phppool.Stats
-	Chart            template.HTML
-	CompletedDay     int
-	PeakPerMinute    int
+	Queues          []queueRow
+	BuriedGroups    []store.BuriedGroup
+	Stale           []store.StaleJob
+	StaleAfter      time.Duration
+	Stuck           []store.StuckJob
+	FailedWorkflows []*workflow.StatusReport
+	Waiting         []waitingWorkflow
+	Workers         []sessions.Worker
+	Pool            *phppool.Stats
+	Chart           template.HTML
+	CompletedDay    int
+	PeakPerMinute   int
 }
 
 type waitingWorkflow struct {
