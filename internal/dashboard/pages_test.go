@@ -1,0 +1,149 @@
+package dashboard_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The first screen counts per queue, groups buried jobs by handler and
+// error, and a group's retry moves exactly that group to pending.
+func TestDashboardOverviewAndGroupRetry(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.dispatch("default", "queuety.sleep", 3)
+	timeouts := e.dispatch("mail", "send.mail", 3)
+	e.bury(timeouts, "SMTP timeout")
+	other := e.dispatch("mail", "send.mail", 1)
+	e.bury(other, "mailbox full")
+	b := newBrowser(t, e.server().URL)
+	b.login()
+	resp, body := b.do("GET", "/ui/", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, `<tr data-queue="default">`)
+	row := between(t, body, `<tr data-queue="mail">`, `</tr>`)
+	require.Contains(t, row, `<td class="n pending">0</td>`)
+	require.Contains(t, row, `<a href="/ui/jobs?queue=mail&status=buried">4</a>`)
+	groups := between(t, body, `<table id="buried-groups">`, `</table>`)
+	require.Contains(t, groups, "SMTP timeout")
+	require.Contains(t, groups, "Retry 3")
+	require.Contains(t, groups, "mailbox full")
+	require.Contains(t, body, `<svg class="chart"`)
+
+	resp, _ = b.do("POST", "/ui/buried/retry", url.Values{"csrf": {b.csrf("/ui/")}, "handler": {"send.mail"}, "error": {"SMTP timeout"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("Location"), "3+buried+send.mail+jobs+retried")
+	for _, id := range timeouts {
+		require.Equal(t, "pending", e.status(id))
+	}
+	require.Equal(t, "buried", e.status(other[0]), "another error's group is left alone")
+}
+
+// The job list filters by status, queue, handler and error text; a bulk
+// action on "all matching" asks first with the count, then acts on those
+// rows only.
+func TestDashboardJobListAndBulk(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	keep := e.dispatch("default", "queuety.sleep", 2)
+	a := e.dispatch("default", "report.build", 3)
+	e.bury(a, "disk full on /var")
+	bb := e.dispatch("other", "report.build", 2)
+	e.bury(bb, "disk full on /var")
+	b := newBrowser(t, e.server().URL)
+	b.login()
+
+	resp, body := b.do("GET", "/ui/jobs?status=buried&queue=default&error="+url.QueryEscape("full on"), nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, `<small id="matching">3 matching</small>`)
+	for _, id := range a {
+		require.Contains(t, body, fmt.Sprintf(`data-id="%d"`, id))
+	}
+	require.NotContains(t, body, fmt.Sprintf(`data-id="%d"`, bb[0]))
+	_, body = b.do("GET", "/ui/jobs?error="+url.QueryEscape("%"), nil)
+	require.Contains(t, body, `0 matching`, "the error text is matched literally")
+	resp, _ = b.do("GET", "/ui/jobs?status=nope", nil)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+
+	token := b.csrf("/ui/jobs")
+	form := url.Values{"csrf": {token}, "action": {"retry"}, "scope": {"all"}, "status": {"buried"}, "handler": {"report.build"}}
+	resp, body = b.do("POST", "/ui/jobs/bulk", form)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, `<strong>5</strong> jobs matching the filter`)
+	for _, id := range append(a, bb...) {
+		require.Equal(t, "buried", e.status(id), "nothing moves before the confirmation")
+	}
+	form.Set("confirm", "yes")
+	resp, _ = b.do("POST", "/ui/jobs/bulk", form)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	for _, id := range append(a, bb...) {
+		require.Equal(t, "pending", e.status(id))
+	}
+
+	// A selection: delete one job, bury another.
+	resp, _ = b.do("POST", "/ui/jobs/bulk", url.Values{"csrf": {token}, "action": {"delete"}, "scope": {"selected"}, "id": {fmt.Sprint(keep[0])}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	_, err := e.c.Job(e.ctx, keep[0])
+	require.Error(t, err)
+	resp, _ = b.do("POST", "/ui/jobs/bulk", url.Values{"csrf": {token}, "action": {"bury"}, "scope": {"selected"}, "id": {fmt.Sprint(keep[1])}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, "buried", e.status(keep[1]))
+	resp, _ = b.do("POST", "/ui/jobs/bulk", url.Values{"csrf": {token}, "action": {"retry"}, "scope": {"selected"}})
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "nothing selected")
+
+	resp, body = b.do("GET", fmt.Sprintf("/ui/jobs/%d", keep[1]), nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, "Buried by an operator from the dashboard.")
+	resp, _ = b.do("GET", "/ui/jobs/999999", nil)
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+}
+
+// A waiting workflow shows on the first screen and on its page (steps,
+// timeline, state); approve stores the signal and the workflow moves on;
+// the workflow list's bulk cancel asks first.
+func TestDashboardWorkflowPageAndApprove(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	id := e.approvalWorkflow()
+	b := newBrowser(t, e.server().URL)
+	b.login()
+	_, body := b.do("GET", "/ui/", nil)
+	require.Contains(t, between(t, body, `<table id="waiting">`, `</table>`), fmt.Sprintf(`data-workflow="%d"`, id))
+
+	resp, body := b.do("GET", fmt.Sprintf("/ui/workflows/%d", id), nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	steps := between(t, body, `<ol class="strip" id="steps">`, `</ol>`)
+	require.Contains(t, steps, `<li class="current"`)
+	require.Contains(t, steps, `<li class="pending"`)
+	require.Contains(t, steps, "→ approval")
+	require.Contains(t, body, `<svg class="timeline"`)
+	require.Contains(t, body, `<pre id="state">`)
+
+	resp, _ = b.do("POST", fmt.Sprintf("/ui/workflows/%d/approve", id), url.Values{"csrf": {b.csrf("/ui/")}, "signal": {"approval"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, []string{"approval"}, e.signals(id))
+	e.waitWorkflow(id, "completed")
+	_, body = b.do("GET", fmt.Sprintf("/ui/workflows/%d", id), nil)
+	require.NotContains(t, body, `<li class="current"`)
+
+	resp, body = b.do("GET", "/ui/workflows?status=completed&name=editorial", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, fmt.Sprintf(`data-id="%d"`, id))
+	resp, _ = b.do("POST", fmt.Sprintf("/ui/workflows/%d/cancel", id), url.Values{"csrf": {b.csrf("/ui/")}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, "a refused lifecycle action comes back as a message")
+	require.Equal(t, "completed", e.workflowStatus(id))
+}
+
+// between returns the part of s from start to the next end.
+func between(t *testing.T, s, start, end string) string {
+	t.Helper()
+	i := strings.Index(s, start)
+	require.GreaterOrEqual(t, i, 0, "no %q", start)
+	j := strings.Index(s[i:], end)
+	require.GreaterOrEqual(t, j, 0)
+	return s[i : i+j]
+}
