@@ -46,6 +46,7 @@ func newEnv(t *testing.T, mutate func(*dashboard.Config)) *env {
 	_, err = c.Migrate(ctx)
 	require.NoError(t, err)
 	reg := queuety.NewRegistry()
+	queuety.RegisterBuiltins(reg)
 	reg.RegisterStep("Publish", func(context.Context, *workflow.State) (*phpjson.Object, error) {
 		o := phpjson.NewObject()
 		o.Set("published", phpjson.Bool(true))

@@ -110,7 +110,8 @@ func (d *Dashboard) loadOverview(ctx context.Context) (*overviewData, error) {
 		ps := d.cfg.PoolStats()
 		out.Pool = &ps
 	}
-	since := st.Now().Add(-throughputMins * time.Minute).Truncate(time.Minute)
+	// The last column is the current minute.
+	since := st.Now().Truncate(time.Minute).Add(-(throughputMins - 1) * time.Minute)
 	perMin, err := st.Throughput(ctx, since, throughputMins)
 	if err != nil {
 		return nil, err

@@ -182,6 +182,9 @@ func stepStrip(row *store.WorkflowRow, rep *workflow.StatusReport) []stepView {
 	out := make([]stepView, 0, len(steps))
 	for i, s := range steps {
 		v := stepView{Index: i, Name: s.Name(i), Type: string(s.Type())}
+		if _, named := s.StoredName(); !named && s.Class() != "" {
+			v.Name = s.Class() // an unnamed step is known by its handler
+		}
 		switch {
 		case rep.Status == workflow.StatusCompleted || i < rep.CurrentStep:
 			v.State = "done"
