@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/internal/dashboard"
+	"github.com/queuety-go/queuety/internal/httpapi"
 )
 
 // Without credentials a page sends the browser to the login page and an
@@ -161,4 +163,38 @@ func TestDashboardLoginNextStaysInside(t *testing.T) {
 		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 		require.Equal(t, want, resp.Header.Get("Location"), next)
 	}
+}
+
+// Mounted on the HTTP API (as serve and work --http do): /ui redirects to
+// /ui/, a token-less visit goes to the login page, a token-less post and
+// the worker token are refused, the operator token gets in.
+func TestDashboardOnTheHTTPAPI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	api, err := httpapi.New(httpapi.Config{
+		WorkerToken: "worker-token-0123456789abcdef", OperatorToken: operatorToken,
+		Registry: e.c.Sessions(), UI: e.d,
+	})
+	require.NoError(t, err)
+	srv := httptest.NewServer(api.Handler())
+	t.Cleanup(srv.Close)
+	b := newBrowser(t, srv.URL)
+	resp, _ := b.do("GET", "/ui", nil)
+	require.Equal(t, http.StatusMovedPermanently, resp.StatusCode)
+	require.Equal(t, "/ui/", resp.Header.Get("Location"))
+	resp, _ = b.do("GET", "/ui/", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.True(t, strings.HasPrefix(resp.Header.Get("Location"), "/ui/login"))
+	resp, _ = b.do("POST", "/ui/queues/default/pause", url.Values{})
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	b.header.Set("Authorization", "Bearer worker-token-0123456789abcdef")
+	resp, _ = b.do("GET", "/ui/", nil)
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "the worker token is not the operator's")
+	b.header.Set("Authorization", "Bearer "+operatorToken)
+	resp, body := b.do("GET", "/ui/", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, `<table id="queues">`)
+	resp, _ = b.do("GET", "/ui/static/style.css", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.False(t, e.paused("default"))
 }
