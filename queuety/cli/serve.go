@@ -144,6 +144,8 @@ and X-Durable-Workflow-Control-Plane-Version: 2. Run queuety migrate first.
 GET /metrics (operator token) is Prometheus text; GET /healthz and GET /readyz
 take no token. --metrics-listen serves those three without a token on another
 address (a bare port binds 127.0.0.1).
+The web dashboard is at /ui/ (log in with the operator token; --ui-read-only
+refuses every action, --no-ui turns it off).
 SIGTERM or SIGINT: waiting polls answer empty, requests in flight finish, exit 0.`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: DefaultListen, EnvVars: []string{"QUEUETY_LISTEN"}, Usage: "address to listen on (port 0: any free port)"},

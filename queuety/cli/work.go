@@ -164,7 +164,8 @@ cover its requirements; a graceful stop closes the sessions it holds:
 
 With --http, the HTTP API of queuety serve runs beside the worker (tokens from
 QUEUETY_WORKER_TOKEN and QUEUETY_OPERATOR_TOKEN), with Prometheus metrics at
-GET /metrics (operator token) and GET /healthz, GET /readyz (no token).
+GET /metrics (operator token) and GET /healthz, GET /readyz (no token), and the
+web dashboard at /ui/ (log in with the operator token).
 --metrics-listen serves /metrics, /healthz and /readyz alone, without a token
 (a bare port binds 127.0.0.1):
 
