@@ -72,6 +72,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	require.Equal(t, "running", wd.text(`tr[data-queue="reports"] td.state`))
 	require.Contains(t, wd.text("#throughput h2"), "6 jobs completed in 24 h", "the chart counts the completed log rows")
 	require.Contains(t, wd.text("#waiting"), "editorial")
+	require.Equal(t, 1, wd.count(`#unserved tr[data-queue="reports"]`), "no worker serves reports")
+	require.Equal(t, 0, wd.count(`#unserved tr[data-queue="default"]`))
 	overview := wd.screenshot(screenshotDir(), "dashboard-overview.png")
 	t.Logf("screenshot of the first screen: %s", overview)
 

@@ -33,7 +33,10 @@ type queueRow struct {
 
 // overviewData is the first screen.
 type overviewData struct {
-	Queues          []queueRow
+	Queues []queueRow
+	// Unserved are queues with pending jobs that no live registered
+	// worker serves (PHP's workers do not register: they may still run).
+	Unserved        []queueRow
 	BuriedGroups    []store.BuriedGroup
 	Stale           []store.StaleJob
 	StaleAfter      time.Duration
@@ -80,6 +83,7 @@ func (d *Dashboard) loadOverview(ctx context.Context) (*overviewData, error) {
 	}
 	out.Workers = workers
 	out.Queues = queueRows(snap, done, workers)
+	out.Unserved = unserved(out.Queues, workers)
 
 	if out.BuriedGroups, err = st.BuriedGroups(ctx, buriedScan, buriedGroups); err != nil {
 		return nil, err
@@ -179,6 +183,25 @@ func queueRows(snap store.MetricsSnapshot, done map[string]int, workers []sessio
 		}
 		return 0
 	})
+	return out
+}
+
+// unserved picks the queues with pending jobs no live worker serves.
+func unserved(queues []queueRow, workers []sessions.Worker) []queueRow {
+	served := map[string]bool{}
+	for _, w := range workers {
+		if !w.IsStale {
+			for _, q := range w.Queues {
+				served[q] = true
+			}
+		}
+	}
+	var out []queueRow
+	for _, q := range queues {
+		if q.Pending > 0 && !served[q.Queue] {
+			out = append(out, q)
+		}
+	}
 	return out
 }
 
