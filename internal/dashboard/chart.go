@@ -45,14 +45,17 @@ func throughputChart(perMin []int, since time.Time) template.HTML {
 }
 
 // timelineChart draws a workflow's events as an inline SVG: one lane per
-// step, a bar from a step's start to its completion or failure, a dot for
-// every other event, and the time since the first event on the x axis.
-func timelineChart(events []workflow.TimelineEvent, steps int) template.HTML {
+// step (named by steps), a bar from a step's start to its completion or
+// failure, a dot for every other event, and the time since the first
+// event on the x axis. Event times have whole seconds, so when the events
+// are packed into fewer seconds than there are events they are spaced in
+// their order instead.
+func timelineChart(events []workflow.TimelineEvent, steps []string) template.HTML {
 	if len(events) == 0 {
 		return ""
 	}
 	times := make([]time.Time, len(events))
-	lanes := steps
+	lanes := len(steps)
 	for i, e := range events {
 		times[i], _ = time.Parse(time.DateTime, e.CreatedAt)
 		lanes = max(lanes, e.StepIndex+1)
@@ -66,55 +69,67 @@ func timelineChart(events []workflow.TimelineEvent, steps int) template.HTML {
 			t1 = t
 		}
 	}
-	span := max(t1.Sub(t0).Seconds(), 1)
 	const w, lane, left, right = 900, 22, 150, 20
 	h := lane*lanes + 30
-	x := func(t time.Time) float64 { return left + (w-left-right)*t.Sub(t0).Seconds()/span }
+	ordinal := t1.Sub(t0) < time.Duration(len(events))*time.Second
+	span := max(t1.Sub(t0).Seconds(), 1)
+	if ordinal {
+		span = float64(max(len(events)-1, 1))
+	}
+	// x places event i (at time t) on the axis.
+	x := func(i int, t time.Time) float64 {
+		if ordinal {
+			return left + (w-left-right)*float64(i)/span
+		}
+		return left + (w-left-right)*t.Sub(t0).Seconds()/span
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="timeline" viewBox="0 0 %d %d" role="img" aria-label="workflow timeline">`, w, h)
-	name := map[int]string{}
-	started := map[int]time.Time{}
+	started := map[int]float64{} // step → x of its first start
 	for i, e := range events {
-		if e.StepName != nil && name[e.StepIndex] == "" {
-			name[e.StepIndex] = *e.StepName
-		}
 		y := lane*e.StepIndex + 4
+		at := x(i, times[i])
 		switch e.Event {
 		case workflow.EventStepStarted:
 			if _, ok := started[e.StepIndex]; !ok {
-				started[e.StepIndex] = times[i]
+				started[e.StepIndex] = at
 			}
 		case workflow.EventStepCompleted, workflow.EventStepFailed:
 			from, ok := started[e.StepIndex]
 			if !ok {
-				from = times[i]
+				from = at
 			}
 			cls := "done"
 			if e.Event == workflow.EventStepFailed {
 				cls = "failed"
 			}
 			fmt.Fprintf(&b, `<rect class="%s" x="%.1f" y="%d" width="%.1f" height="%d"><title>%s</title></rect>`,
-				cls, x(from), y, max(x(times[i])-x(from), 3), lane-8, html.EscapeString(fmt.Sprintf("step %d %s at %s", e.StepIndex, e.Event, e.CreatedAt)))
+				cls, from, y, max(at-from, 3), lane-8, html.EscapeString(fmt.Sprintf("step %d %s at %s", e.StepIndex, e.Event, e.CreatedAt)))
 			delete(started, e.StepIndex)
 		default:
 			fmt.Fprintf(&b, `<circle class="event" cx="%.1f" cy="%d" r="4"><title>%s</title></circle>`,
-				x(times[i]), y+(lane-8)/2, html.EscapeString(e.Event+" at "+e.CreatedAt))
+				at, y+(lane-8)/2, html.EscapeString(e.Event+" at "+e.CreatedAt))
 		}
 	}
 	// A step started and not finished yet runs to the last event.
+	end := x(len(events)-1, t1)
 	for i, from := range started {
 		fmt.Fprintf(&b, `<rect class="current" x="%.1f" y="%d" width="%.1f" height="%d"><title>step %d running</title></rect>`,
-			x(from), lane*i+4, max(x(t1)-x(from), 3), lane-8, i)
+			from, lane*i+4, max(end-from, 3), lane-8, i)
 	}
 	for i := 0; i < lanes; i++ {
-		label := name[i]
-		if label == "" {
-			label = fmt.Sprintf("step %d", i)
+		label := fmt.Sprintf("step %d", i)
+		if i < len(steps) {
+			label = steps[i]
 		}
 		fmt.Fprintf(&b, `<text x="4" y="%d">%s</text>`, lane*i+lane/2+4, html.EscapeString(truncate(label, 22)))
 	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text><text x="%d" y="%d" text-anchor="end">+%s</text>`,
-		left, h-6, html.EscapeString(t0.Format(time.DateTime)), w-right, h-6, html.EscapeString(t1.Sub(t0).String()))
+	axis := "+" + t1.Sub(t0).String()
+	if ordinal {
+		axis += ", events in order"
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text><text x="%d" y="%d" text-anchor="end">%s</text>`,
+		left, h-6, html.EscapeString(t0.Format(time.DateTime)), w-right, h-6, html.EscapeString(axis))
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }

@@ -47,6 +47,12 @@ func newEnv(t *testing.T, mutate func(*dashboard.Config)) *env {
 	require.NoError(t, err)
 	reg := queuety.NewRegistry()
 	queuety.RegisterBuiltins(reg)
+	reg.RegisterStep("Draft", func(context.Context, *workflow.State) (*phpjson.Object, error) {
+		time.Sleep(50 * time.Millisecond) // a bar of some width on the timeline
+		o := phpjson.NewObject()
+		o.Set("draft", phpjson.String("Three findings, one recommendation."))
+		return o, nil
+	})
 	reg.RegisterStep("Publish", func(context.Context, *workflow.State) (*phpjson.Object, error) {
 		o := phpjson.NewObject()
 		o.Set("published", phpjson.Bool(true))
@@ -109,11 +115,11 @@ func (e *env) paused(queue string) bool {
 	return false
 }
 
-// approvalWorkflow dispatches a workflow that waits for approval, then
-// publishes, and runs a worker until it waits.
+// approvalWorkflow dispatches a workflow that drafts, waits for approval,
+// then publishes, and runs a worker until it waits.
 func (e *env) approvalWorkflow() int64 {
 	e.t.Helper()
-	d, err := workflow.New("editorial").WaitForApproval().Then("Publish").Build(phpjson.NewObject())
+	d, err := workflow.New("editorial").Then("Draft").WaitForApproval().Then("Publish").Build(phpjson.NewObject())
 	require.NoError(e.t, err)
 	id, _, err := e.c.DispatchWorkflow(e.ctx, d)
 	require.NoError(e.t, err)

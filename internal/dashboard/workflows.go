@@ -140,7 +140,11 @@ func (d *Dashboard) workflow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := workflowData{W: rep, Events: events, Steps: stepStrip(row, rep)}
-	data.Timeline = timelineChart(events, len(data.Steps))
+	names := make([]string, len(data.Steps))
+	for i, st := range data.Steps {
+		names[i] = st.Name
+	}
+	data.Timeline = timelineChart(events, names)
 	if b, err := json.Marshal(rep.State); err == nil {
 		var buf bytes.Buffer
 		if json.Indent(&buf, b, "", "  ") == nil {
@@ -182,8 +186,8 @@ func stepStrip(row *store.WorkflowRow, rep *workflow.StatusReport) []stepView {
 	out := make([]stepView, 0, len(steps))
 	for i, s := range steps {
 		v := stepView{Index: i, Name: s.Name(i), Type: string(s.Type())}
-		if _, named := s.StoredName(); !named && s.Class() != "" {
-			v.Name = s.Class() // an unnamed step is known by its handler
+		if v.Name == strconv.Itoa(i) && s.Class() != "" {
+			v.Name = s.Class() // an unnamed step (named by its index) is known by its handler
 		}
 		switch {
 		case rep.Status == workflow.StatusCompleted || i < rep.CurrentStep:
