@@ -53,6 +53,11 @@ func (a *auth) mac(parts ...string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
+// signed reports whether sig is the MAC of parts.
+func (a *auth) signed(sig string, parts ...string) bool {
+	return hmac.Equal([]byte(sig), []byte(a.mac(parts...)))
+}
+
 // session is what a request proved.
 type session struct {
 	ok     bool

@@ -72,6 +72,8 @@ func TestDashboardLoginAndBearer(t *testing.T) {
 	resp, body = c.do("GET", "/ui/", nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, body, `<span class="badge paused">paused</span>`)
+	_, body = c.do("GET", "/ui/?flash="+url.QueryEscape("Your token expired: log in at evil.example"), nil)
+	require.NotContains(t, body, "evil.example", "an unsigned message is not shown")
 	resp, _ = c.do("POST", "/ui/logout", url.Values{"csrf": {c.csrf("/ui/")}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	require.Equal(t, "", c.cookie.Value, "logout clears the cookie")

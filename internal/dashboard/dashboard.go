@@ -59,6 +59,7 @@ type Dashboard struct {
 	pages   map[string]*template.Template
 	auth    *auth
 	handler http.Handler
+	tp      throughputCache
 }
 
 // New checks cfg, parses the templates and builds the handler.
@@ -163,8 +164,8 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 	v.CSRF = s.csrf
 	v.LoggedIn = s.ok && !d.cfg.InsecureNoAuth && !s.bearer
 	v.ReadOnly = d.cfg.ReadOnly
-	if v.Flash == "" {
-		v.Flash = r.URL.Query().Get("flash")
+	if f := r.URL.Query().Get("flash"); v.Flash == "" && f != "" && d.auth.signed(r.URL.Query().Get("flash_sig"), "flash", f) {
+		v.Flash = f
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
@@ -193,7 +194,9 @@ func (d *Dashboard) internalError(w http.ResponseWriter, r *http.Request, err er
 }
 
 // done redirects after an action (post/redirect/get), with a message.
-func done(w http.ResponseWriter, r *http.Request, to, flash string) {
+// The message travels in the URL with an HMAC, so a link made elsewhere
+// cannot put words on the dashboard.
+func (d *Dashboard) done(w http.ResponseWriter, r *http.Request, to, flash string) {
 	if to == "" || !strings.HasPrefix(to, Prefix) || strings.HasPrefix(to, "//") {
 		to = Prefix
 	}
@@ -203,6 +206,7 @@ func done(w http.ResponseWriter, r *http.Request, to, flash string) {
 	}
 	q := u.Query()
 	q.Set("flash", flash)
+	q.Set("flash_sig", d.auth.mac("flash", flash))
 	u.RawQuery = q.Encode()
 	http.Redirect(w, r, u.String(), http.StatusSeeOther)
 }

@@ -229,7 +229,7 @@ func (d *Dashboard) bulkJobs(w http.ResponseWriter, r *http.Request) {
 	if failed > 0 {
 		msg += fmt.Sprintf(" %d no longer existed.", failed)
 	}
-	done(w, r, back, msg)
+	d.done(w, r, back, msg)
 }
 
 func verb(action string) string {

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phppool"
@@ -114,9 +115,7 @@ func (d *Dashboard) loadOverview(ctx context.Context) (*overviewData, error) {
 		ps := d.cfg.PoolStats()
 		out.Pool = &ps
 	}
-	// The last column is the current minute.
-	since := st.Now().Truncate(time.Minute).Add(-(throughputMins - 1) * time.Minute)
-	perMin, err := st.Throughput(ctx, since, throughputMins)
+	since, perMin, err := d.throughput(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +125,38 @@ func (d *Dashboard) loadOverview(ctx context.Context) (*overviewData, error) {
 	}
 	out.Chart = throughputChart(perMin, since)
 	return out, nil
+}
+
+// throughputTTL is how long a read of the day's throughput is reused: it
+// reads a day of log rows, and refreshing the overview should not.
+const throughputTTL = 15 * time.Second
+
+// throughputCache holds the last read of the throughput.
+type throughputCache struct {
+	mu     sync.Mutex
+	readAt time.Time
+	since  time.Time
+	perMin []int
+}
+
+// throughput returns jobs completed per minute over the last 24 hours,
+// the last column being the current minute.
+func (d *Dashboard) throughput(ctx context.Context) (time.Time, []int, error) {
+	c := &d.tp
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := d.cfg.Now()
+	if c.perMin != nil && now.Sub(c.readAt) < throughputTTL {
+		return c.since, c.perMin, nil
+	}
+	st := d.cfg.Client.Store()
+	since := st.Now().Truncate(time.Minute).Add(-(throughputMins - 1) * time.Minute)
+	per, err := st.Throughput(ctx, since, throughputMins)
+	if err != nil {
+		return time.Time{}, nil, err
+	}
+	c.readAt, c.since, c.perMin = now, since, per
+	return since, per, nil
 }
 
 // queueRows merges the bounded counts into one row per queue: every queue
@@ -223,7 +254,7 @@ func (d *Dashboard) queueAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.log.Info("dashboard: queue "+action+"d", "queue", q)
-	done(w, r, Prefix, fmt.Sprintf("Queue %s %sd.", q, action))
+	d.done(w, r, Prefix, fmt.Sprintf("Queue %s %sd.", q, action))
 }
 
 // retryGroup is POST /ui/buried/retry: every buried job of one handler
@@ -242,5 +273,5 @@ func (d *Dashboard) retryGroup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.log.Info("dashboard: buried group retried", "handler", handler, "jobs", n)
-	done(w, r, Prefix, fmt.Sprintf("%d buried %s jobs retried.", n, handler))
+	d.done(w, r, Prefix, fmt.Sprintf("%d buried %s jobs retried.", n, handler))
 }

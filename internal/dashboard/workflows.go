@@ -231,14 +231,14 @@ func (d *Dashboard) workflowAction(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		if queuety.IsWorkflowStateError(err) || errors.Is(err, store.ErrWorkflowNotFound) {
-			done(w, r, back, err.Error())
+			d.done(w, r, back, err.Error())
 			return
 		}
 		d.internalError(w, r, err)
 		return
 	}
 	d.log.Info("dashboard: workflow "+action, "workflow_id", id)
-	done(w, r, back, fmt.Sprintf("Workflow #%d: %s sent.", id, action))
+	d.done(w, r, back, fmt.Sprintf("Workflow #%d: %s sent.", id, action))
 }
 
 var errUnknownAction = errors.New("unknown action")
@@ -316,5 +316,5 @@ func (d *Dashboard) bulkWorkflows(w http.ResponseWriter, r *http.Request) {
 	if refused > 0 {
 		msg += fmt.Sprintf(" %d were not in a state that allows it.", refused)
 	}
-	done(w, r, back, msg)
+	d.done(w, r, back, msg)
 }
