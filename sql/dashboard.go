@@ -210,3 +210,13 @@ func (s *Store) WorkflowIDs(ctx context.Context, f WorkflowQuery, limit int) ([]
 	}
 	return ids, nil
 }
+
+// PendingSessionJobs lists pending session-bound jobs (id, queue,
+// handler, session_id, worker_session filled), by session, at most limit.
+func (s *Store) PendingSessionJobs(ctx context.Context, limit int) ([]JobRow, error) {
+	var rows []JobRow
+	if err := s.unsafe.SelectContext(ctx, &rows, s.query(qDashPendingSession), limit); err != nil {
+		return nil, fmt.Errorf("pending session jobs: %w", err)
+	}
+	return rows, nil
+}

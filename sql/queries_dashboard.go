@@ -13,4 +13,5 @@ const (
 	qDashListWorkflows     = "dash-list-workflows"
 	qDashCountWorkflows    = "dash-count-workflows"
 	qDashWorkflowIDs       = "dash-workflow-ids"
+	qDashPendingSession    = "dash-pending-session-jobs"
 )

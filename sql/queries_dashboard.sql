@@ -98,3 +98,11 @@ WHERE (? = '' OR status = ?) AND (? = '' OR name = ?)
 	AND (? IS NULL OR started_at >= ?) AND (? = '' OR error_message LIKE ?)
 ORDER BY id
 LIMIT ?
+
+-- name: dash-pending-session-jobs
+-- Pending session-bound jobs, at most ?: idx_qgo_session over the virtual
+-- session_pending column (NULL for every other row).
+SELECT id, queue, handler, session_id, worker_session FROM {jobs}
+WHERE session_pending IS NOT NULL
+ORDER BY session_pending, id
+LIMIT ?

@@ -11,6 +11,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/internal/sessions"
+	"github.com/queuety-go/queuety/queuety"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -21,6 +22,7 @@ const (
 	buriedGroups   = 20
 	attentionRows  = 20
 	throughputMins = 24 * 60
+	sessionScan    = 5000 // pending session-bound jobs checked against the workers
 )
 
 // queueRow is one line of the queues table.
@@ -38,6 +40,7 @@ type overviewData struct {
 	// Unserved are queues with pending jobs that no live registered
 	// worker serves (PHP's workers do not register: they may still run).
 	Unserved        []queueRow
+	Unadmitted      []queuety.UnadmittedSessionJobs
 	BuriedGroups    []store.BuriedGroup
 	Stale           []store.StaleJob
 	StaleAfter      time.Duration
@@ -85,6 +88,9 @@ func (d *Dashboard) loadOverview(ctx context.Context) (*overviewData, error) {
 	out.Workers = workers
 	out.Queues = queueRows(snap, done, workers)
 	out.Unserved = unserved(out.Queues, workers)
+	if out.Unadmitted, err = c.UnadmittedSessionJobs(ctx, workers, sessionScan); err != nil {
+		return nil, err
+	}
 
 	if out.BuriedGroups, err = st.BuriedGroups(ctx, buriedScan, buriedGroups); err != nil {
 		return nil, err

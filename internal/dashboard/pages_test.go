@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/queuety-go/queuety/queuety"
 )
 
 // The first screen counts per queue, groups buried jobs by handler and
@@ -20,11 +22,18 @@ func TestDashboardOverviewAndGroupRetry(t *testing.T) {
 	e.bury(timeouts, "SMTP timeout")
 	other := e.dispatch("mail", "send.mail", 1)
 	e.bury(other, "mailbox full")
+	_, err := e.c.Dispatch(e.ctx, "render", nil, queuety.InWorkerSession("gpu-render",
+		queuety.WorkerSessionOptions{Queue: "gpu", Requirements: []string{"gpu:h100"}}))
+	require.NoError(t, err)
 	b := newBrowser(t, e.server().URL)
 	b.login()
 	resp, body := b.do("GET", "/ui/", nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, body, `<tr data-queue="default">`)
+	unadmitted := between(t, body, `<table id="unadmitted">`, `</table>`)
+	require.Contains(t, unadmitted, `<tr data-session="gpu-render">`)
+	require.Contains(t, unadmitted, "gpu:h100")
+	require.Contains(t, between(t, body, `<table id="unserved">`, `</table>`), `<tr data-queue="gpu">`)
 	row := between(t, body, `<tr data-queue="mail">`, `</tr>`)
 	require.Contains(t, row, `<td class="n pending">0</td>`)
 	require.Contains(t, row, `<a href="/ui/jobs?queue=mail&status=buried">4</a>`)
