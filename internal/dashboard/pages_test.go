@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/dashboard"
+	"github.com/queuety-go/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/queuety"
 )
 
@@ -107,6 +109,7 @@ func TestDashboardJobListAndBulk(t *testing.T) {
 	resp, body = b.do("GET", fmt.Sprintf("/ui/jobs/%d", keep[1]), nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, body, "Buried by an operator from the dashboard.")
+	require.Contains(t, body, fmt.Sprintf(`<input type="hidden" name="id" value="%d"><input type="hidden" name="action" value="retry">`, keep[1]))
 	resp, _ = b.do("GET", "/ui/jobs/999999", nil)
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 }
@@ -155,4 +158,54 @@ func between(t *testing.T, s, start, end string) string {
 	j := strings.Index(s[i:], end)
 	require.GreaterOrEqual(t, j, 0)
 	return s[i : i+j]
+}
+
+// The workflow list's bulk cancel acts on the ticked workflows only, and
+// on "all matching" after the confirmation; a workflow already finished is
+// counted as refused, not an error.
+func TestDashboardWorkflowBulk(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	a, b2, c := e.approvalWorkflow(), e.approvalWorkflow(), e.approvalWorkflow()
+	b := newBrowser(t, e.server().URL)
+	b.login()
+	token := b.csrf("/ui/workflows")
+	resp, _ := b.do("POST", "/ui/workflows/bulk", url.Values{"csrf": {token}, "action": {"cancel"}, "scope": {"selected"}, "id": {fmt.Sprint(a)}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, "cancelled", e.workflowStatus(a))
+	require.Equal(t, "waiting_for_signal", e.workflowStatus(b2))
+
+	form := url.Values{"csrf": {token}, "action": {"cancel"}, "scope": {"all"}, "name": {"editorial"}}
+	resp, body := b.do("POST", "/ui/workflows/bulk", form)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, `<strong>3</strong> workflows matching the filter`)
+	form.Set("confirm", "yes")
+	resp, _ = b.do("POST", "/ui/workflows/bulk", form)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	require.NoError(t, err)
+	require.Equal(t, "Cancelled: 2 workflows. 1 were not in a state that allows it.", loc.Query().Get("flash"))
+	require.Equal(t, "cancelled", e.workflowStatus(b2))
+	require.Equal(t, "cancelled", e.workflowStatus(c))
+}
+
+// Under work --php the overview shows the pool's processes.
+func TestDashboardShowsThePHPPool(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *dashboard.Config) {
+		c.PoolStats = func() phppool.Stats { return phppool.Stats{PIDs: []int{4242, 0}, Busy: 1, Jobs: 17, Spawns: 3, Crashes: 1} }
+	})
+	b := newBrowser(t, e.server().URL)
+	b.login()
+	_, body := b.do("GET", "/ui/", nil)
+	require.Contains(t, body, `<p id="pool">2 processes, 1 busy; 17 jobs run, 3 started, 0 recycled, 1 crashed, 0 killed. PIDs: 4242, restarting</p>`)
+	_, body = newEnvPage(t)
+	require.NotContains(t, body, `id="pool"`, "no pool, no pool section")
+}
+
+func newEnvPage(t *testing.T) (*http.Response, string) {
+	e := newEnv(t, nil)
+	b := newBrowser(t, e.server().URL)
+	b.login()
+	return b.do("GET", "/ui/", nil)
 }

@@ -83,6 +83,7 @@ var funcs = template.FuncMap{
 	},
 	"short": func(s string, n int) string { return truncate(strings.TrimSpace(s), n) },
 	"join":  strings.Join,
+	"list":  func(s ...string) []string { return s },
 	"deref": func(p *int64) int64 {
 		if p == nil {
 			return 0
