@@ -193,7 +193,9 @@ func TestDashboardWorkflowBulk(t *testing.T) {
 func TestDashboardShowsThePHPPool(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(c *dashboard.Config) {
-		c.PoolStats = func() phppool.Stats { return phppool.Stats{PIDs: []int{4242, 0}, Busy: 1, Jobs: 17, Spawns: 3, Crashes: 1} }
+		c.PoolStats = func() phppool.Stats {
+			return phppool.Stats{PIDs: []int{4242, 0}, Busy: 1, Jobs: 17, Spawns: 3, Crashes: 1}
+		}
 	})
 	b := newBrowser(t, e.server().URL)
 	b.login()
