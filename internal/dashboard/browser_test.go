@@ -60,6 +60,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	require.Contains(t, wd.url(), "/ui/login", "a token-less visit lands on the login page")
 	wd.typeInto("#token", operatorToken)
 	wd.click("#login")
+	wd.waitText("#queues")
 	require.Equal(t, base+"/ui/", wd.url())
 
 	require.Equal(t, "4", wd.text(`tr[data-queue="reports"] td.pending`))
@@ -88,8 +89,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	require.Equal(t, "3", wd.text(`tr[data-queue="mail"] td.pending`))
 
 	wd.click(fmt.Sprintf(`#waiting a[href="/ui/workflows/%d"]`, wf))
-	require.Equal(t, fmt.Sprintf("%s/ui/workflows/%d", base, wf), wd.url())
 	require.Equal(t, "waiting_for_signal", wd.waitText("#wf-status"))
+	require.Equal(t, fmt.Sprintf("%s/ui/workflows/%d", base, wf), wd.url())
 	require.Equal(t, 1, wd.count("#steps li.done"), "Draft")
 	require.Equal(t, 1, wd.count("#steps li.current"), "the approval")
 	require.Equal(t, 1, wd.count("#steps li.pending"), "Publish")
