@@ -125,7 +125,9 @@ func (c *Client) Sweep(ctx context.Context, policy RetentionPolicy) (map[Retenti
 	return out, nil
 }
 
-// retention runs the retention sweep on a cron schedule inside `work`.
+// retention runs the retention sweep inside `work`: once at start (a
+// daemon restarted more often than its schedule fires would otherwise
+// never sweep) and then on a cron schedule.
 type retention struct {
 	c        *Client
 	policy   RetentionPolicy
@@ -135,6 +137,7 @@ type retention struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	mu       sync.Mutex // one sweep at a time
+	first    sync.WaitGroup
 }
 
 func (r *retention) Start() error {
@@ -145,6 +148,7 @@ func (r *retention) Start() error {
 		return err
 	}
 	r.cron.Start()
+	r.first.Go(r.sweep)
 	return nil
 }
 
@@ -152,6 +156,7 @@ func (r *retention) Start() error {
 func (r *retention) Stop() {
 	r.cancel()
 	<-r.cron.Stop().Done()
+	r.first.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 }

@@ -234,3 +234,22 @@ func TestRetentionCountMatchesPurge(t *testing.T) {
 		require.Zero(t, n, "%s left after purge", k)
 	}
 }
+
+// TestRetentionSweepsAtStart: the service sweeps once when the worker
+// starts, not only when its schedule first fires (here in an hour).
+func TestRetentionSweepsAtStart(t *testing.T) {
+	c := newTestClient(t, func(cfg *Config) {
+		retentionConfig(cfg)
+		cfg.RetentionSchedule = "@every 1h"
+	})
+	f := writeRetentionFixture(t, c)
+	reg := NewRegistry()
+	reg.HandleFunc("noop", func(context.Context, *Job) error { return nil })
+	startWorker(t, c, reg)
+	waitFor(t, 10*time.Second, "the start-up sweep", func() bool {
+		return len(ids(t, c, "workflows")) == len(f.keepWorkflows) && len(ids(t, c, "jobs")) == len(f.keepJobs)
+	})
+	require.Equal(t, f.keepJobs, ids(t, c, "jobs"))
+	require.Equal(t, f.keepWorkflows, ids(t, c, "workflows"))
+	require.Equal(t, f.keepEvents, ids(t, c, "workflow_events"))
+}

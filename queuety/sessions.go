@@ -215,7 +215,11 @@ func (a *sessionAgent) claim(ctx context.Context, tx *store.ClaimTx, queues []st
 		a.noneAt = time.Now()
 		a.mu.Unlock()
 	}
-	a.w.stats.buried.Add(int64(buried))
+	// The claim buried these itself: count them like any burial.
+	a.w.stats.buried.Add(int64(len(buried)))
+	for i := range buried {
+		a.w.observeJob(&buried[i], OutcomeBuried, 0)
+	}
 	return rows, err
 }
 
@@ -259,7 +263,7 @@ const sessionRounds = 4
 // session is closed or past its TTL (terminal for that id). seen counts
 // the candidates, buried the jobs buried.
 func claimSessionJobs(ctx context.Context, tx *store.ClaimTx, c *Client, who claimant, queues []string,
-	p store.ClaimParams, n int) (admitted []store.JobRow, seen, buried int, err error) {
+	p store.ClaimParams, n int) (admitted []store.JobRow, seen int, buried []store.JobRow, err error) {
 	reg, log := c.sessions, c.log
 	p.Limit = max(sessionCandidates, n)
 	skip := map[string]bool{}    // sessions this claim cannot use
@@ -320,7 +324,7 @@ func claimSessionJobs(ctx context.Context, tx *store.ClaimTx, c *Client, who cla
 				if err := tx.Bury(ctx, who.workerID, row, "Invalid worker_session: "+pk.bad.Error()); err != nil {
 					return nil, seen, buried, err
 				}
-				buried++
+				buried = append(buried, *row)
 				continue
 			}
 			if len(admitted) >= n || skip[pk.sid] {
@@ -353,7 +357,7 @@ func claimSessionJobs(ctx context.Context, tx *store.ClaimTx, c *Client, who cla
 					if err := tx.Bury(ctx, who.workerID, row, msg); err != nil {
 						return nil, seen, buried, err
 					}
-					buried++
+					buried = append(buried, *row)
 					continue
 				}
 				log.Debug("session-bound job not admitted", "job", row.ID, "session", pk.sid, "worker", who.workerID, "reason", res.Reason)

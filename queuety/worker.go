@@ -1127,8 +1127,11 @@ func (w *Worker) writeCompletions(batch []store.Completion) {
 		w.log.Error("the server refused this job's completion; burying it", "job", c.ID, "err", err)
 		row := &store.JobRow{ID: c.ID, Queue: c.Log.Queue, Handler: c.Log.Handler, Attempts: c.Attempt.Attempt,
 			WorkflowID: c.Log.WorkflowID, StepIndex: c.Log.StepIndex}
-		if _, err := w.writeFailure(refusedWrite(row, c.Attempt, time.Duration(c.Log.DurationMS.Int64)*time.Millisecond, "its completion", err, "")); err != nil {
+		d := time.Duration(c.Log.DurationMS.Int64) * time.Millisecond
+		if _, err := w.writeFailure(refusedWrite(row, c.Attempt, d, "its completion", err, "")); err != nil {
 			w.log.Error("burying it failed too; the stale sweep will recover the job", "job", c.ID, "err", err)
+		} else {
+			w.observeJob(row, OutcomeBuried, d)
 		}
 		w.stats.buried.Add(1)
 		return

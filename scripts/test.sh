@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-mariadb.sh
 scripts/ensure-php.sh
+scripts/ensure-browser.sh
 go vet ./...
 # -v so the log shows every test that ran; the per-case lines of table and
 # fuzz-seed subtests that passed are left out (failures are kept).

@@ -82,6 +82,9 @@ type Config struct {
 	// plane: the operator token, but no control-plane header, so a
 	// Prometheus scrape config needs only its bearer token.
 	Prometheus http.Handler
+	// UI, when set, is the web dashboard, served at /ui/ (it checks the
+	// operator token itself: a login page and a session cookie).
+	UI http.Handler
 	// Ready decides GET /readyz (nil: ready whenever the process answers).
 	// /healthz and /readyz take no token and say only a status word.
 	Ready func(ctx context.Context) error
@@ -320,6 +323,10 @@ func (s *Server) routes() {
 			s.cfg.Prometheus.ServeHTTP(w, r)
 			return nil
 		}))
+	}
+	if s.cfg.UI != nil {
+		mux.Handle("/ui/", s.cfg.UI)
+		mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
 	}
 	mux.Handle("GET /healthz", HealthHandler())
 	mux.Handle("GET /readyz", ReadyHandler(s.cfg.Ready))

@@ -20,12 +20,18 @@ const DevDSN = "root@tcp(127.0.0.1:3306)/queuety_dev"
 func (a *app) devCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "dev",
-		Usage: "quick start: create a local database, migrate, dispatch demo jobs and run a worker",
+		Usage: "quick start: create a local database, migrate, dispatch demo jobs and workflows, run a worker with the dashboard",
 		Description: `Uses --dsn (or QUEUETY_DSN, --wp-config), or ` + DevDSN + ` (created if
 missing). The demo jobs include a few that fail and are buried on purpose, so
 dev refuses a database holding rows it did not write (a site's jobs, say)
 unless --yes; a database it filled before is marked in ` + markerTable + `, and
 ` + DevDSN + ` is its own.
+Besides the plain jobs, dev dispatches demo workflows (a research run, an
+editorial run waiting for it and then for an approval, syntheses waiting
+with All, Any and Quorum, a brief starting three agents and waiting for a
+quorum of two, a local activity) and a job bound to a worker session, and
+serves the dashboard on --listen (a free loopback port by default): it prints
+the URL and the operator token to log in with.
 Prints progress every second; Ctrl-C stops it gracefully.
 
    queuety dev --demo-jobs 100 --exit-when-drained
@@ -38,6 +44,10 @@ Meanwhile, from another shell:
 			&cli.IntFlag{Name: "demo-jobs", Value: 40, Usage: "demo jobs to dispatch at start"},
 			&cli.BoolFlag{Name: "exit-when-drained", Usage: "stop once no job is pending or processing"},
 			&cli.BoolFlag{Name: "yes", Usage: "add the demo jobs even to a database holding rows dev did not write"},
+			&cli.BoolFlag{Name: "demo-workflows", Value: true, Usage: "also dispatch the demo workflows and the worker-session job"},
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:0", Usage: "serve the dashboard (and the HTTP API) on this loopback `address`; port 0 picks a free one"},
+			&cli.BoolFlag{Name: "no-ui", Usage: "do not serve the dashboard"},
+			&cli.StringFlag{Name: "operator-token", EnvVars: []string{"QUEUETY_OPERATOR_TOKEN"}, DefaultText: "a random one, printed", Usage: "the dashboard's login token"},
 		),
 		Action: func(c *cli.Context) error {
 			cfg, err := baseConfig(c)
@@ -53,8 +63,18 @@ Meanwhile, from another shell:
 			if err := workerConfig(c, &cfg); err != nil {
 				return err
 			}
+			if !c.Bool("no-ui") {
+				if err := checkDevListen(c.String("listen")); err != nil {
+					return err
+				}
+			}
 			if !c.IsSet("concurrency") {
 				cfg.Concurrency = 8
+			}
+			demoWorkflows := c.Bool("demo-workflows")
+			if demoWorkflows {
+				cfg.Workflows = true
+				registerDemo(a.reg)
 			}
 			client, rep, err := openLocal(c, cfg, "dev", c.Bool("yes") || ownDB)
 			if err != nil {
@@ -69,6 +89,13 @@ Meanwhile, from another shell:
 				return err
 			}
 			fmt.Fprintf(out, "dispatched %d demo jobs to queue %q\n", c.Int("demo-jobs"), cfg.Queues[0])
+			if demoWorkflows {
+				n, err := dispatchDemoWorkflows(c.Context, client, cfg.Queues[0])
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "dispatched %d demo workflows and a worker-session job\n", n)
+			}
 			w, err := client.NewWorker(a.reg)
 			if err != nil {
 				return err
@@ -77,6 +104,14 @@ Meanwhile, from another shell:
 			defer stop()
 			if err := w.Start(ctx); err != nil {
 				return err
+			}
+			if !c.Bool("no-ui") {
+				srv, err := startDevUI(ctx, client, a.reg, c.String("listen"), c.String("operator-token"), out)
+				if err != nil {
+					_ = w.Stop(context.Background())
+					return err
+				}
+				defer func() { _ = srv.Stop(context.Background()) }()
 			}
 			tick := time.NewTicker(time.Second)
 			defer tick.Stop()
@@ -92,7 +127,10 @@ Meanwhile, from another shell:
 					}
 					st := w.Stats()
 					fmt.Fprintf(out, "%s | worker: %d completed, %d retried, %d buried, %d running\n", line, st.Completed, st.Retried, st.Buried, st.Running)
-					done = c.Bool("exit-when-drained") && pending == 0 && processing == 0
+					if done = c.Bool("exit-when-drained") && pending == 0 && processing == 0; done && demoWorkflows {
+						n, err := workflowsUnsettled(ctx, client)
+						done = err == nil && n == 0
+					}
 				}
 			}
 			if err := w.Stop(context.Background()); err != nil {

@@ -27,7 +27,7 @@ func TestDevExitsWhenDrained(t *testing.T) {
 	t.Parallel()
 	dsn := testdb.New(t)
 	start := time.Now()
-	r := runOK(t, on(dsn, "dev", "--exit-when-drained", "--demo-jobs", "5")...)
+	r := runOK(t, on(dsn, "dev", "--exit-when-drained", "--demo-jobs", "5", "--demo-workflows=false")...)
 	t.Logf("dev took %s", time.Since(start).Round(time.Millisecond))
 
 	require.Contains(t, r.stdout, fmt.Sprintf("migrated: %d tables created", len(store.TableSuffixes())+len(store.OwnTableSuffixes())))
@@ -43,7 +43,7 @@ func TestDevExitsWhenDrained(t *testing.T) {
 	require.Equal(t, 5, count(t, db, "SELECT COUNT(*) FROM `"+jobsTable+"` WHERE status = 'completed' AND handler = 'queuety.sleep'"))
 
 	// A second run finds the schema in place and says nothing about it.
-	r = runOK(t, on(dsn, "dev", "--exit-when-drained", "--demo-jobs", "1", "--concurrency", "2")...)
+	r = runOK(t, on(dsn, "dev", "--exit-when-drained", "--demo-jobs", "1", "--concurrency", "2", "--demo-workflows=false")...)
 	require.NotContains(t, r.stdout, "migrated:")
 	require.Contains(t, r.stdout, "completed 6")
 }
@@ -53,7 +53,7 @@ func TestDevExitsWhenDrained(t *testing.T) {
 func TestDevDemoFailureIsRetriedThenBuried(t *testing.T) {
 	t.Parallel()
 	dsn := testdb.New(t)
-	r := runOK(t, on(dsn, "dev", "--exit-when-drained", "--demo-jobs", "10", "--concurrency", "10")...)
+	r := runOK(t, on(dsn, "dev", "--exit-when-drained", "--demo-jobs", "10", "--concurrency", "10", "--demo-workflows=false")...)
 	require.Regexp(t, `pending 0, processing 0, completed 9, buried 1 \| worker: .*\nworker stopped\n$`, r.stdout)
 	db := openDB(t, dsn)
 	var buried struct {

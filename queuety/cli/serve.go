@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -23,13 +24,13 @@ const (
 // httpAPIFlags configure the HTTP API; `serve` and `work --http` share
 // them. New flag values each call: urfave/cli flags hold parse state.
 func httpAPIFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "worker-token", EnvVars: []string{"QUEUETY_WORKER_TOKEN"}, Usage: "bearer token of the worker plane (prefer the environment variable: flags show in ps)"},
 		&cli.StringFlag{Name: "operator-token", EnvVars: []string{"QUEUETY_OPERATOR_TOKEN"}, Usage: "bearer token of the operator plane (worker sessions, metrics); must differ from the worker token"},
 		&cli.BoolFlag{Name: "insecure-no-auth", Usage: "serve without tokens; only allowed on a loopback address"},
 		&cli.Int64Flag{Name: "max-body-bytes", Value: httpapi.DefaultMaxBodyBytes, EnvVars: []string{"QUEUETY_HTTP_MAX_BODY_BYTES"}, Usage: "largest request body accepted (larger: 413 payload_too_large)"},
 		&cli.DurationFlag{Name: "poll-timeout", Value: httpapi.DefaultPollTimeout, EnvVars: []string{"QUEUETY_HTTP_POLL_TIMEOUT"}, Usage: "how long an activity-task poll waits for work when the worker does not say (at most 30s)"},
-	}
+	}, dashboardFlags()...)
 }
 
 // checkHTTPAuth validates the token flags before anything connects, so a
@@ -87,7 +88,7 @@ func checkTokens(c *cli.Context, blankOnly bool) error {
 // to listen on listen: the session registry of the client, its job
 // runtime for the activity-task routes, and its local-activity metrics.
 // Call checkHTTPAuth first.
-func newHTTPServer(c *cli.Context, client *queuety.Client, listen string, obs *observability) (*httpapi.Server, error) {
+func newHTTPServer(c *cli.Context, client *queuety.Client, listen string, obs *observability, ui http.Handler) (*httpapi.Server, error) {
 	if c.Int64("max-body-bytes") < 1024 {
 		return nil, usagef("--max-body-bytes %d: must be at least 1024", c.Int64("max-body-bytes"))
 	}
@@ -106,6 +107,7 @@ func newHTTPServer(c *cli.Context, client *queuety.Client, listen string, obs *o
 		Metrics:        clientMetrics{client},
 		Prometheus:     obs.m.Handler(),
 		Ready:          obs.ready.check,
+		UI:             ui,
 		Logger:         client.Config().Logger,
 	})
 	if err != nil {
@@ -142,6 +144,8 @@ and X-Durable-Workflow-Control-Plane-Version: 2. Run queuety migrate first.
 GET /metrics (operator token) is Prometheus text; GET /healthz and GET /readyz
 take no token. --metrics-listen serves those three without a token on another
 address (a bare port binds 127.0.0.1).
+The web dashboard is at /ui/ (log in with the operator token; --ui-read-only
+refuses every action, --no-ui turns it off).
 SIGTERM or SIGINT: waiting polls answer empty, requests in flight finish, exit 0.`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: DefaultListen, EnvVars: []string{"QUEUETY_LISTEN"}, Usage: "address to listen on (port 0: any free port)"},
@@ -175,7 +179,11 @@ SIGTERM or SIGINT: waiting polls answer empty, requests in flight finish, exit 0
 				return err
 			}
 			obs.attach(client, nil)
-			srv, err := newHTTPServer(c, client, listen, obs)
+			ui, err := newDashboard(c, client, a.reg, nil)
+			if err != nil {
+				return err
+			}
+			srv, err := newHTTPServer(c, client, listen, obs, ui)
 			if err != nil {
 				return err
 			}

@@ -166,7 +166,8 @@ cover its requirements; a graceful stop closes the sessions it holds:
 
 With --http, the HTTP API of queuety serve runs beside the worker (tokens from
 QUEUETY_WORKER_TOKEN and QUEUETY_OPERATOR_TOKEN), with Prometheus metrics at
-GET /metrics (operator token) and GET /healthz, GET /readyz (no token).
+GET /metrics (operator token) and GET /healthz, GET /readyz (no token), and the
+web dashboard at /ui/ (log in with the operator token).
 --metrics-listen serves /metrics, /healthz and /readyz alone, without a token
 (a bare port binds 127.0.0.1):
 
@@ -232,7 +233,11 @@ pending completions are written, and work exits 1.`,
 			defer stop()
 			var srv *httpapi.Server
 			if httpAddr != "" {
-				if srv, err = newHTTPServer(c, client, httpAddr, obs); err != nil {
+				ui, err := newDashboard(c, client, a.reg, pool)
+				if err != nil {
+					return err
+				}
+				if srv, err = newHTTPServer(c, client, httpAddr, obs, ui); err != nil {
 					return err
 				}
 			}

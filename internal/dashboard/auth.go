@@ -1,0 +1,218 @@
+package dashboard
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// cookieName holds a login: a random session id, its expiry and an HMAC
+// of both under a key made at start (so a restart logs everyone out, and
+// nothing about a session is stored).
+const cookieName = "queuety_ui"
+
+// auth decides who may see and do what.
+//
+// CSRF: the cookie is SameSite=Strict, net/http's CrossOriginProtection
+// refuses cross-site posts by their Fetch metadata, and every form carries
+// a token derived from the session id (HMAC, so it needs no storage and
+// dies with the session). A request that authenticates with
+// Authorization: Bearer carries no ambient credential and needs no form
+// token.
+type auth struct {
+	token    string
+	open     bool // no auth (loopback only)
+	key      []byte
+	ttl      time.Duration
+	now      func() time.Time
+	openCSRF string
+}
+
+func newAuth(token string, open bool, ttl time.Duration, now func() time.Time) (*auth, error) {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	a := &auth{token: token, open: open, key: key, ttl: ttl, now: now}
+	a.openCSRF = a.mac("csrf", "open")
+	return a, nil
+}
+
+func (a *auth) mac(parts ...string) string {
+	m := hmac.New(sha256.New, a.key)
+	m.Write([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// signed reports whether sig is the MAC of parts.
+func (a *auth) signed(sig string, parts ...string) bool {
+	return hmac.Equal([]byte(sig), []byte(a.mac(parts...)))
+}
+
+// session is what a request proved.
+type session struct {
+	ok     bool
+	bearer bool
+	csrf   string // the form token of this session ("" for bearer)
+}
+
+type ctxKey struct{}
+
+func sessionOf(r *http.Request) session {
+	s, _ := r.Context().Value(ctxKey{}).(session)
+	return s
+}
+
+// validToken compares a presented token with the operator token in
+// constant time.
+func (a *auth) validToken(t string) bool {
+	t = strings.TrimSpace(t)
+	return a.token != "" && subtle.ConstantTimeCompare([]byte(t), []byte(a.token)) == 1
+}
+
+// identify reads the request's credentials: the operator bearer token,
+// or a valid session cookie.
+func (a *auth) identify(r *http.Request) session {
+	if a.open {
+		return session{ok: true, csrf: a.openCSRF}
+	}
+	if scheme, t, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
+		return session{ok: a.validToken(t), bearer: true}
+	}
+	c, err := r.Cookie(cookieName)
+	if err != nil {
+		return session{}
+	}
+	id, ok := a.verify(c.Value)
+	if !ok {
+		return session{}
+	}
+	return session{ok: true, csrf: a.mac("csrf", id)}
+}
+
+// issue makes a cookie value for a new session.
+func (a *auth) issue() (string, time.Time) {
+	b := make([]byte, 18)
+	_, _ = rand.Read(b)
+	id := base64.RawURLEncoding.EncodeToString(b)
+	exp := a.now().Add(a.ttl)
+	e := strconv.FormatInt(exp.Unix(), 10)
+	return id + "." + e + "." + a.mac("session", id, e), exp
+}
+
+// verify checks a cookie value's signature and expiry, returning the
+// session id.
+func (a *auth) verify(v string) (string, bool) {
+	parts := strings.Split(v, ".")
+	if len(parts) != 3 {
+		return "", false
+	}
+	if !hmac.Equal([]byte(parts[2]), []byte(a.mac("session", parts[0], parts[1]))) {
+		return "", false
+	}
+	exp, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil || !a.now().Before(time.Unix(exp, 0)) {
+		return "", false
+	}
+	return parts[0], true
+}
+
+// page guards a page: without credentials, a browser is sent to the
+// login page; a bearer token that is not the operator's is 401.
+func (a *auth) page(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := a.identify(r)
+		if !s.ok {
+			if s.bearer {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="queuety"`)
+				http.Error(w, "The bearer token is not the operator token.", http.StatusUnauthorized)
+				return
+			}
+			http.Redirect(w, r, "/ui/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, s)))
+	})
+}
+
+// action guards a post: 401 without credentials, 403 with a missing or
+// wrong form token or in read-only mode.
+func (a *auth) action(readOnly bool, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := a.identify(r)
+		if !s.ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="queuety"`)
+			http.Error(w, "Log in first: the dashboard needs the operator token.", http.StatusUnauthorized)
+			return
+		}
+		if readOnly {
+			http.Error(w, "The dashboard is read-only: actions are refused.", http.StatusForbidden)
+			return
+		}
+		if !s.bearer && !a.checkForm(r, s) {
+			http.Error(w, "The form's CSRF token is missing or does not belong to this session: reload the page and try again.", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, s)))
+	})
+}
+
+// checkForm compares the form's csrf field with the session's token.
+func (a *auth) checkForm(r *http.Request, s session) bool {
+	got := r.PostFormValue("csrf")
+	return got != "" && hmac.Equal([]byte(got), []byte(s.csrf))
+}
+
+func (d *Dashboard) loginPage(w http.ResponseWriter, r *http.Request) {
+	if d.auth.identify(r).ok {
+		http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
+		return
+	}
+	d.render(w, r, http.StatusOK, "login", view{Title: "Log in", Data: r.URL.Query().Get("next")})
+}
+
+func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
+	next := safeNext(r.PostFormValue("next"))
+	if d.cfg.InsecureNoAuth {
+		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	if !d.auth.validToken(r.PostFormValue("token")) {
+		d.log.Info("dashboard: login refused", "remote", r.RemoteAddr)
+		d.render(w, r, http.StatusUnauthorized, "login", view{Title: "Log in", Error: "That is not the operator token.", Data: next})
+		return
+	}
+	v, exp := d.auth.issue()
+	http.SetCookie(w, &http.Cookie{
+		Name: cookieName, Value: v, Path: Prefix, Expires: exp,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure(r),
+	})
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+func (d *Dashboard) logout(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure(r)})
+	http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
+}
+
+// secure: mark the cookie Secure behind TLS (directly or at a proxy).
+func secure(r *http.Request) bool {
+	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+}
+
+// safeNext keeps a post-login redirect inside the dashboard.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, Prefix) || strings.HasPrefix(next, "//") || strings.Contains(next, "\\") {
+		return Prefix
+	}
+	return next
+}

@@ -1,0 +1,284 @@
+package dashboard
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// Bounds of the lists and bulk actions.
+const (
+	pageSize = 50
+	// countLimit caps a "matching" count: past it the page says "more
+	// than".
+	countLimit = 100000
+	// bulkLimit caps one bulk action (a click on "all N matching" acts on
+	// the oldest bulkLimit; a second click takes the next ones).
+	bulkLimit = 5000
+)
+
+// sinceChoices are the time filter's options.
+var sinceChoices = []struct{ Value, Label string }{
+	{"", "any time"}, {"15m", "last 15 minutes"}, {"1h", "last hour"}, {"24h", "last 24 hours"}, {"168h", "last 7 days"},
+}
+
+type jobFilter struct {
+	Status, Queue, Handler, Since, Error string
+	Page                                 int
+}
+
+func readJobFilter(v url.Values) jobFilter {
+	f := jobFilter{
+		Status: v.Get("status"), Queue: strings.TrimSpace(v.Get("queue")), Handler: strings.TrimSpace(v.Get("handler")),
+		Since: v.Get("since"), Error: strings.TrimSpace(v.Get("error")),
+	}
+	f.Page, _ = strconv.Atoi(v.Get("page"))
+	f.Page = max(f.Page, 1)
+	return f
+}
+
+func (f jobFilter) query(now time.Time) (store.JobQuery, error) {
+	q := store.JobQuery{Status: f.Status, Queue: f.Queue, Handler: f.Handler, ErrorText: f.Error}
+	if f.Status != "" && !validJobStatus(f.Status) {
+		return q, fmt.Errorf("unknown job status %q", f.Status)
+	}
+	since, err := parseSince(f.Since, now)
+	q.Since = since
+	return q, err
+}
+
+func validJobStatus(s string) bool {
+	for _, st := range store.Statuses {
+		if st == s {
+			return true
+		}
+	}
+	return false
+}
+
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return time.Time{}, fmt.Errorf("time filter %q: use a duration like 1h", s)
+	}
+	return now.Add(-d), nil
+}
+
+// values is the filter as query parameters (page apart).
+func (f jobFilter) values() url.Values {
+	v := url.Values{}
+	for k, x := range map[string]string{"status": f.Status, "queue": f.Queue, "handler": f.Handler, "since": f.Since, "error": f.Error} {
+		if x != "" {
+			v.Set(k, x)
+		}
+	}
+	return v
+}
+
+type jobsData struct {
+	Filter    jobFilter
+	Statuses  []string
+	Since     any
+	Jobs      []store.JobRow
+	Matching  int
+	More      bool // more than countLimit match
+	Query     string
+	PrevPage  string
+	NextPage  string
+	BulkLimit int
+}
+
+func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
+	f := readJobFilter(r.URL.Query())
+	st := d.cfg.Client.Store()
+	q, err := f.query(st.Now())
+	if err != nil {
+		d.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	rows, err := st.QueryJobs(r.Context(), q, pageSize, (f.Page-1)*pageSize)
+	if err != nil {
+		d.internalError(w, r, err)
+		return
+	}
+	n, err := st.CountJobs(r.Context(), q, countLimit+1)
+	if err != nil {
+		d.internalError(w, r, err)
+		return
+	}
+	data := jobsData{Filter: f, Statuses: store.Statuses, Since: sinceChoices, Jobs: rows, Matching: min(n, countLimit), More: n > countLimit,
+		Query: f.values().Encode(), BulkLimit: bulkLimit}
+	data.PrevPage, data.NextPage = pages(f.values(), f.Page, len(rows) == pageSize)
+	d.render(w, r, http.StatusOK, "jobs", view{Title: "Jobs", Nav: "jobs", Data: data})
+}
+
+// pages builds the previous and next page links ("" when none).
+func pages(v url.Values, page int, full bool) (prev, next string) {
+	if page > 1 {
+		v.Set("page", strconv.Itoa(page-1))
+		prev = "?" + v.Encode()
+	}
+	if full {
+		v.Set("page", strconv.Itoa(page+1))
+		next = "?" + v.Encode()
+	}
+	return prev, next
+}
+
+type jobData struct {
+	Job   *store.JobRow
+	Logs  []store.LogRow
+	Stuck string
+}
+
+func (d *Dashboard) job(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		d.fail(w, r, http.StatusBadRequest, "A job id is a number.")
+		return
+	}
+	j, err := d.cfg.Client.Job(r.Context(), id)
+	if errors.Is(err, store.ErrJobNotFound) {
+		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("Job #%d does not exist.", id))
+		return
+	}
+	if err != nil {
+		d.internalError(w, r, err)
+		return
+	}
+	logs, err := d.cfg.Client.JobLogs(r.Context(), id)
+	if err != nil {
+		d.internalError(w, r, err)
+		return
+	}
+	d.render(w, r, http.StatusOK, "job", view{Title: fmt.Sprintf("Job #%d", id), Nav: "jobs", Data: jobData{Job: j, Logs: logs}})
+}
+
+// bulkJobs is POST /ui/jobs/bulk: action retry, bury or delete on the
+// selected ids, or on every job the filter matches (scope=all; the first
+// post shows the count and asks, confirm=yes acts).
+func (d *Dashboard) bulkJobs(w http.ResponseWriter, r *http.Request) {
+	action := r.PostFormValue("action")
+	if action != "retry" && action != "bury" && action != "delete" {
+		d.fail(w, r, http.StatusBadRequest, fmt.Sprintf("Unknown bulk action %q (retry, bury or delete).", action))
+		return
+	}
+	f := readJobFilter(r.PostForm)
+	back := "/ui/jobs?" + f.values().Encode()
+	st := d.cfg.Client.Store()
+	var ids []int64
+	if r.PostFormValue("scope") == "all" {
+		q, err := f.query(st.Now())
+		if err != nil {
+			d.fail(w, r, http.StatusBadRequest, err.Error())
+			return
+		}
+		if r.PostFormValue("confirm") != "yes" {
+			n, err := st.CountJobs(r.Context(), q, countLimit+1)
+			if err != nil {
+				d.internalError(w, r, err)
+				return
+			}
+			d.confirm(w, r, confirmData{Action: action, Kind: "jobs", Count: min(n, countLimit), More: n > countLimit,
+				Post: "/ui/jobs/bulk", Back: back, Fields: f.values(), Limit: bulkLimit})
+			return
+		}
+		if ids, err = st.JobIDs(r.Context(), q, bulkLimit); err != nil {
+			d.internalError(w, r, err)
+			return
+		}
+	} else {
+		var err error
+		if ids, err = selectedIDs(r); err != nil {
+			d.fail(w, r, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	n, failed := 0, 0
+	for _, id := range ids {
+		var err error
+		switch action {
+		case "retry":
+			err = d.cfg.Client.RetryJob(r.Context(), id)
+		case "bury":
+			err = d.cfg.Client.BuryJob(r.Context(), id, "Buried by an operator from the dashboard.")
+		case "delete":
+			err = d.cfg.Client.DeleteJob(r.Context(), id)
+		}
+		switch {
+		case errors.Is(err, store.ErrJobNotFound):
+			failed++
+		case err != nil:
+			d.internalError(w, r, fmt.Errorf("%s job %d (after %d done): %w", action, id, n, err))
+			return
+		default:
+			n++
+		}
+	}
+	d.log.Info("dashboard: bulk job action", "action", action, "jobs", n)
+	msg := fmt.Sprintf("%s: %d jobs.", verb(action), n)
+	if failed > 0 {
+		msg += fmt.Sprintf(" %d no longer existed.", failed)
+	}
+	d.done(w, r, back, msg)
+}
+
+func verb(action string) string {
+	switch action {
+	case "retry":
+		return "Retried"
+	case "bury":
+		return "Buried"
+	case "delete":
+		return "Deleted"
+	case "cancel":
+		return "Cancelled"
+	case "pause":
+		return "Paused"
+	case "resume":
+		return "Resumed"
+	}
+	return action
+}
+
+// selectedIDs reads the form's id checkboxes.
+func selectedIDs(r *http.Request) ([]int64, error) {
+	raw := r.PostForm["id"]
+	if len(raw) == 0 {
+		return nil, errors.New("No rows selected: tick some, or use the action on all matching.")
+	}
+	if len(raw) > bulkLimit {
+		return nil, fmt.Errorf("At most %d rows at once.", bulkLimit)
+	}
+	ids := make([]int64, 0, len(raw))
+	for _, s := range raw {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || id < 1 {
+			return nil, fmt.Errorf("Row id %q is not a number.", s)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+type confirmData struct {
+	Action, Kind string
+	Count        int
+	More         bool
+	Post, Back   string
+	Fields       url.Values
+	Limit        int
+}
+
+func (d *Dashboard) confirm(w http.ResponseWriter, r *http.Request, c confirmData) {
+	d.render(w, r, http.StatusOK, "confirm", view{Title: "Confirm", Nav: c.Kind, Data: c})
+}

@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"net/http"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/queuety-go/queuety/internal/dashboard"
+	"github.com/queuety-go/queuety/internal/phppool"
+	"github.com/queuety-go/queuety/queuety"
+)
+
+// dashboardFlags configure the web dashboard at /ui/ (part of the HTTP
+// API's flags: serve and work --http).
+func dashboardFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "no-ui", EnvVars: []string{"QUEUETY_NO_UI"}, Usage: "do not serve the web dashboard at /ui/"},
+		&cli.BoolFlag{Name: "ui-read-only", EnvVars: []string{"QUEUETY_UI_READ_ONLY"}, Usage: "the web dashboard shows everything and refuses every action"},
+	}
+}
+
+// newDashboard builds the dashboard for the HTTP API (nil with --no-ui):
+// login with the operator token, actions through client and reg, the
+// PHP pool's processes when pool is set.
+func newDashboard(c *cli.Context, client *queuety.Client, reg *queuety.Registry, pool *phppool.Pool) (http.Handler, error) {
+	if c.Bool("no-ui") {
+		return nil, nil
+	}
+	cfg := dashboard.Config{
+		Client:         client,
+		Registry:       reg,
+		OperatorToken:  c.String("operator-token"),
+		InsecureNoAuth: c.Bool("insecure-no-auth"),
+		ReadOnly:       c.Bool("ui-read-only"),
+		Logger:         client.Config().Logger,
+	}
+	if pool != nil {
+		cfg.PoolStats = pool.Stats
+	}
+	d, err := dashboard.New(cfg)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return d, nil
+}

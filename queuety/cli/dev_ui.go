@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+
+	"github.com/queuety-go/queuety/internal/dashboard"
+	"github.com/queuety-go/queuety/internal/httpapi"
+	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/workflow"
+)
+
+// checkDevListen: dev's dashboard is for this machine only.
+func checkDevListen(listen string) error {
+	if !httpapi.Loopback(listen) {
+		return usagef("--listen %q: dev serves its dashboard on a loopback address only (127.0.0.1:PORT)", listen)
+	}
+	return nil
+}
+
+// startDevUI serves the HTTP API with the dashboard for `queuety dev` on
+// listen (a loopback address), with fresh random tokens unless
+// QUEUETY_OPERATOR_TOKEN is set, and prints the dashboard's URL and the
+// token to log in with.
+func startDevUI(ctx context.Context, client *queuety.Client, reg *queuety.Registry, listen, operator string, out io.Writer) (*httpapi.Server, error) {
+	if operator == "" {
+		operator = randomToken()
+	} else if err := httpapi.CheckToken("QUEUETY_OPERATOR_TOKEN", operator); err != nil {
+		return nil, usageError{err}
+	}
+	ui, err := dashboard.New(dashboard.Config{Client: client, Registry: reg, OperatorToken: operator, Logger: client.Config().Logger})
+	if err != nil {
+		return nil, err
+	}
+	srv, err := httpapi.New(httpapi.Config{
+		Listen: listen, WorkerToken: randomToken(), OperatorToken: operator,
+		Registry: client.Sessions(), UI: ui, Logger: client.Config().Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Start(ctx); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "dashboard: http://%s%s\noperator token: %s\n", srv.Addr(), dashboard.Prefix, operator)
+	return srv, nil
+}
+
+func randomToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// workflowsUnsettled counts the demo's workflows that still have work
+// coming without anyone acting: running ones, and those waiting for other
+// workflows. A workflow waiting for a signal waits for the operator.
+func workflowsUnsettled(ctx context.Context, client *queuety.Client) (int, error) {
+	n := 0
+	for _, s := range []workflow.Status{workflow.StatusRunning, workflow.StatusWaitingForWorkflows} {
+		k, err := client.Store().CountWorkflows(ctx, string(s))
+		if err != nil {
+			return 0, err
+		}
+		n += k
+	}
+	return n, nil
+}

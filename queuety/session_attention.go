@@ -1,0 +1,69 @@
+package queuety
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/queuety-go/queuety/internal/sessions"
+)
+
+// UnadmittedSessionJobs is a group of pending session-bound jobs that no
+// live registered worker can admit: none serves the job's queue and the
+// session's queue with capabilities covering its requirements (or the
+// job's worker_session cannot be read, Reason says so).
+type UnadmittedSessionJobs struct {
+	SessionID    string
+	Queue        string
+	Requirements []string
+	Reason       string
+	Count        int
+	FirstID      int64
+}
+
+// UnadmittedSessionJobs checks the first scan pending session-bound jobs
+// against workers (stale ones ignored), as the session claim would, and
+// groups those none of them can take by session.
+func (c *Client) UnadmittedSessionJobs(ctx context.Context, workers []sessions.Worker, scan int) ([]UnadmittedSessionJobs, error) {
+	rows, err := c.store.PendingSessionJobs(ctx, scan)
+	if err != nil {
+		return nil, err
+	}
+	var live []claimant
+	for _, w := range workers {
+		if w.IsStale {
+			continue
+		}
+		caps := make(map[string]bool, len(w.Capabilities))
+		for _, cp := range w.Capabilities {
+			caps[cp] = true
+		}
+		live = append(live, claimant{queues: w.Queues, caps: caps})
+	}
+	var out []UnadmittedSessionJobs
+	index := map[string]int{}
+	for i := range rows {
+		row := &rows[i]
+		g := UnadmittedSessionJobs{SessionID: row.SessionID.String, Queue: row.Queue}
+		opts, err := jobSessionOptions(row)
+		if err != nil {
+			g.Reason = "its worker_session cannot be read: " + err.Error() + " (the next claim buries it)"
+		} else {
+			n := opts.Normalize()
+			g.Requirements = n.Requirements
+			if slices.ContainsFunc(live, func(w claimant) bool { return slices.Contains(w.queues, row.Queue) && w.satisfies(n) }) {
+				continue
+			}
+			g.Reason = "no live worker serves its queue with these capabilities"
+		}
+		key := strings.Join(append([]string{g.SessionID, g.Queue, g.Reason}, g.Requirements...), "\x00")
+		if j, ok := index[key]; ok {
+			out[j].Count++
+			continue
+		}
+		g.Count, g.FirstID = 1, row.ID
+		index[key] = len(out)
+		out = append(out, g)
+	}
+	return out, nil
+}

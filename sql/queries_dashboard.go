@@ -1,0 +1,17 @@
+package store
+
+// Query names of queries_dashboard.sql.
+const (
+	qDashCompletedLastHour = "dash-completed-last-hour"
+	qDashBuriedGroups      = "dash-buried-groups"
+	qDashBuriedGroupIDs    = "dash-buried-group-ids"
+	qDashStaleProcessing   = "dash-stale-processing"
+	qDashThroughput        = "dash-throughput"
+	qDashListJobs          = "dash-list-jobs"
+	qDashCountJobs         = "dash-count-jobs"
+	qDashJobIDs            = "dash-job-ids"
+	qDashListWorkflows     = "dash-list-workflows"
+	qDashCountWorkflows    = "dash-count-workflows"
+	qDashWorkflowIDs       = "dash-workflow-ids"
+	qDashPendingSession    = "dash-pending-session-jobs"
+)
