@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"math"
-	"strings"
 	"time"
 )
 
@@ -60,7 +59,6 @@ func (s *Store) QueryLogs(ctx context.Context, f LogFilter) ([]LogRow, error) {
 	if rest.Since.Valid {
 		since = DateTime(rest.Since.Time)
 	}
-	q := strings.Replace(s.query(name), "/*and*/", s.query(qLogsFilter), 1)
 	args := []any{first,
 		nullable(rest.JobID), nullable(rest.JobID),
 		nullable(rest.WorkflowID), nullable(rest.WorkflowID),
@@ -69,7 +67,7 @@ func (s *Store) QueryLogs(ctx context.Context, f LogFilter) ([]LogRow, error) {
 		since, since,
 		limit}
 	rows := []LogRow{}
-	err := s.unsafe.SelectContext(ctx, &rows, q, args...)
+	err := s.unsafe.SelectContext(ctx, &rows, s.query(name), args...)
 	return rows, err
 }
 

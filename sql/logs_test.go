@@ -58,7 +58,7 @@ func TestQueryLogs(t *testing.T) {
 }
 
 // TestHandlerStats computes Metrics::handler_stats: counts, failed +
-// buried, mean and p95 of completions, the error rate; '' and old rows out.
+// buried, mean and p95 of completions, the error rate; ” and old rows out.
 func TestHandlerStats(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -7,7 +7,6 @@ const (
 	qLogsByHandler    = "logs-by-handler"
 	qLogsByEvent      = "logs-by-event"
 	qLogsSince        = "logs-since"
-	qLogsFilter       = "logs-filter"
 	qLogsHandlerStats = "logs-handler-stats"
 	qLogsP95Count     = "logs-p95-count"
 	qLogsP95Pick      = "logs-p95-pick"

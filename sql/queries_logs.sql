@@ -3,32 +3,39 @@
 -- Metrics::handler_stats run them.
 
 -- name: logs-by-job
--- Logger::for_job: oldest first. /*and*/ takes the other filters.
-SELECT * FROM {logs} WHERE job_id = ? /*and*/ ORDER BY id ASC LIMIT ?
+-- Logger::for_job: oldest first. Each query is one of the plugin's, then
+-- the other filters of `queuety log`: a NULL argument leaves its filter
+-- out (the first condition is already an index range; these narrow it).
+SELECT * FROM {logs} WHERE job_id = ?
+	AND (? IS NULL OR job_id = ?) AND (? IS NULL OR workflow_id = ?)
+	AND (? IS NULL OR handler = ?) AND (? IS NULL OR event = ?) AND (? IS NULL OR created_at >= ?)
+ORDER BY id ASC LIMIT ?
 
 -- name: logs-by-workflow
-SELECT * FROM {logs} WHERE workflow_id = ? /*and*/ ORDER BY id ASC LIMIT ?
+SELECT * FROM {logs} WHERE workflow_id = ?
+	AND (? IS NULL OR job_id = ?) AND (? IS NULL OR workflow_id = ?)
+	AND (? IS NULL OR handler = ?) AND (? IS NULL OR event = ?) AND (? IS NULL OR created_at >= ?)
+ORDER BY id ASC LIMIT ?
 
 -- name: logs-by-handler
 -- Logger::for_handler: newest first.
-SELECT * FROM {logs} WHERE handler = ? /*and*/ ORDER BY id DESC LIMIT ?
+SELECT * FROM {logs} WHERE handler = ?
+	AND (? IS NULL OR job_id = ?) AND (? IS NULL OR workflow_id = ?)
+	AND (? IS NULL OR handler = ?) AND (? IS NULL OR event = ?) AND (? IS NULL OR created_at >= ?)
+ORDER BY id DESC LIMIT ?
 
 -- name: logs-by-event
-SELECT * FROM {logs} WHERE event = ? /*and*/ ORDER BY id DESC LIMIT ?
+SELECT * FROM {logs} WHERE event = ?
+	AND (? IS NULL OR job_id = ?) AND (? IS NULL OR workflow_id = ?)
+	AND (? IS NULL OR handler = ?) AND (? IS NULL OR event = ?) AND (? IS NULL OR created_at >= ?)
+ORDER BY id DESC LIMIT ?
 
 -- name: logs-since
 -- Logger::since: oldest first from a time.
-SELECT * FROM {logs} WHERE created_at >= ? /*and*/ ORDER BY id ASC LIMIT ?
-
--- name: logs-filter
--- The filters besides the one that picks the query above; a NULL
--- argument leaves its filter out (the first column of each pair is
--- already an index range, so these only narrow it).
-AND (? IS NULL OR job_id = ?)
-AND (? IS NULL OR workflow_id = ?)
-AND (? IS NULL OR handler = ?)
-AND (? IS NULL OR event = ?)
-AND (? IS NULL OR created_at >= ?)
+SELECT * FROM {logs} WHERE created_at >= ?
+	AND (? IS NULL OR job_id = ?) AND (? IS NULL OR workflow_id = ?)
+	AND (? IS NULL OR handler = ?) AND (? IS NULL OR event = ?) AND (? IS NULL OR created_at >= ?)
+ORDER BY id ASC LIMIT ?
 
 -- name: logs-handler-stats
 -- Metrics::handler_stats: per handler and event, the count and the mean
