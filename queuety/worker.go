@@ -75,6 +75,7 @@ type Worker struct {
 	rescuer     *rescuer
 	retention   *retention
 	deadlines   *deadlineChecker // Config.Workflows: check_deadlines
+	hooks       *webhookNotifier // the plugin's webhooks (webhook_events.go)
 
 	// The paused-queue cache, shared by the lanes: the last read, loaded
 	// without a lock by readers that must not wait on the database (the
@@ -195,6 +196,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 	}
 	w.heartbeater = &heartbeater{w: w}
 	w.sessions = newSessionAgent(w)
+	w.setupWebhooks()
 	if cfg.Workflows && cfg.DeadlineInterval > 0 {
 		w.deadlines = &deadlineChecker{c: c, reg: reg, interval: cfg.DeadlineInterval, log: w.log}
 	}
@@ -268,6 +270,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
 	w.claimCtx, w.cancelClaim = context.WithCancel(context.Background())
 	w.sampleMemory()
+	if w.hooks != nil {
+		w.hooks.Start(ctx)
+	}
 	go w.completeLoop()
 	w.heartbeater.Start()
 	if w.deadlines != nil {
@@ -384,6 +389,7 @@ func (w *Worker) stop(ctx context.Context) error {
 	if w.wfServices != nil {
 		w.wfServices.Stop()
 	}
+	w.stopWebhooks(grace)
 	closing, cancel3 := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel3()
 	w.sessions.Stop(closing)
@@ -1047,6 +1053,7 @@ func (w *Worker) fail(rj *running, o *outcome) {
 		return
 	}
 	w.countOutcome(rj, o)
+	w.notifyFailure(rj, o)
 }
 
 func (w *Worker) writeFailure(f store.Failure) (applied bool, err error) {
@@ -1124,6 +1131,7 @@ func (w *Worker) writeCompletions(batch []store.Completion) {
 		return
 	}
 	w.stats.completed.Add(int64(len(res.Completed) + len(res.Already)))
+	w.notifyCompleted(batch, res)
 	if len(res.Refused) > 0 {
 		w.stats.refused.Add(int64(len(res.Refused)))
 		w.log.Warn("completions refused: those attempts no longer hold their rows (rescued or deleted)", "jobs", res.Refused)
