@@ -3,6 +3,7 @@ package queuety
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -91,6 +92,7 @@ func (n *webhookNotifier) jobFailure(row *store.JobRow, message string, buried b
 	data.Set("job_id", phpjson.Int(row.ID))
 	data.Set("handler", phpjson.String(row.Handler))
 	data.Set("queue", phpjson.String(row.Queue))
+	message = validUTF8(message)
 	event := WebhookJobBuried
 	if !buried {
 		event = WebhookJobFailed
@@ -110,6 +112,11 @@ func (n *webhookNotifier) stepFailure(f workflow.StepFailure) {
 	data.Set("workflow_id", phpjson.Int(f.Job.WorkflowID.Int64))
 	data.Set("job_id", phpjson.Int(f.Job.ID))
 	data.Set("handler", phpjson.String(f.Job.Handler))
-	data.Set("error_message", phpjson.String(f.Message))
+	data.Set("error_message", phpjson.String(validUTF8(f.Message)))
 	n.notify(WebhookWorkflowFailed, data)
 }
+
+// validUTF8 is a message as the logs row stores it: invalid UTF-8 as
+// U+FFFD (sql/fit.go), so the body always encodes; json_encode would throw
+// on it inside the plugin's catch block.
+func validUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }

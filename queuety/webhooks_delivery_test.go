@@ -214,3 +214,19 @@ func TestWebhookRefresh(t *testing.T) {
 	require.Len(t, got, 1)
 	require.True(t, strings.Contains(string(got[0]), `"job_id":2`))
 }
+
+// TestWebhookInvalidUTF8Message: an error message that is not UTF-8 is
+// sent as the logs row stores it (U+FFFD), never dropped.
+func TestWebhookInvalidUTF8Message(t *testing.T) {
+	t.Parallel()
+	hl := newHookListener(t)
+	c := newTestClient(t, nil)
+	_, err := c.AddWebhook(context.Background(), WebhookJobBuried, "http://127.0.0.1:"+hl.port()+"/b")
+	require.NoError(t, err)
+	n := newTestNotifier(t, c, WebhookConfig{}, nil)
+	n.jobFailure(&store.JobRow{ID: 3, Handler: "h", Queue: "default"}, "bad \xff byte", true)
+	n.Stop(context.Background())
+	got := hl.requests()
+	require.Len(t, got, 1)
+	require.Contains(t, string(got[0]), `{"event":"job.buried","data":{"job_id":3,"handler":"h","queue":"default","error_message":"bad \ufffd byte"},"timestamp":"2026-12-01T11:10:21Z"}`)
+}
