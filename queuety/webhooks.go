@@ -67,11 +67,9 @@ func (c *WebhookConfig) validate() error {
 	defDur(&c.Timeout, DefaultWebhookTimeout)
 	defDur(&c.RetryBackoff, DefaultWebhookRetryBackoff)
 	defDur(&c.Refresh, DefaultWebhookRefresh)
+	// A negative Retries stays negative, so validating twice keeps "none".
 	if c.Retries == 0 {
 		c.Retries = DefaultWebhookRetries
-	}
-	if c.Retries < 0 {
-		c.Retries = 0
 	}
 	if c.QueueSize == 0 {
 		c.QueueSize = DefaultWebhookQueue
@@ -292,7 +290,7 @@ func (n *webhookNotifier) deliver(d webhookDelivery) {
 			n.observe(d.event, "sent")
 			return
 		}
-		if try >= n.cfg.Retries || n.ctx.Err() != nil {
+		if try >= max(0, n.cfg.Retries) || n.ctx.Err() != nil {
 			n.observe(d.event, "failed")
 			n.log.Warn("webhook request failed", "event", d.event, "url", d.url.Redacted(), "tries", try+1, "err", err)
 			return

@@ -230,3 +230,22 @@ func TestWebhookInvalidUTF8Message(t *testing.T) {
 	require.Len(t, got, 1)
 	require.Contains(t, string(got[0]), `{"event":"job.buried","data":{"job_id":3,"handler":"h","queue":"default","error_message":"bad \ufffd byte"},"timestamp":"2026-12-01T11:10:21Z"}`)
 }
+
+// TestWebhookConfigDefaults: zero values take the defaults, "no retries"
+// survives a second validation, bad values are refused.
+func TestWebhookConfigDefaults(t *testing.T) {
+	t.Parallel()
+	var c WebhookConfig
+	require.NoError(t, c.validate())
+	require.Equal(t, WebhookConfig{Timeout: DefaultWebhookTimeout, Retries: DefaultWebhookRetries, RetryBackoff: DefaultWebhookRetryBackoff,
+		QueueSize: DefaultWebhookQueue, Senders: DefaultWebhookSenders, Refresh: DefaultWebhookRefresh}, c)
+	none := WebhookConfig{Retries: -1}
+	require.NoError(t, none.validate())
+	require.NoError(t, none.validate())
+	require.Equal(t, -1, none.Retries)
+	for _, bad := range []WebhookConfig{{Timeout: -time.Second}, {Refresh: time.Millisecond}, {Senders: 300}, {QueueSize: -1}} {
+		require.Error(t, bad.validate(), "%+v", bad)
+	}
+	cfg := Config{Webhooks: WebhookConfig{Senders: 999}}
+	require.ErrorContains(t, cfg.Validate(), "senders")
+}
