@@ -251,3 +251,58 @@ func TestWebhookRequestBytes(t *testing.T) {
 	require.Empty(t, hdr.Get("Accept-Encoding"))
 	require.Equal(t, "7", hdr.Get("Content-Length"))
 }
+
+// TestWebhooksOfForEachBranches: a failed for_each branch is job.failed
+// while it has attempts, job.buried once it has none, and fails its
+// workflow (workflow.failed) only when the step can no longer complete:
+// with first_success, the first buried branch leaves the other one to
+// succeed, the second does not.
+func TestWebhooksOfForEachBranches(t *testing.T) {
+	t.Parallel()
+	hl := newHookListener(t)
+	c := newTestClient(t, func(cfg *Config) {
+		cfg.Concurrency = 1
+		cfg.Workflows = true
+		cfg.WorkflowChainSteps = -1
+		cfg.Webhooks.Senders = 1
+	})
+	ctx := context.Background()
+	for _, ev := range WebhookEvents {
+		_, err := c.AddWebhook(ctx, ev, "http://127.0.0.1:"+hl.port()+"/"+ev)
+		require.NoError(t, err)
+	}
+	reg := fixtureRegistry()
+	reg.RegisterStep("Plan", func(context.Context, *workflow.State) (*phpjson.Object, error) {
+		return wfObj(t, "items", []any{"a", "b"}), nil
+	})
+	reg.RegisterItemStep("Branch", func(_ context.Context, _ *workflow.State, item phpjson.Value, _ int64) (*phpjson.Object, error) {
+		s, _ := item.AsString()
+		return nil, runtimeErr{"no " + s}
+	}, WithMaxAttempts(2))
+	id, _, err := c.DispatchWorkflow(ctx, mustBuild(t, workflow.New("fe").Then("Plan").
+		ForEach("items", "Branch", workflow.ForEachFirstSuccess), wfObj(t)))
+	require.NoError(t, err)
+	w, err := c.NewWorker(reg)
+	require.NoError(t, err)
+	w.hooks.Start(ctx)
+	for stepOnce(t, w) > 0 {
+		_, err := c.store.DB().Exec("UPDATE `" + c.store.Tables()["jobs"] + "` SET available_at = NOW()")
+		require.NoError(t, err)
+	}
+	require.Equal(t, "failed", workflowRow(t, c, id).Status)
+	w.hooks.Stop(ctx)
+	var got []string
+	for _, r := range hl.requests() {
+		body := string(r[strings.Index(string(r), "\r\n\r\n")+4:])
+		got = append(got, hookTimestamp.ReplaceAllString(body, `"timestamp":"T"`))
+	}
+	// Jobs: 1 Plan, 2 the for_each placeholder, 3 and 4 the branches (the
+	// retried 3 is claimed again before 4). No workflow.failed after 3.
+	require.Equal(t, []string{
+		`{"event":"job.failed","data":{"job_id":3,"handler":"Branch","queue":"default","attempt":1,"error_message":"no a"},"timestamp":"T"}`,
+		`{"event":"job.buried","data":{"job_id":3,"handler":"Branch","queue":"default","error_message":"no a"},"timestamp":"T"}`,
+		`{"event":"job.failed","data":{"job_id":4,"handler":"Branch","queue":"default","attempt":1,"error_message":"no b"},"timestamp":"T"}`,
+		`{"event":"job.buried","data":{"job_id":4,"handler":"Branch","queue":"default","error_message":"no b"},"timestamp":"T"}`,
+		`{"event":"workflow.failed","data":{"workflow_id":1,"job_id":4,"handler":"Branch","error_message":"no b"},"timestamp":"T"}`,
+	}, got)
+}
