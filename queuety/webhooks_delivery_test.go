@@ -249,3 +249,35 @@ func TestWebhookConfigDefaults(t *testing.T) {
 	cfg := Config{Webhooks: WebhookConfig{Senders: 999}}
 	require.ErrorContains(t, cfg.Validate(), "senders")
 }
+
+// TestWebhookNotifyDuringStop: events from many goroutines while Stop
+// runs are each sent or dropped, counted once, and none panics on the
+// closed queue.
+func TestWebhookNotifyDuringStop(t *testing.T) {
+	t.Parallel()
+	hl := newHookListener(t)
+	obs := &hookCounts{}
+	c := newTestClient(t, nil)
+	_, err := c.AddWebhook(context.Background(), WebhookJobCompleted, "http://127.0.0.1:"+hl.port()+"/c")
+	require.NoError(t, err)
+	n := newTestNotifier(t, c, WebhookConfig{QueueSize: 50}, obs)
+	const goroutines, each = 10, 100
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := 0; i < each; i++ {
+				n.notify(WebhookJobCompleted, hookData(int64(i)))
+			}
+		}()
+	}
+	close(start)
+	n.Stop(context.Background())
+	wg.Wait()
+	total := obs.get("sent") + obs.get("dropped") + obs.get("failed")
+	require.Equal(t, goroutines*each, total)
+	require.Equal(t, obs.get("sent"), len(hl.requests()))
+}
