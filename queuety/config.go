@@ -193,6 +193,8 @@ type Config struct {
 
 	// Observer, when set, is told of claims and job outcomes (metrics).
 	Observer Observer
+	// Webhooks tunes the sending of the plugin's webhooks (webhooks.go).
+	Webhooks WebhookConfig
 
 	Logger *slog.Logger
 	Clock  clock.Clock
@@ -351,6 +353,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Backoff.validate(); err != nil {
 		bad("backoff: %w", err)
+	}
+	if err := c.Webhooks.validate(); err != nil {
+		bad("%w", err)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

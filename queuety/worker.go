@@ -76,6 +76,7 @@ type Worker struct {
 	retention   *retention
 	deadlines   *deadlineChecker // Config.Workflows: check_deadlines
 	scheduler   *scheduler       // Config.ScheduleInterval: the schedules tick
+	hooks       *webhookNotifier // the plugin's webhooks (webhook_events.go)
 
 	// The paused-queue cache, shared by the lanes: the last read, loaded
 	// without a lock by readers that must not wait on the database (the
@@ -196,6 +197,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 	}
 	w.heartbeater = &heartbeater{w: w}
 	w.sessions = newSessionAgent(w)
+	w.setupWebhooks()
 	if cfg.Workflows && cfg.DeadlineInterval > 0 {
 		w.deadlines = &deadlineChecker{c: c, reg: reg, interval: cfg.DeadlineInterval, log: w.log}
 	}
@@ -272,6 +274,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
 	w.claimCtx, w.cancelClaim = context.WithCancel(context.Background())
 	w.sampleMemory()
+	if w.hooks != nil {
+		w.hooks.Start(ctx)
+	}
 	go w.completeLoop()
 	w.heartbeater.Start()
 	if w.deadlines != nil {
@@ -394,6 +399,7 @@ func (w *Worker) stop(ctx context.Context) error {
 	if w.wfServices != nil {
 		w.wfServices.Stop()
 	}
+	w.stopWebhooks(grace)
 	closing, cancel3 := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel3()
 	w.sessions.Stop(closing)
@@ -1057,6 +1063,7 @@ func (w *Worker) fail(rj *running, o *outcome) {
 		return
 	}
 	w.countOutcome(rj, o)
+	w.notifyFailure(rj, o)
 }
 
 func (w *Worker) writeFailure(f store.Failure) (applied bool, err error) {
@@ -1137,6 +1144,7 @@ func (w *Worker) writeCompletions(batch []store.Completion) {
 		return
 	}
 	w.stats.completed.Add(int64(len(res.Completed) + len(res.Already)))
+	w.notifyCompleted(batch, res)
 	if len(res.Refused) > 0 {
 		w.stats.refused.Add(int64(len(res.Refused)))
 		w.log.Warn("completions refused: those attempts no longer hold their rows (rescued or deleted)", "jobs", res.Refused)

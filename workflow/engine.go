@@ -52,6 +52,8 @@ type Engine struct {
 	// chain lets a worker run the steps it enqueues (chain.go).
 	chain *ChainRuntime
 	wakes *coalescer[store.WakeFacts]
+	// stepFailure hears of each recorded failed step attempt (notify.go).
+	stepFailure func(StepFailure)
 }
 
 // NewEngine returns an engine running handlers on s. handlers may be nil

@@ -225,11 +225,15 @@ func (e *Engine) stepFailed(ctx context.Context, job *store.JobRow, state *State
 	}
 	tr.startWritten()
 	if !f.Terminal {
+		e.noteStepFailure(job, f, false)
 		return nil
 	}
 	if forEach {
-		_, err = e.forEachTerminalFailure(ctx, job.WorkflowID.Int64, job.ID, f.Message)
+		failed, err := e.forEachTerminalFailure(ctx, job.WorkflowID.Int64, job.ID, f.Message)
+		e.noteStepFailure(job, f, failed && err == nil)
 		return err
 	}
-	return e.Fail(ctx, job.WorkflowID.Int64, job.ID, f.Message)
+	err = e.Fail(ctx, job.WorkflowID.Int64, job.ID, f.Message)
+	e.noteStepFailure(job, f, err == nil)
+	return err
 }

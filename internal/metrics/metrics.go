@@ -84,6 +84,7 @@ type Metrics struct {
 	processed *prometheus.CounterVec
 	duration  *prometheus.HistogramVec
 	claim     prometheus.Histogram
+	webhooks  *prometheus.CounterVec // webhooks.go
 
 	mu       sync.RWMutex
 	handlers map[string]struct{}
@@ -121,7 +122,8 @@ func New(cfg Config) *Metrics {
 		Help:    "How long this process's claims took, from the transaction's start to its commit.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 	})
-	m.registry.MustRegister(m.processed, m.duration, m.claim, &tables{m: m},
+	m.webhooks = newWebhookCounter()
+	m.registry.MustRegister(m.processed, m.duration, m.claim, m.webhooks, &tables{m: m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -222,6 +222,30 @@ class Queuety
         return self::scheduler()->tick();
     }
 
+    public static function webhook_notifier(): WebhookNotifier
+    {
+        return new WebhookNotifier(self::connection());
+    }
+
+    /** Register a webhook URL for an event; `queuety work` sends it. */
+    public static function register_webhook(string $event, string $url): int
+    {
+        return self::webhook_notifier()->register($event, $url);
+    }
+
+    /**
+     * @return list<array<string, mixed>>
+     */
+    public static function list_webhooks(): array
+    {
+        return self::webhook_notifier()->list();
+    }
+
+    public static function remove_webhook(int $id): void
+    {
+        self::webhook_notifier()->remove($id);
+    }
+
     public static function connection(): Connection
     {
         return self::$conn ?? throw new \RuntimeException('Queuety not initialized. Call Queuety::init() first.');

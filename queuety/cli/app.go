@@ -68,7 +68,8 @@ func Main(args []string, opts Options) int {
 	case errors.As(err, &ue):
 		return ExitUsage
 	case errors.Is(err, store.ErrJobNotFound), errors.Is(err, store.ErrWorkflowNotFound),
-		errors.Is(err, sessions.ErrSessionNotFound), errors.Is(err, store.ErrScheduleNotFound):
+		errors.Is(err, sessions.ErrSessionNotFound), errors.Is(err, store.ErrScheduleNotFound),
+		errors.Is(err, store.ErrWebhookNotFound):
 		return ExitNotFound
 	}
 	return ExitError
@@ -121,6 +122,7 @@ func New(opts Options) *cli.App {
 			a.jobCommand(), a.purgeCommand(), a.benchCommand(),
 			a.workflowCommand(), a.sessionCommand(), a.workerCommand(), a.serveCommand(),
 			a.activitiesCommand(), a.scheduleCommand(), a.versionCommand(), a.completionCommand(),
+			a.webhookCommand(), a.logCommand(), a.metricsCommand(),
 		},
 		HideHelpCommand:      true,
 		EnableBashCompletion: true,

@@ -1,0 +1,26 @@
+package workflow
+
+import store "github.com/queuety-go/queuety/sql"
+
+// StepFailure is a failed step attempt the engine recorded, as the
+// plugin's worker reports it to its webhooks: retried (job.failed), or
+// buried (job.buried) and then, when that failed the workflow,
+// workflow.failed. A for_each branch fails the workflow only when its
+// step can no longer complete.
+type StepFailure struct {
+	Job            store.JobRow
+	Message        string
+	Buried         bool
+	WorkflowFailed bool
+}
+
+// OnStepFailure sets the function told of each failed step attempt once
+// its rows are written (nil: none). It runs on the step's goroutine, so it
+// must not block. Set it before the engine runs steps.
+func (e *Engine) OnStepFailure(fn func(StepFailure)) { e.stepFailure = fn }
+
+func (e *Engine) noteStepFailure(job *store.JobRow, f Failure, workflowFailed bool) {
+	if e.stepFailure != nil {
+		e.stepFailure(StepFailure{Job: *job, Message: f.Message, Buried: f.Terminal, WorkflowFailed: workflowFailed})
+	}
+}
