@@ -158,3 +158,32 @@ func decodeMetadata(class string, out []byte) (workflow.HandlerMetadata, error) 
 	m.CostUnits = intField("cost_units")
 	return m, nil
 }
+
+// PeekClassMetadata returns a class's metadata if it is known already;
+// otherwise it starts reading it in the background and returns false. The
+// worker's claim uses it: a claim holds row locks and must not wait for a
+// busy pool, and a job of a class not read yet simply waits for the next
+// claim (it would wait for a free PHP process anyway).
+func (p *Pool) PeekClassMetadata(class string) (workflow.HandlerMetadata, bool) {
+	p.meta.mu.Lock()
+	e, ok := p.meta.m[class]
+	p.meta.mu.Unlock()
+	if ok {
+		select {
+		case <-e.done:
+			if e.err == nil {
+				return e.value, true
+			}
+		default:
+			return workflow.HandlerMetadata{}, false // being read
+		}
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(p.life, metadataTimeout)
+		defer cancel()
+		if _, err := p.ClassMetadata(ctx, class); err != nil {
+			p.log.Warn("could not read a PHP class's settings; its jobs wait", "class", class, "err", err)
+		}
+	}()
+	return workflow.HandlerMetadata{}, false
+}
