@@ -156,7 +156,7 @@ func (w *Worker) chainRuntime() *workflow.ChainRuntime {
 		Owner: w.id,
 		Max:   w.cfg.WorkflowChainSteps,
 		Accept: func(queue, _ string) bool {
-			if w.claimCtx == nil || w.claimCtx.Err() != nil || !slices.Contains(w.cfg.Queues, queue) || w.cfg.QueueCostBudgets[queue] > 0 {
+			if w.claimCtx == nil || w.claimCtx.Err() != nil || !slices.Contains(w.cfg.Queues, queue) || w.cfg.QueueCostBudgets[queue] > 0 || w.cfg.Debug {
 				return false
 			}
 			paused, known := w.pausedKnown(queue)
