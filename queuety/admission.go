@@ -165,7 +165,9 @@ func (w *Worker) admitsRate(g *groupAdmission, r *store.JobRow, lim rowLimit) bo
 		return true
 	}
 	l.limited[r.Handler] = true
-	l.debugf(r.Queue, "Handler %s is rate-limited, unclaiming job #%d.", r.Handler, r.ID)
+	if l.debug {
+		l.debugf(r.Queue, "Handler %s is rate-limited, unclaiming job #%d.", r.Handler, r.ID)
+	}
 	w.log.Debug("deferring job: handler rate limited", "job", r.ID, "handler", r.Handler, "max", u.limit.Max, "window", u.limit.Window)
 	return false
 }

@@ -721,7 +721,8 @@ func (g *groupAdmission) saturatedList() []string {
 // at commit it is simply pending again with its attempt unspent, as PHP's
 // unclaim leaves it. The group's named lock, held until the claim commits,
 // keeps two Go workers from admitting past the limit at once. It returns
-// the admitted rows and how many it deferred.
+// the admitted rows and how many it deferred. Rate limits and cost budgets
+// are checked around it, in the plugin's order (admission.go).
 func (w *Worker) admit(ctx context.Context, tx *store.ClaimTx, g *groupAdmission, rows []store.JobRow) ([]store.JobRow, int, error) {
 	var fresh []string
 	for i := range rows {
@@ -752,7 +753,9 @@ func (w *Worker) admit(ctx context.Context, tx *store.ClaimTx, g *groupAdmission
 	deferred := 0
 	for i, r := range rows {
 		g.seen = append(g.seen, r.ID)
-		g.debugf(r.Queue, "Checking rate limit for handler: %s", r.Handler)
+		if g.debug { // QUEUETY_DEBUG; the arguments are not built when off
+			g.debugf(r.Queue, "Checking rate limit for handler: %s", r.Handler)
+		}
 		if !w.admitsRate(g, &r, limits[i]) {
 			deferred++
 			continue
@@ -765,14 +768,18 @@ func (w *Worker) admit(ctx context.Context, tx *store.ClaimTx, g *groupAdmission
 				// this group; it is left out of this claim's later reads too.
 				g.saturated[name] = true
 				deferred++
-				g.debugf(r.Queue, "Deferring job #%d (%s): Concurrency group '%s' is saturated (%d/%d).", r.ID, r.Handler, name, g.busy[name], r.ConcurrencyLimit.Int64)
+				if g.debug { // QUEUETY_DEBUG; the arguments are not built when off
+					g.debugf(r.Queue, "Deferring job #%d (%s): Concurrency group '%s' is saturated (%d/%d).", r.ID, r.Handler, name, g.busy[name], r.ConcurrencyLimit.Int64)
+				}
 				w.log.Debug("deferring job: concurrency group saturated", "job", r.ID, "group", name, "limit", r.ConcurrencyLimit.Int64)
 				continue
 			}
 		}
 		if reason := w.budgetRefusal(g, &r); reason != "" {
 			deferred++
-			g.debugf(r.Queue, "Deferring job #%d (%s): %s", r.ID, r.Handler, reason)
+			if g.debug { // QUEUETY_DEBUG; the arguments are not built when off
+				g.debugf(r.Queue, "Deferring job #%d (%s): %s", r.ID, r.Handler, reason)
+			}
 			w.log.Debug("deferring job: cost budget", "job", r.ID, "reason", reason)
 			continue
 		}
