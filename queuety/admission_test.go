@@ -8,7 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
 )
 
 // claimN runs one claim of up to n rows on w, as stepOnce does, and waits
@@ -177,4 +179,32 @@ func TestCostBudgets(t *testing.T) {
 	close(release)
 	<-done
 	require.Equal(t, 5, n)
+}
+
+// Go step handlers declare what a PHP step class's config() would:
+// WithStepMetadata, with WithMaxAttempts, WithBackoff and WithRateLimit on
+// top; the engine writes them into the step's jobs.
+func TestStepHandlerMetadataAtRegistration(t *testing.T) {
+	t.Parallel()
+	reg := NewRegistry()
+	reg.RegisterStep("Summarize", func(context.Context, *workflow.State) (*phpjson.Object, error) { return nil, nil },
+		WithStepMetadata(workflow.HandlerMetadata{Queue: "gpu", MaxAttempts: 2, ConcurrencyGroup: "openai", ConcurrencyLimit: 2, CostUnits: 5}),
+		WithMaxAttempts(7), WithBackoff(Backoff{List: []int{5, 30}}), WithRateLimit(10, time.Minute))
+	m := reg.steps.HandlerMetadata("Summarize")
+	backoff, err := phpjson.Encode(m.Backoff)
+	require.NoError(t, err)
+	require.Equal(t, "[5,30]", string(backoff))
+	m.Backoff = phpjson.Null()
+	require.Equal(t, workflow.HandlerMetadata{Queue: "gpu", MaxAttempts: 7, RateLimit: &workflow.RateLimit{Max: 10, Window: 60},
+		ConcurrencyGroup: "openai", ConcurrencyLimit: 2, CostUnits: 5}, m)
+
+	step, err := workflow.ParseStep(phpjson.ObjectValue(phpjson.NewObject().Set("type", phpjson.String("single")).Set("class", phpjson.String("Summarize"))))
+	require.NoError(t, err)
+	jobs, err := workflow.StepJobs(step, 1, workflow.DispatchDefaults{Queue: "default", MaxAttempts: 3}, reg.steps)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	require.Equal(t, `{"__queuety_runtime":{"max_attempts":7,"backoff":[5,30],"rate_limit":[10,60]}}`, string(jobs[0].Payload))
+	require.Equal(t, "gpu", jobs[0].Queue)
+	require.Equal(t, int64(5), jobs[0].CostUnits)
+	require.Equal(t, "openai", jobs[0].ConcurrencyGroup)
 }
