@@ -89,3 +89,36 @@ func (m engineMetadata) HandlerMetadata(handler string) HandlerMetadata {
 	}
 	return m.e.classMeta.HandlerMetadata(handler)
 }
+
+// metadataPeeker is a class metadata source that can start reading a
+// class without waiting for it (the PHP pool).
+type metadataPeeker interface {
+	PeekClassMetadata(class string) (HandlerMetadata, bool)
+}
+
+// prefetchMetadata starts reading the classes of the step after index
+// while step index runs, so the transaction that enqueues it finds them
+// cached instead of waiting for a free PHP process.
+func (e *Engine) prefetchMetadata(state *State, index int) {
+	p, ok := e.classMeta.(metadataPeeker)
+	if !ok {
+		return
+	}
+	step, ok := state.Step(index + 1)
+	if !ok {
+		return
+	}
+	var classes []string
+	if step.Type() == StepParallel {
+		for _, branch := range ParallelBranches(step.Object()) {
+			classes = append(classes, BranchHandler(MergeParallelBranch(step.Object(), branch)))
+		}
+	} else {
+		classes = append(classes, step.Class())
+	}
+	for _, c := range classes {
+		if c != "" && !IsPlaceholderHandler(c) && !e.handlers.hasGo(c) {
+			p.PeekClassMetadata(c)
+		}
+	}
+}
