@@ -54,6 +54,19 @@ func seconds(n int64) time.Duration {
 	return time.Duration(min(max(n, 0), maxSeconds)) * time.Second
 }
 
+// value is b as __queuety_runtime.backoff holds it: the strategy name or
+// the list of delays.
+func (b Backoff) value() phpjson.Value {
+	if b.List != nil {
+		vs := make([]phpjson.Value, len(b.List))
+		for i, d := range b.List {
+			vs[i] = phpjson.Int(int64(d))
+		}
+		return phpjson.List(vs...)
+	}
+	return phpjson.String(b.Strategy)
+}
+
 func (b Backoff) validate() error {
 	if b.List != nil {
 		for _, d := range b.List {
@@ -132,24 +145,32 @@ func parseRuntime(payload phpjson.Value) runtimeOptions {
 		}
 	}
 	if v, ok := rt.Get("backoff"); ok {
-		if s, ok := v.AsString(); ok {
-			// BackoffStrategy::tryFrom: an unknown name means the default.
-			b := Backoff{Strategy: s}
-			if b.validate() != nil {
-				b.Strategy = BackoffExponential
-			}
-			r.Backoff = &b
-		} else if list, ok := v.AsList(); ok {
-			b := Backoff{List: make([]int, 0, len(list))}
-			for _, e := range list {
-				b.List = append(b.List, scalarInt(e))
-			}
-			r.Backoff = &b
-		}
-		// Other shapes (objects with string keys) are ignored; Queuety
-		// indexes them by position and ends with a zero delay.
+		r.Backoff = backoffOf(v)
 	}
 	return r
+}
+
+// backoffOf reads a backoff as __queuety_runtime or a class's config()
+// holds it: a strategy name or a list of delays; nil for other shapes.
+func backoffOf(v phpjson.Value) *Backoff {
+	if s, ok := v.AsString(); ok {
+		// BackoffStrategy::tryFrom: an unknown name means the default.
+		b := Backoff{Strategy: s}
+		if b.validate() != nil {
+			b.Strategy = BackoffExponential
+		}
+		return &b
+	}
+	if list, ok := v.AsList(); ok {
+		b := Backoff{List: make([]int, 0, len(list))}
+		for _, e := range list {
+			b.List = append(b.List, scalarInt(e))
+		}
+		return &b
+	}
+	// Other shapes (objects with string keys) are ignored; Queuety
+	// indexes them by position and ends with a zero delay.
+	return nil
 }
 
 // scalarInt is PHP's (int) cast of a scalar; non-scalars are 0.

@@ -454,6 +454,7 @@ func (c *Client) settingsFor(reg *Registry, j *store.JobRow, payload phpjson.Val
 			s.backoff = *h.opts.backoff
 		}
 	}
+	reg.classRetrySettings(j, &s)
 	rt := parseRuntime(payload)
 	if rt.MaxAttempts > 0 {
 		s.maxAttempts = rt.MaxAttempts

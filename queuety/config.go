@@ -191,6 +191,20 @@ type Config struct {
 	// registration (default 10s; less than half of WorkerStaleAfter).
 	RegistrationHeartbeat time.Duration
 
+	// Debug writes the plugin's QUEUETY_DEBUG rows: `debug` log rows of
+	// handler `_worker` for every queue a claim tries, every job it
+	// checks, admits or defers (queuety/admission.go). Off by default.
+	Debug bool
+	// QueueCostBudgets and GroupCostBudgets are
+	// QUEUETY_RESOURCE_QUEUE_COST_BUDGETS and
+	// QUEUETY_RESOURCE_GROUP_COST_BUDGETS: the most cost_units a queue's or
+	// concurrency group's processing jobs may add up to. A job with
+	// cost_units > 0 that would pass it is deferred (left pending).
+	// Entries below 1 or with a blank name are ignored, as the plugin
+	// ignores them.
+	QueueCostBudgets map[string]int64
+	GroupCostBudgets map[string]int64
+
 	// Observer, when set, is told of claims and job outcomes (metrics).
 	Observer Observer
 	// Webhooks tunes the sending of the plugin's webhooks (webhooks.go).
@@ -357,6 +371,7 @@ func (c *Config) Validate() error {
 	if err := c.Webhooks.validate(); err != nil {
 		bad("%w", err)
 	}
+	c.QueueCostBudgets, c.GroupCostBudgets = normalizeBudgets(c.QueueCostBudgets), normalizeBudgets(c.GroupCostBudgets)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -49,6 +49,10 @@ type handlerOptions struct {
 	maxAttempts int
 	backoff     *Backoff
 	timeout     time.Duration
+	// rateLimit is the handler's config()['rate_limit'] (admission.go).
+	rateLimit *workflow.RateLimit
+	// meta is a step handler's full class metadata (WithStepMetadata).
+	meta *workflow.HandlerMetadata
 }
 
 // WithMaxAttempts overrides the row's max_attempts for this handler.
@@ -64,6 +68,28 @@ func WithBackoff(b Backoff) HandlerOption {
 // WithTimeout sets the per-attempt time limit.
 func WithTimeout(d time.Duration) HandlerOption {
 	return func(o *handlerOptions) { o.timeout = d }
+}
+
+// WithRateLimit lets at most n jobs of the handler complete per window
+// (config()['rate_limit'] => [n, seconds]): the worker leaves the others
+// pending until the window has room, counting the handler's `completed`
+// log rows as Queuety's RateLimiter does, PHP workers' included. A job's
+// __queuety_runtime.rate_limit wins. Step handlers take theirs from
+// workflow.HandlerMetadata.RateLimit.
+func WithRateLimit(n int, window time.Duration) HandlerOption {
+	return func(o *handlerOptions) {
+		o.rateLimit = &workflow.RateLimit{Max: int64(n), Window: int64(window / time.Second)}
+	}
+}
+
+// WithStepMetadata gives a step handler registered with RegisterStep or
+// RegisterItemStep every setting a PHP step class's config() can declare
+// (queue, concurrency group and limit, cost units, ...): the step jobs the
+// engine enqueues for it are written with them. WithMaxAttempts,
+// WithBackoff and WithRateLimit, when also given, win. Plain handlers
+// ignore it.
+func WithStepMetadata(m workflow.HandlerMetadata) HandlerOption {
+	return func(o *handlerOptions) { o.meta = &m }
 }
 
 type registered struct {

@@ -187,6 +187,9 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		if r := reg.stepRunner(); r != nil {
 			w.engine.SetStepRunner(r) // and every workflow step is claimed
 		}
+		if m := reg.classMetadata(); m != nil {
+			w.engine.SetHandlerMetadata(m) // PHP classes' config() in the step jobs it enqueues
+		}
 		w.wfServices = newWorkflowServices(w.engine, cfg, w.log)
 	}
 	if !cfg.ClaimAll && !reg.hasFallback() {
@@ -616,10 +619,16 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	rows, err := w.selectClaim(ctx, tx, paused, n)
+	g := w.newGroupAdmission()
+	rows, err := w.selectClaim(ctx, tx, g, paused, n)
 	if err != nil {
 		_ = tx.Rollback()
 		return 0, err
+	}
+	if len(rows) == 0 && len(g.logs) > 0 && w.claimCtx.Err() == nil {
+		// Only QUEUETY_DEBUG rows to write (and the rows deferred, which
+		// stay untouched).
+		return 0, tx.Commit(ctx, store.ClaimCommit{WorkerID: w.id, Logs: g.logs})
 	}
 	if len(rows) == 0 || w.claimCtx.Err() != nil {
 		// Nothing to do, or Stop arrived while claiming: every selected row
@@ -627,15 +636,9 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 		// buried stay buried).
 		return 0, tx.End(ctx, w.id)
 	}
-	commit := store.ClaimCommit{WorkerID: w.id, Running: make([]int64, len(rows)), Logs: make([]store.LogRow, 0, len(rows))}
+	commit := store.ClaimCommit{WorkerID: w.id, Running: make([]int64, len(rows)), Logs: w.claimLogs(g, rows)}
 	for i := range rows {
 		commit.Running[i] = rows[i].ID
-		if w.isWorkflowStep(&rows[i]) {
-			continue // the engine writes its started log and step_started event
-		}
-		started := store.LogFor(&rows[i], store.EventStarted)
-		started.Attempt = store.Int(int64(min(rows[i].Attempts+1, 255)))
-		commit.Logs = append(commit.Logs, started)
 	}
 	if err := tx.Commit(ctx, commit); err != nil {
 		return 0, err
@@ -650,7 +653,7 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 // starve them; they are admitted by their session, not by concurrency
 // groups), then each open queue in order, less the jobs of saturated
 // concurrency groups.
-func (w *Worker) selectClaim(ctx context.Context, tx *store.ClaimTx, paused map[string]bool, n int) ([]store.JobRow, error) {
+func (w *Worker) selectClaim(ctx context.Context, tx *store.ClaimTx, g *groupAdmission, paused map[string]bool, n int) ([]store.JobRow, error) {
 	claimable := store.ClaimParams{Handlers: w.handlers, WorkflowHandlers: w.wfHandlers,
 		AllWorkflowSteps: w.engine != nil && w.engine.StepRunner() != nil}
 	var open []string
@@ -663,18 +666,26 @@ func (w *Worker) selectClaim(ctx context.Context, tx *store.ClaimTx, paused map[
 	if err != nil {
 		return nil, fmt.Errorf("worker sessions: %w", err)
 	}
-	g := newGroupAdmission()
 	for _, q := range open {
+		g.debugf(q, "Attempting to claim job from queue.")
 		// A queue is read again while its rows included jobs of groups found
 		// saturated: the next read leaves those groups out, so a full group
 		// at the head of a queue does not keep the jobs behind it waiting
 		// while slots are free.
 		for round := 0; len(rows) < n && round < maxGroupRereads; round++ {
 			p := claimable
-			p.Queue, p.Limit, p.SkipGroups = q, n-len(rows), g.saturatedList()
+			p.Queue, p.Limit, p.SkipGroups, p.SkipHandlers = q, n-len(rows), g.saturatedList(), g.limitedList()
+			if round > 0 {
+				// The claim's own row locks do not hide the rows it took or
+				// deferred from a second read.
+				p.SkipIDs = g.seen
+			}
 			got, err := tx.Select(ctx, p)
 			if err != nil {
 				return nil, fmt.Errorf("queue %s: %w", q, err)
+			}
+			if round == 0 && len(got) == 0 {
+				g.debugf(q, "No job claimed, queue is empty.")
 			}
 			admitted, deferred, err := w.admit(ctx, tx, g, got)
 			if err != nil {
@@ -703,10 +714,13 @@ type groupAdmission struct {
 	busy      map[string]int
 	locked    map[string]bool
 	saturated map[string]bool
+	// rate limits, cost budgets and debug rows (admission.go)
+	limitAdmission
 }
 
-func newGroupAdmission() *groupAdmission {
-	return &groupAdmission{busy: map[string]int{}, locked: map[string]bool{}, saturated: map[string]bool{}}
+func (w *Worker) newGroupAdmission() *groupAdmission {
+	return &groupAdmission{busy: map[string]int{}, locked: map[string]bool{}, saturated: map[string]bool{},
+		limitAdmission: limitAdmission{debug: w.cfg.Debug}}
 }
 
 func (g *groupAdmission) saturatedList() []string {
@@ -723,7 +737,8 @@ func (g *groupAdmission) saturatedList() []string {
 // at commit it is simply pending again with its attempt unspent, as PHP's
 // unclaim leaves it. The group's named lock, held until the claim commits,
 // keeps two Go workers from admitting past the limit at once. It returns
-// the admitted rows and how many it deferred.
+// the admitted rows and how many it deferred. Rate limits and cost budgets
+// are checked around it, in the plugin's order (admission.go).
 func (w *Worker) admit(ctx context.Context, tx *store.ClaimTx, g *groupAdmission, rows []store.JobRow) ([]store.JobRow, int, error) {
 	var fresh []string
 	for i := range rows {
@@ -746,21 +761,49 @@ func (w *Worker) admit(ctx context.Context, tx *store.ClaimTx, g *groupAdmission
 			g.locked[name], g.busy[name] = true, busy[name]
 		}
 	}
+	limits, err := w.prepareLimits(ctx, tx, g, rows)
+	if err != nil {
+		return nil, 0, err
+	}
 	admitted := rows[:0:0]
 	deferred := 0
-	for _, r := range rows {
-		if r.ConcurrencyGroup.Valid && r.ConcurrencyLimit.Valid {
+	for i, r := range rows {
+		g.seen = append(g.seen, r.ID)
+		if g.debug { // QUEUETY_DEBUG; the arguments are not built when off
+			g.debugf(r.Queue, "Checking rate limit for handler: %s", r.Handler)
+		}
+		if !w.admitsRate(g, &r, limits[i]) {
+			deferred++
+			continue
+		}
+		grouped := r.ConcurrencyGroup.Valid && r.ConcurrencyLimit.Valid
+		if grouped {
 			name := r.ConcurrencyGroup.String
 			if !g.locked[name] || g.busy[name] >= int(r.ConcurrencyLimit.Int64) {
 				// Not locked within the timeout: another claim is admitting
 				// this group; it is left out of this claim's later reads too.
 				g.saturated[name] = true
 				deferred++
+				if g.debug { // QUEUETY_DEBUG; the arguments are not built when off
+					g.debugf(r.Queue, "Deferring job #%d (%s): Concurrency group '%s' is saturated (%d/%d).", r.ID, r.Handler, name, g.busy[name], r.ConcurrencyLimit.Int64)
+				}
 				w.log.Debug("deferring job: concurrency group saturated", "job", r.ID, "group", name, "limit", r.ConcurrencyLimit.Int64)
 				continue
 			}
-			g.busy[name]++
 		}
+		if reason := w.budgetRefusal(g, &r); reason != "" {
+			deferred++
+			if g.debug { // QUEUETY_DEBUG; the arguments are not built when off
+				g.debugf(r.Queue, "Deferring job #%d (%s): %s", r.ID, r.Handler, reason)
+			}
+			w.log.Debug("deferring job: cost budget", "job", r.ID, "reason", reason)
+			continue
+		}
+		if grouped {
+			g.busy[r.ConcurrencyGroup.String]++
+		}
+		w.takeLimits(g, &r, limits[i])
+		w.logAdmitted(g, &r)
 		admitted = append(admitted, r)
 	}
 	return admitted, deferred, nil

@@ -74,7 +74,20 @@ func stepMetadata(class string, opts []HandlerOption) workflow.HandlerMetadata {
 	if o.maxAttempts < 0 || o.maxAttempts > 255 {
 		panic(fmt.Sprintf("queuety: step %q: max attempts %d outside 1..255", class, o.maxAttempts))
 	}
-	return workflow.HandlerMetadata{MaxAttempts: int64(o.maxAttempts)}
+	m := workflow.HandlerMetadata{}
+	if o.meta != nil {
+		m = *o.meta
+	}
+	if o.maxAttempts > 0 {
+		m.MaxAttempts = int64(o.maxAttempts)
+	}
+	if o.backoff != nil {
+		m.Backoff = o.backoff.value()
+	}
+	if o.rateLimit != nil {
+		m.RateLimit = o.rateLimit
+	}
+	return m
 }
 
 // DispatchWorkflow stores a workflow built with workflow.Builder: the
@@ -143,7 +156,7 @@ func (w *Worker) chainRuntime() *workflow.ChainRuntime {
 		Owner: w.id,
 		Max:   w.cfg.WorkflowChainSteps,
 		Accept: func(queue, _ string) bool {
-			if w.claimCtx == nil || w.claimCtx.Err() != nil || !slices.Contains(w.cfg.Queues, queue) {
+			if w.claimCtx == nil || w.claimCtx.Err() != nil || !slices.Contains(w.cfg.Queues, queue) || w.cfg.QueueCostBudgets[queue] > 0 || w.cfg.Debug {
 				return false
 			}
 			paused, known := w.pausedKnown(queue)

@@ -37,6 +37,9 @@ func (c *Client) engine(reg *Registry) *workflow.Engine {
 	if r := reg.stepRunner(); r != nil {
 		e.SetStepRunner(r) // PHP compensations, on_cancel and on_deadline handlers run in the pool
 	}
+	if m := reg.classMetadata(); m != nil {
+		e.SetHandlerMetadata(m) // retried and resumed steps keep their PHP class's settings
+	}
 	return e
 }
 

@@ -31,7 +31,12 @@ type ClaimParams struct {
 	// SkipGroups are concurrency groups found saturated earlier in the same
 	// claim: their jobs are left out, so the rows behind them are read.
 	SkipGroups []string
-	Limit      int
+	// SkipHandlers are handlers found rate limited earlier in the claim,
+	// and SkipIDs the rows it already took or deferred (its own row locks
+	// do not hide them from a second read of the queue).
+	SkipHandlers []string
+	SkipIDs      []int64
+	Limit        int
 }
 
 // ClaimTx is one claim: Select locks claimable rows with FOR UPDATE SKIP
@@ -101,6 +106,14 @@ func (c *ClaimTx) Select(ctx context.Context, p ClaimParams) ([]JobRow, error) {
 	if len(p.SkipGroups) > 0 {
 		which += " AND " + c.s.query(qClaimSkipGroups)
 		wargs = append(wargs, p.SkipGroups)
+	}
+	if len(p.SkipHandlers) > 0 {
+		which += " AND " + c.s.query(qClaimSkipHandlers)
+		wargs = append(wargs, p.SkipHandlers)
+	}
+	if len(p.SkipIDs) > 0 {
+		which += " AND " + c.s.query(qClaimSkipIDs)
+		wargs = append(wargs, p.SkipIDs)
 	}
 	return c.selectRows(ctx, qClaimJobs, which, append(append([]any{p.Queue}, wargs...), p.Limit))
 }
@@ -206,12 +219,19 @@ func (c *ClaimTx) selectRows(ctx context.Context, name, which string, args []any
 // serializes admission between Go workers, which PHP's check does not. It
 // returns the groups it could lock within timeout; jobs of the others wait.
 func (c *ClaimTx) LockGroups(ctx context.Context, groups []string, timeout time.Duration) ([]string, error) {
+	return c.lockNamed(ctx, "", groups, timeout)
+}
+
+// lockNamed takes a named lock per name of one kind ("" for concurrency
+// groups, see claim_limits.go for the others), sorted, held until the
+// claim ends; it returns the names it locked within timeout.
+func (c *ClaimTx) lockNamed(ctx context.Context, kind string, groups []string, timeout time.Duration) ([]string, error) {
 	groups = slices.Clone(groups)
 	slices.Sort(groups)
 	groups = slices.Compact(groups)
 	var locked []string
 	for _, g := range groups {
-		name := c.s.groupLockName(g)
+		name := c.s.groupLockName(kind + g)
 		var got sql.NullInt64
 		if err := c.conn.GetContext(ctx, &got, c.s.query(qGetGroupLock), name, timeout.Seconds()); err != nil {
 			return locked, fmt.Errorf("group lock %q: %w", g, err)

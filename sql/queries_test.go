@@ -168,7 +168,7 @@ func TestQueriesPrepare(t *testing.T) {
 				require.NoError(t, err, "%s with %s does not parse:\n%s", name, which, full)
 				require.NoError(t, st.Close())
 			}
-			full := strings.Replace(sql, "/*which*/", e.s.q[qClaimWhichPlain]+" AND "+e.s.q[qClaimSkipGroups], 1)
+			full := strings.Replace(sql, "/*which*/", e.s.q[qClaimWhichPlain]+" AND "+e.s.q[qClaimSkipGroups]+" AND "+e.s.q[qClaimSkipHandlers]+" AND "+e.s.q[qClaimSkipIDs], 1)
 			st, err := e.db.PrepareContext(e.ctx, full)
 			require.NoError(t, err, "%s with %s does not parse:\n%s", name, qClaimSkipGroups, full)
 			require.NoError(t, st.Close())

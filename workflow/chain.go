@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"bytes"
 	"context"
 
 	store "github.com/queuety-go/queuety/sql"
@@ -77,6 +78,9 @@ func (a *advanceTx) chainable(step Step, job StepJob) bool {
 	}
 	if step.Type() != StepSingle || job.DelaySeconds > 0 || job.ConcurrencyGroup != "" || job.SessionID != "" {
 		return false
+	}
+	if bytes.Contains(job.Payload, []byte(`"rate_limit"`)) {
+		return false // the claim applies the rate limit
 	}
 	if _, ok := a.e.handlers.LookupStep(job.Handler); !ok {
 		return false

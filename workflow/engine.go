@@ -37,6 +37,9 @@ type Engine struct {
 	StepTimeout func(job *store.JobRow) (time.Duration, error)
 	// runner runs the steps without a Go handler (step_runner.go).
 	runner StepRunner
+	// classMeta is the metadata of handler classes without a Go step
+	// handler (handler_metadata.go).
+	classMeta HandlerMetadataSource
 	// local lets a worker run local activities in process
 	// (local_activity.go); nil sends them through the claim.
 	local *LocalRuntime

@@ -309,7 +309,7 @@ func (a *advanceTx) enqueue(step Step, index int) error {
 	if step.Type() == StepLocalActivity && a.acceptsLocal() {
 		return a.enqueueLocal(step, index)
 	}
-	jobs, err := StepJobs(step, index, a.state.DispatchDefaults(), a.e.handlers)
+	jobs, err := StepJobs(step, index, a.state.DispatchDefaults(), a.e.metadata())
 	if err != nil {
 		return err
 	}

@@ -133,7 +133,7 @@ func (a *advanceTx) startWorkflows(index int) (*phpjson.Object, error) {
 		d, err := def.Dispatch(child, DefinitionDispatchOptions{
 			StartedByWorkflowID: sql.NullInt64{Int64: a.wf.ID, Valid: true},
 			StartedByStepIndex:  sql.NullInt64{Int64: int64(index), Valid: true},
-			HandlerMetadata:     a.e.handlers,
+			HandlerMetadata:     a.e.metadata(),
 		})
 		if err != nil {
 			return nil, err
@@ -189,7 +189,7 @@ func (e *Engine) runRunWorkflow(ctx context.Context, job *store.JobRow, tr *jobT
 		d, err := def.ChildDefinition(a.state).Dispatch(a.state.Public(), DefinitionDispatchOptions{
 			ParentWorkflowID: sql.NullInt64{Int64: a.wf.ID, Valid: true},
 			ParentStepIndex:  sql.NullInt64{Int64: int64(index), Valid: true},
-			HandlerMetadata:  e.handlers,
+			HandlerMetadata:  e.metadata(),
 		})
 		if err != nil {
 			return err

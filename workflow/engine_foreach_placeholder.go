@@ -127,7 +127,7 @@ func (a *advanceTx) forEachPlaceholder(job *store.JobRow) (logCompletion bool, e
 		meta.Set("item_index", phpjson.Int(int64(i)))
 		meta.Set("item", items[i])
 		payload := phpjson.NewObject().Set("__for_each", phpjson.ObjectValue(meta))
-		opts := ResolveStepDispatchOptions(step.Object(), handler, defaults, payload, 1, metadataFor(a.e.handlers, handler))
+		opts := ResolveStepDispatchOptions(step.Object(), handler, defaults, payload, 1, metadataFor(a.e.metadata(), handler))
 		j, err := newStepJob(handler, stepIndex, opts, nil)
 		if err != nil {
 			return false, err

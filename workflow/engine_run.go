@@ -150,6 +150,7 @@ func (e *Engine) callHandler(ctx context.Context, job *store.JobRow, state *Stat
 			ctx = tctx
 		}
 	}
+	e.prefetchMetadata(state, index)
 	input := NewState(cloneObject(state.Object()))
 	if step, ok := state.Step(index); ok && step.Type() == StepForEach {
 		if fn, ok := e.handlers.LookupItem(job.Handler); ok {

@@ -232,7 +232,7 @@ func (a *advanceTx) resumeParent(parent *store.WorkflowRow, step int, child *Sta
 
 // enqueueFor inserts the jobs of step index of workflow id.
 func (e *Engine) enqueueFor(tx *store.WorkflowTx, id int64, state *State, step Step, index int) error {
-	jobs, err := StepJobs(step, index, state.DispatchDefaults(), e.handlers)
+	jobs, err := StepJobs(step, index, state.DispatchDefaults(), e.metadata())
 	if err != nil {
 		return err
 	}

@@ -62,3 +62,63 @@ func metadataFor(src HandlerMetadataSource, handler string) HandlerMetadata {
 	}
 	return src.HandlerMetadata(handler)
 }
+
+// SetHandlerMetadata adds src as the metadata of the handler classes the
+// engine has no Go step handler for (the PHP pool reads a PHP class's
+// attributes and config(); see queuety's registry). Every step job the
+// engine enqueues (next steps, parallel and for_each branches, children's
+// first steps, retries and resumes) takes its defaults from it, as the
+// plugin's StepDispatchOptions::resolve reads HandlerMetadata::from_class.
+// Set it before the engine runs jobs.
+func (e *Engine) SetHandlerMetadata(src HandlerMetadataSource) { e.classMeta = src }
+
+// metadata is the engine's HandlerMetadataSource: a Go step handler's
+// registered metadata, else the injected class source's.
+func (e *Engine) metadata() HandlerMetadataSource {
+	if e.classMeta == nil {
+		return e.handlers
+	}
+	return engineMetadata{e}
+}
+
+type engineMetadata struct{ e *Engine }
+
+func (m engineMetadata) HandlerMetadata(handler string) HandlerMetadata {
+	if m.e.handlers.hasGo(handler) {
+		return m.e.handlers.HandlerMetadata(handler)
+	}
+	return m.e.classMeta.HandlerMetadata(handler)
+}
+
+// metadataPeeker is a class metadata source that can start reading a
+// class without waiting for it (the PHP pool).
+type metadataPeeker interface {
+	PeekClassMetadata(class string) (HandlerMetadata, bool)
+}
+
+// prefetchMetadata starts reading the classes of the step after index
+// while step index runs, so the transaction that enqueues it finds them
+// cached instead of waiting for a free PHP process.
+func (e *Engine) prefetchMetadata(state *State, index int) {
+	p, ok := e.classMeta.(metadataPeeker)
+	if !ok {
+		return
+	}
+	step, ok := state.Step(index + 1)
+	if !ok {
+		return
+	}
+	var classes []string
+	if step.Type() == StepParallel {
+		for _, branch := range ParallelBranches(step.Object()) {
+			classes = append(classes, BranchHandler(MergeParallelBranch(step.Object(), branch)))
+		}
+	} else {
+		classes = append(classes, step.Class())
+	}
+	for _, c := range classes {
+		if c != "" && !IsPlaceholderHandler(c) && !e.handlers.hasGo(c) {
+			p.PeekClassMetadata(c)
+		}
+	}
+}

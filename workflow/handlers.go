@@ -138,6 +138,18 @@ func (h *Handlers) HandlerMetadata(name string) HandlerMetadata {
 	return h.meta[name]
 }
 
+// hasGo reports whether name is a Go step or item handler (their
+// registered metadata, even empty, is the class's).
+func (h *Handlers) hasGo(name string) bool {
+	if h == nil {
+		return false
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	_, ok := h.meta[name]
+	return ok
+}
+
 // LookupStep returns the step handler of a class.
 func (h *Handlers) LookupStep(name string) (StepFunc, bool) {
 	if h == nil {

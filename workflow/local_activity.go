@@ -345,7 +345,7 @@ func (a *advanceTx) enqueueLocal(step Step, index int) error {
 func (a *advanceTx) startLocal(step Step, index int, fresh bool, x *store.ActivityExecution) (*localAttempt, error) {
 	e, job := a.e, a.job
 	now := e.store.PreciseNow()
-	pol, perr := parseLocalStep(step, e.handlers)
+	pol, perr := parseLocalStep(step, e.metadata())
 	if perr != nil {
 		// A definition the builder would have refused (PHP, hand-written):
 		// the step fails for good with the reason.

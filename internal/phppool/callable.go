@@ -66,6 +66,9 @@ func (p *Pool) runCallable(ctx context.Context, c *stepCall) ([]byte, error) {
 // "compensation": the class, the state, the reducer's aggregate and the
 // payload, as the engine encoded them.
 func encodeCallable(seq uint64, c *stepCall) ([]byte, error) {
+	if c.kind == "metadata" {
+		return encodeMetadata(seq, c.class), nil
+	}
 	payload := c.payload
 	if len(payload) == 0 {
 		payload = []byte("[]")

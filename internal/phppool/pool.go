@@ -31,6 +31,8 @@ type Pool struct {
 	procs   map[*process]struct{} // live processes, for a forced stop
 	crashes []time.Time
 	stats   counters
+	// meta caches the PHP classes' metadata (metadata.go).
+	meta metadataCache
 
 	started  atomic.Bool
 	stopOnce sync.Once
@@ -104,6 +106,7 @@ func (p *Pool) Start(ctx context.Context) error {
 	if !p.started.CompareAndSwap(false, true) {
 		return errors.New("phppool: already started")
 	}
+	p.meta.reset()
 	procs := make([]*process, p.cfg.Workers)
 	errs := make([]error, p.cfg.Workers)
 	var wg sync.WaitGroup

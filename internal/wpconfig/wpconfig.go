@@ -42,6 +42,10 @@ type Settings struct {
 	// QUEUETY_TABLE_JOBS overrides. Non-literal defines are absent, except
 	// that a non-literal QUEUETY_TABLE_* define is an error.
 	Defines map[string]string
+
+	// consts are every define()'s value expression, for Constant
+	// (values.go).
+	consts map[string]binding
 }
 
 // hint is appended to errors about the connection settings.
@@ -96,7 +100,7 @@ func parse(name string, src []byte) (Settings, error) {
 	}
 
 	e := &evaluator{name: name, src: src}
-	s := Settings{TablePrefix: "wp_", Defines: map[string]string{}}
+	s := Settings{TablePrefix: "wp_", Defines: map[string]string{}, consts: consts}
 	for _, f := range []struct {
 		name     string
 		dst      *string

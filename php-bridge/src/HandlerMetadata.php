@@ -99,9 +99,17 @@ final class HandlerMetadata
         $backoff = $config['backoff'] ?? null;
         if (is_string($backoff)) {
             $defaults['backoff'] = $backoff;
+        } elseif (is_array($backoff) && $backoff !== [] && array_is_list($backoff)) {
+            // A list of delays ([5, 30], the form the for_each docs show)
+            // is kept as a definition's backoff is: integers, negatives as
+            // 0. The plugin keeps string keys only and so writes [], and its
+            // worker then retries at once after an "Undefined array key 0"
+            // warning; a PHP worker reading our list waits as asked.
+            $defaults['backoff'] = array_values(array_map(
+                static fn (int $d): int => max(0, $d),
+                array_filter($backoff, 'is_int'),
+            ));
         } elseif (is_array($backoff)) {
-            // Only string keys survive, as in the plugin: a list of delays
-            // such as [5, 10] arrives as [] (and is still written).
             $defaults['backoff'] = array_filter($backoff, 'is_string', ARRAY_FILTER_USE_KEY);
         }
         $rate = $config['rate_limit'] ?? null;

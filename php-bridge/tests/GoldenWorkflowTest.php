@@ -64,6 +64,7 @@ final class GoldenWorkflowTest extends DatabaseTestCase
         $jobs = $rows->jobs($id);
         $this->assertCount(count($golden['jobs']), $jobs, 'first step jobs');
         foreach ($golden['jobs'] as $i => $job) {
+            $job = self::with_list_backoff_kept($job);
             $this->assertEqualsWithDelta($job['delay_seconds'], $jobs[$i]['delay_seconds'], 1, "job {$i} available_at - created_at");
             unset($job['delay_seconds'], $jobs[$i]['delay_seconds']);
             $this->assertSame($job, $jobs[$i], "job {$i}");
@@ -73,6 +74,22 @@ final class GoldenWorkflowTest extends DatabaseTestCase
         $this->assertCount(1, $logs);
         $this->assertSame($golden['started_log'], ['handler' => $logs[0]['handler'], 'queue' => $logs[0]['queue']], 'workflow_started log');
         $this->assertSame($golden['dispatch_key'] === null ? [] : [$golden['dispatch_key']], $rows->dispatch_keys($id), 'dispatch key');
+    }
+
+    /**
+     * The plugin empties a list backoff from config() (MetaConfigStep's
+     * [5, 10] is written as []); the bridge keeps it, so the golden job
+     * is compared with the list in place (docs/compat.md).
+     *
+     * @param array<string, mixed> $job
+     * @return array<string, mixed>
+     */
+    private static function with_list_backoff_kept(array $job): array
+    {
+        if (($job['handler'] ?? null) === 'MetaConfigStep' && is_string($job['payload'] ?? null)) {
+            $job['payload'] = str_replace('"backoff":[]', '"backoff":[5,10]', $job['payload']);
+        }
+        return $job;
     }
 
     public function test_every_builder_chain_has_a_golden_case(): void

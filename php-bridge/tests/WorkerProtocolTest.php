@@ -61,6 +61,27 @@ final class WorkerProtocolTest extends TestCase
         $this->assertSame('Handler not found: nope', $this->worker->read()['error']['message']);
     }
 
+    public function test_metadata_requests_answer_with_the_class_settings(): void
+    {
+        $seq = $this->worker->metadata('limited');
+        $result = $this->worker->read();
+        $this->assertSame($seq, $result['seq']);
+        $this->assertTrue($result['ok']);
+        $this->assertSame(['queue' => 'llm', 'max_attempts' => 5, 'backoff' => [5, 0, 30], 'rate_limit' => [2, 3],
+            'concurrency_group' => 'provider', 'concurrency_limit' => 2, 'cost_units' => 3], $result['output'], 'a registered name answers for its class');
+
+        $this->worker->metadata('AttributeOnlyStep');
+        $this->assertSame(['queue' => null, 'max_attempts' => 4, 'backoff' => 'linear', 'rate_limit' => null,
+            'concurrency_group' => null, 'concurrency_limit' => null, 'cost_units' => null], $this->worker->read()['output']);
+
+        $this->worker->metadata('NoSuchClass');
+        $this->assertSame(['queue' => null, 'max_attempts' => null, 'backoff' => null, 'rate_limit' => null,
+            'concurrency_group' => null, 'concurrency_limit' => null, 'cost_units' => null], $this->worker->read()['output'], 'an unknown class has none');
+
+        $this->worker->run('noop');
+        $this->assertTrue($this->worker->read()['ok'], 'jobs still run after metadata requests');
+    }
+
     public function test_handlers_see_the_job(): void
     {
         $this->worker->run('context', ['k' => 'v'], 2);

@@ -48,7 +48,7 @@ final class WorkflowTypesTest extends TestCase
     public function test_step_config_backoff_and_rate_limit_are_read_as_the_plugin_does(): void
     {
         $meta = \Queuety\HandlerMetadata::from_class('MetaConfigStep');
-        $this->assertSame([], $meta['backoff'], 'a list backoff keeps only string keys, as in the plugin');
+        $this->assertSame([5, 10], $meta['backoff'], 'a list backoff is kept (the plugin empties it: docs/compat.md)');
         $this->assertSame([10, 60], $meta['rate_limit']);
         $this->assertSame(['linear', null, null], [\Queuety\HandlerMetadata::from_class('MetaLinearStep')['backoff'],
             \Queuety\HandlerMetadata::from_class('MetaLinearStep')['concurrency_group'], \Queuety\HandlerMetadata::from_class('MetaLinearStep')['concurrency_limit']]);

@@ -130,7 +130,7 @@ func workerConfig(c *cli.Context, cfg *queuety.Config) error {
 		return usagef("--backoff: %v", err)
 	}
 	cfg.Backoff = b
-	return nil
+	return limitsConfig(c, cfg)
 }
 
 func (a *app) workCommand() *cli.Command {
@@ -178,7 +178,7 @@ SIGTERM or SIGINT: stop claiming, let running jobs finish within
 stop the PHP processes, exit 0. A second SIGTERM or SIGINT during that stop
 forces it: running jobs are cancelled at once and handed back to pending,
 pending completions are written, and work exits 1.`,
-		Flags: append(append(append(workerFlags(), webhookFlags()...), phpFlags()...), append(httpAPIFlags(),
+		Flags: append(append(append(append(workerFlags(), webhookFlags()...), limitFlags()...), phpFlags()...), append(httpAPIFlags(),
 			&cli.StringFlag{Name: "http", EnvVars: []string{"QUEUETY_HTTP"}, Usage: "also serve the HTTP API (as queuety serve does) on this `address`, e.g. 127.0.0.1:8080"},
 			metricsListenFlag())...),
 		Action: func(c *cli.Context) error {

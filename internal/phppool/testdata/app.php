@@ -313,3 +313,21 @@ final class NotACompensation
 
 Handlers::register('sum_reducer', SumSquaresReducer::class);
 Handlers::register('n_is_even', static fn (array $state): bool => ((int) ($state['n'] ?? 0)) % 2 === 0);
+
+// A step class whose config() the pool reports (metadata_test.go).
+#[Queuety\Attributes\QueuetyStep(max_attempts: 4)]
+final class ConfiguredMetaStep implements Queuety\Step
+{
+    public function handle(array $state): array
+    {
+        return [];
+    }
+
+    public function config(): array
+    {
+        return ['queue' => 'llm', 'backoff' => [5, 30], 'rate_limit' => [10, 60],
+            'concurrency_group' => 'provider', 'concurrency_limit' => 2, 'cost_units' => 3];
+    }
+}
+
+Handlers::register('configured_meta', ConfiguredMetaStep::class);

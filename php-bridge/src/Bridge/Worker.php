@@ -109,7 +109,7 @@ final class Worker
                 fwrite(STDERR, 'queuety-php-worker: unexpected request type ' . json_encode($request['type'] ?? null) . "\n");
                 return 2;
             }
-            $this->send_result($this->runner->run($request));
+            $this->send_result(($request['kind'] ?? null) === 'metadata' ? MetadataRequest::answer($request) : $this->runner->run($request));
         }
         return 0;
     }

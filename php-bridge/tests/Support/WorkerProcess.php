@@ -89,6 +89,16 @@ final class WorkerProcess
     }
 
     /**
+     * Ask for a class's (or registered name's) metadata.
+     */
+    public function metadata(string $class): int
+    {
+        $seq = ++$this->seq;
+        Frames::write($this->pipes[0], ['type' => 'run', 'seq' => $seq, 'kind' => 'metadata', 'class' => $class]);
+        return $seq;
+    }
+
+    /**
      * Close stdin and collect how the worker ended.
      *
      * @return array{code: int, stdout: string, stderr: string}

@@ -1,0 +1,29 @@
+-- Rate limits and cost budgets, checked when a claim admits its rows
+-- (queuety/admission.go), from the rows the plugin's RateLimiter and
+-- ResourceManager read.
+
+-- name: claim-which-skip-handlers
+-- Appended to /*which*/ when a claim found handlers rate limited.
+job.handler NOT IN (?)
+
+-- name: claim-which-skip-ids
+-- Appended to /*which*/ when a queue is read again in one claim: the claim's
+-- own row locks do not hide the rows it already took or deferred.
+job.id NOT IN (?)
+
+-- name: rate-limit-used
+-- RateLimiter::refresh_from_db (the handler's `completed` log rows since now
+-- minus the window), plus the handler's jobs processing now: those finish
+-- inside the window too, so a batched claim or a second worker cannot start
+-- more than the limit before the first ones are logged.
+SELECT (SELECT COUNT(*) FROM {logs}
+		WHERE handler = ? AND event = 'completed' AND created_at >= NOW() - INTERVAL ? SECOND)
+	+ (SELECT COUNT(*) FROM {jobs} WHERE handler = ? AND status = 'processing')
+
+-- name: queue-cost-processing
+-- ResourceManager::active_queue_cost_units.
+SELECT COALESCE(SUM(cost_units), 0) FROM {jobs} WHERE queue = ? AND status = 'processing'
+
+-- name: group-cost-processing
+-- ResourceManager::active_group_cost_units.
+SELECT COALESCE(SUM(cost_units), 0) FROM {jobs} WHERE concurrency_group = ? AND status = 'processing'
