@@ -31,7 +31,12 @@ type ClaimParams struct {
 	// SkipGroups are concurrency groups found saturated earlier in the same
 	// claim: their jobs are left out, so the rows behind them are read.
 	SkipGroups []string
-	Limit      int
+	// AllBatches claims every batch job: a PHP pool runs the callbacks Go
+	// does not implement. Otherwise a batch job is claimed only when each
+	// callback of its batch is in BatchCallbacks (Go implementations).
+	AllBatches     bool
+	BatchCallbacks []string
+	Limit          int
 }
 
 // ClaimTx is one claim: Select locks claimable rows with FOR UPDATE SKIP
@@ -183,6 +188,11 @@ func (c *ClaimTx) which(p ClaimParams) (which string, args []any, ok bool) {
 	case p.WorkflowHandlers != nil:
 		which = "(" + which + " OR " + c.s.query(qClaimWhichSteps) + ")"
 		args = append(args, orNone(p.WorkflowHandlers))
+	}
+	if !p.AllBatches {
+		cb := orNone(p.BatchCallbacks)
+		which = "(" + which + " AND " + c.s.query(qClaimWhichBatchesGo) + ")"
+		args = append(args, cb, cb, cb)
 	}
 	return which, args, true
 }

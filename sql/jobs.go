@@ -313,27 +313,32 @@ type Failure struct {
 func (s *Store) FailJob(ctx context.Context, f Failure) (bool, error) {
 	applied := false
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		applied = false
-		held, err := s.lockAttempts(ctx, tx, []int64{f.ID})
-		if err != nil {
-			return err
-		}
-		row, ok := held[f.ID]
-		if !ok || !row.heldBy(f.Attempt) || row.Status != StatusProcessing {
-			return nil
-		}
-		if f.Bury {
-			_, err = tx.ExecContext(ctx, s.query(qBuryJob), FitText(f.ErrorMessage), f.ID)
-		} else {
-			_, err = tx.ExecContext(ctx, s.query(qRetryJob), DateTime(s.clock.Now().Add(f.Delay)), f.ID)
-		}
-		if err != nil {
-			return fmt.Errorf("fail job %d: %w", f.ID, err)
-		}
-		applied = true
-		return s.insertLogs(ctx, tx, f.Logs)
+		var err error
+		applied, err = s.failIn(ctx, tx, f)
+		return err
 	})
 	return applied, err
+}
+
+// failIn is FailJob inside the caller's transaction.
+func (s *Store) failIn(ctx context.Context, tx *sqlx.Tx, f Failure) (bool, error) {
+	held, err := s.lockAttempts(ctx, tx, []int64{f.ID})
+	if err != nil {
+		return false, err
+	}
+	row, ok := held[f.ID]
+	if !ok || !row.heldBy(f.Attempt) || row.Status != StatusProcessing {
+		return false, nil
+	}
+	if f.Bury {
+		_, err = tx.ExecContext(ctx, s.query(qBuryJob), FitText(f.ErrorMessage), f.ID)
+	} else {
+		_, err = tx.ExecContext(ctx, s.query(qRetryJob), DateTime(s.clock.Now().Add(f.Delay)), f.ID)
+	}
+	if err != nil {
+		return false, fmt.Errorf("fail job %d: %w", f.ID, err)
+	}
+	return true, s.insertLogs(ctx, tx, f.Logs)
 }
 
 // UnclaimJobs hands attempts back to pending with the attempt restored
