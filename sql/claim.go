@@ -31,11 +31,14 @@ type ClaimParams struct {
 	// SkipGroups are concurrency groups found saturated earlier in the same
 	// claim: their jobs are left out, so the rows behind them are read.
 	SkipGroups []string
-	// AllBatches claims every batch job: a PHP pool runs the callbacks Go
-	// does not implement. Otherwise a batch job is claimed only when each
-	// callback of its batch is in BatchCallbacks (Go implementations).
-	AllBatches     bool
+	// PHPCallbacks claims every batch job and chain link: a PHP pool runs
+	// the callbacks Go does not implement. Otherwise a batch job is claimed
+	// only when each callback of its batch is in BatchCallbacks, and a
+	// job with a chain catch only when the catch is in ChainCatches (Go
+	// implementations), so PHP's callbacks stay with PHP workers.
+	PHPCallbacks   bool
 	BatchCallbacks []string
+	ChainCatches   []string
 	Limit          int
 }
 
@@ -189,10 +192,10 @@ func (c *ClaimTx) which(p ClaimParams) (which string, args []any, ok bool) {
 		which = "(" + which + " OR " + c.s.query(qClaimWhichSteps) + ")"
 		args = append(args, orNone(p.WorkflowHandlers))
 	}
-	if !p.AllBatches {
+	if !p.PHPCallbacks {
 		cb := orNone(p.BatchCallbacks)
-		which = "(" + which + " AND " + c.s.query(qClaimWhichBatchesGo) + ")"
-		args = append(args, cb, cb, cb)
+		which = "(" + which + " AND " + c.s.query(qClaimWhichBatchesGo) + " AND " + c.s.query(qClaimWhichChainCatchGo) + ")"
+		args = append(args, cb, cb, cb, orNone(p.ChainCatches))
 	}
 	return which, args, true
 }

@@ -478,11 +478,17 @@ const StaleMessage = "Stale: worker died without completing."
 // and no attempt). Rows are locked with SKIP LOCKED, so concurrent
 // sweepers never double-handle a row.
 func (s *Store) RecoverStale(ctx context.Context, cutoff time.Time, limit int, decide func(*JobRow) StaleDecision) (retried, buried int, err error) {
-	r, b, err := s.recoverStale(ctx, qFindStale, cutoff, limit, func(j *JobRow) StaleStepDecision {
+	r, b, err := s.RecoverStaleRows(ctx, cutoff, limit, decide)
+	return r, len(b), err
+}
+
+// RecoverStaleRows is RecoverStale returning the rows it buried, for what
+// a burial does beyond the row (a state machine's fail_action).
+func (s *Store) RecoverStaleRows(ctx context.Context, cutoff time.Time, limit int, decide func(*JobRow) StaleDecision) (retried int, buried []JobRow, err error) {
+	return s.recoverStale(ctx, qFindStale, cutoff, limit, func(j *JobRow) StaleStepDecision {
 		d := decide(j)
 		return StaleStepDecision{Bury: d.Bury, Delay: d.Delay}
 	})
-	return r, len(b), err
 }
 
 // recoverStale is the sweep shared by plain jobs and workflow steps: rows

@@ -185,3 +185,16 @@ func nullDateTime(t *time.Time) sql.NullString {
 	}
 	return String(DateTime(*t))
 }
+
+// Savepoint marks a point RollbackToSavepoint undoes the rows back to,
+// the lock kept.
+func (t *MachineTx) Savepoint(ctx context.Context) error {
+	_, err := t.tx.ExecContext(ctx, t.s.query(qMachineSavepoint))
+	return err
+}
+
+// RollbackToSavepoint undoes what was written since Savepoint.
+func (t *MachineTx) RollbackToSavepoint(ctx context.Context) error {
+	_, err := t.tx.ExecContext(ctx, t.s.query(qMachineRollbackSavepoint))
+	return err
+}

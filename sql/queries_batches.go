@@ -9,4 +9,5 @@ const (
 	qBatchFailure            = "batch-failure"
 	qBatchFailureFinished    = "batch-failure-finished"
 	qClaimWhichBatchesGo     = "claim-which-batches-go"
+	qClaimWhichChainCatchGo  = "claim-which-chain-catch-go"
 )

@@ -35,3 +35,9 @@ UPDATE {batches} SET pending_jobs = ?, failed_jobs = ?, failed_job_ids = ?, fini
 	AND COALESCE(JSON_VALUE(b.options, '$.catch') IN (?), 1)
 	AND COALESCE(JSON_VALUE(b.options, '$.finally') IN (?), 1)
 	FROM {batches} b WHERE b.id = job.batch_id))
+
+-- name: claim-which-chain-catch-go
+-- With claim-which-batches-go: a chain link whose catch (the payload's
+-- __chain_catch) has no Go implementation stays with PHP workers. LOCATE
+-- keeps the JSON parse off the many payloads without the key.
+(LOCATE('"__chain_catch"', job.payload) = 0 OR JSON_VALUE(job.payload, '$.__chain_catch') IN (?))

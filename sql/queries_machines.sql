@@ -50,3 +50,10 @@ INSERT INTO {jobs}
 	(queue, handler, payload, priority, status, max_attempts, available_at,
 	 concurrency_group, concurrency_limit, cost_units)
 VALUES (?, '__queuety_state_machine_action', ?, ?, 'pending', ?, ?, ?, ?, ?)
+
+-- name: machine-savepoint
+-- Marks a point a guard's call can be undone to (see MachineTx.Savepoint).
+SAVEPOINT queuety_guard
+
+-- name: machine-rollback-savepoint
+ROLLBACK TO SAVEPOINT queuety_guard

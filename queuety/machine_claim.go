@@ -1,0 +1,54 @@
+package queuety
+
+import (
+	"context"
+	"strings"
+
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// lookupHandler is the registry's lookup, plus the state machine action
+// handler, which the registry never hands to its fallback (a __queuety_
+// name) and which this package runs itself.
+func (w *Worker) lookupHandler(name string) (registered, bool) {
+	if name == MachineActionHandler && w.reg.runsMachines() {
+		rt := w.c.machines(w.reg)
+		rt.log = w.log
+		return registered{h: HandlerFunc(func(ctx context.Context, job *Job) error {
+			return rt.handleAction(ctx, job)
+		})}, true
+	}
+	return w.reg.lookup(name)
+}
+
+// phpOnlyClaims narrows the claim to the batch jobs and chain links whose
+// callbacks this worker can run: all of them with a PHP pool, else those
+// whose callback classes have Go implementations.
+func (w *Worker) phpOnlyClaims(p *store.ClaimParams) {
+	if w.reg.classCaller() != nil {
+		p.PHPCallbacks = true
+		return
+	}
+	p.BatchCallbacks = w.reg.batchCallbackNames()
+	p.ChainCatches = w.reg.chainCatchNames()
+}
+
+// reportPHPOnly says at start what this worker leaves to PHP workers for
+// want of a PHP pool: batches and chains with PHP callbacks, and state
+// machine actions.
+func (w *Worker) reportPHPOnly() {
+	if w.reg.classCaller() != nil {
+		return
+	}
+	var left []string
+	if w.handlers == nil || len(w.handlers) > 0 {
+		left = append(left, "batch jobs whose then/catch/finally classes have no Go callback (RegisterBatchCallback)",
+			"chain jobs whose catch class has no Go catch (RegisterChainCatch)")
+	}
+	if !w.reg.runsMachines() {
+		left = append(left, "state machine action jobs (no PHP pool and no Go state action)")
+	}
+	if len(left) > 0 {
+		w.log.Info("without a PHP pool (--php) this worker leaves to PHP workers: " + strings.Join(left, "; "))
+	}
+}
