@@ -120,7 +120,7 @@ func New(opts Options) *cli.App {
 			a.recoverCommand(), a.pauseCommand(true), a.pauseCommand(false), a.statusCommand(),
 			a.jobCommand(), a.purgeCommand(), a.benchCommand(),
 			a.workflowCommand(), a.sessionCommand(), a.workerCommand(), a.serveCommand(),
-			a.activitiesCommand(), a.versionCommand(), a.completionCommand(),
+			a.activitiesCommand(), a.versionCommand(), a.completionCommand(), a.machineCommand(),
 		},
 		HideHelpCommand:      true,
 		EnableBashCompletion: true,
