@@ -263,3 +263,18 @@ func nullTime(t time.Time, valid bool) phpjson.Value {
 	}
 	return phpjson.String(store.DateTime(t))
 }
+
+// CancelBatch is BatchManager::cancel: the batch is marked cancelled and
+// finished and its finally callback fires (Go, or PHP through reg's pool);
+// its remaining jobs still run, and its counters no longer move.
+func (c *Client) CancelBatch(ctx context.Context, reg *Registry, id int64) error {
+	ok, err := c.store.CancelBatch(ctx, id)
+	if err != nil || !ok {
+		return err
+	}
+	if reg == nil {
+		reg = NewRegistry()
+	}
+	fireBatchCallback(ctx, c.store, reg, c.cfg.Logger, id, "finally")
+	return nil
+}

@@ -232,3 +232,14 @@ func phpTruthy(v phpjson.Value) bool {
 		return !v.IsEmptyArray()
 	}
 }
+
+// CancelBatch is BatchManager::cancel's write; cancelled is false when the
+// batch is missing or was cancelled already.
+func (s *Store) CancelBatch(ctx context.Context, id int64) (cancelled bool, err error) {
+	res, err := s.db.ExecContext(ctx, s.query(qCancelBatch), id)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}

@@ -10,4 +10,5 @@ const (
 	qBatchFailureFinished    = "batch-failure-finished"
 	qClaimWhichBatchesGo     = "claim-which-batches-go"
 	qClaimWhichChainCatchGo  = "claim-which-chain-catch-go"
+	qCancelBatch             = "cancel-batch"
 )

@@ -41,3 +41,7 @@ UPDATE {batches} SET pending_jobs = ?, failed_jobs = ?, failed_job_ids = ?, fini
 -- __chain_catch) has no Go implementation stays with PHP workers. LOCATE
 -- keeps the JSON parse off the many payloads without the key.
 (LOCATE('"__chain_catch"', job.payload) = 0 OR JSON_VALUE(job.payload, '$.__chain_catch') IN (?))
+
+-- name: cancel-batch
+-- BatchManager::cancel: the jobs still run; the counters stay frozen.
+UPDATE {batches} SET cancelled_at = NOW(), finished_at = NOW() WHERE id = ? AND cancelled_at IS NULL
