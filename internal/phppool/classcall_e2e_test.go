@@ -17,13 +17,14 @@ import (
 )
 
 // The plugin fixtures' batch callbacks, chain catch, state action and
-// guard are PHP classes (php-bridge/tests/fixtures/callback-classes.php):
+// guard are PHP classes (php-bridge/tests/fixtures/callback-classes.php,
+// served by callback-app.php):
 // the worker and the client call them through the pool's "call" request.
 
 func callbackPool(t *testing.T) *phppool.Pool {
 	t.Helper()
 	cmd := workerCommand(t)
-	app, err := filepath.Abs("../../php-bridge/tests/fixtures/callback-classes.php")
+	app, err := filepath.Abs("../../php-bridge/tests/fixtures/callback-app.php")
 	require.NoError(t, err)
 	cmd[len(cmd)-1] = app
 	return startPool(t, phppool.Config{Workers: 1, Command: cmd}, nil)
