@@ -189,7 +189,7 @@ func TestPHPStateActionFailuresAndBadClasses(t *testing.T) {
 
 	// A class that is not a StateAction fails the attempt with the
 	// plugin's message, and no action_started row.
-	_, err = c.Store().DB().Exec("UPDATE `"+c.Store().Tables()["state_machines"]+"` SET status = 'running', definition = REPLACE(definition, 'BrokenAction', 'NotAnAction') WHERE id = 1")
+	_, err = c.Store().DB().Exec("UPDATE `" + c.Store().Tables()["state_machines"] + "` SET status = 'running', definition = REPLACE(definition, 'BrokenAction', 'NotAnAction') WHERE id = 1")
 	require.NoError(t, err)
 	d, err := c.Dispatch(ctx, queuety.MachineActionHandler, json.RawMessage(`{"machine_id":1,"state_name":"working","event_name":null,"event_payload":[]}`), queuety.MaxAttempts(1))
 	require.NoError(t, err)
