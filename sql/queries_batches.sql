@@ -30,11 +30,12 @@ UPDATE {batches} SET pending_jobs = ?, failed_jobs = ?, failed_job_ids = ?, fini
 -- Appended to the claim when no PHP pool runs batch callbacks: a batch job
 -- is claimed only when each of its batch's callbacks has a Go
 -- implementation (the IN lists), so PHP callbacks stay with PHP workers.
-(job.batch_id IS NULL OR (SELECT
+-- A job whose batch row is gone (pruned) runs like any other, as in PHP.
+(job.batch_id IS NULL OR COALESCE((SELECT
 	COALESCE(JSON_VALUE(b.options, '$.then') IN (?), 1)
 	AND COALESCE(JSON_VALUE(b.options, '$.catch') IN (?), 1)
 	AND COALESCE(JSON_VALUE(b.options, '$.finally') IN (?), 1)
-	FROM {batches} b WHERE b.id = job.batch_id))
+	FROM {batches} b WHERE b.id = job.batch_id), 1))
 
 -- name: claim-which-chain-catch-go
 -- With claim-which-batches-go: a chain link whose catch (the payload's
