@@ -119,7 +119,19 @@ func (w *Worker) completeBatchJob(rj *running, d time.Duration) {
 		return
 	}
 	w.stats.completed.Add(1)
-	w.fireBatchCallbacks(cb)
+	if cb.Any() {
+		w.rowWritten(rj)
+		w.fireBatchCallbacks(cb)
+	}
+}
+
+// rowWritten takes a job whose final write committed off the heartbeats
+// while its slot still runs what follows the write (callbacks), so the
+// heartbeater does not report the finished row as lost.
+func (w *Worker) rowWritten(rj *running) {
+	w.mu.Lock()
+	delete(w.running, rj.row.ID)
+	w.mu.Unlock()
 }
 
 // writeJobFailure is writeFailure, with a batch job's burial counted in

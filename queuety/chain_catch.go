@@ -44,6 +44,10 @@ func (r *Registry) chainCatchNames() []string {
 // the chain's catch, a state machine action's fail_action, then the
 // batch callbacks the burial finished.
 func (w *Worker) afterBury(rj *running, cause error, cb store.BatchCallbacks) {
+	if !cb.Any() && rj.row.Handler != MachineActionHandler && chainCatchClass(rj.row.Payload) == "" {
+		return
+	}
+	w.rowWritten(rj)
 	w.callChainCatch(rj, cause)
 	if rj.row.Handler == MachineActionHandler {
 		w.failMachineAction(rj, cause.Error(), true)

@@ -31,6 +31,9 @@ func (w *Worker) phpOnlyClaims(p *store.ClaimParams) {
 	}
 	p.BatchCallbacks = w.reg.batchCallbackNames()
 	p.ChainCatches = w.reg.chainCatchNames()
+	if w.handlers == nil && !w.reg.runsMachines() {
+		p.SkipHandlers = []string{MachineActionHandler} // ClaimAll: never bury them as not found
+	}
 }
 
 // reportPHPOnly says at start what this worker leaves to PHP workers for

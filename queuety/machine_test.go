@@ -70,6 +70,13 @@ func TestActionJobsLeftToPHPWithoutPoolOrGoAction(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 0, stepOnce(t, w))
 	require.Equal(t, store.StatusPending, jobRow(t, c, 1).Status)
+
+	all := newTestClient(t, func(cfg *Config) { cfg.ClaimAll = true })
+	loadMachineFixture(t, all, "state_machine.json")
+	w, err = all.NewWorker(NewRegistry())
+	require.NoError(t, err)
+	require.Equal(t, 0, stepOnce(t, w), "claim-all leaves them too, never burying them as not found")
+	require.Equal(t, store.StatusPending, jobRow(t, all, 1).Status)
 }
 
 // With Go state actions but none for this class, and no pool, the action

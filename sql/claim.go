@@ -39,7 +39,9 @@ type ClaimParams struct {
 	PHPCallbacks   bool
 	BatchCallbacks []string
 	ChainCatches   []string
-	Limit          int
+	// SkipHandlers are never claimed, whatever Handlers says.
+	SkipHandlers []string
+	Limit        int
 }
 
 // ClaimTx is one claim: Select locks claimable rows with FOR UPDATE SKIP
@@ -196,6 +198,10 @@ func (c *ClaimTx) which(p ClaimParams) (which string, args []any, ok bool) {
 		cb := orNone(p.BatchCallbacks)
 		which = "(" + which + " AND " + c.s.query(qClaimWhichBatchesGo) + " AND " + c.s.query(qClaimWhichChainCatchGo) + ")"
 		args = append(args, cb, cb, cb, orNone(p.ChainCatches))
+	}
+	if len(p.SkipHandlers) > 0 {
+		which = "(" + which + " AND " + c.s.query(qClaimSkipHandlers) + ")"
+		args = append(args, p.SkipHandlers)
 	}
 	return which, args, true
 }

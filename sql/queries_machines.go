@@ -11,5 +11,6 @@ const (
 	qMachineEvents            = "machine-events"
 	qInsertMachineActionJob   = "insert-machine-action-job"
 	qMachineSavepoint         = "machine-savepoint"
+	qClaimSkipHandlers        = "claim-which-skip-handlers"
 	qMachineRollbackSavepoint = "machine-rollback-savepoint"
 )

@@ -57,3 +57,9 @@ SAVEPOINT queuety_guard
 
 -- name: machine-rollback-savepoint
 ROLLBACK TO SAVEPOINT queuety_guard
+
+-- name: claim-which-skip-handlers
+-- Appended to the claim for handlers this worker must leave to PHP even
+-- when it claims everything (state machine actions without a way to run
+-- their classes).
+job.handler NOT IN (?)
