@@ -31,7 +31,7 @@ const (
 	ExitOK       = 0
 	ExitError    = 1 // the command failed (database, job state)
 	ExitUsage    = 2 // bad flags or arguments
-	ExitNotFound = 3 // the job, workflow or session named does not exist
+	ExitNotFound = 3 // the job, workflow, session or state machine named does not exist
 )
 
 // Options customise the app.
@@ -68,7 +68,7 @@ func Main(args []string, opts Options) int {
 	case errors.As(err, &ue):
 		return ExitUsage
 	case errors.Is(err, store.ErrJobNotFound), errors.Is(err, store.ErrWorkflowNotFound),
-		errors.Is(err, sessions.ErrSessionNotFound):
+		errors.Is(err, sessions.ErrSessionNotFound), errors.Is(err, store.ErrMachineNotFound):
 		return ExitNotFound
 	}
 	return ExitError

@@ -87,7 +87,7 @@ func (a *app) machineCommand() *cli.Command {
 					defer client.Close()
 					m, err := client.Machine(c.Context, id)
 					if errors.Is(err, queuety.ErrMachineNotFound) {
-						return fmt.Errorf("state machine %d not found", id)
+						return fmt.Errorf("state machine %d: %w", id, err)
 					}
 					if err != nil {
 						return err
@@ -176,9 +176,6 @@ and the command exits 1.
 						reg.SetFallback(pool)
 					}
 					err = client.MachineEvent(c.Context, reg, id, event, payload)
-					if errors.Is(err, queuety.ErrMachineNotFound) {
-						return fmt.Errorf("state machine %d not found", id)
-					}
 					if err != nil && !errors.Is(err, queuety.ErrEventRejected) && strings.HasPrefix(err.Error(), "event payload:") {
 						return usagef("%v", err)
 					}
