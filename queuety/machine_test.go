@@ -143,3 +143,56 @@ func TestActionEmittingEventTransitions(t *testing.T) {
 	require.Equal(t, []string{"action_started", "action_completed", "transitioned", "action_enqueued",
 		"action_started", "action_completed", "transitioned", "machine_completed"}, machineEventNames(t, c, 1))
 }
+
+// A machine defined and dispatched from Go writes the plugin's rows: the
+// definition bytes and hash, machine_started, the action job and
+// action_enqueued, as the recorded dispatches.
+func TestDispatchMachineWritesThePluginsRows(t *testing.T) {
+	t.Parallel()
+	for name, b := range map[string]*MachineBuilder{
+		"state_machine.json": NewMachine("review").Version("review.v1").State("drafting", "").Action("DraftAction", nil).
+			On("submit", "published", "PublishGuard", "").State("published", "completed"),
+		"state_machine_action_fails.json": NewMachine("flaky_machine").State("working", "").Action("BrokenAction", nil).
+			On("done", "finished", "", "").State("finished", "completed").MaxAttempts(2),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := loadFixture2(t, name)
+			c := newTestClient(t, nil)
+			initial := rowsOf(f.Snapshots[0], "state_machines")[0]["state"].(string)
+			id, existing, err := c.DispatchMachine(context.Background(), b, json.RawMessage(initial))
+			require.NoError(t, err)
+			require.False(t, existing)
+			require.Equal(t, int64(1), id)
+			compareJobs(t, c, "dispatch", rowsOf(f.Snapshots[0], "jobs"))
+			for _, table := range fixture2Tables[1:] {
+				compareTable(t, c, "dispatch", table, rowsOf(f.Snapshots[0], table))
+			}
+		})
+	}
+}
+
+func TestDispatchMachineIdempotencyAndErrors(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, nil)
+	ctx := context.Background()
+	b := NewMachine("m").IdempotencyKey("k1").State("wait", "").On("go", "end", "", "").State("end", "completed")
+	id, existing, err := c.DispatchMachine(ctx, b, nil)
+	require.NoError(t, err)
+	require.False(t, existing)
+	again, existing, err := c.DispatchMachine(ctx, b, map[string]int{"x": 1})
+	require.NoError(t, err)
+	require.True(t, existing)
+	require.Equal(t, id, again)
+	m, err := c.Machine(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, "waiting_event", m.Status)
+	require.Equal(t, []string{"machine_started", "machine_waiting"}, machineEventNames(t, c, id))
+
+	_, _, err = c.DispatchMachine(ctx, NewMachine("bad").State("a", "").On("x", "missing", "", ""), nil)
+	require.EqualError(t, err, "State 'a' references missing transition target 'missing'.")
+	_, _, err = c.DispatchMachine(ctx, NewMachine("bad").State("a", "completed").Action("A", nil), nil)
+	require.EqualError(t, err, "State 'a' cannot be terminal and have an entry action.")
+	_, _, err = c.DispatchMachine(ctx, NewMachine("bad").Action("A", nil), nil)
+	require.EqualError(t, err, "Call state() before configuring actions or transitions.")
+}

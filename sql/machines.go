@@ -198,3 +198,49 @@ func (t *MachineTx) RollbackToSavepoint(ctx context.Context) error {
 	_, err := t.tx.ExecContext(ctx, t.s.query(qMachineRollbackSavepoint))
 	return err
 }
+
+// NewMachine is what dispatch_definition inserts.
+type NewMachine struct {
+	Name, Status, CurrentState, State, Definition     string
+	DefinitionHash, DefinitionVersion, IdempotencyKey sql.NullString
+	CompletedAt, FailedAt                             *time.Time
+}
+
+// BeginMachine starts a transaction for a new machine (no row to lock yet).
+func (s *Store) BeginMachine(ctx context.Context) (*MachineTx, error) {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &MachineTx{s: s, tx: tx}, nil
+}
+
+// Insert writes a new machine's row and returns its id.
+func (t *MachineTx) Insert(ctx context.Context, m NewMachine) (int64, error) {
+	res, err := t.tx.ExecContext(ctx, t.s.query(qInsertMachine), m.Name, m.Status, m.CurrentState, m.State,
+		m.Definition, m.DefinitionHash, m.DefinitionVersion, m.IdempotencyKey, nullDateTime(m.CompletedAt), nullDateTime(m.FailedAt))
+	if err != nil {
+		return 0, fmt.Errorf("insert machine: %w", err)
+	}
+	return res.LastInsertId()
+}
+
+// FindByKey returns the machine holding an idempotency key (0: none).
+func (t *MachineTx) FindByKey(ctx context.Context, key string) (int64, error) {
+	var id int64
+	err := t.tx.GetContext(ctx, &id, t.s.query(qFindMachineByKey), key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return id, err
+}
+
+// FindMachineByKey is FindByKey outside a transaction.
+func (s *Store) FindMachineByKey(ctx context.Context, key string) (int64, error) {
+	var id int64
+	err := s.db.GetContext(ctx, &id, s.query(qFindMachineByKey), key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return id, err
+}

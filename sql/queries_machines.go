@@ -12,5 +12,7 @@ const (
 	qInsertMachineActionJob   = "insert-machine-action-job"
 	qMachineSavepoint         = "machine-savepoint"
 	qClaimSkipHandlers        = "claim-which-skip-handlers"
+	qInsertMachine            = "insert-machine"
+	qFindMachineByKey         = "find-machine-by-key"
 	qMachineRollbackSavepoint = "machine-rollback-savepoint"
 )

@@ -63,3 +63,13 @@ ROLLBACK TO SAVEPOINT queuety_guard
 -- when it claims everything (state machine actions without a way to run
 -- their classes).
 job.handler NOT IN (?)
+
+-- name: insert-machine
+-- StateMachine::dispatch_definition's row.
+INSERT INTO {state_machines}
+	(name, status, current_state, state, definition, definition_hash, definition_version, idempotency_key,
+	 completed_at, failed_at, error_message)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
+
+-- name: find-machine-by-key
+SELECT id FROM {state_machines} WHERE idempotency_key = ? LIMIT 1
