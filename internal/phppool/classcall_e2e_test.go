@@ -193,16 +193,16 @@ func TestPHPStateActionFailuresAndBadClasses(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Dispatch(ctx, queuety.MachineActionHandler, json.RawMessage(`{"machine_id":1,"state_name":"working","event_name":null,"event_payload":[]}`), queuety.MaxAttempts(1))
 	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		j, err := c.Store().GetJob(ctx, d.ID)
+	before := len(evs)
+	require.Eventually(t, func() bool { // the burial, then fail_action's row
+		evs, err = c.MachineTimeline(ctx, 1, 100)
 		require.NoError(t, err)
-		return j.Status == "buried"
+		return len(evs) == before+2
 	}, 20*time.Second, 20*time.Millisecond)
 	j, err := c.Store().GetJob(ctx, d.ID)
 	require.NoError(t, err)
+	require.Equal(t, "buried", j.Status)
 	require.Equal(t, "State action class 'NotAnAction' must implement Queuety\\Contracts\\StateAction.", j.ErrorMessage.String)
-	evs, err = c.MachineTimeline(ctx, 1, 100)
-	require.NoError(t, err)
 	require.Equal(t, "action_failed", evs[len(evs)-2].Event)
 	require.JSONEq(t, "null", string(evs[len(evs)-2].Input), "failed before the action's input was built")
 	require.Equal(t, "machine_failed", evs[len(evs)-1].Event)
