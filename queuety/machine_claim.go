@@ -23,17 +23,22 @@ func (w *Worker) lookupHandler(name string) (registered, bool) {
 
 // phpOnlyClaims narrows the claim to the batch jobs and chain links whose
 // callbacks this worker can run: all of them with a PHP pool, else those
-// whose callback classes have Go implementations.
+// whose callback classes have Go implementations. Read from the registry
+// once, like the handler names.
 func (w *Worker) phpOnlyClaims(p *store.ClaimParams) {
-	if w.reg.classCaller() != nil {
-		p.PHPCallbacks = true
-		return
-	}
-	p.BatchCallbacks = w.reg.batchCallbackNames()
-	p.ChainCatches = w.reg.chainCatchNames()
-	if w.handlers == nil && !w.reg.runsMachines() {
-		p.SkipHandlers = []string{MachineActionHandler} // ClaimAll: never bury them as not found
-	}
+	w.phpOnlyOnce.Do(func() {
+		if w.reg.classCaller() != nil {
+			w.phpOnly.PHPCallbacks = true
+			return
+		}
+		w.phpOnly.BatchCallbacks = w.reg.batchCallbackNames()
+		w.phpOnly.ChainCatches = w.reg.chainCatchNames()
+		if w.handlers == nil && !w.reg.runsMachines() {
+			w.phpOnly.SkipHandlers = []string{MachineActionHandler} // ClaimAll: never bury them as not found
+		}
+	})
+	p.PHPCallbacks, p.BatchCallbacks, p.ChainCatches, p.SkipHandlers =
+		w.phpOnly.PHPCallbacks, w.phpOnly.BatchCallbacks, w.phpOnly.ChainCatches, w.phpOnly.SkipHandlers
 }
 
 // reportPHPOnly says at start what this worker leaves to PHP workers for
@@ -43,11 +48,8 @@ func (w *Worker) reportPHPOnly() {
 	if w.reg.classCaller() != nil {
 		return
 	}
-	var left []string
-	if w.handlers == nil || len(w.handlers) > 0 {
-		left = append(left, "batch jobs whose then/catch/finally classes have no Go callback (RegisterBatchCallback)",
-			"chain jobs whose catch class has no Go catch (RegisterChainCatch)")
-	}
+	left := []string{"batch jobs whose then/catch/finally classes have no Go callback (RegisterBatchCallback)",
+		"chain jobs whose catch class has no Go catch (RegisterChainCatch)"}
 	if !w.reg.runsMachines() {
 		left = append(left, "state machine action jobs (no PHP pool and no Go state action)")
 	}

@@ -84,6 +84,11 @@ type Worker struct {
 	// pausedRefreshing: a refresh of the snapshot for the chain is running.
 	pausedRefreshing atomic.Bool
 
+	// phpOnly is the claim filter for what only PHP can run, built once
+	// (machine_claim.go).
+	phpOnly     store.ClaimParams
+	phpOnlyOnce sync.Once
+
 	memKB    atomic.Int64
 	memAt    time.Time
 	started  atomic.Bool
