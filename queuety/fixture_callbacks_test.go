@@ -193,66 +193,111 @@ func scenarioRegistry(calls *callLog) *Registry {
 
 var fixture2Tables = []string{"jobs", "batches", "state_machines", "state_machine_events"}
 
+var fixture2Files = []string{"batch_then_catch_finally.json", "batch_allow_failures.json", "batch_cancel.json",
+	"chain_success.json", "chain_with_catch.json", "state_machine.json", "state_machine_action_fails.json"}
+
+// TestFixtureBatchesChainsMachinesReplay runs each scenario from its
+// dispatch to its end, comparing every snapshot on the way.
 func TestFixtureBatchesChainsMachinesReplay(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"batch_then_catch_finally.json", "batch_allow_failures.json", "batch_cancel.json",
-		"chain_success.json", "chain_with_catch.json", "state_machine.json", "state_machine_action_fails.json"} {
+	for _, name := range fixture2Files {
 		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {
 			t.Parallel()
 			f := loadFixture2(t, name)
-			c := newTestClient(t, func(cfg *Config) { cfg.Concurrency = 1; cfg.Queues = f.WorkerQueues })
-			ctx := context.Background()
-			for _, table := range fixture2Tables {
-				insertTable(t, c, table, rowsOf(f.Snapshots[0], table))
+			r := newReplay(t, f, 0)
+			for i := 1; i < len(f.Snapshots); i++ {
+				r.step(t, i)
 			}
-			calls := &callLog{}
-			reg := scenarioRegistry(calls)
-			w, err := c.NewWorker(reg)
-			require.NoError(t, err)
-			for i, snap := range f.Snapshots[1:] {
-				step := snap["after"].(string)
-				switch {
-				case strings.Contains(step, "worker ran job"):
-					if strings.Contains(step, "available_at forced to NOW()") {
-						_, err := c.store.DB().Exec("UPDATE `" + c.store.Tables()["jobs"] + "` SET available_at = NOW()")
-						require.NoError(t, err)
-					}
-					require.Equal(t, 1, stepOnce(t, w), step)
-				case strings.Contains(step, "batch_manager()->cancel"):
-					require.NoError(t, c.CancelBatch(ctx, reg, 1))
-				case strings.HasPrefix(step, "Queuety::machine_event("):
-					ev, payload := machineEventStep(t, step)
-					err := c.MachineEvent(ctx, reg, 1, ev, payload)
-					if _, msg, threw := strings.Cut(step, " threw RuntimeException: "); threw {
-						require.ErrorIs(t, err, ErrEventRejected, step)
-						require.ErrorContains(t, err, msg)
-					} else {
-						require.NoError(t, err, step)
-					}
-				default:
-					t.Fatalf("unknown step %q", step)
-				}
-				compareJobs(t, c, step, rowsOf(snap, "jobs"))
-				compareLogs(t, c, step, rowsOf(snap, "logs"))
-				for _, table := range fixture2Tables[1:] {
-					compareTable(t, c, step, table, rowsOf(snap, table))
-				}
-				var want []map[string]any
-				for _, call := range f.Calls {
-					if int(call["snapshot"].(float64)) == i+1 {
-						call = cloneMap(call)
-						delete(call, "snapshot")
-						delete(call, "after")
-						want = append(want, call)
-					}
-				}
-				got := calls.take()
-				roundTrip(t, &got)
-				require.Equal(t, want, got, "%s: calls", step)
-			}
-			require.Equal(t, 0, stepOnce(t, w), "nothing left to claim")
+			require.Equal(t, 0, stepOnce(t, r.w), "nothing left to claim")
 		})
 	}
+}
+
+// TestFixtureBatchesChainsMachinesFromEachSnapshot loads each snapshot
+// as the plugin left it (its log rows too) and takes only the next step.
+func TestFixtureBatchesChainsMachinesFromEachSnapshot(t *testing.T) {
+	t.Parallel()
+	for _, name := range fixture2Files {
+		f := loadFixture2(t, name)
+		for i := 2; i < len(f.Snapshots); i++ {
+			t.Run(fmt.Sprintf("%s/%d", strings.TrimSuffix(name, ".json"), i), func(t *testing.T) {
+				t.Parallel()
+				newReplay(t, f, i-1).step(t, i)
+			})
+		}
+	}
+}
+
+type replay struct {
+	f     fixture2
+	c     *Client
+	reg   *Registry
+	w     *Worker
+	calls *callLog
+}
+
+// newReplay loads snapshot from into a fresh database.
+func newReplay(t *testing.T, f fixture2, from int) *replay {
+	t.Helper()
+	c := newTestClient(t, func(cfg *Config) { cfg.Concurrency = 1; cfg.Queues = f.WorkerQueues })
+	tables := fixture2Tables
+	if from > 0 {
+		tables = append([]string{"logs"}, tables...)
+	}
+	for _, table := range tables {
+		insertTable(t, c, table, rowsOf(f.Snapshots[from], table))
+	}
+	calls := &callLog{}
+	reg := scenarioRegistry(calls)
+	w, err := c.NewWorker(reg)
+	require.NoError(t, err)
+	return &replay{f: f, c: c, reg: reg, w: w, calls: calls}
+}
+
+// step takes the step that led to snapshot i and compares the rows and
+// the calls with it.
+func (r *replay) step(t *testing.T, i int) {
+	t.Helper()
+	c, ctx, snap := r.c, context.Background(), r.f.Snapshots[i]
+	step := snap["after"].(string)
+	switch {
+	case strings.Contains(step, "worker ran job"):
+		if strings.Contains(step, "available_at forced to NOW()") {
+			_, err := c.store.DB().Exec("UPDATE `" + c.store.Tables()["jobs"] + "` SET available_at = NOW()")
+			require.NoError(t, err)
+		}
+		require.Equal(t, 1, stepOnce(t, r.w), step)
+	case strings.Contains(step, "batch_manager()->cancel"):
+		require.NoError(t, c.CancelBatch(ctx, r.reg, 1))
+	case strings.HasPrefix(step, "Queuety::machine_event("):
+		ev, payload := machineEventStep(t, step)
+		err := c.MachineEvent(ctx, r.reg, 1, ev, payload)
+		if _, msg, threw := strings.Cut(step, " threw RuntimeException: "); threw {
+			require.ErrorIs(t, err, ErrEventRejected, step)
+			require.ErrorContains(t, err, msg)
+		} else {
+			require.NoError(t, err, step)
+		}
+	default:
+		t.Fatalf("unknown step %q", step)
+	}
+	compareJobs(t, c, step, rowsOf(snap, "jobs"))
+	compareLogs(t, c, step, rowsOf(snap, "logs"))
+	for _, table := range fixture2Tables[1:] {
+		compareTable(t, c, step, table, rowsOf(snap, table))
+	}
+	var want []map[string]any
+	for _, call := range r.f.Calls {
+		if int(call["snapshot"].(float64)) == i {
+			call = cloneMap(call)
+			delete(call, "snapshot")
+			delete(call, "after")
+			want = append(want, call)
+		}
+	}
+	got := r.calls.take()
+	roundTrip(t, &got)
+	require.Equal(t, want, got, "%s: calls", step)
 }
 
 // machineEventStep reads the event and payload of a machine_event step.
