@@ -181,7 +181,7 @@ func (m *machineRuntime) handleAction(ctx context.Context, job *Job) error {
 			MissingMessage:  fmt.Sprintf("State action class '%s' could not be loaded.", class),
 			ContractMessage: fmt.Sprintf("State action class '%s' must implement Queuety\\Contracts\\StateAction.", class)})
 		if err != nil && instantiationFailed(err, class, "action") {
-			input = nil // the plugin failed before building the action's input
+			input, actionCtx = nil, nil // the plugin failed before building the action's input and context
 		}
 	}
 	if err != nil {

@@ -205,5 +205,8 @@ func TestPHPStateActionFailuresAndBadClasses(t *testing.T) {
 	require.Equal(t, "State action class 'NotAnAction' must implement Queuety\\Contracts\\StateAction.", j.ErrorMessage.String)
 	require.Equal(t, "action_failed", evs[len(evs)-2].Event)
 	require.JSONEq(t, "null", string(evs[len(evs)-2].Input), "failed before the action's input was built")
+	ctxCol := ""
+	require.NoError(t, c.Store().DB().Get(&ctxCol, "SELECT context FROM `"+c.Store().Tables()["state_machine_events"]+"` WHERE id = ?", evs[len(evs)-2].ID))
+	require.Equal(t, "[]", ctxCol, "nor its context")
 	require.Equal(t, "machine_failed", evs[len(evs)-1].Event)
 }
