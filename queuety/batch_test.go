@@ -164,3 +164,34 @@ func TestBatchRetriedFailureTouchesNothing(t *testing.T) {
 	require.Equal(t, fmt.Sprintf("[%d]", d.ID), b.FailedJobIDs)
 	require.True(t, b.FinishedAt.Valid)
 }
+
+// A batch dispatched from Go writes the rows create_batch() writes.
+func TestDispatchBatchWritesThePluginsRows(t *testing.T) {
+	t.Parallel()
+	f := loadFixture2(t, "batch_then_catch_finally.json")
+	c := newTestClient(t, nil)
+	id, ids, err := c.DispatchBatch(context.Background(), BatchSpec{Name: "import", Then: "BatchThenCallback",
+		Catch: "BatchCatchCallback", Finally: "BatchFinallyCallback"}, []BatchJob{
+		{Handler: "noop", Payload: json.RawMessage(`{"i":1}`)},
+		{Handler: "flaky", Payload: json.RawMessage(`{"why":"batch"}`), Options: []DispatchOption{MaxAttempts(1)}},
+		{Handler: "noop", Payload: json.RawMessage(`{"i":3}`)},
+	})
+	require.NoError(t, err)
+	require.Equal(t, int64(1), id)
+	require.Equal(t, []int64{1, 2, 3}, ids)
+	compareJobs(t, c, "dispatch", rowsOf(f.Snapshots[0], "jobs"))
+	compareTable(t, c, "dispatch", "batches", rowsOf(f.Snapshots[0], "batches"))
+
+	f = loadFixture2(t, "batch_allow_failures.json")
+	c = newTestClient(t, nil)
+	_, _, err = c.DispatchBatch(context.Background(), BatchSpec{Then: "BatchThenCallback", Catch: "BatchCatchCallback",
+		Finally: "BatchFinallyCallback", AllowFailures: true}, nil)
+	require.NoError(t, err)
+	want := rowsOf(f.Snapshots[0], "batches")[0]
+	b := batchRow(t, c, 1)
+	require.Equal(t, want["options"], b.Options)
+	require.Equal(t, want["name"] == nil, !b.Name.Valid)
+
+	_, _, err = c.DispatchBatch(context.Background(), BatchSpec{}, []BatchJob{{Handler: "x", Options: []DispatchOption{Unique()}}})
+	require.ErrorContains(t, err, "do not apply to a batch's jobs")
+}

@@ -243,3 +243,31 @@ func (s *Store) CancelBatch(ctx context.Context, id int64) (cancelled bool, err 
 	n, err := res.RowsAffected()
 	return n > 0, err
 }
+
+// InsertBatch is BatchBuilder::dispatch's writes: the batch row (name
+// NULL when empty, options as the caller encoded them), then each job
+// with its batch_id, in one transaction so a batch never counts jobs that
+// were not written.
+func (s *Store) InsertBatch(ctx context.Context, name string, options []byte, jobs []InsertJob) (batchID int64, jobIDs []int64, err error) {
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		jobIDs = make([]int64, 0, len(jobs))
+		n := sql.NullString{String: name, Valid: name != ""}
+		res, err := tx.ExecContext(ctx, s.query(qInsertBatch), n, len(jobs), len(jobs), string(options))
+		if err != nil {
+			return fmt.Errorf("insert batch: %w", err)
+		}
+		if batchID, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			j.BatchID = Int(batchID)
+			id, _, err := s.insertJob(ctx, tx, j, sql.NullString{})
+			if err != nil {
+				return err
+			}
+			jobIDs = append(jobIDs, id)
+		}
+		return nil
+	})
+	return batchID, jobIDs, err
+}

@@ -66,6 +66,11 @@ func (s *Store) InsertJob(ctx context.Context, p InsertJob) (id int64, existing 
 			return 0, false, fmt.Errorf("unique check: %w", err)
 		}
 	}
+	return s.insertJob(ctx, s.db, p, hash)
+}
+
+// insertJob is InsertJob's INSERT, on db or inside a transaction.
+func (s *Store) insertJob(ctx context.Context, ex sqlx.ExecerContext, p InsertJob, hash sql.NullString) (id int64, existing bool, err error) {
 	// Queue::dispatch: a blank group, a missing limit or a limit < 1 store
 	// both columns as NULL; cost is never negative.
 	group, limit := sql.NullString{}, sql.NullInt64{}
@@ -74,7 +79,7 @@ func (s *Store) InsertJob(ctx context.Context, p InsertJob) (id int64, existing 
 	}
 	cost := max(0, p.CostUnits)
 	availableAt := DateTime(s.clock.Now().Add(p.Delay))
-	res, err := s.db.ExecContext(ctx, s.query(qInsertJob),
+	res, err := ex.ExecContext(ctx, s.query(qInsertJob),
 		p.Queue, p.Handler, string(p.Payload), hash, p.Priority, p.MaxAttempts, availableAt,
 		p.WorkflowID, p.StepIndex, p.DependsOn, p.BatchID, group, limit, cost,
 		sql.NullString{String: p.SessionID, Valid: p.SessionID != ""}, nullBytes(p.WorkerSession))

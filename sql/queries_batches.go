@@ -11,4 +11,5 @@ const (
 	qClaimWhichBatchesGo     = "claim-which-batches-go"
 	qClaimWhichChainCatchGo  = "claim-which-chain-catch-go"
 	qCancelBatch             = "cancel-batch"
+	qInsertBatch             = "insert-batch"
 )

@@ -46,3 +46,8 @@ UPDATE {batches} SET pending_jobs = ?, failed_jobs = ?, failed_job_ids = ?, fini
 -- name: cancel-batch
 -- BatchManager::cancel: the jobs still run; the counters stay frozen.
 UPDATE {batches} SET cancelled_at = NOW(), finished_at = NOW() WHERE id = ? AND cancelled_at IS NULL
+
+-- name: insert-batch
+-- BatchManager::create: every job counted pending, none failed.
+INSERT INTO {batches} (name, total_jobs, pending_jobs, failed_jobs, failed_job_ids, options)
+VALUES (?, ?, ?, 0, '[]', ?)
