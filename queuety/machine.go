@@ -142,6 +142,11 @@ func (m *machineRuntime) handleAction(ctx context.Context, job *Job) error {
 	handler := (*string)(nil)
 	fail := func(cause error) error {
 		_ = lm.tx.Rollback()
+		if c := context.Cause(ctx); errors.Is(c, ErrShutdown) || errors.Is(c, ErrJobLost) {
+			// Not the action's failure: the attempt is handed back (or was
+			// taken from us), and the plugin's rows for it are the next run's.
+			return c
+		}
 		m.recordActionFailure(ctx, meta, rt, handler, input, actionCtx, stateBefore, cause, time.Since(startedAt))
 		return cause
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -195,4 +196,28 @@ func TestDispatchMachineIdempotencyAndErrors(t *testing.T) {
 	require.EqualError(t, err, "State 'a' cannot be terminal and have an entry action.")
 	_, _, err = c.DispatchMachine(ctx, NewMachine("bad").Action("A", nil), nil)
 	require.EqualError(t, err, "Call state() before configuring actions or transitions.")
+}
+
+// A worker stopping while an action runs hands the job back and writes
+// no action_failed row: the machine is as before the attempt.
+func TestActionInterruptedByShutdownLeavesNoRows(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, func(cfg *Config) { cfg.ShutdownGrace = 100 * time.Millisecond })
+	loadMachineFixture(t, c, "state_machine.json")
+	reg := NewRegistry()
+	started := make(chan struct{})
+	reg.RegisterStateAction("DraftAction", func(ctx context.Context, _ StateCall) (json.RawMessage, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, context.Cause(ctx)
+	})
+	w, err := c.NewWorker(reg)
+	require.NoError(t, err)
+	require.NoError(t, w.Start(context.Background()))
+	<-started
+	require.NoError(t, w.Stop(context.Background()))
+	j := jobRow(t, c, 1)
+	require.Equal(t, store.StatusPending, j.Status)
+	require.Equal(t, 0, j.Attempts, "handed back with its attempt restored")
+	require.Equal(t, []string{"machine_started", "action_enqueued"}, machineEventNames(t, c, 1))
 }
