@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -93,11 +94,13 @@ func parseActionMeta(payload string) (actionMeta, bool) {
 	switch id.Kind() {
 	case phpjson.KindNumber:
 		m.machineID = phpInt(id, 0)
-	case phpjson.KindString:
+	case phpjson.KindString: // is_numeric, then (int)
 		s, _ := id.AsString()
-		if _, err := fmt.Sscan(strings.TrimSpace(s), &m.machineID); err != nil {
+		f, err := strconv.ParseFloat(strings.TrimLeft(s, " \t\n\r\v\f"), 64)
+		if err != nil {
 			return m, false
 		}
+		m.machineID = int64(f)
 	default:
 		return m, false
 	}
@@ -139,7 +142,7 @@ func (m *machineRuntime) handleAction(ctx context.Context, job *Job) error {
 	stateBefore := cloneObj(lm.state)
 	actionDef := handlerDefOf(lm.stateDef, "action", "action_class")
 	var input, actionCtx *phpjson.Object
-	handler := (*string)(nil)
+	var handler *string
 	fail := func(cause error) error {
 		_ = lm.tx.Rollback()
 		if c := context.Cause(ctx); errors.Is(c, ErrShutdown) || errors.Is(c, ErrJobLost) {
