@@ -388,13 +388,15 @@ func (c *Client) RecoverStale(ctx context.Context, reg *Registry) (Rescued, erro
 	cutoff := c.cfg.Clock.Now().Add(-c.cfg.StaleTimeout)
 	for {
 		const slice = 500
-		r, b, err := c.store.RecoverStale(ctx, cutoff, slice, func(j *store.JobRow) store.StaleDecision {
+		r, buried, err := c.store.RecoverStaleRows(ctx, cutoff, slice, func(j *store.JobRow) store.StaleDecision {
 			s := c.settingsFor(reg, j, parsePayloadLenient(j.Payload))
 			if j.Attempts >= s.maxAttempts {
 				return store.StaleDecision{Bury: true}
 			}
 			return store.StaleDecision{Delay: s.backoff.Delay(j.Attempts)}
 		})
+		b := len(buried)
+		c.failStaleMachineActions(ctx, reg, buried) // machine_stale.go
 		total.Retried += r
 		total.Buried += b
 		if err != nil {

@@ -104,6 +104,10 @@ type Registry struct {
 	fallback *registered
 	// steps are the Go workflow step handlers (workflow.go).
 	steps *workflow.Handlers
+	// batches and machines are Go batch callbacks (batch.go) and state
+	// actions and guards (machine_registry.go), by PHP class name.
+	batches  batchCallbacks
+	machines machineFuncs
 }
 
 // NewRegistry returns an empty registry.

@@ -86,6 +86,11 @@ type Worker struct {
 	// pausedRefreshing: a refresh of the snapshot for the chain is running.
 	pausedRefreshing atomic.Bool
 
+	// phpOnly is the claim filter for what only PHP can run, built once
+	// (machine_claim.go).
+	phpOnly     store.ClaimParams
+	phpOnlyOnce sync.Once
+
 	memKB    atomic.Int64
 	memAt    time.Time
 	started  atomic.Bool
@@ -194,6 +199,9 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 	}
 	if !cfg.ClaimAll && !reg.hasFallback() {
 		w.handlers = reg.Names() // never nil: with Workflows, may be empty
+		if reg.runsMachines() {
+			w.handlers = append(w.handlers, MachineActionHandler) // machine_claim.go
+		}
 		if len(w.handlers) == 0 && !cfg.Workflows {
 			return nil, errors.New("no handlers registered: register Go handlers, set a fallback (the PHP pool: --php), or claim everything with ClaimAll (--claim-all)")
 		}
@@ -298,6 +306,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.log.Info("worker started", "queues", w.cfg.Queues, "concurrency", w.cfg.Concurrency,
 		"handlers", handlerSummary(w.handlers), "workflows", w.engine != nil)
 	w.reportLeftWork(ctx)
+	w.reportPHPOnly()
 	w.ready.Store(true)
 	return nil
 }
@@ -656,6 +665,7 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 func (w *Worker) selectClaim(ctx context.Context, tx *store.ClaimTx, g *groupAdmission, paused map[string]bool, n int) ([]store.JobRow, error) {
 	claimable := store.ClaimParams{Handlers: w.handlers, WorkflowHandlers: w.wfHandlers,
 		AllWorkflowSteps: w.engine != nil && w.engine.StepRunner() != nil}
+	w.phpOnlyClaims(&claimable) // batches and chain catches without a pool (machine_claim.go)
 	var open []string
 	for _, q := range w.cfg.Queues {
 		if !paused[q] {
@@ -674,7 +684,10 @@ func (w *Worker) selectClaim(ctx context.Context, tx *store.ClaimTx, g *groupAdm
 		// while slots are free.
 		for round := 0; len(rows) < n && round < maxGroupRereads; round++ {
 			p := claimable
-			p.Queue, p.Limit, p.SkipGroups, p.SkipHandlers = q, n-len(rows), g.saturatedList(), g.limitedList()
+			p.Queue, p.Limit, p.SkipGroups = q, n-len(rows), g.saturatedList()
+			if limited := g.limitedList(); len(limited) > 0 {
+				p.SkipHandlers = append(slices.Clip(claimable.SkipHandlers), limited...)
+			}
 			if round > 0 {
 				// The claim's own row locks do not hide the rows it took or
 				// deferred from a second read.
@@ -942,6 +955,9 @@ func (w *Worker) execute(ctx context.Context, rj *running) {
 	}
 	cause := context.Cause(ctx)
 	switch {
+	case err == nil && rj.row.BatchID.Valid:
+		w.observeJob(&rj.row, OutcomeCompleted, o.duration)
+		w.completeBatchJob(rj, o.duration) // with its batch's counters (batch.go)
 	case err == nil:
 		w.observeJob(&rj.row, OutcomeCompleted, o.duration)
 		w.mu.Lock()
@@ -956,7 +972,7 @@ func (w *Worker) execute(ctx context.Context, rj *running) {
 	case errors.Is(cause, ErrJobLost):
 		w.stats.refused.Add(1)
 		w.log.Warn("job lost while running (rescued or deleted); its result is dropped", "job", rj.row.ID, "err", err)
-	case errors.Is(cause, ErrShutdown):
+	case errors.Is(cause, ErrShutdown), errors.Is(err, errLeaveToPHP):
 		w.handBack([]store.Attempt{rj.job.attempt})
 	default:
 		w.fail(rj, o)
@@ -988,7 +1004,7 @@ func (w *Worker) runAttempt(ctx context.Context, rj *running) (attemptSettings, 
 			return settings, &InvalidJobError{Reason: fmt.Sprintf("Invalid payload: a JSON object is required, got %s.", payload.Kind())}
 		}
 	}
-	h, ok := w.reg.lookup(row.Handler)
+	h, ok := w.lookupHandler(row.Handler)
 	if !ok {
 		return settings, &InvalidJobError{Reason: "Handler not found: " + row.Handler}
 	}
@@ -1089,12 +1105,12 @@ func failureWrite(row *store.JobRow, at store.Attempt, bury bool, delay time.Dur
 // that hides the cause.
 func (w *Worker) fail(rj *running, o *outcome) {
 	f := w.failure(rj, o)
-	applied, err := w.writeFailure(f)
+	applied, cb, err := w.writeJobFailure(rj, f)
 	if err != nil && !retryableWrite(err) {
 		w.log.Error("the server refused this job's failure; burying it", "job", rj.row.ID, "err", err)
 		f = refusedWrite(&rj.row, rj.job.attempt, o.duration, "its failure", err, o.err.Error())
 		o = &outcome{err: errors.New(f.ErrorMessage), settings: attemptSettings{maxAttempts: 0}, duration: o.duration}
-		applied, err = w.writeFailure(f)
+		applied, cb, err = w.writeJobFailure(rj, f)
 	}
 	if err != nil {
 		w.log.Error("writing the job's failure failed; the stale sweep will recover the job", "job", rj.row.ID, "err", err)
@@ -1107,6 +1123,9 @@ func (w *Worker) fail(rj *running, o *outcome) {
 	}
 	w.countOutcome(rj, o)
 	w.notifyFailure(rj, o)
+	if f.Bury {
+		w.afterBury(rj, o.err, cb) // chain catch, fail_action, batch callbacks (chain_catch.go)
+	}
 }
 
 func (w *Worker) writeFailure(f store.Failure) (applied bool, err error) {

@@ -412,16 +412,20 @@ func TestConcurrencyGroupLimitIsRespected(t *testing.T) {
 	require.Equal(t, 1, attempts, "deferral spends no attempt")
 }
 
-func TestBatchJobsAreLeftToPHP(t *testing.T) {
+// A batch job whose batch row is gone (pruned) runs like any other job,
+// as BatchManager finds no batch to count it in (batches with PHP
+// callbacks: TestBatchAndChainWithPHPCallbacksLeftToPHPWithoutPool).
+func TestBatchJobOfAMissingBatchRuns(t *testing.T) {
 	t.Parallel()
 	c := newTestClient(t, nil)
 	reg := NewRegistry()
 	reg.HandleFunc("b", func(context.Context, *Job) error { return nil })
 	d, err := c.Dispatch(context.Background(), "b", nil, InBatch(7))
 	require.NoError(t, err)
-	startWorker(t, c, reg)
-	time.Sleep(200 * time.Millisecond)
-	require.Equal(t, store.StatusPending, jobRow(t, c, d.ID).Status)
+	w, err := c.NewWorker(reg)
+	require.NoError(t, err)
+	require.Equal(t, 1, stepOnce(t, w))
+	require.Equal(t, store.StatusCompleted, jobRow(t, c, d.ID).Status)
 }
 
 func TestFallbackHandlerTakesUnknownHandlers(t *testing.T) {

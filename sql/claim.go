@@ -31,11 +31,22 @@ type ClaimParams struct {
 	// SkipGroups are concurrency groups found saturated earlier in the same
 	// claim: their jobs are left out, so the rows behind them are read.
 	SkipGroups []string
-	// SkipHandlers are handlers found rate limited earlier in the claim,
-	// and SkipIDs the rows it already took or deferred (its own row locks
-	// do not hide them from a second read of the queue).
+	// SkipHandlers are never claimed, whatever Handlers says: handlers
+	// found rate limited earlier in the claim, and those this worker must
+	// leave to PHP even when it claims everything (state machine actions
+	// without a way to run their classes). SkipIDs are the rows the claim
+	// already took or deferred (its own row locks do not hide them from a
+	// second read of the queue).
 	SkipHandlers []string
 	SkipIDs      []int64
+	// PHPCallbacks claims every batch job and chain link: a PHP pool runs
+	// the callbacks Go does not implement. Otherwise a batch job is claimed
+	// only when each callback of its batch is in BatchCallbacks, and a
+	// job with a chain catch only when the catch is in ChainCatches (Go
+	// implementations), so PHP's callbacks stay with PHP workers.
+	PHPCallbacks   bool
+	BatchCallbacks []string
+	ChainCatches   []string
 	Limit        int
 }
 
@@ -106,10 +117,6 @@ func (c *ClaimTx) Select(ctx context.Context, p ClaimParams) ([]JobRow, error) {
 	if len(p.SkipGroups) > 0 {
 		which += " AND " + c.s.query(qClaimSkipGroups)
 		wargs = append(wargs, p.SkipGroups)
-	}
-	if len(p.SkipHandlers) > 0 {
-		which += " AND " + c.s.query(qClaimSkipHandlers)
-		wargs = append(wargs, p.SkipHandlers)
 	}
 	if len(p.SkipIDs) > 0 {
 		which += " AND " + c.s.query(qClaimSkipIDs)
@@ -196,6 +203,15 @@ func (c *ClaimTx) which(p ClaimParams) (which string, args []any, ok bool) {
 	case p.WorkflowHandlers != nil:
 		which = "(" + which + " OR " + c.s.query(qClaimWhichSteps) + ")"
 		args = append(args, orNone(p.WorkflowHandlers))
+	}
+	if !p.PHPCallbacks {
+		cb := orNone(p.BatchCallbacks)
+		which = "(" + which + " AND " + c.s.query(qClaimWhichBatchesGo) + " AND " + c.s.query(qClaimWhichChainCatchGo) + ")"
+		args = append(args, cb, cb, cb, orNone(p.ChainCatches))
+	}
+	if len(p.SkipHandlers) > 0 {
+		which = "(" + which + " AND " + c.s.query(qClaimSkipHandlers) + ")"
+		args = append(args, p.SkipHandlers)
 	}
 	return which, args, true
 }

@@ -90,8 +90,10 @@ func TestClaimSelectSkips(t *testing.T) {
 	wfID, err := res.LastInsertId()
 	require.NoError(t, err)
 	_ = e.dispatch(InsertJob{WorkflowID: Int(wfID), StepIndex: Int(0)})
-	// Batch jobs are left to PHP: their then/catch/finally are PHP classes.
-	_ = e.dispatch(InsertJob{BatchID: Int(1)})
+	// A batch job whose batch has a PHP callback is left to PHP unless
+	// the claim has a PHP pool (PHPCallbacks) or a Go callback of that name.
+	e.exec(`INSERT INTO {batches} (id, total_jobs, pending_jobs, failed_jobs, failed_job_ids, options) VALUES (1, 1, 1, 0, '[]', '{"then":"PhpThen"}')`)
+	batchJob := e.dispatch(InsertJob{BatchID: Int(1)})
 	depPending := e.dispatch(InsertJob{Queue: "deps"})
 	depDone := e.dispatch(InsertJob{Queue: "deps"})
 	depBuried := e.dispatch(InsertJob{Queue: "deps"})
@@ -108,6 +110,8 @@ func TestClaimSelectSkips(t *testing.T) {
 
 	all := ClaimParams{Queue: "default", Limit: 100}
 	require.Equal(t, []int64{ready, freed}, e.claimIDs(all))
+	require.Equal(t, []int64{ready, batchJob, freed}, e.claimIDs(ClaimParams{Queue: "default", Limit: 100, PHPCallbacks: true}))
+	require.Equal(t, []int64{ready, batchJob, freed}, e.claimIDs(ClaimParams{Queue: "default", Limit: 100, BatchCallbacks: []string{"PhpThen"}}))
 
 	// Once its dependency completes, the waiting job is claimable.
 	e.exec("UPDATE {jobs} SET status = 'completed' WHERE id = ?", depPending)

@@ -319,27 +319,32 @@ type Failure struct {
 func (s *Store) FailJob(ctx context.Context, f Failure) (bool, error) {
 	applied := false
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		applied = false
-		held, err := s.lockAttempts(ctx, tx, []int64{f.ID})
-		if err != nil {
-			return err
-		}
-		row, ok := held[f.ID]
-		if !ok || !row.heldBy(f.Attempt) || row.Status != StatusProcessing {
-			return nil
-		}
-		if f.Bury {
-			_, err = tx.ExecContext(ctx, s.query(qBuryJob), FitText(f.ErrorMessage), f.ID)
-		} else {
-			_, err = tx.ExecContext(ctx, s.query(qRetryJob), DateTime(s.clock.Now().Add(f.Delay)), f.ID)
-		}
-		if err != nil {
-			return fmt.Errorf("fail job %d: %w", f.ID, err)
-		}
-		applied = true
-		return s.insertLogs(ctx, tx, f.Logs)
+		var err error
+		applied, err = s.failIn(ctx, tx, f)
+		return err
 	})
 	return applied, err
+}
+
+// failIn is FailJob inside the caller's transaction.
+func (s *Store) failIn(ctx context.Context, tx *sqlx.Tx, f Failure) (bool, error) {
+	held, err := s.lockAttempts(ctx, tx, []int64{f.ID})
+	if err != nil {
+		return false, err
+	}
+	row, ok := held[f.ID]
+	if !ok || !row.heldBy(f.Attempt) || row.Status != StatusProcessing {
+		return false, nil
+	}
+	if f.Bury {
+		_, err = tx.ExecContext(ctx, s.query(qBuryJob), FitText(f.ErrorMessage), f.ID)
+	} else {
+		_, err = tx.ExecContext(ctx, s.query(qRetryJob), DateTime(s.clock.Now().Add(f.Delay)), f.ID)
+	}
+	if err != nil {
+		return false, fmt.Errorf("fail job %d: %w", f.ID, err)
+	}
+	return true, s.insertLogs(ctx, tx, f.Logs)
 }
 
 // UnclaimJobs hands attempts back to pending with the attempt restored
@@ -479,11 +484,17 @@ const StaleMessage = "Stale: worker died without completing."
 // and no attempt). Rows are locked with SKIP LOCKED, so concurrent
 // sweepers never double-handle a row.
 func (s *Store) RecoverStale(ctx context.Context, cutoff time.Time, limit int, decide func(*JobRow) StaleDecision) (retried, buried int, err error) {
-	r, b, err := s.recoverStale(ctx, qFindStale, cutoff, limit, func(j *JobRow) StaleStepDecision {
+	r, b, err := s.RecoverStaleRows(ctx, cutoff, limit, decide)
+	return r, len(b), err
+}
+
+// RecoverStaleRows is RecoverStale returning the rows it buried, for what
+// a burial does beyond the row (a state machine's fail_action).
+func (s *Store) RecoverStaleRows(ctx context.Context, cutoff time.Time, limit int, decide func(*JobRow) StaleDecision) (retried int, buried []JobRow, err error) {
+	return s.recoverStale(ctx, qFindStale, cutoff, limit, func(j *JobRow) StaleStepDecision {
 		d := decide(j)
 		return StaleStepDecision{Bury: d.Bury, Delay: d.Delay}
 	})
-	return r, len(b), err
 }
 
 // recoverStale is the sweep shared by plain jobs and workflow steps: rows

@@ -24,8 +24,10 @@ VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 -- /*which*/ is replaced by the claim-which-* fragments below: which plain
 -- jobs (all, or only this worker's handlers, so PHP-only handlers stay for
 -- PHP workers) and, with the workflow engine on, which workflow steps.
--- Batch jobs are left to PHP (their then/catch/finally callbacks are PHP
--- classes). The dependency test is a scalar subquery, not PHP's EXISTS: the
+-- Batch jobs are claimed like any other (BatchManager's counters are
+-- written with their completion); without a PHP pool, /*which*/ also holds
+-- claim-which-batches-go, which leaves batches with PHP callbacks to PHP.
+-- The dependency test is a scalar subquery, not PHP's EXISTS: the
 -- optimizer turns EXISTS into a materialized semi-join over every completed
 -- job, which made each claim slower as the table grew; this form is one
 -- primary key lookup per candidate with a dependency. Subquery rows are not
@@ -34,7 +36,7 @@ SELECT id, queue, handler, payload, priority, attempts, max_attempts,
 	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
 FROM {jobs} AS job FORCE INDEX (idx_qgo_claim)
 WHERE job.queue = ? AND job.status = 'pending' AND job.available_at <= NOW()
-	AND job.batch_id IS NULL AND job.session_id IS NULL
+	AND job.session_id IS NULL
 	AND /*which*/
 	AND (job.depends_on IS NULL
 		OR (SELECT dep.status FROM {jobs} dep WHERE dep.id = job.depends_on) = 'completed')
@@ -55,7 +57,7 @@ SELECT id, queue, handler, payload, priority, attempts, max_attempts,
 FROM {jobs} AS job FORCE INDEX (idx_qgo_session)
 WHERE job.session_pending IS NOT NULL AND job.status = 'pending'
 	AND job.queue IN (?) AND job.session_pending NOT IN (?)
-	AND job.available_at <= NOW() AND job.batch_id IS NULL
+	AND job.available_at <= NOW()
 	AND /*which*/
 	AND (job.depends_on IS NULL
 		OR (SELECT dep.status FROM {jobs} dep WHERE dep.id = job.depends_on) = 'completed')

@@ -3,7 +3,9 @@
 -- ResourceManager read.
 
 -- name: claim-which-skip-handlers
--- Appended to /*which*/ when a claim found handlers rate limited.
+-- Appended to /*which*/ for handlers a claim must not take: found rate
+-- limited earlier in the claim, or left to PHP (state machine actions a
+-- worker that claims everything cannot run).
 job.handler NOT IN (?)
 
 -- name: claim-which-skip-ids

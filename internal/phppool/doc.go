@@ -24,6 +24,7 @@
 //	daemon → {"type":"run","seq":11,"kind":"condition","class":…,"state":{…},"payload":{…}}       a repeat condition
 //	daemon → {"type":"run","seq":12,"kind":"compensation","class":…,"state":{…},"payload":{…}}    a compensation, on_cancel, on_deadline
 //	daemon → {"type":"run","seq":13,"kind":"metadata","class":…}                                     a class's config() and attributes (metadata.go)
+//	daemon → {"type":"run","seq":13,"kind":"call","class":…,"method":…,"args":[…],"options":{…}}  a batch callback, chain catch, state action or guard
 //	child  → {"type":"heartbeat","seq":7,"progress":{…}}                 any number, from Heartbeat::beat()
 //	child  → {"type":"result","seq":7,"ok":true,"memory":2097152}        plus "output":{…} from a Step
 //	child  → {"type":"result","seq":7,"ok":false,"error":{"class":…,"message":…,"trace":…},"memory":…}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/queuety"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -31,6 +32,7 @@ type stepCall struct {
 	class     string
 	aggregate []byte
 	payload   []byte
+	call      *queuety.ClassCall // kind "call" (classcall.go)
 }
 
 // RunStep runs a workflow step job's Step class in the next free PHP
@@ -65,6 +67,9 @@ func (p *Pool) runStep(ctx context.Context, c *stepCall) ([]byte, error) {
 // description as for a plain job, and the state (and item) bytes as the
 // engine encoded them.
 func encodeStep(seq uint64, c *stepCall) ([]byte, error) {
+	if c.call != nil {
+		return encodeClassCall(seq, c.call)
+	}
 	if c.row == nil {
 		return encodeCallable(seq, c)
 	}

@@ -31,7 +31,7 @@ const (
 	ExitOK       = 0
 	ExitError    = 1 // the command failed (database, job state)
 	ExitUsage    = 2 // bad flags or arguments
-	ExitNotFound = 3 // the job, workflow or session named does not exist
+	ExitNotFound = 3 // the job, workflow, session or state machine named does not exist
 )
 
 // Options customise the app.
@@ -69,7 +69,7 @@ func Main(args []string, opts Options) int {
 		return ExitUsage
 	case errors.Is(err, store.ErrJobNotFound), errors.Is(err, store.ErrWorkflowNotFound),
 		errors.Is(err, sessions.ErrSessionNotFound), errors.Is(err, store.ErrScheduleNotFound),
-		errors.Is(err, store.ErrWebhookNotFound):
+		errors.Is(err, store.ErrWebhookNotFound), errors.Is(err, store.ErrMachineNotFound):
 		return ExitNotFound
 	}
 	return ExitError
@@ -122,7 +122,7 @@ func New(opts Options) *cli.App {
 			a.jobCommand(), a.purgeCommand(), a.benchCommand(),
 			a.workflowCommand(), a.sessionCommand(), a.workerCommand(), a.serveCommand(),
 			a.activitiesCommand(), a.scheduleCommand(), a.versionCommand(), a.completionCommand(),
-			a.webhookCommand(), a.logCommand(), a.metricsCommand(),
+			a.webhookCommand(), a.logCommand(), a.metricsCommand(), a.machineCommand(),
 		},
 		HideHelpCommand:      true,
 		EnableBashCompletion: true,

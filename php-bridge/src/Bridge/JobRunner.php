@@ -55,6 +55,8 @@ final class JobRunner
                     is_array($request['aggregate'] ?? null) ? $request['aggregate'] : [],
                     is_array($request['payload'] ?? null) ? $request['payload'] : [],
                 );
+            } elseif ($kind === 'call') {
+                $output = ClassCall::run($request);
             } elseif ($kind === 'job') {
                 $output = Handlers::resolve($job->handler)($payload, $job);
             } else {

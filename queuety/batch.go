@@ -1,0 +1,292 @@
+package queuety
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// Batch is a batches row as a batch callback receives it (the plugin's
+// Queuety\Batch), read again after the counters' commit.
+type Batch struct {
+	ID           int64          `json:"id"`
+	Name         string         `json:"name,omitempty"`
+	TotalJobs    int64          `json:"total_jobs"`
+	PendingJobs  int64          `json:"pending_jobs"`
+	FailedJobs   int64          `json:"failed_jobs"`
+	FailedJobIDs []int64        `json:"failed_job_ids"`
+	Options      map[string]any `json:"options"`
+	CancelledAt  *time.Time     `json:"cancelled_at,omitempty"`
+	CreatedAt    time.Time      `json:"created_at"`
+	FinishedAt   *time.Time     `json:"finished_at,omitempty"`
+}
+
+// Progress is Batch::progress: the percentage of jobs no longer pending.
+func (b *Batch) Progress() int {
+	if b.TotalJobs == 0 {
+		return 100
+	}
+	return int((b.TotalJobs - b.PendingJobs) * 100 / b.TotalJobs)
+}
+
+// BatchCallback is a Go implementation of a batch's then, catch or
+// finally class, registered under the class name the batch's options hold.
+// Its error is logged and otherwise ignored, as the plugin ignores a
+// callback's exception.
+type BatchCallback func(ctx context.Context, b *Batch) error
+
+// batchCallbacks are a Registry's Go batch callbacks.
+type batchCallbacks struct {
+	mu sync.RWMutex
+	m  map[string]BatchCallback
+}
+
+// RegisterBatchCallback registers fn as the batch callback class name
+// (the value of then/catch/finally in a batch's options). A worker claims
+// a batch's jobs without a PHP pool only when each of the batch's
+// callbacks is registered here.
+func (r *Registry) RegisterBatchCallback(name string, fn BatchCallback) {
+	if name == "" || fn == nil {
+		panic("queuety: RegisterBatchCallback needs a class name and a function")
+	}
+	r.batches.mu.Lock()
+	defer r.batches.mu.Unlock()
+	if r.batches.m == nil {
+		r.batches.m = map[string]BatchCallback{}
+	}
+	if _, dup := r.batches.m[name]; dup {
+		panic(fmt.Sprintf("queuety: batch callback %q registered twice", name))
+	}
+	r.batches.m[name] = fn
+}
+
+func (r *Registry) batchCallback(name string) (BatchCallback, bool) {
+	r.batches.mu.RLock()
+	defer r.batches.mu.RUnlock()
+	fn, ok := r.batches.m[name]
+	return fn, ok
+}
+
+// batchCallbackNames lists the Go batch callbacks, for the claim filter.
+func (r *Registry) batchCallbackNames() []string {
+	r.batches.mu.RLock()
+	defer r.batches.mu.RUnlock()
+	out := make([]string, 0, len(r.batches.m))
+	for n := range r.batches.m {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// completeBatchJob writes a batch job's completion with its batch's
+// counters in one transaction (not through the completer's group commit,
+// which is for jobs whose completion touches nothing else), then fires
+// the callbacks it finished.
+func (w *Worker) completeBatchJob(rj *running, d time.Duration) {
+	c := store.Completion{Attempt: rj.job.attempt, Log: w.completedLog(rj, d)}
+	var applied, already bool
+	var cb store.BatchCallbacks
+	err := w.persist("complete", func(ctx context.Context) error {
+		var err error
+		applied, already, cb, err = w.store.CompleteBatchJob(ctx, c, rj.row.BatchID.Int64)
+		return err
+	})
+	switch {
+	case err != nil && retryableWrite(err):
+		w.log.Error("writing the batch job's completion failed; the stale sweep will recover the job", "job", rj.row.ID, "err", err)
+		return
+	case err != nil:
+		// Not the connection: the server refused a row. Its burial is
+		// counted as the batch's failure, so the batch still finishes.
+		w.log.Error("the server refused this batch job's completion; burying it", "job", rj.row.ID, "err", err)
+		f := refusedWrite(&rj.row, rj.job.attempt, d, "its completion", err, "")
+		if _, cb, err := w.writeJobFailure(rj, f); err != nil {
+			w.log.Error("burying it failed too; the stale sweep will recover the job", "job", rj.row.ID, "err", err)
+		} else {
+			w.stats.buried.Add(1)
+			w.fireBatchCallbacks(cb)
+		}
+		return
+	case !applied && !already:
+		w.stats.refused.Add(1)
+		w.log.Warn("completion refused: the attempt no longer holds the row (rescued or deleted)", "job", rj.row.ID)
+		return
+	}
+	w.stats.completed.Add(1)
+	if cb.Any() {
+		w.rowWritten(rj)
+		w.fireBatchCallbacks(cb)
+	}
+}
+
+// rowWritten takes a job whose final write committed off the heartbeats
+// while its slot still runs what follows the write (callbacks), so the
+// heartbeater does not report the finished row as lost.
+func (w *Worker) rowWritten(rj *running) {
+	w.mu.Lock()
+	delete(w.running, rj.row.ID)
+	w.mu.Unlock()
+}
+
+// writeJobFailure is writeFailure, with a batch job's burial counted in
+// its batch in the same transaction.
+func (w *Worker) writeJobFailure(rj *running, f store.Failure) (applied bool, cb store.BatchCallbacks, err error) {
+	if !rj.row.BatchID.Valid {
+		applied, err = w.writeFailure(f)
+		return applied, cb, err
+	}
+	err = w.persist("fail", func(ctx context.Context) error {
+		var err error
+		applied, cb, err = w.store.FailBatchJob(ctx, f, rj.row.BatchID.Int64)
+		return err
+	})
+	return applied, cb, err
+}
+
+// fireBatchCallbacks runs a batch's callbacks after the commit that
+// finished them, in BatchManager's order: catch, then, finally, each with
+// the batch read again (fire_callback's find()).
+func (w *Worker) fireBatchCallbacks(cb store.BatchCallbacks) {
+	for _, t := range []struct {
+		on   bool
+		name string
+	}{{cb.Catch, "catch"}, {cb.Then, "then"}, {cb.Finally, "finally"}} {
+		if t.on {
+			fireBatchCallback(w.jobsCtx, w.store, w.reg, w.log, cb.BatchID, t.name)
+		}
+	}
+}
+
+// batchLogger is what fireBatchCallback logs to.
+type batchLogger interface {
+	Warn(msg string, args ...any)
+}
+
+// fireBatchCallback is BatchManager::fire_callback: the class in the
+// batch's options under kind, called with the batch as it is now; a
+// missing batch, class or handle() method is skipped, and a failure is
+// only logged.
+func fireBatchCallback(ctx context.Context, st *store.Store, reg *Registry, log batchLogger, batchID int64, kind string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	defer cancel()
+	row, err := st.GetBatch(ctx, batchID)
+	if err != nil {
+		if err != store.ErrBatchNotFound {
+			log.Warn("batch callback skipped: reading the batch failed", "batch", batchID, "callback", kind, "err", err)
+		}
+		return
+	}
+	b := batchOf(row)
+	class, _ := b.Options[kind].(string)
+	if class == "" {
+		return
+	}
+	if fn, ok := reg.batchCallback(class); ok {
+		if err := callBatchCallback(ctx, fn, b); err != nil {
+			log.Warn("batch callback failed", "batch", batchID, "callback", kind, "class", class, "err", err)
+		}
+		return
+	}
+	caller := reg.classCaller()
+	if caller == nil {
+		log.Warn("batch callback skipped: no Go callback of this name and no PHP pool", "batch", batchID, "callback", kind, "class", class)
+		return
+	}
+	args, err := batchArgs(row)
+	if err == nil {
+		_, err = caller.CallClass(ctx, ClassCall{Class: class, Method: "handle", Args: args, Optional: true})
+	}
+	if err != nil {
+		log.Warn("batch callback failed", "batch", batchID, "callback", kind, "class", class, "err", err)
+	}
+}
+
+func callBatchCallback(ctx context.Context, fn BatchCallback, b *Batch) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return fn(ctx, b)
+}
+
+// batchArgs is the argument list of a PHP callback: the batch row, which
+// the pool builds into a Queuety\Batch.
+func batchArgs(row store.BatchRow) ([]byte, error) {
+	r := phpjson.NewObject().
+		Set("id", phpjson.Int(row.ID)).
+		Set("name", nullString(row.Name.String, row.Name.Valid)).
+		Set("total_jobs", phpjson.Int(row.TotalJobs)).
+		Set("pending_jobs", phpjson.Int(row.PendingJobs)).
+		Set("failed_jobs", phpjson.Int(row.FailedJobs)).
+		Set("failed_job_ids", phpjson.String(row.FailedJobIDs)).
+		Set("options", phpjson.String(row.Options)).
+		Set("cancelled_at", nullTime(row.CancelledAt.Time, row.CancelledAt.Valid)).
+		Set("created_at", phpjson.String(store.DateTime(row.CreatedAt))).
+		Set("finished_at", nullTime(row.FinishedAt.Time, row.FinishedAt.Valid))
+	arg := phpjson.NewObject().Set("__queuety_arg", phpjson.String("batch")).Set("row", phpjson.ObjectValue(r))
+	return phpjson.Encode(phpjson.List(phpjson.ObjectValue(arg)))
+}
+
+func batchOf(row store.BatchRow) *Batch {
+	b := &Batch{ID: row.ID, Name: row.Name.String, TotalJobs: row.TotalJobs, PendingJobs: row.PendingJobs,
+		FailedJobs: row.FailedJobs, CreatedAt: row.CreatedAt, FailedJobIDs: []int64{}, Options: map[string]any{}}
+	if v, err := phpjson.DecodeString(row.FailedJobIDs); err == nil {
+		if l, ok := v.AsList(); ok {
+			for _, e := range l {
+				if n, ok := e.AsInt64(); ok {
+					b.FailedJobIDs = append(b.FailedJobIDs, n)
+				}
+			}
+		}
+	}
+	if v, err := phpjson.DecodeString(row.Options); err == nil {
+		if m, ok := v.ToGo().(map[string]any); ok {
+			b.Options = m
+		}
+	}
+	if row.CancelledAt.Valid {
+		t := row.CancelledAt.Time
+		b.CancelledAt = &t
+	}
+	if row.FinishedAt.Valid {
+		t := row.FinishedAt.Time
+		b.FinishedAt = &t
+	}
+	return b
+}
+
+func nullString(s string, valid bool) phpjson.Value {
+	if !valid {
+		return phpjson.Null()
+	}
+	return phpjson.String(s)
+}
+
+func nullTime(t time.Time, valid bool) phpjson.Value {
+	if !valid {
+		return phpjson.Null()
+	}
+	return phpjson.String(store.DateTime(t))
+}
+
+// CancelBatch is BatchManager::cancel: the batch is marked cancelled and
+// finished and its finally callback fires (Go, or PHP through reg's pool);
+// its remaining jobs still run, and its counters no longer move.
+func (c *Client) CancelBatch(ctx context.Context, reg *Registry, id int64) error {
+	ok, err := c.store.CancelBatch(ctx, id)
+	if err != nil || !ok {
+		return err
+	}
+	if reg == nil {
+		reg = NewRegistry()
+	}
+	fireBatchCallback(ctx, c.store, reg, c.cfg.Logger, id, "finally")
+	return nil
+}

@@ -1,0 +1,104 @@
+package queuety
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// MachineActionHandler is the handler of a state machine's action jobs
+// (StateMachine::enqueue_state_action).
+const MachineActionHandler = "__queuety_state_machine_action"
+
+// StateCall is what a state action or guard is given, the arguments of
+// the plugin's StateAction::handle / StateGuard::allows as JSON (PHP's
+// encoding, key order kept). Event is "" when the state was entered
+// without one.
+type StateCall struct {
+	MachineID    int64
+	StateName    string
+	State        json.RawMessage
+	Event        string
+	EventPayload json.RawMessage
+	Payload      json.RawMessage
+}
+
+// StateAction is a Go implementation of a state's action class
+// (Queuety\Contracts\StateAction). It returns a JSON object (its string
+// keys not starting with "_" are merged into the machine's state; "_event"
+// names an event to apply, "_event_payload" its payload) or a JSON string
+// (the event to apply). An error fails the action job's attempt.
+type StateAction func(ctx context.Context, call StateCall) (json.RawMessage, error)
+
+// StateGuard is a Go implementation of a transition's guard class
+// (Queuety\Contracts\StateGuard): the transition is taken when it returns
+// true.
+type StateGuard func(ctx context.Context, call StateCall) (bool, error)
+
+// RegisterStateAction registers fn as the state action class name. A
+// worker claims action jobs when it has a PHP pool or a Go state action;
+// an action class it can run neither way is left to PHP workers.
+func (r *Registry) RegisterStateAction(name string, fn StateAction) {
+	if name == "" || fn == nil {
+		panic("queuety: RegisterStateAction needs a class name and a function")
+	}
+	r.machines.mu.Lock()
+	defer r.machines.mu.Unlock()
+	if r.machines.actions == nil {
+		r.machines.actions = map[string]StateAction{}
+	}
+	if _, dup := r.machines.actions[name]; dup {
+		panic(fmt.Sprintf("queuety: state action %q registered twice", name))
+	}
+	r.machines.actions[name] = fn
+}
+
+// RegisterStateGuard registers fn as the transition guard class name.
+func (r *Registry) RegisterStateGuard(name string, fn StateGuard) {
+	if name == "" || fn == nil {
+		panic("queuety: RegisterStateGuard needs a class name and a function")
+	}
+	r.machines.mu.Lock()
+	defer r.machines.mu.Unlock()
+	if r.machines.guards == nil {
+		r.machines.guards = map[string]StateGuard{}
+	}
+	if _, dup := r.machines.guards[name]; dup {
+		panic(fmt.Sprintf("queuety: state guard %q registered twice", name))
+	}
+	r.machines.guards[name] = fn
+}
+
+func (r *Registry) stateAction(name string) (StateAction, bool) {
+	r.machines.mu.RLock()
+	defer r.machines.mu.RUnlock()
+	fn, ok := r.machines.actions[name]
+	return fn, ok
+}
+
+func (r *Registry) stateGuard(name string) (StateGuard, bool) {
+	r.machines.mu.RLock()
+	defer r.machines.mu.RUnlock()
+	fn, ok := r.machines.guards[name]
+	return fn, ok
+}
+
+// runsMachines reports whether a worker over r claims action jobs.
+func (r *Registry) runsMachines() bool {
+	if r.classCaller() != nil {
+		return true
+	}
+	r.machines.mu.RLock()
+	defer r.machines.mu.RUnlock()
+	return len(r.machines.actions) > 0
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

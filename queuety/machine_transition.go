@@ -1,0 +1,285 @@
+package queuety
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// applyTransition is apply_transition_from_locked_context, inside lm's
+// transaction (the caller commits): the transition the event and guards
+// allow, its row and events, and the entered state's action job or
+// lifecycle event.
+func (m *machineRuntime) applyTransition(ctx context.Context, lm *lockedMachine, state *phpjson.Object, eventName string, eventPayload *phpjson.Object) error {
+	id := lm.row.ID
+	tr, err := m.resolveTransition(ctx, lm, state, eventName, eventPayload)
+	if err != nil {
+		return err
+	}
+	if tr == nil {
+		return runtimeError("State '%s' does not allow event '%s'.", lm.currentState, eventName)
+	}
+	target := scalarString(get(tr, "target_state"), "")
+	targetDef, ok := asArray(get(lm.definition, "states")).Get(target)
+	if !ok || !isArray(targetDef) {
+		return runtimeError("State machine target state '%s' is missing from the definition.", target)
+	}
+	td := asArray(targetDef)
+	name := get(tr, "name")
+	if name.IsNull() {
+		name = str(eventName)
+	}
+	if err := lm.tx.Event(ctx, store.MachineEvent{MachineID: id, StateName: lm.currentState, Event: "transitioned",
+		EventName: store.String(eventName), TransitionName: store.String(scalarString(name, "")), Input: enc(eventPayload),
+		Output:      enc(obj("from", str(lm.currentState), "to", str(target), "name", name, "event", str(eventName))),
+		StateBefore: enc(state), StateAfter: enc(state),
+		Context: enc(obj("from", str(lm.currentState), "to", str(target)))}); err != nil {
+		return err
+	}
+	status := statusForEnteredState(td)
+	u := store.MachineUpdate{Status: status, CurrentState: target, State: encString(state)}
+	now := m.now()
+	switch status {
+	case machineCompleted, machineCancelled:
+		u.CompletedAt = &now
+	case machineFailed:
+		u.FailedAt = &now
+	}
+	if err := lm.tx.Update(ctx, id, u); err != nil {
+		return err
+	}
+	ev := &eventName
+	switch status {
+	case machineRunning:
+		return m.enqueueAction(ctx, lm.tx, id, lm.definition, target, ev, eventPayload, state)
+	case machineWaitingEvent:
+		return m.lifecycleEvent(ctx, lm.tx, id, target, "machine_waiting", ev, state, eventPayload)
+	case machineCompleted:
+		return m.lifecycleEvent(ctx, lm.tx, id, target, "machine_completed", ev, state, eventPayload)
+	case machineFailed:
+		return m.lifecycleEvent(ctx, lm.tx, id, target, "machine_failed", ev, state, eventPayload)
+	case machineCancelled:
+		return m.lifecycleEvent(ctx, lm.tx, id, target, "machine_cancelled", ev, state, eventPayload)
+	}
+	return nil
+}
+
+// resolveTransition is resolve_transition: the first transition of the
+// current state for the event whose guard (if any) allows it, with each
+// guard's guard_started and guard_completed (or guard_failed) rows.
+func (m *machineRuntime) resolveTransition(ctx context.Context, lm *lockedMachine, state *phpjson.Object, eventName string, eventPayload *phpjson.Object) (*phpjson.Object, error) {
+	id := lm.row.ID
+	transitions, _ := get(lm.stateDef, "transitions").AsList()
+	if o, ok := get(lm.stateDef, "transitions").AsObject(); ok {
+		for _, v := range o.All() {
+			transitions = append(transitions, v)
+		}
+	}
+	for _, t := range transitions {
+		if !isArray(t) {
+			continue
+		}
+		tr := asArray(t)
+		if scalarString(get(tr, "event"), "") != eventName {
+			continue
+		}
+		guard := handlerDefOf(tr, "guard", "guard_class")
+		if guard == nil {
+			return tr, nil
+		}
+		name := eventName
+		if s, ok := get(tr, "name").AsString(); ok {
+			name = s
+		}
+		target := scalarString(get(tr, "target_state"), "")
+		input := obj("state", objVal(cloneObj(state)), "event", str(eventName), "event_payload", objVal(eventPayload), "payload", objVal(guard.payload))
+		gctx := obj("from", str(lm.currentState), "to", str(target), "event", str(eventName))
+		started := time.Now()
+		goGuard, isGo := m.reg.stateGuard(guard.class)
+		caller := m.reg.classCaller()
+		if !isGo && caller == nil {
+			return nil, runtimeError("State guard class '%s' could not be loaded.", guard.class)
+		}
+		base := store.MachineEvent{MachineID: id, StateName: lm.currentState, Handler: store.String(guard.class),
+			EventName: store.String(eventName), TransitionName: store.String(name), Input: enc(input),
+			StateBefore: enc(state), StateAfter: enc(state), Context: enc(gctx)}
+		ev := base
+		ev.Event, ev.Output = "guard_started", enc(eventPayload)
+		var allowed bool
+		var err error
+		if isGo {
+			if err := lm.tx.Event(ctx, ev); err != nil {
+				return nil, err
+			}
+			allowed, err = callStateGuard(ctx, goGuard, StateCall{MachineID: id, StateName: lm.currentState,
+				State: rawObj(state), Event: eventName, EventPayload: rawObj(eventPayload), Payload: rawObj(guard.payload)})
+		} else {
+			// The plugin builds the guard before guard_started: a class
+			// it cannot load fails without the row. The pool builds it
+			// at the call, so guard_started is undone for that case.
+			allowed, err = m.callPHPGuard(ctx, lm.tx, ev, caller, guard, state, eventName, eventPayload)
+			if err != nil && instantiationFailed(err, guard.class, "guard") {
+				return nil, err
+			}
+		}
+		if err != nil {
+			fe := base
+			fe.Event, fe.Error = "guard_failed", enc(errorPayload(err))
+			fe.DurationMS = store.Int(time.Since(started).Milliseconds())
+			if werr := lm.tx.Event(ctx, fe); werr != nil {
+				return nil, errors.Join(err, werr)
+			}
+			return nil, err
+		}
+		ce := base
+		ce.Event, ce.Output = "guard_completed", enc(obj("allowed", phpjson.Bool(allowed)))
+		ce.DurationMS = store.Int(time.Since(started).Milliseconds())
+		if err := lm.tx.Event(ctx, ce); err != nil {
+			return nil, err
+		}
+		if allowed {
+			return tr, nil
+		}
+	}
+	return nil, nil
+}
+
+// callPHPGuard writes guard_started under a savepoint, calls the guard in
+// the pool, and takes the row back when the pool could not build it.
+func (m *machineRuntime) callPHPGuard(ctx context.Context, tx *store.MachineTx, started store.MachineEvent, caller ClassCaller,
+	g *handlerDef, state *phpjson.Object, eventName string, eventPayload *phpjson.Object) (bool, error) {
+	if err := tx.Savepoint(ctx); err != nil {
+		return false, err
+	}
+	if err := tx.Event(ctx, started); err != nil {
+		return false, err
+	}
+	b, _ := phpjson.Encode(phpjson.List(objVal(state), objVal(eventPayload), str(eventName), objVal(g.payload)))
+	out, err := caller.CallClass(ctx, ClassCall{Class: g.class, Method: "allows", Args: b,
+		Contract:        `Queuety\Contracts\StateGuard`,
+		MissingMessage:  fmt.Sprintf("State guard class '%s' could not be loaded.", g.class),
+		ContractMessage: fmt.Sprintf("State guard class '%s' must implement Queuety\\Contracts\\StateGuard.", g.class)})
+	if err != nil {
+		if instantiationFailed(err, g.class, "guard") {
+			if rerr := tx.RollbackToSavepoint(ctx); rerr != nil {
+				return false, errors.Join(err, rerr)
+			}
+		}
+		return false, err
+	}
+	switch strings.TrimSpace(string(out)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, &phpError{class: "TypeError", msg: fmt.Sprintf("%s::allows(): Return value must be of type bool, %s returned", g.class, out)}
+}
+
+func callStateGuard(ctx context.Context, fn StateGuard, c StateCall) (ok bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return fn(ctx, c)
+}
+
+// enqueueAction is enqueue_state_action: the entered state's action job
+// and its action_enqueued row. The action class's own dispatch metadata
+// (HandlerMetadata: concurrency group, cost) is PHP's to read; Go uses
+// the defaults.
+func (m *machineRuntime) enqueueAction(ctx context.Context, tx *store.MachineTx, id int64, def *phpjson.Object,
+	stateName string, eventName *string, eventPayload, state *phpjson.Object) error {
+	sd := asArray(get(asArray(get(def, "states")), stateName))
+	action := handlerDefOf(sd, "action", "action_class")
+	if action == nil {
+		return nil
+	}
+	queue := scalarString(get(def, "queue"), "default")
+	if v, ok := def.Get("queue"); !ok || v.IsNull() {
+		queue = "default"
+	}
+	priority := phpInt(get(def, "priority"), 0)
+	if priority < int64(PriorityLow) || priority > int64(PriorityUrgent) {
+		priority = int64(PriorityLow)
+	}
+	attempts := int64(3)
+	if v, ok := def.Get("max_attempts"); ok && !v.IsNull() {
+		attempts = phpInt(v, 3)
+	}
+	attempts = max(1, attempts)
+	payload, err := phpjson.Encode(objVal(obj("machine_id", phpjson.Int(id), "state_name", str(stateName),
+		"event_name", strOrNull(eventName), "event_payload", objVal(eventPayload))))
+	if err != nil {
+		return err
+	}
+	jobID, err := tx.EnqueueAction(ctx, store.MachineActionJob{Queue: queue, Payload: payload, Priority: int(priority),
+		MaxAttempts: int(attempts), CostUnits: 1})
+	if err != nil {
+		return err
+	}
+	out := obj("job_id", phpjson.Int(jobID), "handler", str(action.class), "queue", str(queue), "priority", phpjson.Int(priority))
+	return tx.Event(ctx, store.MachineEvent{MachineID: id, JobID: store.Int(jobID), StateName: stateName,
+		Handler: store.String(action.class), Event: "action_enqueued", EventName: nullStr(eventName),
+		Queue: store.String(queue),
+		Input: enc(obj("state", objVal(state), "event", strOrNull(eventName), "event_payload", objVal(eventPayload),
+			"payload", objVal(action.payload))),
+		Output: enc(out), StateBefore: enc(state), StateAfter: enc(state),
+		Context: enc(obj("state", str(stateName), "event", strOrNull(eventName)))})
+}
+
+// ErrEventRejected wraps the reason a machine refused an event
+// (Queuety::machine_event throws it); the event_rejected row is written.
+var ErrEventRejected = errors.New("event rejected")
+
+// sendEvent is StateMachine::send_event.
+func (m *machineRuntime) sendEvent(ctx context.Context, id int64, eventName string, payload *phpjson.Object) error {
+	eventName = strings.TrimSpace(eventName)
+	if eventName == "" {
+		return &phpError{class: "InvalidArgumentException", msg: "State machine event name cannot be empty."}
+	}
+	lm, err := m.lock(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lm.tx.Rollback() }() // after a commit: a no-op
+	err = m.deliver(ctx, lm, eventName, payload)
+	if err == nil {
+		return lm.tx.Commit()
+	}
+	if werr := lm.tx.Event(ctx, store.MachineEvent{MachineID: id, StateName: lm.currentState, Event: "event_rejected",
+		EventName: store.String(eventName), Input: enc(payload),
+		Output:      enc(obj("rejected", phpjson.Bool(true), "message", str(err.Error()))),
+		StateBefore: enc(lm.state), StateAfter: enc(lm.state), Context: enc(obj("event", str(eventName))),
+		Error: enc(errorPayload(err))}); werr != nil {
+		return errors.Join(err, werr)
+	}
+	if cerr := lm.tx.Commit(); cerr != nil {
+		return errors.Join(err, cerr)
+	}
+	return fmt.Errorf("%w: %w", ErrEventRejected, err)
+}
+
+func (m *machineRuntime) deliver(ctx context.Context, lm *lockedMachine, eventName string, payload *phpjson.Object) error {
+	if lm.status != machineWaitingEvent {
+		return runtimeError("State machine %d is not waiting for external events; current status is '%s'.", lm.row.ID, lm.status)
+	}
+	state := cloneObj(lm.state)
+	for k, v := range payload.All() {
+		if !isIntKey(k) && !strings.HasPrefix(k, "_") {
+			state.Set(k, v)
+		}
+	}
+	if err := lm.tx.Event(ctx, store.MachineEvent{MachineID: lm.row.ID, StateName: lm.currentState, Event: "event_received",
+		EventName: store.String(eventName), Input: enc(payload), Output: enc(payload),
+		StateBefore: enc(lm.state), StateAfter: enc(state), Context: enc(obj("event", str(eventName)))}); err != nil {
+		return err
+	}
+	return m.applyTransition(ctx, lm, state, eventName, payload)
+}
