@@ -4,8 +4,6 @@ declare(strict_types=1);
 
 namespace Queuety\Bridge;
 
-use Queuety\Heartbeat;
-
 /**
  * Runs one job request and builds its result frame. Whatever the handler
  * prints is captured and passed to stderr, which the daemon logs; every
@@ -33,9 +31,8 @@ final class JobRunner
 
         $level = ob_get_level();
         ob_start(self::to_stderr(...), 8192);
-        JobContext::set($job);
-        Heartbeat::bind($job->id, fn (array $progress) => ($this->beat)($seq, $progress));
         try {
+            Runtime::enter($job, fn (array $progress) => ($this->beat)($seq, $progress), $payload);
             $kind = $request['kind'] ?? 'job';
             if ($kind === 'step' || $kind === 'item') {
                 // A workflow step: the daemon's engine merges the output.
@@ -71,8 +68,7 @@ final class JobRunner
             while (ob_get_level() > $level) {
                 ob_end_flush();
             }
-            Heartbeat::clear();
-            JobContext::set(null);
+            Runtime::leave();
         }
         $result['memory'] = memory_get_usage(true);
         return $result;

@@ -67,6 +67,9 @@ final class Worker
      */
     public static function init_from_wordpress(): void
     {
+        if (Runtime::plugin_loaded()) {
+            return; // the active plugin set its own facade up on load
+        }
         try {
             Queuety::connection();
             return; // the application did it already
