@@ -23,6 +23,7 @@ type message struct {
 	Memory   int64           `json:"memory"`
 	Error    *phpError       `json:"error"`
 	Output   json.RawMessage `json:"output"`
+	Retry    *Retry          `json:"retry"`
 }
 
 type phpError struct {

@@ -36,8 +36,25 @@ class Queuety
      *
      * @param array<mixed> $payload
      */
-    public static function dispatch(string $handler, array $payload = []): PendingJob
+    public static function dispatch(string|Contracts\Job $handler, array $payload = []): PendingJob
     {
+        if ($handler instanceof Contracts\Job) {
+            // The plugin's row for a job object: its class and public
+            // properties; $tries, group and cost from the class defaults.
+            $serialized = JobSerializer::serialize($handler);
+            $pending = new PendingJob($serialized['handler'], $serialized['payload'], self::queue_());
+            $defaults = JobMetadata::from_class($serialized['handler']);
+            if ($defaults['tries'] !== null) {
+                $pending->max_attempts($defaults['tries']);
+            }
+            if ($defaults['concurrency_group'] !== null && $defaults['concurrency_limit'] !== null) {
+                $pending->concurrency_group($defaults['concurrency_group'], $defaults['concurrency_limit']);
+            }
+            if ($defaults['cost_units'] !== null) {
+                $pending->cost_units($defaults['cost_units']);
+            }
+            return $pending;
+        }
         return self::apply_pending_defaults(new PendingJob($handler, $payload, self::queue_()), $handler);
     }
 

@@ -52,6 +52,13 @@ final class JobRunner
                     is_array($request['aggregate'] ?? null) ? $request['aggregate'] : [],
                     is_array($request['payload'] ?? null) ? $request['payload'] : [],
                 );
+            } elseif ($kind === 'job' && JobClasses::is_job_class($class = Handlers::class_name($job->handler))) {
+                // A Contracts\Job: its settings go with the result, so the
+                // daemon retries and buries by them.
+                $job_class = new JobClassRunner((string) $class, $job);
+                $settings = $job_class->settings();
+                $job_class->run($payload);
+                $output = null;
             } elseif ($kind === 'job') {
                 $output = Handlers::resolve($job->handler)($payload, $job);
             } else {
@@ -63,6 +70,9 @@ final class JobRunner
             }
         } catch (\Throwable $e) {
             $result = ['type' => 'result', 'seq' => $seq, 'ok' => false, 'error' => self::error_of($e)];
+            if (isset($settings) && $settings !== []) {
+                $result['retry'] = $settings;
+            }
         } finally {
             // Buffers the handler left open are flushed through ours.
             while (ob_get_level() > $level) {
