@@ -193,6 +193,89 @@ class Queuety
         return self::queue_()->stats($queue);
     }
 
+    /**
+     * Store an artifact of a workflow (an upsert by key).
+     *
+     * @param array<mixed> $metadata
+     */
+    public static function put_artifact(int $workflow_id, string $artifact_key, mixed $content, string $kind = 'json', ?int $step_index = null, array $metadata = []): void
+    {
+        self::artifacts()->put($workflow_id, $artifact_key, $content, $kind, $step_index, $metadata);
+    }
+
+    /**
+     * Store an artifact of the workflow whose step is running, with its
+     * step index.
+     *
+     * @param array<mixed> $metadata
+     * @throws \RuntimeException Outside a workflow step.
+     */
+    public static function put_current_artifact(string $artifact_key, mixed $content, string $kind = 'json', array $metadata = []): void
+    {
+        $workflow_id = self::current_workflow_id() ?? throw new \RuntimeException('No workflow is currently executing.');
+        self::put_artifact($workflow_id, $artifact_key, $content, $kind, self::current_step_index(), $metadata);
+    }
+
+    /**
+     * @return array<string, mixed>|null
+     */
+    public static function workflow_artifact(int $workflow_id, string $artifact_key): ?array
+    {
+        return self::artifacts()->get($workflow_id, $artifact_key);
+    }
+
+    /**
+     * @return list<array<string, mixed>>
+     */
+    public static function workflow_artifacts(int $workflow_id, bool $include_content = false): array
+    {
+        return self::artifacts()->list($workflow_id, $include_content);
+    }
+
+    public static function delete_workflow_artifact(int $workflow_id, string $artifact_key): void
+    {
+        self::artifacts()->delete($workflow_id, $artifact_key);
+    }
+
+    public static function artifacts(): ArtifactStore
+    {
+        return new ArtifactStore(self::connection());
+    }
+
+    /** The workflow whose step the pool is running, or null. */
+    public static function current_workflow_id(): ?int
+    {
+        return Bridge\JobContext::current()?->workflow_id;
+    }
+
+    /** The step index the pool is running, or null. */
+    public static function current_step_index(): ?int
+    {
+        return Bridge\JobContext::current()?->step_index;
+    }
+
+    /** The step_completed event's input for the running step. */
+    public static function trace_input(mixed $input): void
+    {
+        Bridge\Trace::set_input($input);
+    }
+
+    /** The step_completed event's output for the running step. */
+    public static function trace_output(mixed $output): void
+    {
+        Bridge\Trace::set_output($output);
+    }
+
+    /**
+     * Merged into the step_completed event's context.
+     *
+     * @param array<mixed> $context
+     */
+    public static function trace_context(array $context): void
+    {
+        Bridge\Trace::add_context($context);
+    }
+
     public static function connection(): Connection
     {
         return self::$conn ?? throw new \RuntimeException('Queuety not initialized. Call Queuety::init() first.');

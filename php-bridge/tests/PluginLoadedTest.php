@@ -67,7 +67,11 @@ final class PluginLoadedTest extends TestCase
         $this->assertSame('alias ran and failed', $this->worker->read()['error']['message']);
 
         $this->worker->run_step('by_attribute', []);
-        $this->assertSame(['via' => 'attribute'], $this->worker->read()['output'], '#[QueuetyHandler] name from the plugin registry');
+        $this->assertSame(
+            ['via' => 'attribute', '_queuety_trace' => ['context' => ['seen_by' => 'plugin']]],
+            $this->worker->read()['output'],
+            "#[QueuetyHandler] name from the plugin registry; the trace the plugin's ExecutionContext collected goes with the output",
+        );
 
         $this->worker->run('unknown_alias');
         $this->assertSame('Handler not found: unknown_alias', $this->worker->read()['error']['message']);

@@ -33,8 +33,11 @@ final class JobRunner
         ob_start(self::to_stderr(...), 8192);
         try {
             Runtime::enter($job, fn (array $progress) => ($this->beat)($seq, $progress), $payload);
+            Trace::consume(); // nothing of an earlier job
             $kind = $request['kind'] ?? 'job';
-            if ($kind === 'step' || $kind === 'item') {
+            if ($kind === 'step' && StreamingStepRunner::is_streaming($class = Handlers::class_name($job->handler))) {
+                $output = StreamingStepRunner::run((string) $class, $job, is_array($request['state'] ?? null) ? $request['state'] : []);
+            } elseif ($kind === 'step' || $kind === 'item') {
                 // A workflow step: the daemon's engine merges the output.
                 $state = is_array($request['state'] ?? null) ? $request['state'] : [];
                 $output = Handlers::resolve_step($job->handler, $kind === 'item')(
@@ -63,6 +66,12 @@ final class JobRunner
                 $output = Handlers::resolve($job->handler)($payload, $job);
             } else {
                 throw new \RuntimeException('Unknown request kind ' . json_encode($kind) . '.');
+            }
+            if ($kind === 'step' || $kind === 'item') {
+                // trace_*() calls, artifacts and chunks, for the step's
+                // step_completed event, under the key advance_step reads.
+                $traced = Trace::attach(is_array($output) ? $output : []);
+                $output = $output === null && $traced === [] ? null : $traced;
             }
             $result = ['type' => 'result', 'seq' => $seq, 'ok' => true];
             if ($output !== null) {

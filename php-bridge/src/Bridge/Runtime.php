@@ -97,6 +97,20 @@ final class Runtime
     }
 
     /**
+     * The facade's Connection (the plugin's or the bridge's), or null
+     * before Queuety::init().
+     */
+    public static function connection(): ?object
+    {
+        try {
+            $conn = \Queuety\Queuety::connection();
+            return is_object($conn) && method_exists($conn, 'pdo') && method_exists($conn, 'table') ? $conn : null;
+        } catch (\Throwable) {
+            return null;
+        }
+    }
+
+    /**
      * The plugin's Connection, or null when the plugin was not initialised.
      */
     public static function plugin_connection(): ?object
