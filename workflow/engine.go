@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,6 +53,9 @@ type Engine struct {
 	// chain lets a worker run the steps it enqueues (chain.go).
 	chain *ChainRuntime
 	wakes *coalescer[store.WakeFacts]
+	// leftToPHP: workflows whose terminal handling was left to PHP workers
+	// and already logged (engine_php_terminal.go).
+	leftToPHP sync.Map
 }
 
 // NewEngine returns an engine running handlers on s. handlers may be nil

@@ -1,0 +1,99 @@
+package workflow
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// Without a PHP pool, terminal handling that calls PHP classes is never
+// marked done: cancel refuses, the deadline check leaves the workflow to
+// PHP workers, and a failure runs what Go can and leaves _compensated
+// unset.
+func TestTerminalHandlingLeftToPHP(t *testing.T) {
+	t.Parallel()
+
+	t.Run("cancel refuses and changes nothing", func(t *testing.T) {
+		t.Parallel()
+		env := newEngineEnv(t)
+		var rec recorder
+		rec.add(t, env.e.handlers, "GoUndo", false)
+		id := env.dispatch(New("c").Then("IncStep").CompensateWith("GoUndo").Then("IncStep").CompensateWith(`App\PhpUndo`).
+			Then("IncStep").OnCancel(`App\PhpOnCancel`), obj("n", 0))
+		env.runNext(2)
+		before := env.jobs(id)
+
+		err := env.e.Cancel(env.ctx, id)
+		require.ErrorIs(t, err, ErrNeedsPHP)
+		require.EqualError(t, err, "Workflow "+itoa(int(id))+`: its cancel handling calls PHP classes this process cannot run (App\PhpUndo, App\PhpOnCancel); cancel it from PHP (Queuety::cancel_workflow) or through a daemon with --php.`)
+		require.Equal(t, "running", env.workflow(id).Status)
+		require.Equal(t, before, env.jobs(id))
+		_, done := env.state(id).Compensated()
+		require.False(t, done)
+		require.Empty(t, rec.ran, "not even the Go compensation: the cancel did not happen")
+	})
+
+	t.Run("deadline check leaves it to PHP, logged once", func(t *testing.T) {
+		t.Parallel()
+		env := newEngineEnv(t)
+		id := env.dispatch(New("late").Then("IncStep").Then("IncStep").MustCompleteWithin(time.Hour).OnDeadline(`App\PhpLate`), obj("n", 0))
+		env.runNext(1)
+		_, err := env.db.Exec("UPDATE `"+env.s.Tables()["workflows"]+"` SET deadline_at = NOW() - INTERVAL 1 SECOND WHERE id = ?", id)
+		require.NoError(t, err)
+		for range 2 {
+			n, err := env.e.CheckDeadlines(env.ctx)
+			require.NoError(t, err)
+			require.Zero(t, n)
+		}
+		require.Equal(t, "running", env.workflow(id).Status)
+		var debug []store.LogRow
+		for _, l := range env.logRows(id) {
+			if l.Event == "debug" {
+				debug = append(debug, l)
+			}
+		}
+		require.Len(t, debug, 1)
+		require.Equal(t, `{"type":"left_to_php","reason":"deadline","classes":["App\\PhpLate"]}`, debug[0].Context.String)
+	})
+
+	t.Run("a failure runs the Go compensations and is not marked compensated", func(t *testing.T) {
+		t.Parallel()
+		env := newEngineEnv(t)
+		var rec recorder
+		rec.add(t, env.e.handlers, "GoUndo", false)
+		id := env.dispatch(New("f").Then("IncStep").CompensateWith(`App\PhpUndo`).Then("IncStep").CompensateWith("GoUndo").
+			Then("FailingStep").CompensateOnFailure().WithHandlerMetadata(env.e.Handlers()), obj("n", 0))
+		env.drain(6)
+		require.Equal(t, "failed", env.workflow(id).Status)
+		require.Equal(t, []string{`GoUndo {"n":2}`}, rec.ran)
+		_, done := env.state(id).Compensated()
+		require.False(t, done, "_compensated is not written: App\\PhpUndo never ran")
+		logs := env.logRows(id)
+		last := logs[len(logs)-1]
+		require.Equal(t, "debug", last.Event)
+		require.Equal(t, `{"type":"left_to_php","reason":"failure","classes":["App\\PhpUndo"]}`, last.Context.String)
+		require.NoError(t, env.e.Retry(env.ctx, id), "retry stays possible")
+	})
+
+	t.Run("the stale sweep leaves a dead step whose burial needs PHP", func(t *testing.T) {
+		t.Parallel()
+		env := newEngineEnv(t)
+		id := env.dispatch(New("s").Then("IncStep").CompensateWith(`App\PhpUndo`).Then("IncStep").CompensateOnFailure(), obj("n", 0))
+		env.runNext(1)
+		second := env.jobs(id)[1].ID
+		_, err := env.db.Exec("UPDATE `"+env.s.Tables()["jobs"]+"` SET status = 'processing', reserved_at = NOW() - INTERVAL 1 HOUR, attempts = 3 WHERE id = ?", second)
+		require.NoError(t, err)
+		retried, buried, err := env.e.RecoverStaleSteps(env.ctx, time.Now().Add(-10*time.Minute), 100,
+			func(j *store.JobRow) (bool, time.Duration) { return j.Attempts >= j.MaxAttempts, 0 })
+		require.NoError(t, err)
+		require.Zero(t, retried)
+		require.Zero(t, buried)
+		require.Equal(t, store.StatusProcessing, env.jobs(id)[1].Status, "left for PHP's recover_stale")
+		require.Equal(t, "running", env.workflow(id).Status)
+		logs := env.logRows(id)
+		require.Equal(t, `{"type":"left_to_php","reason":"stale","classes":["App\\PhpUndo"]}`, logs[len(logs)-1].Context.String)
+	})
+}
