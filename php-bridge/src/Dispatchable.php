@@ -24,4 +24,12 @@ trait Dispatchable
     {
         return $condition ? null : static::dispatch(...$args);
     }
+
+    /**
+     * @param list<mixed> $jobs
+     */
+    public static function with_chain(array $jobs): ChainBuilder
+    {
+        return Queuety::chain($jobs);
+    }
 }

@@ -194,6 +194,26 @@ class Queuety
     }
 
     /**
+     * A chain of jobs, each run once the one before completed.
+     *
+     * @param list<mixed> $jobs Contracts\Job objects or ['handler' => …, 'payload' => …].
+     */
+    public static function chain(array $jobs): ChainBuilder
+    {
+        return new ChainBuilder($jobs, self::queue_());
+    }
+
+    /**
+     * A batch of jobs with then/catch/finally callbacks.
+     *
+     * @param list<mixed> $jobs Contracts\Job objects or ['handler' => …, 'payload' => …, 'queue' => …, …].
+     */
+    public static function create_batch(array $jobs): BatchBuilder
+    {
+        return new BatchBuilder($jobs, self::connection(), self::queue_());
+    }
+
+    /**
      * Store an artifact of a workflow (an upsert by key).
      *
      * @param array<mixed> $metadata
