@@ -194,6 +194,16 @@ class Queuety
     }
 
     /**
+     * A recurring job: ->every('10 minutes') or ->cron('0 3 * * 1-5').
+     *
+     * @param array<mixed> $payload
+     */
+    public static function schedule(string $handler, array $payload = []): PendingSchedule
+    {
+        return new PendingSchedule($handler, $payload, self::connection());
+    }
+
+    /**
      * A chain of jobs, each run once the one before completed.
      *
      * @param list<mixed> $jobs Contracts\Job objects or ['handler' => …, 'payload' => …].
