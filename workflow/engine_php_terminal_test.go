@@ -1,6 +1,8 @@
 package workflow
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -95,5 +97,59 @@ func TestTerminalHandlingLeftToPHP(t *testing.T) {
 		require.Equal(t, "running", env.workflow(id).Status)
 		logs := env.logRows(id)
 		require.Equal(t, `{"type":"left_to_php","reason":"stale","classes":["App\\PhpUndo"]}`, logs[len(logs)-1].Context.String)
+	})
+}
+
+// callableStub is a CallableRunner (what the PHP pool is to the engine)
+// recording the compensations it is asked to run.
+type callableStub struct{ ran []string }
+
+func (s *callableStub) RunStep(context.Context, *store.JobRow, []byte) ([]byte, error) {
+	return nil, errors.New("not a step runner")
+}
+
+func (s *callableStub) RunItem(context.Context, *store.JobRow, []byte, []byte, int64) ([]byte, error) {
+	return nil, errors.New("not a step runner")
+}
+
+func (s *callableStub) RunReducer(context.Context, string, []byte, []byte, []byte) ([]byte, error) {
+	return nil, errors.New("no reducer")
+}
+
+func (s *callableStub) RunCondition(context.Context, string, []byte, []byte) (bool, error) {
+	return false, errors.New("no condition")
+}
+
+func (s *callableStub) RunCompensation(_ context.Context, class string, state, _ []byte) error {
+	s.ran = append(s.ran, class+" "+string(state))
+	return nil
+}
+
+// The wf_cancel_compensation recording with ReleaseLocks a PHP class: with
+// the pool as the engine's runner the cancel runs it there and the rows
+// end as recorded; without one the cancel is refused and the rows stay as
+// they were before it.
+func TestReplayCancelCompensationPHPClass(t *testing.T) {
+	t.Parallel()
+	snaps := loadReplay(t, "wf_cancel_compensation.json")
+	require.Len(t, snaps, 3)
+
+	t.Run("runs in the pool", func(t *testing.T) {
+		t.Parallel()
+		env := newEngineEnv(t)
+		stub := &callableStub{}
+		env.e.SetStepRunner(stub)
+		env.load(snaps[1])
+		require.NoError(t, env.e.Cancel(env.ctx, 1))
+		env.compare("after cancel_workflow", snaps[2])
+		require.Equal(t, []string{`ReleaseLocks {"n":1}`}, stub.ran)
+	})
+
+	t.Run("refused without the pool", func(t *testing.T) {
+		t.Parallel()
+		env := newEngineEnv(t)
+		env.load(snaps[1])
+		require.ErrorIs(t, env.e.Cancel(env.ctx, 1), ErrNeedsPHP)
+		env.compare("cancel refused", snaps[1])
 	})
 }
