@@ -46,6 +46,24 @@ final class JobClassWorkerTest extends TestCase
         }
     }
 
+    public function test_timeout_property_and_middleware_interrupt_the_job(): void
+    {
+        $worker = new WorkerProcess(['--bootstrap', __DIR__ . '/fixtures/job-worker-app.php']);
+        try {
+            $this->assertSame('ready', $worker->read()['type']);
+            foreach (['E2eSlowJob', 'E2eSlowMiddlewareJob'] as $class) {
+                $worker->run($class);
+                $error = $worker->read()['error'];
+                $this->assertSame('Queuety\\Exceptions\\TimeoutException', $error['class'], $class);
+                $this->assertSame('Job exceeded maximum execution time of 1 seconds.', $error['message'], $class);
+            }
+            $worker->run('E2eFetchJob', ['n' => 1]);
+            $this->assertTrue($worker->read()['ok'], 'the alarm was cleared: the next job runs');
+        } finally {
+            $worker->finish();
+        }
+    }
+
     public function test_serialize_and_metadata_follow_the_plugin(): void
     {
         $this->assertSame(

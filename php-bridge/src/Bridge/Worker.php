@@ -59,6 +59,11 @@ final class Worker
         if ($display !== '' && $display !== '0' && $display !== 'off' && $display !== 'stderr') {
             ini_set('display_errors', 'stderr');
         }
+        // A job's SIGALRM time limit ($timeout, the Timeout middleware:
+        // the bridge's or the plugin's) must interrupt the handler.
+        if (function_exists('pcntl_async_signals')) {
+            pcntl_async_signals(true);
+        }
     }
 
     /**
