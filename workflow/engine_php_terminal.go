@@ -23,7 +23,10 @@ import (
 //     left to PHP workers' recover_stale;
 //   - a failure this engine must record (its own step buried) runs the Go
 //     compensations, logs the PHP ones it could not run and does not mark
-//     the workflow compensated.
+//     the workflow compensated;
+//   - a repeat step whose condition is a PHP class is not run: Run returns
+//     a NeedsPHPError with nothing written, and the worker gives the job
+//     back for PHP workers to take.
 
 // ErrNeedsPHP matches a NeedsPHPError.
 var ErrNeedsPHP = errors.New("workflow: PHP handlers this process cannot run")
@@ -37,8 +40,35 @@ type NeedsPHPError struct {
 }
 
 func (e *NeedsPHPError) Error() string {
+	if e.Action == "repeat" {
+		return fmt.Sprintf("Workflow %d: its repeat condition is a PHP class this process cannot run (%s); the step is left to PHP workers, or a daemon with --php.",
+			e.WorkflowID, strings.Join(e.Classes, ", "))
+	}
 	return fmt.Sprintf("Workflow %d: its %s handling calls PHP classes this process cannot run (%s); %s it from PHP (Queuety::%s_workflow) or through a daemon with --php.",
 		e.WorkflowID, e.Action, strings.Join(e.Classes, ", "), e.Action, e.Action)
+}
+
+// repeatNeedsPHP is the condition class of a __queuety_repeat step that
+// only PHP can evaluate (no Go condition, no CallableRunner), or nil.
+func (e *Engine) repeatNeedsPHP(state *State, index int) []string {
+	if e.callables() != nil {
+		return nil
+	}
+	step, ok := state.Step(index)
+	if !ok || step.IsLegacy() {
+		return nil
+	}
+	cond, has := ParseHandlerRef(step.field("condition"))
+	if !has {
+		cond, has = ParseHandlerRef(step.field("condition_class"))
+	}
+	if !has || cond.Class == "" {
+		return nil
+	}
+	if _, ok := e.handlers.LookupCondition(cond.Class); ok {
+		return nil
+	}
+	return []string{cond.Class}
 }
 
 // Is makes errors.Is(err, ErrNeedsPHP) true.

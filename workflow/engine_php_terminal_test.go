@@ -153,3 +153,41 @@ func TestReplayCancelCompensationPHPClass(t *testing.T) {
 		env.compare("cancel refused", snaps[1])
 	})
 }
+
+// A repeat whose condition is a PHP class, without a PHP pool: the engine
+// runs nothing and writes nothing but its note; the job can be released
+// untouched (the attempt restored) for PHP workers.
+func TestRepeatWithPHPConditionIsLeftToPHP(t *testing.T) {
+	t.Parallel()
+	env := newEngineEnv(t)
+	id := env.dispatch(New("loop").Then("IncStep", Named("inc")).RepeatWhile("inc", Condition(`App\Below`)), obj("n", 0))
+	env.runNext(1)
+	repeat := env.pendingJobs()[0]
+	eventsBefore := len(env.wfEvents(id))
+	job, ok, err := env.s.ClaimJobByID(env.ctx, repeat, "test-worker")
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	stepErr, err := env.e.Run(env.ctx, job, decide)
+	require.NoError(t, stepErr)
+	require.ErrorIs(t, err, ErrNeedsPHP)
+	require.EqualError(t, err, "Workflow "+itoa(int(id))+`: its repeat condition is a PHP class this process cannot run (App\Below); the step is left to PHP workers, or a daemon with --php.`)
+	require.Equal(t, "running", env.workflow(id).Status)
+	require.Len(t, env.wfEvents(id), eventsBefore, "no step_started or step_failed event")
+	logs := env.logRows(id)
+	last := logs[len(logs)-1]
+	require.Equal(t, "debug", last.Event)
+	require.Equal(t, `{"type":"left_to_php","reason":"repeat","classes":["App\\Below"]}`, last.Context.String)
+
+	released, err := env.s.ReleaseJobLater(env.ctx, store.Attempt{ID: repeat, Attempt: 1, WorkerID: "test-worker"}, time.Now().Add(time.Minute))
+	require.NoError(t, err)
+	require.True(t, released)
+	j := env.jobs(id)[1]
+	require.Equal(t, store.StatusPending, j.Status)
+	require.Equal(t, 0, j.Attempts, "the attempt is given back")
+	require.False(t, j.ReservedAt.Valid)
+	again, err := env.s.ReleaseJobLater(env.ctx, store.Attempt{ID: repeat, Attempt: 1, WorkerID: "test-worker"}, time.Now())
+	require.NoError(t, err)
+	require.False(t, again, "only while the attempt holds the row")
+}
+
