@@ -35,7 +35,7 @@ final class JobRunner
             Runtime::enter($job, fn (array $progress) => ($this->beat)($seq, $progress), $payload);
             Trace::consume(); // nothing of an earlier job
             $kind = $request['kind'] ?? 'job';
-            if ($kind === 'step' && StreamingStepRunner::is_streaming($class = Handlers::class_name($job->handler))) {
+            if (($kind === 'step' || $kind === 'item') && StreamingStepRunner::is_streaming($class = Handlers::class_name($job->handler))) {
                 $output = StreamingStepRunner::run((string) $class, $job, is_array($request['state'] ?? null) ? $request['state'] : []);
             } elseif ($kind === 'step' || $kind === 'item') {
                 // A workflow step: the daemon's engine merges the output.
