@@ -190,4 +190,3 @@ func TestRepeatWithPHPConditionIsLeftToPHP(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, again, "only while the attempt holds the row")
 }
-
