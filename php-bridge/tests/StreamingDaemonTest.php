@@ -70,6 +70,33 @@ final class StreamingDaemonTest extends DatabaseTestCase
             [$artifacts[0]['artifact_key'], $artifacts[0]['kind'], $artifacts[0]['content'], $artifacts[0]['metadata'], (int) $artifacts[0]['step_index']]);
         $this->assertSame(["# Notes\n\nsee a/b ü", '[]'], [$artifacts[1]['content'], $artifacts[1]['metadata']]);
 
+        // The recording's rows after job 3 (ids and times aside; the class
+        // names are the test's own, so no state hash or handler column).
+        $fixture = json_decode((string) file_get_contents(dirname(__DIR__, 2) . '/testdata/queuety-plugin/streaming_step_artifacts.json'), true, 512, JSON_THROW_ON_ERROR);
+        $want = $fixture['snapshots'][5];
+        $got = $this->conn->pdo()->query("SELECT event, step_index, step_name, step_type, attempt, input, output, state_before, state_after, context, artifacts, chunks FROM wp_queuety_workflow_events WHERE workflow_id = {$id} ORDER BY id")->fetchAll(\PDO::FETCH_ASSOC);
+        $this->assertCount(count($want['workflow_events']), $got);
+        foreach ($want['workflow_events'] as $i => $w) {
+            foreach (['event', 'step_index', 'step_name', 'step_type', 'attempt', 'input', 'output', 'state_before', 'state_after', 'context', 'artifacts', 'chunks'] as $col) {
+                $expected = $w[$col] === null ? null : (string) $w[$col];
+                if ($col === 'chunks' && $expected !== null) {
+                    // The plugin bug: the same entries, with their values.
+                    $expected = str_replace('"job_id":2,"workflow_id":1', '"job_id":' . $job['id'] . ',"workflow_id":' . $id, $events[1]['chunks']);
+                }
+                if ($col === 'context' && $w['event'] === 'step_completed' && $w['step_index'] === 1) {
+                    $expected = '{"chunks_seen":3}'; // this test's trace_context() call
+                }
+                $this->assertSame($expected, $got[$i][$col] === null ? null : (string) $got[$i][$col], "event {$w['id']} ({$w['event']}) {$col}");
+            }
+        }
+        foreach ($want['artifacts'] as $i => $w) {
+            foreach (['artifact_key', 'kind', 'content', 'metadata', 'step_index'] as $col) {
+                $this->assertSame((string) $w[$col], (string) $artifacts[$i][$col], "artifact {$w['artifact_key']} {$col}");
+            }
+        }
+        $recorded = array_values(array_filter($want['jobs'], static fn (array $j): bool => $j['step_index'] === 1))[0];
+        $this->assertSame([$recorded['status'], (string) $recorded['attempts'], $recorded['heartbeat_data']], [$job['status'], (string) $job['attempts'], $job['heartbeat_data']]);
+
         // From outside the workflow: an upsert keeping id and created_at.
         Queuety::put_artifact($id, 'draft', ['title' => 'v2'], 'json', metadata: ['reviewed_by' => 'editor@example.com']);
         $after = Queuety::workflow_artifact($id, 'draft');
