@@ -1070,15 +1070,16 @@ func callHandler(ctx context.Context, h Handler, job *Job) (err error) {
 // Log rows are Queuety's: `failed, retried` or `buried`.
 func (w *Worker) failure(rj *running, o *outcome) store.Failure {
 	row, err := &rj.row, o.err
+	settings, delay := declaredSettings(err, o.settings, row.Attempts)
 	var invalid *InvalidJobError
-	bury := errors.As(err, &invalid) || row.Attempts >= o.settings.maxAttempts
+	bury := errors.As(err, &invalid) || row.Attempts >= settings.maxAttempts
 	base := store.LogFor(row, store.EventFailed)
 	base.Attempt = store.Int(int64(row.Attempts))
 	base.DurationMS = store.Int(o.duration.Milliseconds())
 	base.ErrorMessage = store.String(err.Error())
 	base.ErrorClass = store.String(errorClass(err))
 	base.ErrorTrace = store.String(errorTrace(err))
-	return failureWrite(row, rj.job.attempt, bury, o.settings.backoff.Delay(row.Attempts), base)
+	return failureWrite(row, rj.job.attempt, bury, delay, base)
 }
 
 // failureWrite is the write of a failed attempt given its `failed` log row:
@@ -1156,10 +1157,11 @@ func refusedWrite(row *store.JobRow, at store.Attempt, d time.Duration, what str
 // countOutcome updates the counters and logs a written outcome.
 func (w *Worker) countOutcome(rj *running, o *outcome) {
 	row := &rj.row
+	settings, delay := declaredSettings(o.err, o.settings, row.Attempts)
 	switch {
 	case o.err == nil:
 		w.stats.completed.Add(1)
-	case errors.As(o.err, new(*InvalidJobError)) || row.Attempts >= o.settings.maxAttempts:
+	case errors.As(o.err, new(*InvalidJobError)) || row.Attempts >= settings.maxAttempts:
 		w.stats.buried.Add(1)
 		w.observeJob(row, OutcomeBuried, o.duration)
 		w.log.Warn("job buried", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts, "err", o.err)
@@ -1167,7 +1169,7 @@ func (w *Worker) countOutcome(rj *running, o *outcome) {
 		w.stats.retried.Add(1)
 		w.observeJob(row, OutcomeRetried, o.duration)
 		w.log.Info("job failed; retrying", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts,
-			"in", o.settings.backoff.Delay(row.Attempts), "err", o.err)
+			"in", delay, "err", o.err)
 	}
 }
 

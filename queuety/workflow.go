@@ -185,6 +185,8 @@ func (w *Worker) settleStep(ctx context.Context, rj *running, row *store.JobRow,
 		// read that always fails cannot loop.
 		w.log.Warn("workflow step not started; handing it back", "job", row.ID, "err", err)
 		w.handBack([]store.Attempt{rj.job.attempt})
+	case err != nil && errors.Is(err, workflow.ErrNeedsPHP):
+		w.leaveToPHP(rj, err)
 	case err != nil:
 		w.log.Error("workflow step: recording its outcome failed; the stale sweep will deal with the job",
 			"job", row.ID, "workflow", row.WorkflowID.Int64, "err", err)

@@ -513,6 +513,9 @@ func (s *Store) recoverStale(ctx context.Context, find string, cutoff time.Time,
 		for i := range rows {
 			j := &rows[i]
 			d := decide(j)
+			if d.Leave {
+				continue
+			}
 			if d.Bury {
 				q := qBuryJob
 				args := []any{StaleMessage, j.ID}

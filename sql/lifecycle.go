@@ -72,6 +72,9 @@ type StaleStepDecision struct {
 	// terminal failure after the commit; until then its reserved_at is
 	// refreshed so no concurrent sweep takes it again).
 	Bury, KeepRow bool
+	// Leave: not this sweep's to recover (PHP's recover_stale will); the
+	// row is not touched.
+	Leave bool
 	// Delay is the backoff of a retry.
 	Delay time.Duration
 }

@@ -187,6 +187,15 @@ SET status = 'pending', reserved_at = NULL, reserved_by = NULL,
 	attempts = IF(attempts > 0, attempts - 1, 0)
 WHERE id IN (?)
 
+-- name: release-job-later
+-- An attempt given back untouched to run elsewhere later (a step only PHP
+-- workers can run): the attempt restored, available_at moved, only while
+-- the caller still holds it.
+UPDATE {jobs}
+SET status = 'pending', reserved_at = NULL, reserved_by = NULL,
+	attempts = IF(attempts > 0, attempts - 1, 0), available_at = ?
+WHERE id = ? AND status = 'processing' AND reserved_by = ? AND attempts = ?
+
 -- name: delete-started-log
 -- The started row of an attempt that was handed back before it ran.
 DELETE FROM {logs} WHERE job_id = ? AND event = 'started' AND attempt = ? ORDER BY id DESC LIMIT 1

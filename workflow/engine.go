@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -57,6 +58,9 @@ type Engine struct {
 	wakes *coalescer[store.WakeFacts]
 	// stepFailure hears of each recorded failed step attempt (notify.go).
 	stepFailure func(StepFailure)
+	// leftToPHP: workflows whose terminal handling was left to PHP workers
+	// and already logged (engine_php_terminal.go).
+	leftToPHP sync.Map
 }
 
 // NewEngine returns an engine running handlers on s. handlers may be nil

@@ -189,6 +189,7 @@ func (a *advanceTx) step(i int) (Step, bool) {
 // itself (a for_each placeholder that settles at once).
 func (a *advanceTx) finalize(out *phpjson.Object, logCompletion bool) error {
 	stateBefore := a.state.Public()
+	trace := takeStepTrace(out)
 	out = stripTrace(out)
 	a.state.mergeOutput(out, a.current)
 	step, hasStep := a.step(a.current)
@@ -230,9 +231,10 @@ func (a *advanceTx) finalize(out *phpjson.Object, logCompletion bool) error {
 	if !isArray(context) {
 		context = phpjson.Null()
 	}
+	input, output, context := trace.mergeInto(input, phpjson.ObjectValue(out), context)
 	ev, err := newEvent(a.wf.ID, a.job, a.current, a.trace, a.job.Handler, EventStepCompleted).
-		input(input).output(phpjson.ObjectValue(out)).before(stateBefore).after(a.state.Public()).
-		context(context).duration(a.dur).build()
+		input(input).output(output).before(stateBefore).after(a.state.Public()).
+		context(context).traceLists(trace).duration(a.dur).build()
 	if err != nil {
 		return err
 	}

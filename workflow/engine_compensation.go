@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"slices"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
@@ -21,11 +22,16 @@ func (e *Engine) runCompensations(ctx context.Context, workflowID int64, state *
 		return nil
 	}
 	var logs []store.LogRow
+	var left []string
 	stack := state.CompensationStack()
 	for i := len(stack) - 1; i >= 0; i-- {
 		entry := stack[i]
 		fn, ok := e.lookupCompensation(entry.Handler)
 		if !ok {
+			// A PHP class, and no PHP pool to run it in.
+			if !slices.Contains(left, entry.Handler) {
+				left = append(left, entry.Handler)
+			}
 			continue
 		}
 		if err := callCompensation(ctx, fn, entry); err != nil {
@@ -39,6 +45,16 @@ func (e *Engine) runCompensations(ctx context.Context, workflowID int64, state *
 			l.Context = store.String(string(b))
 			logs = append(logs, l)
 		}
+	}
+	if len(left) > 0 {
+		// Not compensated: say which ones did not run, and leave
+		// _compensated unset rather than claim they did.
+		l, err := leftToPHPLog(workflowID, reason, left)
+		if err != nil {
+			return err
+		}
+		logs = append(logs, l)
+		return e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error { return tx.InsertLogs(logs...) })
 	}
 	state.Set(KeyCompensated, phpjson.Bool(true))
 	state.Set(KeyCompensationCause, phpjson.String(reason))

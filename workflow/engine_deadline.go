@@ -54,6 +54,11 @@ func (e *Engine) failOverdue(ctx context.Context, workflowID int64) (bool, error
 		return false, nil
 	}
 	if state, err := ParseState([]byte(row.State)); err == nil {
+		if classes := e.phpOnly(state, "deadline"); len(classes) > 0 {
+			// PHP workers' check_deadlines runs its on_deadline handler
+			// and compensations; failing it here would skip them.
+			return false, e.noteLeftToPHP(ctx, workflowID, "deadline", classes)
+		}
 		if ref, ok := state.OnDeadline(); ok {
 			_ = e.callLifecycleHandler(ctx, ref, state.Public()) // PHP ignores its failure
 		}

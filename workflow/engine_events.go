@@ -159,6 +159,18 @@ func (b *eventBuilder) after(o *phpjson.Object) *eventBuilder {
 	return b.set(&b.ev.StateAfter, phpjson.ObjectValue(o))
 }
 func (b *eventBuilder) context(v phpjson.Value) *eventBuilder { return b.set(&b.ev.Context, v) }
+
+// traceLists sets the artifacts and chunks columns from a step's trace
+// (left NULL when it has none).
+func (b *eventBuilder) traceLists(t *stepTrace) *eventBuilder {
+	if t != nil && t.artifacts != nil {
+		b.set(&b.ev.Artifacts, phpjson.List(t.artifacts...))
+	}
+	if t != nil && t.chunks != nil {
+		b.set(&b.ev.Chunks, phpjson.List(t.chunks...))
+	}
+	return b
+}
 func (b *eventBuilder) errorValue(v phpjson.Value) *eventBuilder {
 	return b.set(&b.ev.Error, v)
 }

@@ -74,6 +74,9 @@ func (e *Engine) Cancel(ctx context.Context, workflowID int64) error {
 		if corrupt != nil {
 			state = NewState(nil) // as PHP decodes it: no queue, no compensations
 		}
+		if classes := e.phpOnly(state, "cancel"); len(classes) > 0 {
+			return &NeedsPHPError{WorkflowID: workflowID, Action: "cancel", Classes: classes}
+		}
 		if err := tx.CancelWorkflowRow(workflowID); err != nil {
 			return err
 		}

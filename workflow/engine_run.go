@@ -59,6 +59,13 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth
 		// Local activities record their own attempts and outcomes.
 		return nil, nil, e.runLocalClaimed(ctx, job)
 	}
+	if job.Handler == HandlerRepeat && corrupt == nil {
+		if classes := e.repeatNeedsPHP(state, int(job.StepIndex.Int64)); len(classes) > 0 {
+			// Nothing is written: PHP workers run it (engine_php_terminal.go).
+			_ = e.noteLeftToPHP(ctx, job.WorkflowID.Int64, "repeat", classes)
+			return nil, nil, &NeedsPHPError{WorkflowID: job.WorkflowID.Int64, Action: "repeat", Classes: classes}
+		}
+	}
 	tr := newJobTrace(state, job)
 	tr.chainOK, tr.depth = depth >= 0, depth
 	if err := e.prepareStart(job, tr); err != nil {

@@ -41,10 +41,17 @@ func (e *Engine) RecoverStaleSteps(ctx context.Context, cutoff time.Time, limit 
 		return ok && !s.IsLegacy() && toString(s.field("type")) == string(StepForEach)
 	}
 	branch := map[int64]bool{}
+	left := map[int64][]string{}
 	r, rows, err := e.store.RecoverStaleWorkflowSteps(ctx, cutoff, limit, func(j *store.JobRow) store.StaleStepDecision {
 		bury, delay := decide(j)
 		if !bury {
 			return store.StaleStepDecision{Delay: delay}
+		}
+		if classes := e.phpOnlyFor(ctx, j.WorkflowID.Int64, "failure"); len(classes) > 0 {
+			// Burying it fails the workflow into PHP compensations this
+			// process cannot run: PHP workers' recover_stale does it all.
+			left[j.WorkflowID.Int64] = classes
+			return store.StaleStepDecision{Leave: true}
 		}
 		b := isBranch(j)
 		branch[j.ID] = b
@@ -54,6 +61,9 @@ func (e *Engine) RecoverStaleSteps(ctx context.Context, cutoff time.Time, limit 
 		return 0, 0, err
 	}
 	var errs []error
+	for id, classes := range left {
+		errs = append(errs, e.noteLeftToPHP(ctx, id, "stale", classes))
+	}
 	for i := range rows {
 		j := &rows[i]
 		if branch[j.ID] {

@@ -28,6 +28,7 @@
 //	child  → {"type":"heartbeat","seq":7,"progress":{…}}                 any number, from Heartbeat::beat()
 //	child  → {"type":"result","seq":7,"ok":true,"memory":2097152}        plus "output":{…} from a Step
 //	child  → {"type":"result","seq":7,"ok":false,"error":{"class":…,"message":…,"trace":…},"memory":…}
+//	child  → {"type":"result","seq":7,"ok":false,"error":{…},"retry":{"max_attempts":1,"backoff":30},"memory":…}  a Contracts\Job
 //
 // One request is in flight per process. The payload is the job's payload
 // without Queuety's reserved keys, encoded with PHP's json_encode rules
@@ -52,6 +53,15 @@
 // the plugin skips it. Heartbeats of steps are not stored
 // (the plugin has no heartbeat row for them either). Closing stdin asks
 // the child to exit.
+//
+// A step's "job" also names its "workflow_id" and "step_index" (the
+// plugin's ExecutionContext on the PHP side). A step's "output" may carry
+// "_queuety_trace" (trace_*() calls, artifacts put, a streaming step's
+// chunks), which the engine writes on the step_completed event. A plain
+// job whose class is a Contracts\Job runs as the plugin's worker runs it;
+// its failure carries "retry": the class's $tries ("max_attempts") and the
+// $backoff entry for the attempt ("backoff", seconds), each only when
+// declared, which decide the bury and the delay (queuety.AttemptSettings).
 //
 // # Supervision
 //

@@ -1,6 +1,8 @@
 package phppool
 
 import (
+	"github.com/queuety-go/queuety/queuety"
+
 	"errors"
 	"fmt"
 	"time"
@@ -19,6 +21,8 @@ const (
 // ErrStopped is returned by Handle once Stop has begun.
 var ErrStopped = errors.New("phppool: the PHP pool is stopped")
 
+var _ queuety.AttemptSettings = (*Error)(nil)
+
 // Error is a failed PHP job. Error() is the exception's message, so the
 // job's error_message is what PHP's worker would have stored; ErrorClass
 // and ErrorTrace fill logs.error_class and logs.error_trace.
@@ -26,9 +30,36 @@ type Error struct {
 	Class   string
 	Message string
 	Trace   string
+	// Retry is what a Contracts\Job class declares ($tries, $backoff),
+	// reported with its failure; nil for other handlers.
+	Retry *Retry
+}
+
+// Retry is a failed job's own retry settings.
+type Retry struct {
+	MaxAttempts int  `json:"max_attempts"`
+	Backoff     *int `json:"backoff"` // seconds before the next attempt
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// MaxAttempts is the class's $tries (queuety.AttemptSettings), 0 when it
+// declares none.
+func (e *Error) MaxAttempts() int {
+	if e.Retry == nil {
+		return 0
+	}
+	return e.Retry.MaxAttempts
+}
+
+// RetryDelay is the class's $backoff entry for this attempt
+// (queuety.AttemptSettings).
+func (e *Error) RetryDelay() (time.Duration, bool) {
+	if e.Retry == nil || e.Retry.Backoff == nil {
+		return 0, false
+	}
+	return time.Duration(max(*e.Retry.Backoff, 0)) * time.Second, true
+}
 
 // ErrorClass is get_class($e) (or one of the pool's classes).
 func (e *Error) ErrorClass() string { return e.Class }

@@ -23,6 +23,7 @@ type message struct {
 	Memory   int64           `json:"memory"`
 	Error    *phpError       `json:"error"`
 	Output   json.RawMessage `json:"output"`
+	Retry    *Retry          `json:"retry"`
 }
 
 type phpError struct {
@@ -38,6 +39,10 @@ type jobMeta struct {
 	Attempt     int    `json:"attempt"`
 	MaxAttempts int    `json:"max_attempts"`
 	Priority    int    `json:"priority"`
+	// A workflow step's workflow and step, which the PHP side puts in the
+	// plugin's ExecutionContext (current_workflow_id(), artifacts, traces).
+	WorkflowID *int64 `json:"workflow_id,omitempty"`
+	StepIndex  *int64 `json:"step_index,omitempty"`
 }
 
 // encodeRun builds a run request. The payload goes through phpjson, not

@@ -95,7 +95,7 @@ func (p *process) run(ctx context.Context, req *request) outcome {
 					if e == nil {
 						e = &phpError{Class: ClassProtocolError, Message: "the PHP worker reported a failure without an error"}
 					}
-					o.err = &Error{Class: e.Class, Message: e.Message, Trace: e.Trace}
+					o.err = &Error{Class: e.Class, Message: e.Message, Trace: e.Trace, Retry: m.Retry}
 				}
 				return o
 			default:

@@ -73,10 +73,17 @@ func encodeStep(seq uint64, c *stepCall) ([]byte, error) {
 	if c.row == nil {
 		return encodeCallable(seq, c)
 	}
-	meta, err := json.Marshal(jobMeta{
+	m := jobMeta{
 		ID: c.row.ID, Handler: c.row.Handler, Queue: c.row.Queue,
 		Attempt: c.row.Attempts, MaxAttempts: c.row.MaxAttempts, Priority: c.row.Priority,
-	})
+	}
+	if c.row.WorkflowID.Valid {
+		m.WorkflowID = &c.row.WorkflowID.Int64
+	}
+	if c.row.StepIndex.Valid {
+		m.StepIndex = &c.row.StepIndex.Int64
+	}
+	meta, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
 	}

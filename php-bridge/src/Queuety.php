@@ -36,8 +36,25 @@ class Queuety
      *
      * @param array<mixed> $payload
      */
-    public static function dispatch(string $handler, array $payload = []): PendingJob
+    public static function dispatch(string|Contracts\Job $handler, array $payload = []): PendingJob
     {
+        if ($handler instanceof Contracts\Job) {
+            // The plugin's row for a job object: its class and public
+            // properties; $tries, group and cost from the class defaults.
+            $serialized = JobSerializer::serialize($handler);
+            $pending = new PendingJob($serialized['handler'], $serialized['payload'], self::queue_());
+            $defaults = JobMetadata::from_class($serialized['handler']);
+            if ($defaults['tries'] !== null) {
+                $pending->max_attempts($defaults['tries']);
+            }
+            if ($defaults['concurrency_group'] !== null && $defaults['concurrency_limit'] !== null) {
+                $pending->concurrency_group($defaults['concurrency_group'], $defaults['concurrency_limit']);
+            }
+            if ($defaults['cost_units'] !== null) {
+                $pending->cost_units($defaults['cost_units']);
+            }
+            return $pending;
+        }
         return self::apply_pending_defaults(new PendingJob($handler, $payload, self::queue_()), $handler);
     }
 
@@ -244,6 +261,109 @@ class Queuety
     public static function remove_webhook(int $id): void
     {
         self::webhook_notifier()->remove($id);
+    }
+
+    /**
+     * A chain of jobs, each run once the one before completed.
+     *
+     * @param list<mixed> $jobs Contracts\Job objects or ['handler' => …, 'payload' => …].
+     */
+    public static function chain(array $jobs): ChainBuilder
+    {
+        return new ChainBuilder($jobs, self::queue_());
+    }
+
+    /**
+     * A batch of jobs with then/catch/finally callbacks.
+     *
+     * @param list<mixed> $jobs Contracts\Job objects or ['handler' => …, 'payload' => …, 'queue' => …, …].
+     */
+    public static function create_batch(array $jobs): BatchBuilder
+    {
+        return new BatchBuilder($jobs, self::connection(), self::queue_());
+    }
+
+    /**
+     * Store an artifact of a workflow (an upsert by key).
+     *
+     * @param array<mixed> $metadata
+     */
+    public static function put_artifact(int $workflow_id, string $artifact_key, mixed $content, string $kind = 'json', ?int $step_index = null, array $metadata = []): void
+    {
+        self::artifacts()->put($workflow_id, $artifact_key, $content, $kind, $step_index, $metadata);
+    }
+
+    /**
+     * Store an artifact of the workflow whose step is running, with its
+     * step index.
+     *
+     * @param array<mixed> $metadata
+     * @throws \RuntimeException Outside a workflow step.
+     */
+    public static function put_current_artifact(string $artifact_key, mixed $content, string $kind = 'json', array $metadata = []): void
+    {
+        $workflow_id = self::current_workflow_id() ?? throw new \RuntimeException('No workflow is currently executing.');
+        self::put_artifact($workflow_id, $artifact_key, $content, $kind, self::current_step_index(), $metadata);
+    }
+
+    /**
+     * @return array<string, mixed>|null
+     */
+    public static function workflow_artifact(int $workflow_id, string $artifact_key): ?array
+    {
+        return self::artifacts()->get($workflow_id, $artifact_key);
+    }
+
+    /**
+     * @return list<array<string, mixed>>
+     */
+    public static function workflow_artifacts(int $workflow_id, bool $include_content = false): array
+    {
+        return self::artifacts()->list($workflow_id, $include_content);
+    }
+
+    public static function delete_workflow_artifact(int $workflow_id, string $artifact_key): void
+    {
+        self::artifacts()->delete($workflow_id, $artifact_key);
+    }
+
+    public static function artifacts(): ArtifactStore
+    {
+        return new ArtifactStore(self::connection());
+    }
+
+    /** The workflow whose step the pool is running, or null. */
+    public static function current_workflow_id(): ?int
+    {
+        return Bridge\JobContext::current()?->workflow_id;
+    }
+
+    /** The step index the pool is running, or null. */
+    public static function current_step_index(): ?int
+    {
+        return Bridge\JobContext::current()?->step_index;
+    }
+
+    /** The step_completed event's input for the running step. */
+    public static function trace_input(mixed $input): void
+    {
+        Bridge\Trace::set_input($input);
+    }
+
+    /** The step_completed event's output for the running step. */
+    public static function trace_output(mixed $output): void
+    {
+        Bridge\Trace::set_output($output);
+    }
+
+    /**
+     * Merged into the step_completed event's context.
+     *
+     * @param array<mixed> $context
+     */
+    public static function trace_context(array $context): void
+    {
+        Bridge\Trace::add_context($context);
     }
 
     public static function connection(): Connection

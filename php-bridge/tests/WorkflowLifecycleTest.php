@@ -61,6 +61,15 @@ final class WorkflowLifecycleTest extends DatabaseTestCase
         };
         [$id, $go] = $this->both($setup);
 
+        $before = $this->dump($this->twin_conn, $go);
+        try {
+            QueuetyBinary::exec(['workflow', 'cancel', (string) $go, '--dsn', $this->dsn((string) $this->twin)]);
+            $this->fail('a cancel that cannot run the PHP handlers is refused');
+        } catch (\RuntimeException $e) {
+            $this->assertStringContainsString('its cancel handling calls PHP classes this process cannot run (LifecycleUndo, LifecycleUndoOther, LifecycleOnCancel)', $e->getMessage());
+        }
+        $this->assertSame($before, $this->dump($this->twin_conn, $go), 'nothing changed');
+
         Queuety::cancel_workflow($id);
         $this->go('cancel', $go);
         $this->assertSameRows($id, $go);
@@ -484,7 +493,13 @@ final class WorkflowLifecycleTest extends DatabaseTestCase
      */
     private function go(string $op, int $id): string
     {
-        return QueuetyBinary::exec(['workflow', $op, (string) $id, '--dsn', $this->dsn((string) $this->twin)]);
+        $args = ['workflow', $op, (string) $id, '--dsn', $this->dsn((string) $this->twin)];
+        if ($op === 'cancel') {
+            // Its compensations and on_cancel are PHP classes: they run in
+            // a pool started for the command (without one it refuses).
+            $args = array_merge($args, ['--php-workers', '1', '--php', sprintf('%s %s/bin/queuety-php-worker --bootstrap %s/fixtures/lifecycle-classes.php', PHP_BINARY, dirname(__DIR__), __DIR__)]);
+        }
+        return QueuetyBinary::exec($args);
     }
 
     private function assertGoRefused(string $op, int $id, string $message): void

@@ -224,6 +224,8 @@ pending completions are written, and work exits 1.`,
 				}
 				defer stopPHPPool(pool)
 				a.reg.SetFallback(pool)
+			} else if cfg.Workflows {
+				cfg.Logger.Info("without --php, workflows whose cancel, deadline or failure would call PHP compensations, on_cancel or on_deadline classes are left to PHP workers (a debug log row names them)")
 			}
 			w, err := client.NewWorker(a.reg)
 			if err != nil {

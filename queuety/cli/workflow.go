@@ -128,10 +128,7 @@ func (a *app) workflowCommand() *cli.Command {
 			a.signalCommand("signal", "send a signal to a workflow (Queuety::signal)", "<id> <signal>", ""),
 			a.signalCommand("approve", "send the approval signal (approve_workflow)", "<id>", queuety.SignalApproval),
 			a.signalCommand("reject", "send the rejection signal (reject_workflow)", "<id>", queuety.SignalRejected),
-			a.workflowAction("cancel", "cancel a workflow: bury its jobs, run compensations and on_cancel",
-				func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
-					return fmt.Sprintf("Workflow #%d cancelled.", id), client.CancelWorkflow(c.Context, id, a.reg)
-				}),
+			a.cancelCommand(),
 			a.workflowAction("pause", "pause a running workflow (the step in flight finishes)",
 				func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
 					return fmt.Sprintf("Workflow #%d paused.", id), client.PauseWorkflow(c.Context, id)

@@ -45,7 +45,16 @@ final class Handlers
 
     public static function has(string $name): bool
     {
-        return isset(self::$handlers[$name]) || class_exists($name);
+        return isset(self::$handlers[$name]) || Runtime::plugin_class($name) !== null || class_exists($name);
+    }
+
+    /**
+     * What a name stands for: a registration here, else the plugin's
+     * HandlerRegistry entry when the plugin is loaded, else the name.
+     */
+    private static function target(string $name): callable|string
+    {
+        return self::$handlers[$name] ?? Runtime::plugin_class($name) ?? $name;
     }
 
     /**
@@ -53,7 +62,7 @@ final class Handlers
      */
     public static function class_name(string $name): ?string
     {
-        $target = self::$handlers[$name] ?? $name;
+        $target = self::target($name);
         return is_string($target) && class_exists($target) ? $target : null;
     }
 
@@ -70,7 +79,7 @@ final class Handlers
         if (isset(self::$resolved[$name])) {
             return self::$resolved[$name];
         }
-        $target = self::$handlers[$name] ?? $name;
+        $target = self::target($name);
         if (is_string($target) && class_exists($target)) {
             return self::$resolved[$name] = self::for_class($target);
         }
@@ -93,7 +102,7 @@ final class Handlers
      */
     public static function resolve_step(string $name, bool $item): \Closure
     {
-        $target = self::$handlers[$name] ?? $name;
+        $target = self::target($name);
         if (is_string($target) && class_exists($target)) {
             return static function (array $state, mixed $value, int $index) use ($target, $item): array {
                 $instance = new $target();
@@ -139,7 +148,7 @@ final class Handlers
         if ($payload !== []) {
             $args[] = $payload;
         }
-        $target = self::$handlers[$name] ?? $name;
+        $target = self::target($name);
         $label = is_string($target) ? $target : $name;
         if (is_string($target) && $target !== '' && class_exists($target)) {
             $instance = new $target();

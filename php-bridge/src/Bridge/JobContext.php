@@ -22,6 +22,8 @@ final class JobContext
         public readonly int $attempt,
         public readonly int $max_attempts,
         public readonly Priority $priority,
+        public readonly ?int $workflow_id = null,
+        public readonly ?int $step_index = null,
     ) {
     }
 
@@ -37,6 +39,8 @@ final class JobContext
             (int) ($job['attempt'] ?? 1),
             (int) ($job['max_attempts'] ?? 3),
             Priority::tryFrom((int) ($job['priority'] ?? 0)) ?? Priority::Low,
+            isset($job['workflow_id']) ? (int) $job['workflow_id'] : null,
+            isset($job['step_index']) ? (int) $job['step_index'] : null,
         );
     }
 

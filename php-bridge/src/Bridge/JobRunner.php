@@ -4,8 +4,6 @@ declare(strict_types=1);
 
 namespace Queuety\Bridge;
 
-use Queuety\Heartbeat;
-
 /**
  * Runs one job request and builds its result frame. Whatever the handler
  * prints is captured and passed to stderr, which the daemon logs; every
@@ -33,11 +31,13 @@ final class JobRunner
 
         $level = ob_get_level();
         ob_start(self::to_stderr(...), 8192);
-        JobContext::set($job);
-        Heartbeat::bind($job->id, fn (array $progress) => ($this->beat)($seq, $progress));
         try {
+            Runtime::enter($job, fn (array $progress) => ($this->beat)($seq, $progress), $payload);
+            Trace::consume(); // nothing of an earlier job
             $kind = $request['kind'] ?? 'job';
-            if ($kind === 'step' || $kind === 'item') {
+            if (($kind === 'step' || $kind === 'item') && StreamingStepRunner::is_streaming($class = Handlers::class_name($job->handler))) {
+                $output = StreamingStepRunner::run((string) $class, $job, is_array($request['state'] ?? null) ? $request['state'] : []);
+            } elseif ($kind === 'step' || $kind === 'item') {
                 // A workflow step: the daemon's engine merges the output.
                 $state = is_array($request['state'] ?? null) ? $request['state'] : [];
                 $output = Handlers::resolve_step($job->handler, $kind === 'item')(
@@ -57,10 +57,23 @@ final class JobRunner
                 );
             } elseif ($kind === 'call') {
                 $output = ClassCall::run($request);
+            } elseif ($kind === 'job' && JobClasses::is_job_class($class = Handlers::class_name($job->handler))) {
+                // A Contracts\Job: its settings go with the result, so the
+                // daemon retries and buries by them.
+                $job_class = new JobClassRunner((string) $class, $job);
+                $settings = $job_class->settings();
+                $job_class->run($payload);
+                $output = null;
             } elseif ($kind === 'job') {
                 $output = Handlers::resolve($job->handler)($payload, $job);
             } else {
                 throw new \RuntimeException('Unknown request kind ' . json_encode($kind) . '.');
+            }
+            if ($kind === 'step' || $kind === 'item') {
+                // trace_*() calls, artifacts and chunks, for the step's
+                // step_completed event, under the key advance_step reads.
+                $traced = Trace::attach(is_array($output) ? $output : []);
+                $output = $output === null && $traced === [] ? null : $traced;
             }
             $result = ['type' => 'result', 'seq' => $seq, 'ok' => true];
             if ($output !== null) {
@@ -68,13 +81,15 @@ final class JobRunner
             }
         } catch (\Throwable $e) {
             $result = ['type' => 'result', 'seq' => $seq, 'ok' => false, 'error' => self::error_of($e)];
+            if (isset($settings) && $settings !== []) {
+                $result['retry'] = $settings;
+            }
         } finally {
             // Buffers the handler left open are flushed through ours.
             while (ob_get_level() > $level) {
                 ob_end_flush();
             }
-            Heartbeat::clear();
-            JobContext::set(null);
+            Runtime::leave();
         }
         $result['memory'] = memory_get_usage(true);
         return $result;

@@ -59,6 +59,11 @@ final class Worker
         if ($display !== '' && $display !== '0' && $display !== 'off' && $display !== 'stderr') {
             ini_set('display_errors', 'stderr');
         }
+        // A job's SIGALRM time limit ($timeout, the Timeout middleware:
+        // the bridge's or the plugin's) must interrupt the handler.
+        if (function_exists('pcntl_async_signals')) {
+            pcntl_async_signals(true);
+        }
     }
 
     /**
@@ -67,6 +72,9 @@ final class Worker
      */
     public static function init_from_wordpress(): void
     {
+        if (Runtime::plugin_loaded()) {
+            return; // the active plugin set its own facade up on load
+        }
         try {
             Queuety::connection();
             return; // the application did it already

@@ -66,6 +66,19 @@ final class WorkerProcess
     }
 
     /**
+     * Send a run request built by the test (seq and type are filled in);
+     * returns its seq.
+     *
+     * @param array<mixed> $frame
+     */
+    public function send(array $frame): int
+    {
+        $seq = ++$this->seq;
+        Frames::write($this->pipes[0], ['type' => 'run', 'seq' => $seq] + $frame);
+        return $seq;
+    }
+
+    /**
      * Send a workflow step request: kind "step", or "item" with $item set
      * to [item, item_index].
      *
