@@ -288,9 +288,13 @@ func (l *limitAdmission) debugf(queue, format string, a ...any) {
 	l.logs = append(l.logs, debugRow(queue, msg))
 }
 
-func debugRow(queue, msg string) store.LogRow {
+func debugRow(queue, msg string) store.LogRow { return workerRow(queue, store.EventDebug, msg) }
+
+// workerRow is a log row of the worker itself (Logger::log with handler
+// _worker): no job, the message in context.
+func workerRow(queue, event, msg string) store.LogRow {
 	ctx, _ := phpjson.Encode(phpjson.ObjectValue(phpjson.NewObject().Set("message", phpjson.String(msg))))
-	return store.LogRow{Handler: "_worker", Queue: queue, Event: store.EventDebug, Context: store.String(string(ctx))}
+	return store.LogRow{Handler: "_worker", Queue: queue, Event: event, Context: store.String(string(ctx))}
 }
 
 // logAdmitted puts an admitted row's started row (plain jobs; the engine

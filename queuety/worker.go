@@ -850,6 +850,11 @@ func (w *Worker) readPaused(ctx context.Context, maxAge time.Duration) map[strin
 		m[q] = true
 	}
 	w.pausedSnap.Store(&pausedSnapshot{set: m, at: readAt})
+	var before map[string]bool
+	if last != nil {
+		before = last.set
+	}
+	w.logNewlyPaused(ctx, before, m)
 	return m
 }
 
