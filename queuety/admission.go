@@ -44,6 +44,10 @@ type limitAdmission struct {
 	groupCosts map[string]*costUse
 	// limited are handlers found rate limited: later reads leave them out.
 	limited map[string]bool
+	// waiting are queues whose next row waits for its PHP class's settings:
+	// the claim takes nothing more from them, so their jobs still start in
+	// order (a batch's callbacks, a chain, see them in the plugin's order).
+	waiting map[string]bool
 	// seen are the rows this claim took or deferred.
 	seen []int64
 	// debug turns the QUEUETY_DEBUG rows on; logs then holds them with the
@@ -155,6 +159,10 @@ func (w *Worker) admitsRate(g *groupAdmission, r *store.JobRow, lim rowLimit) bo
 	l := &g.limitAdmission
 	if lim.unknown {
 		w.log.Debug("deferring job: its PHP class's settings are being read", "job", r.ID, "handler", r.Handler)
+		if l.waiting == nil {
+			l.waiting = map[string]bool{}
+		}
+		l.waiting[r.Queue] = true
 		return false
 	}
 	if lim.rate == nil {

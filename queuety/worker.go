@@ -705,7 +705,7 @@ func (w *Worker) selectClaim(ctx context.Context, tx *store.ClaimTx, g *groupAdm
 				return nil, err
 			}
 			rows = append(rows, admitted...)
-			if deferred == 0 || len(got) < p.Limit {
+			if deferred == 0 || len(got) < p.Limit || g.waiting[q] {
 				break
 			}
 		}
@@ -782,6 +782,10 @@ func (w *Worker) admit(ctx context.Context, tx *store.ClaimTx, g *groupAdmission
 	deferred := 0
 	for i, r := range rows {
 		g.seen = append(g.seen, r.ID)
+		if g.waiting[r.Queue] {
+			deferred++ // behind a row waiting for its class's settings
+			continue
+		}
 		if g.debug { // QUEUETY_DEBUG; the arguments are not built when off
 			g.debugf(r.Queue, "Checking rate limit for handler: %s", r.Handler)
 		}
