@@ -308,7 +308,7 @@ func (w *Worker) wontClaim(p store.PendingHandler) string {
 	if p.IsStep {
 		switch {
 		case w.engine == nil:
-			return "workflow steps are off: pass --workflows (Config.Workflows)"
+			return "workflow steps are off (--no-workflows; Config.Workflows)"
 		case w.engine.StepRunner() != nil || slices.Contains(w.wfHandlers, p.Handler):
 			return ""
 		default:

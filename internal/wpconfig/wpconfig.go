@@ -42,6 +42,11 @@ type Settings struct {
 	// QUEUETY_TABLE_JOBS overrides. Non-literal defines are absent, except
 	// that a non-literal QUEUETY_TABLE_* define is an error.
 	Defines map[string]string
+
+	// Constants holds every define() whose value is a literal of any PHP
+	// type (strings, numbers, booleans, null, flat arrays), for the
+	// plugin's QUEUETY_* settings (constants.go).
+	Constants map[string]Constant
 }
 
 // hint is appended to errors about the connection settings.
@@ -130,6 +135,7 @@ func parse(name string, src []byte) (Settings, error) {
 		}
 		s.Defines[k] = v
 	}
+	s.Constants = e.constants(consts)
 	s.DBCharset = s.Defines["DB_CHARSET"]
 	if v, ok := s.Defines["QUEUETY_TABLE_PREFIX"]; ok {
 		s.QueuetyTablePrefix = &v

@@ -166,7 +166,7 @@ func (a *app) recoverCommand() *cli.Command {
    */5 * * * * queuety recover --wp-config /var/www/html/wp-config.php`,
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}, Usage: "processing jobs not heard from this long are rescued (a duration, or plain seconds like 600)"},
-			&cli.BoolFlag{Name: "workflows", EnvVars: []string{"QUEUETY_WORKFLOWS"}, Usage: "also rescue workflow steps (burying one at max attempts fails its workflow)"},
+			workflowsFlag(), noWorkflowsFlag("leave stale workflow steps alone (by default they are rescued too, as the plugin's recover does: burying one at max attempts fails its workflow)"),
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -175,7 +175,9 @@ func (a *app) recoverCommand() *cli.Command {
 				return err
 			}
 			cfg.StaleTimeout = c.Duration("stale-timeout")
-			cfg.Workflows = c.Bool("workflows")
+			if cfg.Workflows, err = workflowsOn(c); err != nil {
+				return err
+			}
 			client, err := open(c, cfg)
 			if err != nil {
 				return err

@@ -29,10 +29,10 @@ func workerFlags() []cli.Flag {
 		&cli.StringFlag{Name: "queue", Aliases: []string{"q"}, Value: queuety.DefaultQueue, EnvVars: []string{"QUEUETY_QUEUES"}, Usage: "queues in strict priority order, comma-separated"},
 		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: queuety.DefaultConcurrency, EnvVars: []string{"QUEUETY_CONCURRENCY"}, Usage: "jobs run at once"},
 		&cli.BoolFlag{Name: "claim-all", EnvVars: []string{"QUEUETY_CLAIM_ALL"}, Usage: "claim every handler, burying those this binary lacks; without it they stay for PHP workers"},
-		&cli.BoolFlag{Name: "workflows", EnvVars: []string{"QUEUETY_WORKFLOWS"}, Usage: "also run workflow steps this binary has Go step handlers for, and advance their workflows"},
-		&cli.DurationFlag{Name: "wait-sweep-interval", Value: queuety.DefaultWaitSweepInterval, EnvVars: []string{"QUEUETY_WAIT_SWEEP_INTERVAL"}, Usage: "with --workflows: re-evaluate workflows waiting for other workflows this often (at least 10ms; negative: off)"},
-		&cli.DurationFlag{Name: "signal-poll-interval", Value: queuety.DefaultSignalPollInterval, EnvVars: []string{"QUEUETY_SIGNAL_POLL_INTERVAL"}, Usage: "with --workflows: look for signals other processes stored for waiting workflows this often (at least 10ms; negative: off)"},
-		&cli.DurationFlag{Name: "deadline-interval", Value: queuety.DefaultDeadlineInterval, EnvVars: []string{"QUEUETY_DEADLINE_INTERVAL"}, Usage: "with --workflows: check workflow deadlines this often (at least 10ms; negative: off)"},
+		workflowsFlag(), noWorkflowsFlag("leave workflow steps and their workflows to PHP workers (the default runs the steps this binary or its PHP pool can run, as the plugin's worker does)"),
+		&cli.DurationFlag{Name: "wait-sweep-interval", Value: queuety.DefaultWaitSweepInterval, EnvVars: []string{"QUEUETY_WAIT_SWEEP_INTERVAL"}, Usage: "re-evaluate workflows waiting for other workflows this often (at least 10ms; negative: off)"},
+		&cli.DurationFlag{Name: "signal-poll-interval", Value: queuety.DefaultSignalPollInterval, EnvVars: []string{"QUEUETY_SIGNAL_POLL_INTERVAL"}, Usage: "look for signals other processes stored for waiting workflows this often (at least 10ms; negative: off)"},
+		&cli.DurationFlag{Name: "deadline-interval", Value: queuety.DefaultDeadlineInterval, EnvVars: []string{"QUEUETY_DEADLINE_INTERVAL"}, Usage: "check workflow deadlines this often (at least 10ms; negative: off)"},
 		&cli.DurationFlag{Name: "shutdown-grace", Value: queuety.DefaultShutdownGrace, EnvVars: []string{"QUEUETY_SHUTDOWN_GRACE"}, Usage: "on SIGTERM, how long running jobs may take to finish (a duration, or plain seconds like 30)"},
 		&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}, Usage: "processing jobs not heard from this long are rescued (a duration, or plain seconds like 600; at least 1s)"},
 		&cli.DurationFlag{Name: "heartbeat-interval", EnvVars: []string{"QUEUETY_HEARTBEAT_INTERVAL"}, DefaultText: "stale-timeout/4, at most 1m", Usage: "refresh running jobs this often (at least 100ms; 0: the default)"},
@@ -48,8 +48,8 @@ func workerFlags() []cli.Flag {
 		&cli.IntFlag{Name: "claim-lanes", Value: queuety.DefaultClaimLanes, EnvVars: []string{"QUEUETY_CLAIM_LANES"}, Usage: "claims kept going at once (1-64)"},
 		&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval, EnvVars: []string{"QUEUETY_POLL_INTERVAL"}, Usage: "idle wait between claims (at least 5ms)"},
 		&cli.IntFlag{Name: "max-claim-batch", Value: queuety.DefaultMaxClaimBatch, Usage: "rows one claim may take (1-10000)"},
-		&cli.IntFlag{Name: "step-batch", Value: queuety.DefaultWorkflowStepBatch, EnvVars: []string{"QUEUETY_STEP_BATCH"}, Usage: "with --workflows: step completions one transaction may group (1-1000; 1: each step its own)"},
-		&cli.IntFlag{Name: "chain-steps", Value: queuety.DefaultWorkflowChainSteps, EnvVars: []string{"QUEUETY_CHAIN_STEPS"}, Usage: "with --workflows: steps a slot may run in a row, each enqueued already claimed by the one before (1-1000, or -1: every step through the claim)"},
+		&cli.IntFlag{Name: "step-batch", Value: queuety.DefaultWorkflowStepBatch, EnvVars: []string{"QUEUETY_STEP_BATCH"}, Usage: "step completions one transaction may group (1-1000; 1: each step its own)"},
+		&cli.IntFlag{Name: "chain-steps", Value: queuety.DefaultWorkflowChainSteps, EnvVars: []string{"QUEUETY_CHAIN_STEPS"}, Usage: "steps a slot may run in a row, each enqueued already claimed by the one before (1-1000, or -1: every step through the claim)"},
 		&cli.IntFlag{Name: "max-conns", EnvVars: []string{"QUEUETY_MAX_CONNS"}, DefaultText: "concurrency/4+4", Usage: "database connections (at least 2; 0: the default)"},
 		&cli.StringFlag{Name: "worker-id", EnvVars: []string{"QUEUETY_WORKER_ID"}, DefaultText: "host-pid-random", Usage: "this worker's reserved_by value"},
 		&cli.StringSliceFlag{Name: "capability", EnvVars: []string{"QUEUETY_CAPABILITIES"}, Usage: "a capability worker-session requirements may ask for, e.g. gpu:nvidia-l4 or fs:/mnt/models (repeatable)"},
@@ -71,7 +71,7 @@ func staleAfterConfig(c *cli.Context, cfg *queuety.Config) error {
 }
 
 // workerConfig applies the worker flags to cfg.
-func workerConfig(c *cli.Context, cfg *queuety.Config) error {
+func workerConfig(c *cli.Context, cfg *queuety.Config) (err error) {
 	cfg.Queues = queuety.SplitQueues(c.String("queue"))
 	if len(cfg.Queues) == 0 {
 		return usagef("--queue %q: no queue named", c.String("queue"))
@@ -81,7 +81,9 @@ func workerConfig(c *cli.Context, cfg *queuety.Config) error {
 	}
 	cfg.Concurrency = c.Int("concurrency")
 	cfg.ClaimAll = c.Bool("claim-all")
-	cfg.Workflows = c.Bool("workflows")
+	if cfg.Workflows, err = workflowsOn(c); err != nil {
+		return err
+	}
 	cfg.WaitSweepInterval = c.Duration("wait-sweep-interval")
 	cfg.SignalPollInterval = c.Duration("signal-poll-interval")
 	cfg.DeadlineInterval = c.Duration("deadline-interval")
