@@ -187,6 +187,9 @@ type Config struct {
 	// registration (default 10s; less than half of WorkerStaleAfter).
 	RegistrationHeartbeat time.Duration
 
+	// PluginSettings: debug rows and resource admission (plugin_settings.go).
+	PluginSettings
+
 	// Observer, when set, is told of claims and job outcomes (metrics).
 	Observer Observer
 

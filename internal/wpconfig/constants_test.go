@@ -70,9 +70,9 @@ define('QUEUETY_STALE_TIMEOUT', 1);
 func TestConstantCasts(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		c    Constant
-		n    int64
-		b    bool
+		c Constant
+		n int64
+		b bool
 	}{
 		{Constant{Kind: ConstString, Text: "12abc"}, 12, true},
 		{Constant{Kind: ConstString, Text: "abc"}, 0, true},

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -174,7 +175,16 @@ func (a *app) recoverCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			cfg.StaleTimeout = c.Duration("stale-timeout")
+			site, err := applySiteSettings(c)
+			if err != nil {
+				return err
+			}
+			if cfg.StaleTimeout = c.Duration("stale-timeout"); cfg.StaleTimeout < time.Second {
+				return site.explain(usagef("--stale-timeout %s: must be at least 1s (reserved_at has one-second resolution)", cfg.StaleTimeout))
+			}
+			if err := site.apply(&cfg); err != nil {
+				return err
+			}
 			if cfg.Workflows, err = workflowsOn(c); err != nil {
 				return err
 			}

@@ -57,6 +57,7 @@ func Main(args []string, opts Options) int {
 	if len(args) == 0 || args[len(args)-1] != "--generate-bash-completion" {
 		args = normalizeArgs(app, args) // completion needs its flag last, as typed
 	}
+	app.Metadata = map[string]any{argsKey: args} // logSettings tells flags from the environment
 	err := app.Run(args)
 	if err == nil {
 		return ExitOK

@@ -179,7 +179,7 @@ forces it: running jobs are cancelled at once and handed back to pending,
 pending completions are written, and work exits 1.`,
 		Flags: append(append(workerFlags(), phpFlags()...), append(httpAPIFlags(),
 			&cli.StringFlag{Name: "http", EnvVars: []string{"QUEUETY_HTTP"}, Usage: "also serve the HTTP API (as queuety serve does) on this `address`, e.g. 127.0.0.1:8080"},
-			metricsListenFlag())...),
+			metricsListenFlag(), debugFlag())...),
 		Action: func(c *cli.Context) error {
 			httpAddr := c.String("http")
 			if httpAddr != "" {
@@ -191,15 +191,24 @@ pending completions are written, and work exits 1.`,
 			if err != nil {
 				return err
 			}
-			if err := workerConfig(c, &cfg); err != nil {
+			site, err := applySiteSettings(c)
+			if err != nil {
 				return err
 			}
+			if err := workerConfig(c, &cfg); err != nil {
+				return site.explain(err)
+			}
+			cfg.Debug = c.Bool("debug")
+			if err := site.apply(&cfg); err != nil {
+				return err
+			}
+			logSettings(cfg.Logger, c, site)
 			if c.IsSet("claim-window") {
 				cfg.Logger.Warn("--claim-window (QUEUETY_CLAIM_WINDOW) has no effect any more: a claim commits before its handlers start, so a rolled-back claim never runs a job twice")
 			}
 			phpCfg, usePHP, err := phpPoolConfig(c)
 			if err != nil {
-				return err
+				return site.explain(err)
 			}
 			// Metrics are counted only when something serves them.
 			var obs *observability
