@@ -99,6 +99,10 @@ type Config struct {
 	// placeholders the engine implements) and advances the workflows. Off
 	// by default: workflow jobs are then left to PHP workers.
 	Workflows bool
+	// MaxJobs, when positive, is how many jobs the worker claims in all;
+	// then it claims no more (`work --max-jobs`, `--once`; see
+	// Worker.BudgetSpent). 0: no limit.
+	MaxJobs int
 	// MaxClaimBatch caps the rows one claim round trip takes.
 	MaxClaimBatch int
 	// ClaimLanes is how many claims a worker keeps going at once,
@@ -230,6 +234,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxClaimBatch == 0 {
 		c.MaxClaimBatch = DefaultMaxClaimBatch
+	}
+	if c.MaxJobs < 0 {
+		bad("max jobs %d: must not be negative (0: no limit)", c.MaxJobs)
 	}
 	if c.MaxClaimBatch < 1 || c.MaxClaimBatch > MaxMaxClaimBatch {
 		bad("max claim batch %d: must be between 1 and %d", c.MaxClaimBatch, MaxMaxClaimBatch)

@@ -91,6 +91,7 @@ type Worker struct {
 	stopOnce sync.Once
 	stopErr  error
 	stats    workerCounters
+	limits   workerLimits // Config.MaxJobs and Drained (worker_limits.go)
 }
 
 type workerCounters struct {
@@ -166,6 +167,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		}
 		w.lanes = append(w.lanes, &lane{size: size, slotFreed: make(chan struct{}, 1), kick: make(chan struct{}, 1)})
 	}
+	w.initLimits(cfg.MaxJobs)
 	w.id = cfg.WorkerID
 	if w.id == "" {
 		w.id = newWorkerID()
@@ -502,6 +504,7 @@ type lane struct {
 	inflight  int // guarded by Worker.mu
 	slotFreed chan struct{}
 	kick      chan struct{} // new work this process made: claim now, not after the poll interval
+	idleAfter atomic.Int64  // worker_limits.go: the finish count its last empty round began after
 }
 
 func (w *Worker) claimLoop(l *lane) {
@@ -516,7 +519,13 @@ func (w *Worker) claimLoop(l *lane) {
 			}
 			continue
 		}
-		n, err := w.claimRound(l, min(free, w.cfg.MaxClaimBatch))
+		want, gen := w.beginRound(l, min(free, w.cfg.MaxClaimBatch))
+		if want == 0 { // the MaxJobs budget is spent: claim no more
+			<-w.claimCtx.Done()
+			continue
+		}
+		n, err := w.claimRound(l, want)
+		w.endRound(l, gen, want, n, err)
 		if store.ConnectionLost(err) {
 			w.dbTroubleAt.Store(time.Now().UnixNano())
 		}
@@ -850,6 +859,7 @@ func (w *Worker) newRunning(row store.JobRow, l *lane, now time.Time, attempt in
 
 // release frees the job's slot.
 func (w *Worker) release(rj *running) {
+	w.noteFinished() // before it leaves running: see Drained
 	w.mu.Lock()
 	delete(w.running, rj.row.ID)
 	w.mu.Unlock()

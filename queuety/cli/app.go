@@ -69,7 +69,7 @@ func Main(args []string, opts Options) int {
 	case errors.As(err, &ue):
 		return ExitUsage
 	case errors.Is(err, store.ErrJobNotFound), errors.Is(err, store.ErrWorkflowNotFound),
-		errors.Is(err, sessions.ErrSessionNotFound):
+		errors.Is(err, sessions.ErrSessionNotFound), errors.Is(err, store.ErrArtifactNotFound):
 		return ExitNotFound
 	}
 	return ExitError
@@ -117,7 +117,7 @@ func New(opts Options) *cli.App {
 			return cli.ShowAppHelp(c)
 		},
 		Commands: []*cli.Command{
-			a.workCommand(), a.healthCommand(), a.devCommand(), a.migrateCommand(), a.dispatchCommand(),
+			a.workCommand(), a.flushCommand(), a.healthCommand(), a.devCommand(), a.migrateCommand(), a.dispatchCommand(),
 			a.recoverCommand(), a.pauseCommand(true), a.pauseCommand(false), a.statusCommand(),
 			a.jobCommand(), a.purgeCommand(), a.benchCommand(),
 			a.workflowCommand(), a.sessionCommand(), a.workerCommand(), a.serveCommand(),

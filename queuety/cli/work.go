@@ -177,9 +177,9 @@ SIGTERM or SIGINT: stop claiming, let running jobs finish within
 stop the PHP processes, exit 0. A second SIGTERM or SIGINT during that stop
 forces it: running jobs are cancelled at once and handed back to pending,
 pending completions are written, and work exits 1.`,
-		Flags: append(append(workerFlags(), phpFlags()...), append(httpAPIFlags(),
+		Flags: append(append(append(workerFlags(), phpFlags()...), append(httpAPIFlags(),
 			&cli.StringFlag{Name: "http", EnvVars: []string{"QUEUETY_HTTP"}, Usage: "also serve the HTTP API (as queuety serve does) on this `address`, e.g. 127.0.0.1:8080"},
-			metricsListenFlag(), debugFlag())...),
+			metricsListenFlag(), debugFlag())...), runLimitFlags()...),
 		Action: func(c *cli.Context) error {
 			httpAddr := c.String("http")
 			if httpAddr != "" {
@@ -200,6 +200,10 @@ pending completions are written, and work exits 1.`,
 			}
 			cfg.Debug = c.Bool("debug")
 			if err := site.apply(&cfg); err != nil {
+				return err
+			}
+			limits, err := readRunLimits(c, &cfg)
+			if err != nil {
 				return err
 			}
 			logSettings(cfg.Logger, c, site)
@@ -239,6 +243,9 @@ pending completions are written, and work exits 1.`,
 			}
 			ctx, force, stop := twoSignals(c.Context, cfg.Logger)
 			defer stop()
+			var why stopReason
+			ctx, stopLimits := limits.watch(ctx, w, &why)
+			defer stopLimits()
 			var srv *httpapi.Server
 			if httpAddr != "" {
 				if srv, err = newHTTPServer(c, client, httpAddr, obs); err != nil {
@@ -250,6 +257,9 @@ pending completions are written, and work exits 1.`,
 			}
 			if force.Err() != nil {
 				return errForcedStop
+			}
+			if limits.any() || c.Bool("json") {
+				return printRunSummary(c, w, &why)
 			}
 			return nil
 		},
