@@ -303,6 +303,7 @@ func (w *Worker) reportLeftWork(ctx context.Context) {
 			w.log.Warn("pending jobs this worker will not run", "handler", p.Handler, "jobs", p.N, "why", why)
 		}
 	}
+	w.reportMixedFleet(ctx, pending) // fleet.go
 }
 
 // wontClaim says why this worker will not claim p's jobs, or "".

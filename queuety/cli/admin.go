@@ -180,7 +180,7 @@ func (a *app) recoverCommand() *cli.Command {
 				return err
 			}
 			if cfg.StaleTimeout = c.Duration("stale-timeout"); cfg.StaleTimeout < time.Second {
-				return site.explain(usagef("--stale-timeout %s: must be at least 1s (reserved_at has one-second resolution)", cfg.StaleTimeout))
+				return site.explain(usagef("--stale-timeout %s: the stale timeout must be at least 1s (reserved_at has one-second resolution)", cfg.StaleTimeout))
 			}
 			if err := site.apply(&cfg); err != nil {
 				return err
@@ -260,6 +260,9 @@ large table.
 			if err != nil {
 				return err
 			}
+			if stats, err = withUnclaimed(c.Context, client, stats); err != nil {
+				return err
+			}
 			if c.Bool("json") {
 				if stats == nil {
 					stats = []store.QueueStats{}
@@ -279,7 +282,10 @@ large table.
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			return printAttention(c.App.Writer, stats)
+			if err := printAttention(c.App.Writer, stats); err != nil {
+				return err
+			}
+			return printUnclaimed(c.App.Writer, stats)
 		}),
 	}
 }
