@@ -140,14 +140,19 @@ func (a *app) workCommand() *cli.Command {
 		Description: `Runs the Go handlers compiled into this binary (the stock binary has only the
 built-ins queuety.noop, queuety.sleep and queuety.fail). Jobs whose handler it
 lacks stay in the queue for PHP workers, unless --claim-all buries them.
+Workflow steps run too, as in the plugin's worker (--no-workflows: leave them
+to PHP workers). With --wp-config, the site's QUEUETY_* settings apply
+(QUEUETY_STALE_TIMEOUT, QUEUETY_MAX_EXECUTION_TIME, QUEUETY_RETRY_BACKOFF...);
+flags and environment variables win, and the start-up log says where each
+setting came from.
 
    queuety work --queue critical,default --concurrency 50
    queuety work --wp-config /var/www/html/wp-config.php --stale-timeout 10m
 
 With --php, handlers without a Go implementation run in a pool of long-lived
 PHP processes (php-bridge/bin/queuety-php-worker) that load your application
-once; the worker then claims every handler. With --workflows too, workflow
-steps whose class has no Go step handler run there (Step::handle, or
+once; the worker then claims every handler, and workflow steps whose class
+has no Go step handler run there too (Step::handle, or
 ForEachHandler::handle_item for a for_each branch):
 
    queuety work --php "php php-bridge/bin/queuety-php-worker --bootstrap app.php" --php-workers 4
@@ -162,7 +167,13 @@ Every worker registers itself (worker list). Jobs bound to a worker session
 run only on a worker serving the session's queue whose --capability strings
 cover its requirements; a graceful stop closes the sessions it holds:
 
-   queuety work --queue default,gpu-activities --capability gpu:nvidia-l4 --workflows
+   queuety work --queue default,gpu-activities --capability gpu:nvidia-l4
+
+For system cron: --once (one job), --max-jobs N, --max-time D and
+--stop-when-empty exit 0 when reached (queuety flush is work
+--stop-when-empty), printing what ran (--json for scripts):
+
+   * * * * * queuety work --wp-config /var/www/html/wp-config.php --once
 
 With --http, the HTTP API of queuety serve runs beside the worker (tokens from
 QUEUETY_WORKER_TOKEN and QUEUETY_OPERATOR_TOKEN), with Prometheus metrics at

@@ -57,6 +57,11 @@ func readRunLimits(c *cli.Context, cfg *queuety.Config) (runLimits, error) {
 		l.poll = queuety.DefaultPollInterval
 	}
 	cfg.MaxJobs = l.maxJobs
+	if l.maxJobs > 0 {
+		// A chained step runs without a claim, so it would not count:
+		// every step goes through the claim, one job each, as in PHP.
+		cfg.WorkflowChainSteps = -1
+	}
 	return l, nil
 }
 
