@@ -100,9 +100,15 @@ func (w *Worker) reportMixedFleet(ctx context.Context, pending []store.PendingHa
 	if len(exposed) == 0 {
 		return
 	}
+	// Plain jobs of Go handlers (not the built-in queuety.*), and steps of
+	// Go step handlers: a PHP worker fails those, and their workflow.
+	// Placeholders are PHP's too, so PHP runs them right.
 	var goOnly []string
 	for _, p := range pending {
-		if !p.IsStep && !strings.HasPrefix(p.Handler, "queuety.") && slices.Contains(w.handlers, p.Handler) {
+		switch {
+		case p.IsStep && slices.Contains(w.wfHandlers, p.Handler) && !strings.HasPrefix(p.Handler, "__queuety_"):
+			goOnly = append(goOnly, p.Handler)
+		case !p.IsStep && !strings.HasPrefix(p.Handler, "queuety.") && slices.Contains(w.handlers, p.Handler):
 			goOnly = append(goOnly, p.Handler)
 		}
 	}

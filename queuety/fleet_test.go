@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/internal/sessions"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
@@ -104,20 +105,24 @@ func TestWorkerWarnsAboutGoJobsOnDefault(t *testing.T) {
 	var logs logBuffer
 	c := newTestClient(t, func(cfg *Config) {
 		cfg.Queues = []string{"default"}
+		cfg.Workflows = true
 		cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		cfg.PollInterval = time.Hour // nothing is claimed before the report
 	})
 	_, err := c.Dispatch(ctx, "send_email", map[string]any{})
 	require.NoError(t, err)
+	_, _, err = c.DispatchWorkflow(ctx, mustBuild(t, workflow.New("wf").Then("GoStep"), wfObj(t)))
+	require.NoError(t, err)
 	reg := NewRegistry()
 	reg.HandleFunc("send_email", func(context.Context, *Job) error { return nil })
+	reg.RegisterStep("GoStep", func(context.Context, *workflow.State) (*phpjson.Object, error) { return nil, nil })
 	w, err := c.NewWorker(reg)
 	require.NoError(t, err)
 	// The report runs before the first claim; stop right after start.
 	require.NoError(t, w.Start(ctx))
 	require.NoError(t, w.Stop(ctx))
 	require.Contains(t, logs.String(), `msg="jobs of Go handlers are pending on queues PHP workers claim from`)
-	require.Contains(t, logs.String(), `queues=[default] handlers=[send_email]`)
+	require.Regexp(t, `queues=\[default\] handlers="?\[(send_email GoStep|GoStep send_email)\]`, logs.String())
 
 	// On a queue of its own, no warning.
 	var quiet logBuffer
