@@ -34,3 +34,16 @@ func TestRecoverUsesSiteStaleTimeout(t *testing.T) {
 	r = runOK(t, "--wp-config", path, "recover", "--stale-timeout", "600")
 	require.Equal(t, "Recovered 1 stale jobs (1 retried, 0 buried).\n", r.stdout)
 }
+
+// work reads the site's settings too, and says where each came from.
+func TestWorkLogsSiteSettings(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.New(t)
+	path := writeWPConfig(t, dsn, "define( 'QUEUETY_STALE_TIMEOUT', 3600 );\ndefine( 'QUEUETY_DEBUG', true );")
+	runOK(t, "--wp-config", path, "migrate")
+	r := runOK(t, "--wp-config", path, "work", "--once", "--concurrency", "3")
+	require.Regexp(t, `msg=setting name=--stale-timeout value=3600s from="wp-config QUEUETY_STALE_TIMEOUT \(line \d+\)"`, r.stderr)
+	require.Regexp(t, `msg=setting name=--debug value=true from="wp-config QUEUETY_DEBUG \(line \d+\)"`, r.stderr)
+	require.Contains(t, r.stderr, "msg=setting name=--concurrency value=3 from=flag")
+	require.Contains(t, r.stdout, "Worker stopped (empty): 0 jobs")
+}
