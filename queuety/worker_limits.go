@@ -70,6 +70,9 @@ func (w *Worker) beginRound(l *lane, n int) (int, int64) {
 		return 0, gen
 	}
 	l.idleAfter.Store(laneClaiming)
+	if w.limits.budget.Load() == 0 {
+		w.kickLanes() // idle lanes see the spent budget now, not a poll later
+	}
 	return n, gen
 }
 
