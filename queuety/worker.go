@@ -520,9 +520,13 @@ func (w *Worker) claimLoop(l *lane) {
 			}
 			continue
 		}
-		want, gen := w.beginRound(l, min(free, w.cfg.MaxClaimBatch))
-		if want == 0 { // the MaxJobs budget is spent: claim no more
+		want, gen, spent := w.beginRound(l, min(free, w.cfg.MaxClaimBatch))
+		switch {
+		case spent: // the MaxJobs budget is used up: claim no more
 			<-w.claimCtx.Done()
+			continue
+		case want == 0: // another lane's round holds the rest of the budget
+			w.idle(l, w.cfg.PollInterval)
 			continue
 		}
 		n, err := w.claimRound(l, want)

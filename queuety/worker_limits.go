@@ -9,8 +9,12 @@ import "sync/atomic"
 // workerLimits holds the claim budget and the finish counter Drained
 // compares claim rounds with.
 type workerLimits struct {
-	// budget is the claims left (Config.MaxJobs), or -1: no limit.
+	max int64 // Config.MaxJobs; 0: no limit
+	// budget is the claims neither made nor reserved by a round in
+	// flight, or -1: no limit.
 	budget atomic.Int64
+	// claimed counts the claims made (committed) against max.
+	claimed atomic.Int64
 	// finished counts jobs that left the worker (written, failed, handed
 	// back): a claim round that began after the last of them saw every
 	// row they enqueued (a workflow's next step, a retry due now).
@@ -23,7 +27,8 @@ func (w *Worker) initLimits(maxJobs int) {
 	}
 	l := &w.limits
 	if maxJobs > 0 {
-		l.budget.Store(int64(maxJobs))
+		l.max = int64(maxJobs)
+		l.budget.Store(l.max)
 	} else {
 		l.budget.Store(-1)
 	}
@@ -50,6 +55,8 @@ func (l *workerLimits) giveBack(n int) {
 	}
 }
 
+func (l *workerLimits) spent() bool { return l.max > 0 && l.claimed.Load() >= l.max }
+
 // laneIdle values: a lane in a claim round, or one whose budget is spent.
 const (
 	laneClaiming = -1
@@ -60,26 +67,32 @@ const (
 // running or settling, so Drained never sees it gone with the old count.
 func (w *Worker) noteFinished() { w.limits.finished.Add(1) }
 
-// beginRound reserves up to n claims for a round of l; 0 means the budget
-// is spent. It returns the finish count the round starts after.
-func (w *Worker) beginRound(l *lane, n int) (int, int64) {
-	gen := w.limits.finished.Load()
-	n = w.limits.take(n)
-	if n == 0 {
+// beginRound reserves up to n claims for a round of l and returns how
+// many, with the finish count the round starts after. 0 claims: spent
+// means the MaxJobs budget is used up (claim no more); otherwise another
+// lane holds what is left of it for its round, and this lane waits, idle:
+// that round sees every row this one would.
+func (w *Worker) beginRound(l *lane, n int) (want int, gen int64, spent bool) {
+	gen = w.limits.finished.Load()
+	if want = w.limits.take(n); want > 0 {
+		l.idleAfter.Store(laneClaiming)
+		return want, gen, false
+	}
+	if w.limits.spent() {
 		l.idleAfter.Store(laneSpent)
-		return 0, gen
+		return 0, gen, true
 	}
-	l.idleAfter.Store(laneClaiming)
-	if w.limits.budget.Load() == 0 {
-		w.kickLanes() // idle lanes see the spent budget now, not a poll later
-	}
-	return n, gen
+	l.idleAfter.Store(gen)
+	return 0, gen, false
 }
 
 // endRound records a round of l that reserved n claims and took got:
 // an empty round marks the lane idle as of gen.
 func (w *Worker) endRound(l *lane, gen int64, n, got int, err error) {
 	w.limits.giveBack(n - got)
+	if got > 0 && w.limits.max > 0 && w.limits.claimed.Add(int64(got)) >= w.limits.max {
+		w.kickLanes() // idle lanes see the spent budget now, not a poll later
+	}
 	if err == nil && got == 0 {
 		l.idleAfter.Store(gen)
 	}
@@ -107,15 +120,11 @@ func (w *Worker) Drained() bool {
 }
 
 // BudgetSpent reports that the worker has taken its Config.MaxJobs jobs
-// and none of them is still running.
+// and none of them is still running. A claim counts once its round has
+// started its jobs, so a committed claim is never missed.
 func (w *Worker) BudgetSpent() bool {
-	if w.limits.budget.Load() != 0 {
+	if !w.limits.spent() {
 		return false
-	}
-	for _, l := range w.lanes {
-		if l.idleAfter.Load() != laneSpent { // a round may still be committing its claim
-			return false
-		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
