@@ -73,3 +73,23 @@ func TestConfigRejectsNegativeMaxJobs(t *testing.T) {
 	cfg := Config{MaxJobs: -1}
 	require.ErrorContains(t, cfg.Validate(), "max jobs -1: must not be negative (0: no limit)")
 }
+
+// With a budget and several lanes on an empty queue the worker drains
+// (the lanes that find the budget reserved by another's round wait), and
+// a job dispatched later is still claimed, once.
+func TestWorkerMaxJobsDrainsWhenEmpty(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := newTestClient(t, func(cfg *Config) { cfg.Concurrency = 8; cfg.ClaimLanes = 4; cfg.MaxJobs = 1 })
+	w := startWorker(t, c, fixtureRegistry())
+	waitFor(t, 10*time.Second, "drained", w.Drained)
+	require.False(t, w.BudgetSpent())
+	for i := 0; i < 3; i++ {
+		_, err := c.Dispatch(ctx, "noop", map[string]any{"i": i})
+		require.NoError(t, err)
+	}
+	waitFor(t, 10*time.Second, "budget spent", w.BudgetSpent)
+	require.Equal(t, 1, countStatus(t, c, store.StatusCompleted))
+	require.Equal(t, 2, countStatus(t, c, store.StatusPending))
+	require.True(t, w.Drained())
+}
