@@ -344,7 +344,7 @@ func TestWorkerReportsWorkItWillLeave(t *testing.T) {
 	out := logs.String()
 	require.Contains(t, out, "workflows=false")
 	require.Regexp(t, `pending jobs this worker will not run" .*handler=App\\Jobs\\SendEmail jobs=1 why="no Go handler`, out)
-	require.Regexp(t, `handler=App\\Steps\\Plan jobs=1 why="workflow steps are off: pass --workflows`, out)
+	require.Regexp(t, `handler=App\\Steps\\Plan jobs=1 why="workflow steps are off \(--no-workflows; Config.Workflows\)`, out)
 
 	// With workflows on but no Go step handler (and no PHP pool) for the
 	// class, the step is still left, and the report says why.

@@ -56,6 +56,7 @@ func (w *Worker) flush(batch []store.Completion) {
 // settled ends the heartbeats of finished attempts whose completions were
 // written (or given up on: then the stale sweep has them).
 func (w *Worker) settled(batch []store.Completion) {
+	w.noteFinished() // before they leave settling: see Drained
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, c := range batch {

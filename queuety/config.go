@@ -99,6 +99,10 @@ type Config struct {
 	// placeholders the engine implements) and advances the workflows. Off
 	// by default: workflow jobs are then left to PHP workers.
 	Workflows bool
+	// MaxJobs, when positive, is how many jobs the worker claims in all;
+	// then it claims no more (`work --max-jobs`, `--once`; see
+	// Worker.BudgetSpent). 0: no limit.
+	MaxJobs int
 	// MaxClaimBatch caps the rows one claim round trip takes.
 	MaxClaimBatch int
 	// ClaimLanes is how many claims a worker keeps going at once,
@@ -191,19 +195,8 @@ type Config struct {
 	// registration (default 10s; less than half of WorkerStaleAfter).
 	RegistrationHeartbeat time.Duration
 
-	// Debug writes the plugin's QUEUETY_DEBUG rows: `debug` log rows of
-	// handler `_worker` for every queue a claim tries, every job it
-	// checks, admits or defers (queuety/admission.go). Off by default.
-	Debug bool
-	// QueueCostBudgets and GroupCostBudgets are
-	// QUEUETY_RESOURCE_QUEUE_COST_BUDGETS and
-	// QUEUETY_RESOURCE_GROUP_COST_BUDGETS: the most cost_units a queue's or
-	// concurrency group's processing jobs may add up to. A job with
-	// cost_units > 0 that would pass it is deferred (left pending).
-	// Entries below 1 or with a blank name are ignored, as the plugin
-	// ignores them.
-	QueueCostBudgets map[string]int64
-	GroupCostBudgets map[string]int64
+	// PluginSettings: debug rows and resource admission (plugin_settings.go).
+	PluginSettings
 
 	// Observer, when set, is told of claims and job outcomes (metrics).
 	Observer Observer
@@ -247,6 +240,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxClaimBatch == 0 {
 		c.MaxClaimBatch = DefaultMaxClaimBatch
+	}
+	if c.MaxJobs < 0 {
+		bad("max jobs %d: must not be negative (0: no limit)", c.MaxJobs)
 	}
 	if c.MaxClaimBatch < 1 || c.MaxClaimBatch > MaxMaxClaimBatch {
 		bad("max claim batch %d: must be between 1 and %d", c.MaxClaimBatch, MaxMaxClaimBatch)

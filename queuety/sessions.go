@@ -72,6 +72,7 @@ func (a *sessionAgent) Start(ctx context.Context) error {
 	if _, err := a.reg.Register(ctx, a.registration()); err != nil {
 		return fmt.Errorf("register worker %s: %w", a.w.id, err)
 	}
+	a.w.publishClaims(ctx)
 	a.stop, a.done = make(chan struct{}), make(chan struct{})
 	go a.loop()
 	return nil
@@ -120,7 +121,9 @@ func (a *sessionAgent) heartbeat() {
 	defer cancel()
 	_, err := a.reg.Heartbeat(ctx, a.ns, a.w.id, nil, nil)
 	if errors.Is(err, sessions.ErrWorkerNotRegistered) {
-		_, err = a.reg.Register(ctx, a.registration())
+		if _, err = a.reg.Register(ctx, a.registration()); err == nil {
+			a.w.publishClaims(ctx)
+		}
 	}
 	if err != nil {
 		a.log.Warn("worker registration heartbeat failed; will retry", "err", err)

@@ -98,6 +98,7 @@ type Worker struct {
 	stopOnce sync.Once
 	stopErr  error
 	stats    workerCounters
+	limits   workerLimits // Config.MaxJobs and Drained (worker_limits.go)
 }
 
 type workerCounters struct {
@@ -173,6 +174,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		}
 		w.lanes = append(w.lanes, &lane{size: size, slotFreed: make(chan struct{}, 1), kick: make(chan struct{}, 1)})
 	}
+	w.initLimits(cfg.MaxJobs)
 	w.id = cfg.WorkerID
 	if w.id == "" {
 		w.id = newWorkerID()
@@ -325,6 +327,7 @@ func (w *Worker) reportLeftWork(ctx context.Context) {
 			w.log.Warn("pending jobs this worker will not run", "handler", p.Handler, "jobs", p.N, "why", why)
 		}
 	}
+	w.reportMixedFleet(ctx, pending) // fleet.go
 }
 
 // wontClaim says why this worker will not claim p's jobs, or "".
@@ -332,7 +335,7 @@ func (w *Worker) wontClaim(p store.PendingHandler) string {
 	if p.IsStep {
 		switch {
 		case w.engine == nil:
-			return "workflow steps are off: pass --workflows (Config.Workflows)"
+			return "workflow steps are off (--no-workflows; Config.Workflows)"
 		case w.engine.StepRunner() != nil || slices.Contains(w.wfHandlers, p.Handler):
 			return ""
 		default:
@@ -530,6 +533,7 @@ type lane struct {
 	inflight  int // guarded by Worker.mu
 	slotFreed chan struct{}
 	kick      chan struct{} // new work this process made: claim now, not after the poll interval
+	idleAfter atomic.Int64  // worker_limits.go: the finish count its last empty round began after
 }
 
 func (w *Worker) claimLoop(l *lane) {
@@ -544,7 +548,17 @@ func (w *Worker) claimLoop(l *lane) {
 			}
 			continue
 		}
-		n, err := w.claimRound(l, min(free, w.cfg.MaxClaimBatch))
+		want, gen, spent := w.beginRound(l, min(free, w.cfg.MaxClaimBatch))
+		switch {
+		case spent: // the MaxJobs budget is used up: claim no more
+			<-w.claimCtx.Done()
+			continue
+		case want == 0: // another lane's round holds the rest of the budget
+			w.idle(l, w.cfg.PollInterval)
+			continue
+		}
+		n, err := w.claimRound(l, want)
+		w.endRound(l, gen, want, n, err)
 		if store.ConnectionLost(err) {
 			w.dbTroubleAt.Store(time.Now().UnixNano())
 		}
@@ -931,6 +945,7 @@ func (w *Worker) newRunning(row store.JobRow, l *lane, now time.Time, attempt in
 
 // release frees the job's slot.
 func (w *Worker) release(rj *running) {
+	w.noteFinished() // before it leaves running: see Drained
 	w.mu.Lock()
 	delete(w.running, rj.row.ID)
 	w.mu.Unlock()

@@ -53,6 +53,11 @@ func (c *Client) Artifact(ctx context.Context, workflowID int64, key string) (*w
 	return c.engine(nil).GetArtifact(ctx, workflowID, key)
 }
 
+// Artifacts is ArtifactStore::list with content, by key.
+func (c *Client) Artifacts(ctx context.Context, workflowID int64) ([]*workflow.Artifact, error) {
+	return c.engine(nil).ListArtifacts(ctx, workflowID)
+}
+
 // DeleteArtifact is ArtifactStore::delete.
 func (c *Client) DeleteArtifact(ctx context.Context, workflowID int64, key string) error {
 	return c.engine(nil).DeleteArtifact(ctx, workflowID, key)

@@ -572,6 +572,9 @@ type QueueStats struct {
 	// as they are (filled by the status report, not by Stats; omitted
 	// when there are none).
 	NeedsAttention []Attention `json:"needs_attention,omitempty"`
+	// Unclaimed lists the pending jobs no live queuety worker runs, by
+	// handler (filled by the status report; fleet.go).
+	Unclaimed []Unclaimed `json:"unclaimed,omitempty"`
 }
 
 // Stats returns per-queue counts by status, paused queues included even

@@ -372,6 +372,25 @@ func (e *Engine) GetArtifact(ctx context.Context, workflowID int64, key string) 
 	if err != nil {
 		return nil, err
 	}
+	return artifactOf(a), nil
+}
+
+// ListArtifacts is ArtifactStore::list with content: a workflow's
+// artifacts, by key.
+func (e *Engine) ListArtifacts(ctx context.Context, workflowID int64) ([]*Artifact, error) {
+	rows, err := e.store.ListArtifacts(ctx, workflowID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Artifact, len(rows))
+	for i := range rows {
+		out[i] = artifactOf(&rows[i])
+	}
+	return out, nil
+}
+
+// artifactOf is ArtifactStore::map_row with content.
+func artifactOf(a *store.Artifact) *Artifact {
 	out := &Artifact{
 		ID: a.ID, WorkflowID: a.WorkflowID, Key: a.Key, Kind: a.Kind,
 		StepIndex: exNullInt(a.StepIndex.Int64, a.StepIndex.Valid),
@@ -391,7 +410,7 @@ func (e *Engine) GetArtifact(ctx context.Context, workflowID int64, key string) 
 		}
 		out.Content = v
 	}
-	return out, nil
+	return out
 }
 
 // DeleteArtifact is ArtifactStore::delete.

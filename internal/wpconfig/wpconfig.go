@@ -43,9 +43,10 @@ type Settings struct {
 	// that a non-literal QUEUETY_TABLE_* define is an error.
 	Defines map[string]string
 
-	// consts are every define()'s value expression, for Constant
-	// (values.go).
-	consts map[string]binding
+	// Constants holds every define() whose value is a literal of any PHP
+	// type (strings, numbers, booleans, null, flat arrays), for the
+	// plugin's QUEUETY_* settings (constants.go).
+	Constants map[string]Constant
 }
 
 // hint is appended to errors about the connection settings.
@@ -100,7 +101,7 @@ func parse(name string, src []byte) (Settings, error) {
 	}
 
 	e := &evaluator{name: name, src: src}
-	s := Settings{TablePrefix: "wp_", Defines: map[string]string{}, consts: consts}
+	s := Settings{TablePrefix: "wp_", Defines: map[string]string{}}
 	for _, f := range []struct {
 		name     string
 		dst      *string
@@ -134,6 +135,7 @@ func parse(name string, src []byte) (Settings, error) {
 		}
 		s.Defines[k] = v
 	}
+	s.Constants = e.constants(consts)
 	s.DBCharset = s.Defines["DB_CHARSET"]
 	if v, ok := s.Defines["QUEUETY_TABLE_PREFIX"]; ok {
 		s.QueuetyTablePrefix = &v

@@ -121,7 +121,7 @@ func TestParse(t *testing.T) {
 			got, err := Parse([]byte(tt.src))
 			require.NoError(t, err)
 			require.NotNil(t, got.Defines)
-			got.Defines, got.consts = nil, nil
+			got.Defines, got.Constants = nil, nil // TestParseConstants covers them
 			require.Equal(t, tt.want, got)
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -166,7 +167,7 @@ func (a *app) recoverCommand() *cli.Command {
    */5 * * * * queuety recover --wp-config /var/www/html/wp-config.php`,
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}, Usage: "processing jobs not heard from this long are rescued (a duration, or plain seconds like 600)"},
-			&cli.BoolFlag{Name: "workflows", EnvVars: []string{"QUEUETY_WORKFLOWS"}, Usage: "also rescue workflow steps (burying one at max attempts fails its workflow)"},
+			workflowsFlag(), noWorkflowsFlag("leave stale workflow steps alone (by default they are rescued too, as the plugin's recover does: burying one at max attempts fails its workflow)"),
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -174,8 +175,19 @@ func (a *app) recoverCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			cfg.StaleTimeout = c.Duration("stale-timeout")
-			cfg.Workflows = c.Bool("workflows")
+			site, err := applySiteSettings(c)
+			if err != nil {
+				return err
+			}
+			if cfg.StaleTimeout = c.Duration("stale-timeout"); cfg.StaleTimeout < time.Second {
+				return site.explain(usagef("--stale-timeout %s: the stale timeout must be at least 1s (reserved_at has one-second resolution)", cfg.StaleTimeout))
+			}
+			if err := site.apply(&cfg); err != nil {
+				return err
+			}
+			if cfg.Workflows, err = workflowsOn(c); err != nil {
+				return err
+			}
 			client, err := open(c, cfg)
 			if err != nil {
 				return err
@@ -248,6 +260,9 @@ large table.
 			if err != nil {
 				return err
 			}
+			if stats, err = withUnclaimed(c.Context, client, stats); err != nil {
+				return err
+			}
 			if c.Bool("json") {
 				if stats == nil {
 					stats = []store.QueueStats{}
@@ -267,7 +282,10 @@ large table.
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			return printAttention(c.App.Writer, stats)
+			if err := printAttention(c.App.Writer, stats); err != nil {
+				return err
+			}
+			return printUnclaimed(c.App.Writer, stats)
 		}),
 	}
 }

@@ -34,8 +34,11 @@ func TestStatusAndPauseResume(t *testing.T) {
 	require.Equal(t, 2, count(t, db, "SELECT COUNT(*) FROM `wp_queuety_queue_states` WHERE paused = 1"))
 
 	r = runOK(t, on(dsn, "status")...)
-	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
+	table, unclaimed, _ := strings.Cut(r.stdout, "\n\n")
+	lines := strings.Split(strings.TrimRight(table, "\n"), "\n")
 	require.Len(t, lines, 4, r.String())
+	// No worker runs: the pending jobs are listed as unclaimed.
+	require.Regexp(t, `(?m)^  default\s+queuety.noop\s+job\s+2\s+no$`, unclaimed)
 	fields := func(line string) []string { return strings.Fields(line) }
 	require.Equal(t, []string{"QUEUE", "PENDING", "PROCESSING", "COMPLETED", "FAILED", "BURIED"}, fields(lines[0]))
 	require.Equal(t, []string{"default", "2", "0", "0", "0", "0"}, fields(lines[1]))
@@ -60,7 +63,8 @@ func TestStatusAndPauseResume(t *testing.T) {
 		byQueue[s.Queue] = s
 	}
 	require.Equal(t, store.QueueStats{Queue: "default", Paused: false,
-		Counts: map[string]int{"pending": 2, "processing": 0, "completed": 0, "failed": 0, "buried": 0}}, byQueue["default"])
+		Counts:    map[string]int{"pending": 2, "processing": 0, "completed": 0, "failed": 0, "buried": 0},
+		Unclaimed: []store.Unclaimed{{Handler: "queuety.noop", Kind: "job", Jobs: 2}}}, byQueue["default"])
 	require.Equal(t, store.QueueStats{Queue: "emails", Paused: true,
 		Counts: map[string]int{"pending": 0, "processing": 0, "completed": 0, "failed": 1, "buried": 1}}, byQueue["emails"])
 	require.True(t, byQueue["idle"].Paused)

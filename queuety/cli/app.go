@@ -57,6 +57,7 @@ func Main(args []string, opts Options) int {
 	if len(args) == 0 || args[len(args)-1] != "--generate-bash-completion" {
 		args = normalizeArgs(app, args) // completion needs its flag last, as typed
 	}
+	app.Metadata = map[string]any{argsKey: args} // logSettings tells flags from the environment
 	err := app.Run(args)
 	if err == nil {
 		return ExitOK
@@ -69,7 +70,8 @@ func Main(args []string, opts Options) int {
 		return ExitUsage
 	case errors.Is(err, store.ErrJobNotFound), errors.Is(err, store.ErrWorkflowNotFound),
 		errors.Is(err, sessions.ErrSessionNotFound), errors.Is(err, store.ErrScheduleNotFound),
-		errors.Is(err, store.ErrWebhookNotFound), errors.Is(err, store.ErrMachineNotFound):
+		errors.Is(err, store.ErrWebhookNotFound), errors.Is(err, store.ErrMachineNotFound),
+		errors.Is(err, store.ErrArtifactNotFound):
 		return ExitNotFound
 	}
 	return ExitError
@@ -117,7 +119,7 @@ func New(opts Options) *cli.App {
 			return cli.ShowAppHelp(c)
 		},
 		Commands: []*cli.Command{
-			a.workCommand(), a.healthCommand(), a.devCommand(), a.migrateCommand(), a.dispatchCommand(),
+			a.workCommand(), a.flushCommand(), a.healthCommand(), a.devCommand(), a.migrateCommand(), a.dispatchCommand(),
 			a.recoverCommand(), a.pauseCommand(true), a.pauseCommand(false), a.statusCommand(),
 			a.jobCommand(), a.purgeCommand(), a.benchCommand(),
 			a.workflowCommand(), a.sessionCommand(), a.workerCommand(), a.serveCommand(),

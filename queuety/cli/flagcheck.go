@@ -130,7 +130,7 @@ func (f durRange) check(d time.Duration) error {
 
 // secondsFlags take plain seconds ("600") as well as durations, like
 // their environment variables (PHP's QUEUETY_STALE_TIMEOUT is seconds).
-var secondsFlags = map[string]bool{"stale-timeout": true, "job-timeout": true, "shutdown-grace": true}
+var secondsFlags = map[string]bool{"stale-timeout": true, "job-timeout": true, "shutdown-grace": true, "max-time": true}
 
 // plainSeconds turns "600" into "600s" for a seconds flag's value.
 func plainSeconds(flag, value string) string {

@@ -11,8 +11,9 @@ import (
 	"github.com/queuety-go/queuety/workflow"
 )
 
-// `recover --workflows` rescues stale workflow steps too: at max attempts
-// the step is buried and its workflow failed.
+// `recover` rescues stale workflow steps too, as the plugin's does (at max
+// attempts the step is buried and its workflow failed); --no-workflows
+// leaves them alone.
 func TestRecoverStaleWorkflowSteps(t *testing.T) {
 	t.Parallel()
 	dsn := newDB(t)
@@ -27,10 +28,12 @@ func TestRecoverStaleWorkflowSteps(t *testing.T) {
 	require.NoError(t, err)
 	exec1(t, db, "UPDATE `"+jobsTable+"` SET status = 'processing', attempts = max_attempts, reserved_by = 'dead', reserved_at = NOW() - INTERVAL 1 HOUR WHERE workflow_id = ?", id)
 
-	r := runOK(t, on(dsn, "recover", "--stale-timeout", "1s")...)
-	require.Equal(t, "Recovered 0 stale jobs (0 retried, 0 buried).\n", r.stdout, "steps are left alone without --workflows")
+	r := runOK(t, on(dsn, "recover", "--stale-timeout", "1s", "--no-workflows")...)
+	require.Equal(t, "Recovered 0 stale jobs (0 retried, 0 buried).\n", r.stdout, "steps are left alone with --no-workflows")
+	r = runOK(t, on(dsn, "recover", "--stale-timeout", "1s", "--workflows", "--no-workflows")...)
+	require.Equal(t, "Recovered 0 stale jobs (0 retried, 0 buried).\n", r.stdout, "--no-workflows wins over a --workflows left in a script")
 
-	r = runOK(t, on(dsn, "recover", "--stale-timeout", "1s", "--workflows")...)
+	r = runOK(t, on(dsn, "recover", "--stale-timeout", "1s")...)
 	require.Equal(t, "Recovered 1 stale jobs (0 retried, 1 buried).\n", r.stdout)
 	var status, msg string
 	require.NoError(t, db.QueryRow("SELECT status, error_message FROM wp_queuety_workflows WHERE id = ?", id).Scan(&status, &msg))

@@ -29,10 +29,10 @@ func workerFlags() []cli.Flag {
 		&cli.StringFlag{Name: "queue", Aliases: []string{"q"}, Value: queuety.DefaultQueue, EnvVars: []string{"QUEUETY_QUEUES"}, Usage: "queues in strict priority order, comma-separated"},
 		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: queuety.DefaultConcurrency, EnvVars: []string{"QUEUETY_CONCURRENCY"}, Usage: "jobs run at once"},
 		&cli.BoolFlag{Name: "claim-all", EnvVars: []string{"QUEUETY_CLAIM_ALL"}, Usage: "claim every handler, burying those this binary lacks; without it they stay for PHP workers"},
-		&cli.BoolFlag{Name: "workflows", EnvVars: []string{"QUEUETY_WORKFLOWS"}, Usage: "also run workflow steps this binary has Go step handlers for, and advance their workflows"},
-		&cli.DurationFlag{Name: "wait-sweep-interval", Value: queuety.DefaultWaitSweepInterval, EnvVars: []string{"QUEUETY_WAIT_SWEEP_INTERVAL"}, Usage: "with --workflows: re-evaluate workflows waiting for other workflows this often (at least 10ms; negative: off)"},
-		&cli.DurationFlag{Name: "signal-poll-interval", Value: queuety.DefaultSignalPollInterval, EnvVars: []string{"QUEUETY_SIGNAL_POLL_INTERVAL"}, Usage: "with --workflows: look for signals other processes stored for waiting workflows this often (at least 10ms; negative: off)"},
-		&cli.DurationFlag{Name: "deadline-interval", Value: queuety.DefaultDeadlineInterval, EnvVars: []string{"QUEUETY_DEADLINE_INTERVAL"}, Usage: "with --workflows: check workflow deadlines this often (at least 10ms; negative: off)"},
+		workflowsFlag(), noWorkflowsFlag("leave workflow steps and their workflows to PHP workers (the default runs the steps this binary or its PHP pool can run, as the plugin's worker does)"),
+		&cli.DurationFlag{Name: "wait-sweep-interval", Value: queuety.DefaultWaitSweepInterval, EnvVars: []string{"QUEUETY_WAIT_SWEEP_INTERVAL"}, Usage: "re-evaluate workflows waiting for other workflows this often (at least 10ms; negative: off)"},
+		&cli.DurationFlag{Name: "signal-poll-interval", Value: queuety.DefaultSignalPollInterval, EnvVars: []string{"QUEUETY_SIGNAL_POLL_INTERVAL"}, Usage: "look for signals other processes stored for waiting workflows this often (at least 10ms; negative: off)"},
+		&cli.DurationFlag{Name: "deadline-interval", Value: queuety.DefaultDeadlineInterval, EnvVars: []string{"QUEUETY_DEADLINE_INTERVAL"}, Usage: "check workflow deadlines this often (at least 10ms; negative: off)"},
 		&cli.DurationFlag{Name: "schedule-interval", Value: queuety.DefaultScheduleInterval, EnvVars: []string{"QUEUETY_SCHEDULE_INTERVAL"}, Usage: "enqueue due schedules (the plugin's schedules table) this often, as the plugin's worker does every 60s (at least 10ms; negative: off)"},
 		&cli.DurationFlag{Name: "shutdown-grace", Value: queuety.DefaultShutdownGrace, EnvVars: []string{"QUEUETY_SHUTDOWN_GRACE"}, Usage: "on SIGTERM, how long running jobs may take to finish (a duration, or plain seconds like 30)"},
 		&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}, Usage: "processing jobs not heard from this long are rescued (a duration, or plain seconds like 600; at least 1s)"},
@@ -49,8 +49,8 @@ func workerFlags() []cli.Flag {
 		&cli.IntFlag{Name: "claim-lanes", Value: queuety.DefaultClaimLanes, EnvVars: []string{"QUEUETY_CLAIM_LANES"}, Usage: "claims kept going at once (1-64)"},
 		&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval, EnvVars: []string{"QUEUETY_POLL_INTERVAL"}, Usage: "idle wait between claims (at least 5ms)"},
 		&cli.IntFlag{Name: "max-claim-batch", Value: queuety.DefaultMaxClaimBatch, Usage: "rows one claim may take (1-10000)"},
-		&cli.IntFlag{Name: "step-batch", Value: queuety.DefaultWorkflowStepBatch, EnvVars: []string{"QUEUETY_STEP_BATCH"}, Usage: "with --workflows: step completions one transaction may group (1-1000; 1: each step its own)"},
-		&cli.IntFlag{Name: "chain-steps", Value: queuety.DefaultWorkflowChainSteps, EnvVars: []string{"QUEUETY_CHAIN_STEPS"}, Usage: "with --workflows: steps a slot may run in a row, each enqueued already claimed by the one before (1-1000, or -1: every step through the claim)"},
+		&cli.IntFlag{Name: "step-batch", Value: queuety.DefaultWorkflowStepBatch, EnvVars: []string{"QUEUETY_STEP_BATCH"}, Usage: "step completions one transaction may group (1-1000; 1: each step its own)"},
+		&cli.IntFlag{Name: "chain-steps", Value: queuety.DefaultWorkflowChainSteps, EnvVars: []string{"QUEUETY_CHAIN_STEPS"}, Usage: "steps a slot may run in a row, each enqueued already claimed by the one before (1-1000, or -1: every step through the claim)"},
 		&cli.IntFlag{Name: "max-conns", EnvVars: []string{"QUEUETY_MAX_CONNS"}, DefaultText: "concurrency/4+4", Usage: "database connections (at least 2; 0: the default)"},
 		&cli.StringFlag{Name: "worker-id", EnvVars: []string{"QUEUETY_WORKER_ID"}, DefaultText: "host-pid-random", Usage: "this worker's reserved_by value"},
 		&cli.StringSliceFlag{Name: "capability", EnvVars: []string{"QUEUETY_CAPABILITIES"}, Usage: "a capability worker-session requirements may ask for, e.g. gpu:nvidia-l4 or fs:/mnt/models (repeatable)"},
@@ -72,7 +72,7 @@ func staleAfterConfig(c *cli.Context, cfg *queuety.Config) error {
 }
 
 // workerConfig applies the worker flags to cfg.
-func workerConfig(c *cli.Context, cfg *queuety.Config) error {
+func workerConfig(c *cli.Context, cfg *queuety.Config) (err error) {
 	cfg.Queues = queuety.SplitQueues(c.String("queue"))
 	if len(cfg.Queues) == 0 {
 		return usagef("--queue %q: no queue named", c.String("queue"))
@@ -82,7 +82,9 @@ func workerConfig(c *cli.Context, cfg *queuety.Config) error {
 	}
 	cfg.Concurrency = c.Int("concurrency")
 	cfg.ClaimAll = c.Bool("claim-all")
-	cfg.Workflows = c.Bool("workflows")
+	if cfg.Workflows, err = workflowsOn(c); err != nil {
+		return err
+	}
 	cfg.WaitSweepInterval = c.Duration("wait-sweep-interval")
 	cfg.SignalPollInterval = c.Duration("signal-poll-interval")
 	cfg.DeadlineInterval = c.Duration("deadline-interval")
@@ -140,14 +142,19 @@ func (a *app) workCommand() *cli.Command {
 		Description: `Runs the Go handlers compiled into this binary (the stock binary has only the
 built-ins queuety.noop, queuety.sleep and queuety.fail). Jobs whose handler it
 lacks stay in the queue for PHP workers, unless --claim-all buries them.
+Workflow steps run too, as in the plugin's worker (--no-workflows: leave them
+to PHP workers). With --wp-config, the site's QUEUETY_* settings apply
+(QUEUETY_STALE_TIMEOUT, QUEUETY_MAX_EXECUTION_TIME, QUEUETY_RETRY_BACKOFF...);
+flags and environment variables win, and the start-up log says where each
+setting came from.
 
    queuety work --queue critical,default --concurrency 50
    queuety work --wp-config /var/www/html/wp-config.php --stale-timeout 10m
 
 With --php, handlers without a Go implementation run in a pool of long-lived
 PHP processes (php-bridge/bin/queuety-php-worker) that load your application
-once; the worker then claims every handler. With --workflows too, workflow
-steps whose class has no Go step handler run there (Step::handle, or
+once; the worker then claims every handler, and workflow steps whose class
+has no Go step handler run there too (Step::handle, or
 ForEachHandler::handle_item for a for_each branch):
 
    queuety work --php "php php-bridge/bin/queuety-php-worker --bootstrap app.php" --php-workers 4
@@ -162,7 +169,13 @@ Every worker registers itself (worker list). Jobs bound to a worker session
 run only on a worker serving the session's queue whose --capability strings
 cover its requirements; a graceful stop closes the sessions it holds:
 
-   queuety work --queue default,gpu-activities --capability gpu:nvidia-l4 --workflows
+   queuety work --queue default,gpu-activities --capability gpu:nvidia-l4
+
+For system cron: --once (one job), --max-jobs N, --max-time D and
+--stop-when-empty exit 0 when reached (queuety flush is work
+--stop-when-empty), printing what ran (--json for scripts):
+
+   * * * * * queuety work --wp-config /var/www/html/wp-config.php --once
 
 With --http, the HTTP API of queuety serve runs beside the worker (tokens from
 QUEUETY_WORKER_TOKEN and QUEUETY_OPERATOR_TOKEN), with Prometheus metrics at
@@ -178,9 +191,9 @@ SIGTERM or SIGINT: stop claiming, let running jobs finish within
 stop the PHP processes, exit 0. A second SIGTERM or SIGINT during that stop
 forces it: running jobs are cancelled at once and handed back to pending,
 pending completions are written, and work exits 1.`,
-		Flags: append(append(append(append(workerFlags(), webhookFlags()...), limitFlags()...), phpFlags()...), append(httpAPIFlags(),
+		Flags: append(append(append(append(append(workerFlags(), webhookFlags()...), limitFlags()...), phpFlags()...), append(httpAPIFlags(),
 			&cli.StringFlag{Name: "http", EnvVars: []string{"QUEUETY_HTTP"}, Usage: "also serve the HTTP API (as queuety serve does) on this `address`, e.g. 127.0.0.1:8080"},
-			metricsListenFlag())...),
+			metricsListenFlag(), debugFlag())...), runLimitFlags()...),
 		Action: func(c *cli.Context) error {
 			httpAddr := c.String("http")
 			if httpAddr != "" {
@@ -192,18 +205,31 @@ pending completions are written, and work exits 1.`,
 			if err != nil {
 				return err
 			}
-			if err := workerConfig(c, &cfg); err != nil {
+			site, err := applySiteSettings(c)
+			if err != nil {
 				return err
+			}
+			if err := workerConfig(c, &cfg); err != nil {
+				return site.explain(err)
 			}
 			if err := webhookConfig(c, &cfg); err != nil {
 				return err
 			}
+			cfg.Debug = c.Bool("debug")
+			if err := site.apply(&cfg); err != nil {
+				return err
+			}
+			limits, err := readRunLimits(c, &cfg)
+			if err != nil {
+				return err
+			}
+			logSettings(cfg.Logger, c, site)
 			if c.IsSet("claim-window") {
 				cfg.Logger.Warn("--claim-window (QUEUETY_CLAIM_WINDOW) has no effect any more: a claim commits before its handlers start, so a rolled-back claim never runs a job twice")
 			}
 			phpCfg, usePHP, err := phpPoolConfig(c)
 			if err != nil {
-				return err
+				return site.explain(err)
 			}
 			// Metrics are counted only when something serves them.
 			var obs *observability
@@ -236,6 +262,9 @@ pending completions are written, and work exits 1.`,
 			}
 			ctx, force, stop := twoSignals(c.Context, cfg.Logger)
 			defer stop()
+			var why stopReason
+			ctx, stopLimits := limits.watch(ctx, w, &why)
+			defer stopLimits()
 			var srv *httpapi.Server
 			if httpAddr != "" {
 				ui, err := newDashboard(c, client, a.reg, pool)
@@ -251,6 +280,9 @@ pending completions are written, and work exits 1.`,
 			}
 			if force.Err() != nil {
 				return errForcedStop
+			}
+			if limits.any() || c.Bool("json") {
+				return printRunSummary(c, w, &why)
 			}
 			return nil
 		},

@@ -129,6 +129,8 @@ func (a *app) workflowCommand() *cli.Command {
 			a.signalCommand("approve", "send the approval signal (approve_workflow)", "<id>", queuety.SignalApproval),
 			a.signalCommand("reject", "send the rejection signal (reject_workflow)", "<id>", queuety.SignalRejected),
 			a.cancelCommand(),
+			a.signalCommand("input", "send input data to a workflow waiting for it (submit_workflow_input)", "<id>", "input"),
+			a.artifactsCommand(), a.artifactCommand(), a.dispatchDefinitionCommand(),
 			a.workflowAction("pause", "pause a running workflow (the step in flight finishes)",
 				func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
 					return fmt.Sprintf("Workflow #%d paused.", id), client.PauseWorkflow(c.Context, id)
@@ -225,7 +227,7 @@ func printResult(c *cli.Context, client *queuety.Client, id int64, msg string) e
 // and reject.
 func (a *app) signalCommand(name, usage, args, def string) *cli.Command {
 	example := fmt.Sprintf("   queuety workflow %s 42 --payload '{\"by\":\"ana\"}'", name)
-	flags := []cli.Flag{&cli.StringFlag{Name: "payload", Usage: "the signal's data, a JSON object", Value: "{}"}, jsonFlag()}
+	flags := []cli.Flag{&cli.StringFlag{Name: "payload", Aliases: []string{"data"}, Usage: "the signal's data, a JSON object (--data, as the plugin's CLI)", Value: "{}"}, jsonFlag()}
 	if def == "" {
 		example = "   queuety workflow signal 42 approved --payload '{\"by\":\"ana\"}'\n   queuety workflow signal 42 go"
 	} else {
@@ -269,6 +271,15 @@ func (a *app) signalCommand(name, usage, args, def string) *cli.Command {
 				err = client.Approve(c.Context, id, payload, signal)
 			case "reject":
 				err = client.Reject(c.Context, id, payload, signal)
+			case "input": // submit_workflow_input: a signal named --signal
+				if strings.TrimSpace(signal) == "" {
+					return usagef("--signal is empty")
+				}
+				err = client.Signal(c.Context, id, signal, payload)
+				if err == nil && !c.Bool("json") {
+					fmt.Fprintf(c.App.Writer, "Input sent to workflow #%d.\n", id)
+					return nil
+				}
 			}
 			if err != nil {
 				return err

@@ -48,3 +48,10 @@ ALTER TABLE {jobs} ADD COLUMN session_processing VARCHAR(255) AS (IF(status = 'p
 -- index: jobs.idx_qgo_session_processing
 -- Counts a session's running jobs without scanning every processing job.
 ALTER TABLE {jobs} ADD INDEX idx_qgo_session_processing (session_processing);
+
+-- column: workers.claims
+-- What a `queuety work` process claims (a JSON object: its Go handlers or
+-- all of them, workflow steps, batches), so `status` can list pending jobs
+-- no live worker runs. PHP workers do not register; NULL: not said. New
+-- installs get it with the table; this adds it to older ones.
+ALTER TABLE {workers} ADD COLUMN claims TEXT DEFAULT NULL;

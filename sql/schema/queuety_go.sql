@@ -24,6 +24,7 @@ CREATE TABLE IF NOT EXISTS {workers} (
 	heartbeat_interval_seconds INT UNSIGNED NOT NULL DEFAULT 10,
 	task_slots TEXT DEFAULT NULL,
 	process_metrics TEXT DEFAULT NULL,
+	claims TEXT DEFAULT NULL,
 	last_heartbeat_at DATETIME DEFAULT NULL,
 	registered_at DATETIME NOT NULL,
 	updated_at DATETIME NOT NULL,

@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/queuety-go/queuety/queuety"
+)
+
+// --once and --max-jobs count every workflow step: chaining, which runs
+// the next step without a claim, is turned off.
+func TestRunLimitsTurnChainingOff(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args    []string
+		maxJobs int
+		chain   int
+		empty   bool
+	}{
+		{nil, 0, 0, false},
+		{[]string{"--once"}, 1, -1, true},
+		{[]string{"--max-jobs", "5"}, 5, -1, false},
+		{[]string{"--stop-when-empty"}, 0, 0, true},
+	} {
+		var cfg queuety.Config
+		var l runLimits
+		app := &ucli.App{Commands: []*ucli.Command{{Name: "work", Flags: runLimitFlags(), Action: func(c *ucli.Context) (err error) {
+			l, err = readRunLimits(c, &cfg)
+			return err
+		}}}}
+		require.NoError(t, app.Run(append([]string{"queuety", "work"}, tc.args...)))
+		require.Equal(t, tc.maxJobs, cfg.MaxJobs, tc.args)
+		require.Equal(t, tc.chain, cfg.WorkflowChainSteps, tc.args)
+		require.Equal(t, tc.empty, l.stopWhenEmpty, tc.args)
+	}
+}

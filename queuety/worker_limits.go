@@ -1,0 +1,132 @@
+package queuety
+
+import "sync/atomic"
+
+// A worker run from system cron stops on its own, as the plugin's
+// `wp queuety work --once` and `wp queuety flush` do: after a number of
+// jobs (Config.MaxJobs), or once nothing it can claim is left (Drained).
+
+// workerLimits holds the claim budget and the finish counter Drained
+// compares claim rounds with.
+type workerLimits struct {
+	max int64 // Config.MaxJobs; 0: no limit
+	// budget is the claims neither made nor reserved by a round in
+	// flight, or -1: no limit.
+	budget atomic.Int64
+	// claimed counts the claims made (committed) against max.
+	claimed atomic.Int64
+	// finished counts jobs that left the worker (written, failed, handed
+	// back): a claim round that began after the last of them saw every
+	// row they enqueued (a workflow's next step, a retry due now).
+	finished atomic.Int64
+}
+
+func (w *Worker) initLimits(maxJobs int) {
+	for _, ln := range w.lanes {
+		ln.idleAfter.Store(laneClaiming) // no round yet: not drained
+	}
+	l := &w.limits
+	if maxJobs > 0 {
+		l.max = int64(maxJobs)
+		l.budget.Store(l.max)
+	} else {
+		l.budget.Store(-1)
+	}
+}
+
+// take reserves up to n claims from the budget and returns how many.
+func (l *workerLimits) take(n int) int {
+	for {
+		b := l.budget.Load()
+		if b < 0 {
+			return n
+		}
+		got := min(int64(n), b)
+		if l.budget.CompareAndSwap(b, b-got) {
+			return int(got)
+		}
+	}
+}
+
+// giveBack returns reserved claims a round did not use.
+func (l *workerLimits) giveBack(n int) {
+	if n > 0 && l.budget.Load() >= 0 {
+		l.budget.Add(int64(n))
+	}
+}
+
+func (l *workerLimits) spent() bool { return l.max > 0 && l.claimed.Load() >= l.max }
+
+// laneIdle values: a lane in a claim round, or one whose budget is spent.
+const (
+	laneClaiming = -1
+	laneSpent    = -2
+)
+
+// noteFinished counts a job leaving the worker; called before it leaves
+// running or settling, so Drained never sees it gone with the old count.
+func (w *Worker) noteFinished() { w.limits.finished.Add(1) }
+
+// beginRound reserves up to n claims for a round of l and returns how
+// many, with the finish count the round starts after. 0 claims: spent
+// means the MaxJobs budget is used up (claim no more); otherwise another
+// lane holds what is left of it for its round, and this lane waits, idle:
+// that round sees every row this one would.
+func (w *Worker) beginRound(l *lane, n int) (want int, gen int64, spent bool) {
+	gen = w.limits.finished.Load()
+	if want = w.limits.take(n); want > 0 {
+		l.idleAfter.Store(laneClaiming)
+		return want, gen, false
+	}
+	if w.limits.spent() {
+		l.idleAfter.Store(laneSpent)
+		return 0, gen, true
+	}
+	l.idleAfter.Store(gen)
+	return 0, gen, false
+}
+
+// endRound records a round of l that reserved n claims and took got:
+// an empty round marks the lane idle as of gen.
+func (w *Worker) endRound(l *lane, gen int64, n, got int, err error) {
+	w.limits.giveBack(n - got)
+	if got > 0 && w.limits.max > 0 && w.limits.claimed.Add(int64(got)) >= w.limits.max {
+		w.kickLanes() // idle lanes see the spent budget now, not a poll later
+	}
+	if err == nil && got == 0 {
+		l.idleAfter.Store(gen)
+	}
+}
+
+// Drained reports that the worker has nothing running and that every lane's
+// last claim round, begun after the last job finished, found nothing to
+// claim (or the MaxJobs budget is spent): what `work --stop-when-empty`
+// and `flush` wait for. Delayed rows (a retry's backoff) are not due, so
+// they do not count, as in the plugin's flush.
+func (w *Worker) Drained() bool {
+	w.mu.Lock()
+	busy := len(w.running) + len(w.settling)
+	w.mu.Unlock()
+	if busy > 0 {
+		return false
+	}
+	gen := w.limits.finished.Load()
+	for _, l := range w.lanes {
+		if v := l.idleAfter.Load(); v != gen && v != laneSpent {
+			return false
+		}
+	}
+	return true
+}
+
+// BudgetSpent reports that the worker has taken its Config.MaxJobs jobs
+// and none of them is still running. A claim counts once its round has
+// started its jobs, so a committed claim is never missed.
+func (w *Worker) BudgetSpent() bool {
+	if !w.limits.spent() {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.running)+len(w.settling) == 0
+}
