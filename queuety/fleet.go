@@ -46,6 +46,9 @@ func (w *Worker) claims() WorkerClaims {
 	if c.StepHandlers == nil {
 		c.StepHandlers = []string{}
 	}
+	// Batch jobs whose callbacks are PHP classes need the pool; without one
+	// the claim leaves those to PHP (machine_claim.go).
+	c.Batches = w.reg.classCaller() != nil
 	if w.engine != nil {
 		c.Steps = "listed"
 		if w.engine.StepRunner() != nil {
@@ -60,7 +63,7 @@ func (w *Worker) claims() WorkerClaims {
 func (c WorkerClaims) runs(handler string, step, batch bool) bool {
 	switch {
 	case batch:
-		return c.Batches
+		return c.Batches && (c.AllHandlers || slices.Contains(c.Handlers, handler))
 	case step:
 		return c.Steps == "all" || (c.Steps == "listed" && (strings.HasPrefix(handler, "__queuety_") || slices.Contains(c.StepHandlers, handler)))
 	}

@@ -52,6 +52,11 @@ func readRunLimits(c *cli.Context, cfg *queuety.Config) (runLimits, error) {
 		return l, usagef("--once and --max-jobs: --once is --max-jobs 1 --stop-when-empty, pick one")
 	case c.Bool("once"):
 		l.maxJobs = 1
+		// The plugin's run(once) never ticks the schedules (its loop does,
+		// every 60 s): a one-job run leaves them to the long-running workers.
+		if !c.IsSet("schedule-interval") {
+			cfg.ScheduleInterval = -1
+		}
 	}
 	if l.poll <= 0 {
 		l.poll = queuety.DefaultPollInterval
