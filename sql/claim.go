@@ -47,7 +47,7 @@ type ClaimParams struct {
 	PHPCallbacks   bool
 	BatchCallbacks []string
 	ChainCatches   []string
-	Limit        int
+	Limit          int
 }
 
 // ClaimTx is one claim: Select locks claimable rows with FOR UPDATE SKIP
