@@ -96,6 +96,16 @@ var ErrJobLost = errors.New("queuety: the job's row is no longer held by this at
 // shutdown grace ran out; the attempt is handed back to pending.
 var ErrShutdown = errors.New("queuety: worker shutting down")
 
+// ReportMemoryPeak records the peak memory, in KiB, of the process that
+// ran the job, for its completed log row's memory_peak_kb: the PHP pool
+// reports its PHP process's memory_get_peak_usage(true), the figure the
+// plugin's worker logs. Without a report the row gets the Go worker's.
+func (j *Job) ReportMemoryPeak(kb int64) {
+	if j.run != nil && kb > 0 {
+		j.run.memPeakKB.Store(kb)
+	}
+}
+
 // Heartbeat is Queuety's Heartbeat::beat: it refreshes reserved_at so no
 // stale sweep (ours or PHP's) takes the job, and stores progress (any value
 // JSON can encode, or nil) in heartbeat_data. It returns ErrJobLost, and

@@ -131,6 +131,9 @@ type running struct {
 	lane      *lane
 	// sessionLease is the lease of the job's worker session (0: none).
 	sessionLease time.Duration
+	// memPeakKB is the peak memory the process that ran the job reported
+	// (Job.ReportMemoryPeak; the PHP pool's), 0 when none did.
+	memPeakKB atomic.Int64
 }
 
 // outcome is a finished attempt.
@@ -1007,7 +1010,11 @@ func (w *Worker) completedLog(rj *running, d time.Duration) store.LogRow {
 	l := store.LogFor(&rj.row, store.EventCompleted)
 	l.Attempt = store.Int(int64(rj.row.Attempts))
 	l.DurationMS = store.Int(d.Milliseconds())
-	l.MemoryPeakKB = store.Int(w.memKB.Load())
+	mem := rj.memPeakKB.Load()
+	if mem <= 0 {
+		mem = w.memKB.Load()
+	}
+	l.MemoryPeakKB = store.Int(mem)
 	return l
 }
 

@@ -21,6 +21,9 @@ type message struct {
 	Progress json.RawMessage `json:"progress"`
 	OK       bool            `json:"ok"`
 	Memory   int64           `json:"memory"`
+	// PeakKB is memory_get_peak_usage(true) / 1024 after the job: what the
+	// plugin's worker logs as memory_peak_kb.
+	PeakKB int64 `json:"memory_peak_kb"`
 	Error    *phpError       `json:"error"`
 	Output   json.RawMessage `json:"output"`
 	Retry    *Retry          `json:"retry"`

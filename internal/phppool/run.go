@@ -87,6 +87,9 @@ func (p *process) run(ctx context.Context, req *request) outcome {
 				relay.push(v)
 			case m.Type == "result" && m.Seq == seq:
 				o := outcome{alive: true, memory: m.Memory}
+				if job != nil {
+					job.ReportMemoryPeak(m.PeakKB)
+				}
 				if m.OK && req.step != nil {
 					o.output = m.Output
 				}

@@ -92,6 +92,8 @@ final class JobRunner
             Runtime::leave();
         }
         $result['memory'] = memory_get_usage(true);
+        // The plugin's worker logs this as memory_peak_kb.
+        $result['memory_peak_kb'] = intdiv(memory_get_peak_usage(true), 1024);
         return $result;
     }
 
