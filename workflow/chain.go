@@ -21,8 +21,9 @@ import (
 //
 // A step is chained only when nothing the claim would check can differ:
 // a single step (not parallel, for_each, a wait or a local activity) with
-// a Go handler here, no delay, no concurrency group, no worker session, on
-// a queue the worker serves and that is not paused, while the worker still
+// a Go handler here or a class the StepRunner runs (a PHP class in the
+// pool), no delay, no concurrency group, no worker session, on a queue the
+// worker serves and that is not paused, while the worker still
 // takes work (ChainRuntime.Accept). ChainRuntime.Max bounds how many steps
 // one claim runs in a row, so a long workflow gives its slot back to the
 // queue now and then and jobs waiting there are not starved.
@@ -82,7 +83,9 @@ func (a *advanceTx) chainable(step Step, job StepJob) bool {
 	if bytes.Contains(job.Payload, []byte(`"rate_limit"`)) {
 		return false // the claim applies the rate limit
 	}
-	if _, ok := a.e.handlers.LookupStep(job.Handler); !ok {
+	// A class without a Go handler is run by the StepRunner (the PHP pool)
+	// when there is one, as the claim would hand it there.
+	if _, ok := a.e.handlers.LookupStep(job.Handler); !ok && (a.e.runner == nil || IsPlaceholderHandler(job.Handler)) {
 		return false
 	}
 	return r.Accept == nil || r.Accept(job.Queue, job.Handler)
