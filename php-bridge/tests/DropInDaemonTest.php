@@ -88,7 +88,10 @@ final class DropInDaemonTest extends DatabaseTestCase
         $daemon = new DaemonProcess([getenv('QUEUETY_BIN') ?: 'queuety', 'work', '--php', $this->php_command(),
             '--queue', 'default,llm', '--concurrency', '1', '--php-workers', '1', '--poll-interval', '20ms'], ['QUEUETY_DSN' => $this->go_dsn()]);
         try {
-            $drained = $this->wait_until(self::WAIT, fn (): bool => $this->machine_row()['status'] === 'waiting_event'
+            // As the recording does, a step's retry is not waited for: its
+            // available_at is moved to now.
+            $drained = $this->wait_until(self::WAIT, fn (): bool => $pdo->exec("UPDATE wp_queuety_jobs SET available_at = UTC_TIMESTAMP() - INTERVAL 1 SECOND WHERE workflow_id = {$workflow} AND status = 'pending' AND attempts > 0") >= 0
+                && $this->machine_row()['status'] === 'waiting_event'
                 && $this->job(4)['status'] === 'completed' && $this->count_calls('BatchFinallyCallback::handle') === 1
                 && $this->job(6)['status'] === 'buried' && $this->count_calls('DropInChainCatch::handle') === 1
                 && $this->count_calls('RecordHandler::handle') === 1
@@ -113,6 +116,13 @@ final class DropInDaemonTest extends DatabaseTestCase
         $this->assert_chain($chain_fx);
         $this->assert_schedule($schedule_fx, $schedule);
         $this->assert_workflow($meta_fx, $workflow);
+        // Nothing else: no stray job (one per link, step and due tick) and
+        // no log row beyond the recordings'.
+        $this->assertSame('11', $this->rows('SELECT COUNT(*) AS n FROM wp_queuety_jobs')[0]['n']);
+        $logs = count($machine['snapshots'][3]['logs']) + count($batch_fx['snapshots'][count($batch_fx['snapshots']) - 1]['logs'])
+            + count($chain_fx['snapshots'][count($chain_fx['snapshots']) - 1]['logs']) + count($schedule_fx['snapshots'][4]['logs'])
+            + count($meta_fx['snapshots'][count($meta_fx['snapshots']) - 1]['logs']);
+        $this->assertSame((string) $logs, $this->rows('SELECT COUNT(*) AS n FROM wp_queuety_logs')[0]['n']);
     }
 
     /**
@@ -128,11 +138,10 @@ final class DropInDaemonTest extends DatabaseTestCase
         $this->assertRows('wp_queuety_state_machine_events', $end['state_machine_events'], null, ['duration_ms', 'error']);
         $errors = $this->rows('SELECT error FROM wp_queuety_state_machine_events ORDER BY id');
         foreach ($end['state_machine_events'] as $i => $event) {
-            $want = $event['error'] === null ? null : array_diff_key(json_decode($event['error'], true), ['trace' => 0]);
-            $got = $errors[$i]['error'] === null ? null : array_diff_key(json_decode($errors[$i]['error'], true), ['trace' => 0]);
-            $this->assertSame($want, $got, "machine event {$event['id']} error (message and class)");
+            $this->assertSame(self::error_without_trace($event['error']), self::error_without_trace($errors[$i]['error']),
+                "machine event {$event['id']} error (message and class)");
         }
-        $this->assertSame(['started', 'completed'], $this->log_events(1));
+        $this->assert_logs($end['logs'], static fn (?int $id): ?int => $id, 'job_id = 1', 'the action job\'s log rows');
     }
 
     /**
@@ -147,9 +156,7 @@ final class DropInDaemonTest extends DatabaseTestCase
         $batches[0]['failed_job_ids'] = json_encode(array_map($shift, json_decode($batches[0]['failed_job_ids'], true)));
         $this->assertRows('wp_queuety_batches', $batches);
         $this->assertRows('wp_queuety_jobs', $end['jobs'], [2, 3, 4]);
-        foreach ($end['jobs'] as $job) {
-            $this->assertSame($this->fixture_log_events($end['logs'], $job['id']), $this->log_events($shift($job['id'])), "batch job {$job['id']} log rows");
-        }
+        $this->assert_logs($end['logs'], static fn (?int $id): ?int => $id === null ? null : $shift($id), 'job_id IN (2, 3, 4)', 'the batch jobs\' log rows');
 
         $want = [];
         foreach ($fx['calls'] as $call) {
@@ -175,9 +182,7 @@ final class DropInDaemonTest extends DatabaseTestCase
             $jobs[] = $job;
         }
         $this->assertRows('wp_queuety_jobs', $jobs, [5, 6, 7]);
-        foreach ($end['jobs'] as $job) {
-            $this->assertSame($this->fixture_log_events($end['logs'], $job['id']), $this->log_events($job['id'] + 4), "chain job {$job['id']} log rows");
-        }
+        $this->assert_logs($end['logs'], static fn (?int $id): ?int => $id === null ? null : $id + 4, 'job_id IN (5, 6, 7)', 'the chain jobs\' log rows');
         $want = [];
         foreach ($fx['calls'] as $call) {
             $call = array_diff_key($call, ['snapshot' => 0, 'after' => 0]);
@@ -208,7 +213,7 @@ final class DropInDaemonTest extends DatabaseTestCase
         $want = $fx['snapshots'][4]['jobs'][0];
         $want['id'] = (int) $job[0]['id'];
         $this->assertRows('wp_queuety_jobs', [$want], [(int) $job[0]['id']]);
-        $this->assertSame(['started', 'completed'], $this->log_events((int) $job[0]['id']));
+        $this->assert_logs($fx['snapshots'][4]['logs'], static fn (?int $id): int => (int) $job[0]['id'], "job_id = {$job[0]['id']}", 'the scheduled job\'s log rows');
         $this->assertSame([['call' => 'RecordHandler::handle', 'payload' => ['source' => 'interval']]],
             array_values(array_filter($this->reported(), static fn (array $c): bool => $c['call'] === 'RecordHandler::handle')));
     }
@@ -222,10 +227,10 @@ final class DropInDaemonTest extends DatabaseTestCase
         $this->assertRows('wp_queuety_workflows', $end['workflows']);
         $steps = $this->rows("SELECT id FROM wp_queuety_jobs WHERE workflow_id = {$id} ORDER BY step_index");
         $this->assertCount(3, $steps);
+        $ids = array_map(static fn (array $r): int => (int) $r['id'], $steps);
+        $map = static fn (?int $fixture_id): ?int => $fixture_id === null ? null : $ids[$fixture_id - 1];
         $want = [];
-        foreach ($end['jobs'] as $i => $job) {
-            $job['id'] = (int) $steps[$i]['id'];
-            $job['attempts'] = 1; // the recording's steps threw once; these succeed at once
+        foreach ($end['jobs'] as $job) {
             if ($job['handler'] === 'ConfiguredStep') {
                 // The plugin writes config()'s backoff list [5, 30] as [] (a
                 // plugin bug, docs/compat.md "PHP class settings"); the
@@ -235,7 +240,46 @@ final class DropInDaemonTest extends DatabaseTestCase
             }
             $want[] = $job;
         }
-        $this->assertRows('wp_queuety_jobs', $want, array_map(static fn (array $r): int => (int) $r['id'], $steps));
+        $this->assertRows('wp_queuety_jobs', $want, $ids);
+
+        $this->assert_logs($end['logs'], $map, "workflow_id = {$id}", 'the workflow\'s log rows');
+
+        $events = array_map(static fn (array $e): array => ['job_id' => $map($e['job_id'])] + $e, $end['workflow_events']);
+        $this->assertRows('wp_queuety_workflow_events', $events, null, ['duration_ms', 'error']);
+        $errors = $this->rows('SELECT error FROM wp_queuety_workflow_events ORDER BY id');
+        foreach ($end['workflow_events'] as $i => $event) {
+            $this->assertSame(self::error_without_trace($event['error']), self::error_without_trace($errors[$i]['error']), "workflow event {$event['id']} error");
+        }
+    }
+
+    /**
+     * The log rows $where selects against a recording's, but ids, times,
+     * durations, memory peaks and traces; $map turns the recording's job
+     * ids into this run's.
+     *
+     * @param list<array<string, mixed>> $logs
+     */
+    private function assert_logs(array $logs, callable $map, string $where, string $message): void
+    {
+        $columns = ['job_id', 'workflow_id', 'step_index', 'handler', 'queue', 'event', 'attempt', 'error_message', 'error_class', 'context'];
+        $want = [];
+        foreach ($logs as $l) {
+            $row = [];
+            foreach ($columns as $c) {
+                $v = $c === 'job_id' ? $map($l['job_id']) : $l[$c];
+                $row[$c] = $v === null ? null : (string) $v;
+            }
+            $want[] = $row;
+        }
+        $this->assertSame($want, $this->rows('SELECT ' . implode(', ', $columns) . " FROM wp_queuety_logs WHERE {$where} ORDER BY id"), $message);
+    }
+
+    /**
+     * @return array<string, mixed>|null
+     */
+    private static function error_without_trace(?string $error): ?array
+    {
+        return $error === null ? null : array_diff_key(json_decode($error, true), ['trace' => 0]);
     }
 
     /**
@@ -289,23 +333,6 @@ final class DropInDaemonTest extends DatabaseTestCase
     {
         $pdo = new \PDO($this->conn->dsn(), 'root', '', [\PDO::ATTR_ERRMODE => \PDO::ERRMODE_EXCEPTION, \PDO::ATTR_STRINGIFY_FETCHES => true]);
         return $pdo->query($sql)->fetchAll(\PDO::FETCH_ASSOC);
-    }
-
-    /**
-     * @return list<string>
-     */
-    private function log_events(int $job_id): array
-    {
-        return array_column($this->rows("SELECT event FROM wp_queuety_logs WHERE job_id = {$job_id} ORDER BY id"), 'event');
-    }
-
-    /**
-     * @param list<array<string, mixed>> $logs
-     * @return list<string>
-     */
-    private function fixture_log_events(array $logs, int $job_id): array
-    {
-        return array_values(array_column(array_filter($logs, static fn (array $l): bool => $l['job_id'] === $job_id), 'event'));
     }
 
     /** @return array<string, mixed> */
