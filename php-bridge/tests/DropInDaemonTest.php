@@ -88,15 +88,7 @@ final class DropInDaemonTest extends DatabaseTestCase
         $daemon = new DaemonProcess([getenv('QUEUETY_BIN') ?: 'queuety', 'work', '--php', $this->php_command(),
             '--queue', 'default,llm', '--concurrency', '1', '--php-workers', '1', '--poll-interval', '20ms'], ['QUEUETY_DSN' => $this->go_dsn()]);
         try {
-            // As the recording does, a step's retry is not waited for: its
-            // available_at is moved to now.
-            $drained = $this->wait_until(self::WAIT, fn (): bool => $pdo->exec("UPDATE wp_queuety_jobs SET available_at = UTC_TIMESTAMP() - INTERVAL 1 SECOND WHERE workflow_id = {$workflow} AND status = 'pending' AND attempts > 0") >= 0
-                && $this->machine_row()['status'] === 'waiting_event'
-                && $this->job(4)['status'] === 'completed' && $this->count_calls('BatchFinallyCallback::handle') === 1
-                && $this->job(6)['status'] === 'buried' && $this->count_calls('DropInChainCatch::handle') === 1
-                && $this->count_calls('RecordHandler::handle') === 1
-                && Queuety::workflow_status($workflow)?->status === WorkflowStatus::Completed
-                && (int) $pdo->query("SELECT COUNT(*) FROM wp_queuety_jobs WHERE status IN ('pending', 'processing') AND id <> 7")->fetchColumn() === 0);
+            $drained = $this->wait_until(self::WAIT, fn (): bool => $this->drained($workflow));
             $this->assertTrue($drained, "everything drained\ndaemon: " . $daemon->output());
 
             // The machine's events, sent as the recording sends them.
@@ -333,6 +325,25 @@ final class DropInDaemonTest extends DatabaseTestCase
     {
         $pdo = new \PDO($this->conn->dsn(), 'root', '', [\PDO::ATTR_ERRMODE => \PDO::ERRMODE_EXCEPTION, \PDO::ATTR_STRINGIFY_FETCHES => true]);
         return $pdo->query($sql)->fetchAll(\PDO::FETCH_ASSOC);
+    }
+
+    /**
+     * Whether every piece ran to its end: the machine waits for its event,
+     * the batch and the chain ran their callbacks (the chain's last link
+     * stays pending), the schedule's job ran, the workflow completed.
+     */
+    private function drained(int $workflow): bool
+    {
+        $pdo = $this->conn->pdo();
+        // As the recording does, a step's retry is not waited for: its
+        // available_at is moved to now.
+        $pdo->exec("UPDATE wp_queuety_jobs SET available_at = UTC_TIMESTAMP() - INTERVAL 1 SECOND WHERE workflow_id = {$workflow} AND status = 'pending' AND attempts > 0");
+        return $this->machine_row()['status'] === 'waiting_event'
+            && $this->job(4)['status'] === 'completed' && $this->count_calls('BatchFinallyCallback::handle') === 1
+            && $this->job(6)['status'] === 'buried' && $this->count_calls('DropInChainCatch::handle') === 1
+            && $this->count_calls('RecordHandler::handle') === 1
+            && Queuety::workflow_status($workflow)?->status === WorkflowStatus::Completed
+            && (int) $pdo->query("SELECT COUNT(*) FROM wp_queuety_jobs WHERE status IN ('pending', 'processing') AND id <> 7")->fetchColumn() === 0;
     }
 
     /** @return array<string, mixed> */
