@@ -419,4 +419,50 @@ class Queuety
         }
         return $pending;
     }
+
+    /*
+     * State machines: the daemon runs their action jobs and `queuety machine
+     * event` sends events; this package has no state machine engine, so
+     * these plugin calls fail with a message that says where they work. With
+     * --wp-load and the plugin active, the plugin's facade answers them.
+     */
+
+    /** @param array<mixed> $payload */
+    public static function machine_event(int $machine_id, string $event_name, array $payload = []): void
+    {
+        throw self::no_machines('machine_event');
+    }
+
+    public static function machine(string $name): never
+    {
+        throw self::no_machines('machine');
+    }
+
+    public static function machine_status(int $machine_id): never
+    {
+        throw self::no_machines('machine_status');
+    }
+
+    public static function list_machines(int $limit = 50, ?string $status = null): never
+    {
+        throw self::no_machines('list_machines');
+    }
+
+    /**
+     * @param array<mixed> $definition
+     * @param array<mixed> $initial_state
+     * @param array<mixed> $options
+     */
+    public static function dispatch_state_machine_definition(array $definition, array $initial_state = [], array $options = []): never
+    {
+        throw self::no_machines('dispatch_state_machine_definition');
+    }
+
+    private static function no_machines(string $method): \LogicException
+    {
+        return new \LogicException(sprintf(
+            'Queuety::%s() needs the Queuety plugin: this bridge has no state machine engine. Load the plugin (the pool\'s --wp-load with the plugin active), or use `queuety machine list|status|event` or the Go API (Client.MachineEvent).',
+            $method,
+        ));
+    }
 }

@@ -36,8 +36,10 @@ final class WorkerProtocolTest extends TestCase
     {
         $seq = $this->worker->run('noop');
         $result = $this->worker->read();
-        $this->assertSame(['type' => 'result', 'seq' => $seq, 'ok' => true], array_diff_key($result, ['memory' => 0]));
+        $this->assertSame(['type' => 'result', 'seq' => $seq, 'ok' => true], array_diff_key($result, ['memory' => 0, 'memory_peak_kb' => 0]));
         $this->assertGreaterThan(0, $result['memory'], 'memory_get_usage(true)');
+        $this->assertSame(intdiv(memory_get_peak_usage(true), 1024) > 0, $result['memory_peak_kb'] > 0, 'memory_get_peak_usage(true) / 1024, logged as memory_peak_kb');
+        $this->assertGreaterThanOrEqual(intdiv($result['memory'], 1024), $result['memory_peak_kb'], 'the peak is at least the usage');
 
         $this->worker->run('double', ['n' => 21]);
         $this->assertSame(['n' => 42], $this->worker->read()['output'], "a Step's output");
