@@ -119,7 +119,7 @@ func (w *Worker) executeWorkflowStep(ctx context.Context, rj *running) {
 		return
 	}
 	row := rj.row
-	stepErr, next, err := w.engine.RunStep(ctx, &row, w.decideStep)
+	stepErr, next, err := w.engine.RunStep(withStepJob(ctx, rj.job), &row, w.decideStep)
 	for {
 		if next == nil {
 			// A settled step usually enqueued the next one (or woke a
@@ -138,7 +138,7 @@ func (w *Worker) executeWorkflowStep(ctx context.Context, rj *running) {
 			return
 		}
 		row = rj.row
-		stepErr, next, err = w.engine.RunChained(ctx, next, w.decideStep)
+		stepErr, next, err = w.engine.RunChained(withStepJob(ctx, rj.job), next, w.decideStep)
 	}
 }
 

@@ -69,15 +69,15 @@ func (c *Client) PauseWorkflow(ctx context.Context, id int64) error {
 
 // ResumeWorkflow is Queuety::resume_workflow: a paused workflow runs again
 // from its current step, which is enqueued.
-func (c *Client) ResumeWorkflow(ctx context.Context, id int64, reg *Registry) error {
-	return c.engine(reg).Resume(ctx, id)
+func (c *Client) ResumeWorkflow(ctx context.Context, id int64, reg *Registry, opts ...RerunOption) error {
+	return c.rerunEngine(reg, opts).Resume(ctx, id)
 }
 
 // RetryWorkflow is Queuety::retry_workflow: a failed workflow that was not
 // compensated runs its failed step again (a for_each step only its items
 // without a result; a parallel step every branch).
-func (c *Client) RetryWorkflow(ctx context.Context, id int64, reg *Registry) error {
-	return c.engine(reg).Retry(ctx, id)
+func (c *Client) RetryWorkflow(ctx context.Context, id int64, reg *Registry, opts ...RerunOption) error {
+	return c.rerunEngine(reg, opts).Retry(ctx, id)
 }
 
 // CheckDeadlines is Workflow::check_deadlines: running workflows past

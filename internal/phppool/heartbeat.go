@@ -8,7 +8,8 @@ import (
 	"github.com/queuety-go/queuety/queuety"
 )
 
-// heartbeatRelay passes a job's PHP heartbeats to Job.Heartbeat off the
+// heartbeatRelay passes a job's PHP heartbeats to Job.Heartbeat (a
+// workflow step's to queuety.StepHeartbeat) off the
 // slot goroutine, so a slow database never stalls reading frames. Beats
 // that arrive while one is being written collapse into the latest: only
 // the last progress is stored anyway (heartbeat_data). The last beat
@@ -22,12 +23,15 @@ type heartbeatRelay struct {
 
 type progressMsg struct{ v any }
 
-func startRelay(ctx context.Context, job *queuety.Job, log *slog.Logger) *heartbeatRelay {
+// beatFunc stores one heartbeat: Job.Heartbeat or queuety.StepHeartbeat.
+type beatFunc func(ctx context.Context, progress any) error
+
+func startRelay(ctx context.Context, beat beatFunc, jobID int64, log *slog.Logger) *heartbeatRelay {
 	h := &heartbeatRelay{
 		ch: make(chan progressMsg, 1), done: make(chan struct{}),
 		finished: make(chan struct{}), lost: make(chan struct{}),
 	}
-	go h.loop(ctx, job, log)
+	go h.loop(ctx, beat, jobID, log)
 	return h
 }
 
@@ -56,16 +60,16 @@ func (h *heartbeatRelay) stop() {
 	<-h.finished
 }
 
-func (h *heartbeatRelay) loop(ctx context.Context, job *queuety.Job, log *slog.Logger) {
+func (h *heartbeatRelay) loop(ctx context.Context, store beatFunc, jobID int64, log *slog.Logger) {
 	defer close(h.finished)
 	beat := func(m progressMsg) bool {
-		err := job.Heartbeat(ctx, m.v)
+		err := store(ctx, m.v)
 		if errors.Is(err, queuety.ErrJobLost) {
 			close(h.lost)
 			return false
 		}
 		if err != nil && ctx.Err() == nil {
-			log.Warn("relaying a PHP heartbeat failed", "job", job.ID, "err", err)
+			log.Warn("relaying a PHP heartbeat failed", "job", jobID, "err", err)
 		}
 		return true
 	}

@@ -23,10 +23,10 @@ type message struct {
 	Memory   int64           `json:"memory"`
 	// PeakKB is memory_get_peak_usage(true) / 1024 after the job: what the
 	// plugin's worker logs as memory_peak_kb.
-	PeakKB int64 `json:"memory_peak_kb"`
-	Error    *phpError       `json:"error"`
-	Output   json.RawMessage `json:"output"`
-	Retry    *Retry          `json:"retry"`
+	PeakKB int64           `json:"memory_peak_kb"`
+	Error  *phpError       `json:"error"`
+	Output json.RawMessage `json:"output"`
+	Retry  *Retry          `json:"retry"`
 }
 
 type phpError struct {

@@ -77,11 +77,12 @@ func (p *process) run(ctx context.Context, req *request) outcome {
 				if err != nil {
 					return p.protocolError(fmt.Sprintf("heartbeat progress: %v", err))
 				}
-				if job == nil {
-					continue // a workflow step: its heartbeats are not stored
-				}
 				if relay == nil {
-					relay = startRelay(ctx, job, p.log)
+					beat := queuety.StepHeartbeat // a workflow step: the worker put its attempt in ctx
+					if job != nil {
+						beat = job.Heartbeat
+					}
+					relay = startRelay(ctx, beat, jobID, p.log)
 					lost = relay.lost
 				}
 				relay.push(v)

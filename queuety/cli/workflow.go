@@ -135,13 +135,13 @@ func (a *app) workflowCommand() *cli.Command {
 				func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
 					return fmt.Sprintf("Workflow #%d paused.", id), client.PauseWorkflow(c.Context, id)
 				}),
-			a.workflowAction("resume", "resume a paused workflow at its current step",
-				func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
-					return fmt.Sprintf("Workflow #%d resumed.", id), client.ResumeWorkflow(c.Context, id, a.reg)
+			a.rerunCommand("resume", "resume a paused workflow at its current step", "Workflow #%d resumed.",
+				func(c *cli.Context, client *queuety.Client, id int64, opts ...queuety.RerunOption) error {
+					return client.ResumeWorkflow(c.Context, id, a.reg, opts...)
 				}),
-			a.workflowAction("retry", "run a failed workflow's failed step again",
-				func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
-					return fmt.Sprintf("Workflow #%d retried from its failed step.", id), client.RetryWorkflow(c.Context, id, a.reg)
+			a.rerunCommand("retry", "run a failed workflow's failed step again", "Workflow #%d retried from its failed step.",
+				func(c *cli.Context, client *queuety.Client, id int64, opts ...queuety.RerunOption) error {
+					return client.RetryWorkflow(c.Context, id, a.reg, opts...)
 				}),
 			{
 				Name: "export", Usage: "a workflow's rows as the plugin's export document (JSON)", ArgsUsage: "<id>",

@@ -19,22 +19,11 @@ func (a *app) cancelCommand() *cli.Command {
 		Description: "   queuety workflow cancel 42\n   queuety workflow cancel 42 --php \"php php-bridge/bin/queuety-php-worker --bootstrap app.php\"",
 		Flags:       append([]cli.Flag{jsonFlag()}, phpFlags()...),
 		Action: byWorkflow(func(c *cli.Context, client *queuety.Client, id int64) error {
-			phpCfg, usePHP, err := phpPoolConfig(c)
+			_, stop, err := a.startCommandPool(c)
 			if err != nil {
 				return err
 			}
-			if usePHP {
-				logger, err := newLogger(c)
-				if err != nil {
-					return err
-				}
-				pool, err := startPHPPool(c.Context, phpCfg, logger)
-				if err != nil {
-					return err
-				}
-				defer stopPHPPool(pool)
-				a.reg.SetFallback(pool)
-			}
+			defer stop()
 			if err := client.CancelWorkflow(c.Context, id, a.reg); err != nil {
 				return err
 			}

@@ -331,3 +331,20 @@ final class ConfiguredMetaStep implements Queuety\Step
 }
 
 Handlers::register('configured_meta', ConfiguredMetaStep::class);
+
+// A step that reports progress with Heartbeat::beat(), as a long step
+// would (step_heartbeat_e2e_test.go).
+final class BeatStep implements Queuety\Step
+{
+    public function handle(array $state): array
+    {
+        Heartbeat::beat(['processed' => 1, 'of' => 2]);
+        Heartbeat::beat(['processed' => 2, 'of' => 2]);
+        return ['beaten' => true];
+    }
+
+    public function config(): array
+    {
+        return [];
+    }
+}
