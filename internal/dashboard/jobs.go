@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -173,35 +174,20 @@ func (d *Dashboard) bulkJobs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := readJobFilter(r.PostForm)
-	back := "/ui/jobs?" + f.values().Encode()
 	st := d.cfg.Client.Store()
-	var ids []int64
-	if r.PostFormValue("scope") == "all" {
-		q, err := f.query(st.Now())
-		if err != nil {
-			d.fail(w, r, http.StatusBadRequest, err.Error())
-			return
-		}
-		if r.PostFormValue("confirm") != "yes" {
-			n, err := st.CountJobs(r.Context(), q, countLimit+1)
-			if err != nil {
-				d.internalError(w, r, err)
-				return
-			}
-			d.confirm(w, r, confirmData{Action: action, Kind: "jobs", Count: min(n, countLimit), More: n > countLimit,
-				Post: "/ui/jobs/bulk", Back: back, Fields: f.values(), Limit: bulkLimit})
-			return
-		}
-		if ids, err = st.JobIDs(r.Context(), q, bulkLimit); err != nil {
-			d.internalError(w, r, err)
-			return
-		}
-	} else {
-		var err error
-		if ids, err = selectedIDs(r); err != nil {
-			d.fail(w, r, http.StatusBadRequest, err.Error())
-			return
-		}
+	back := "/ui/jobs?" + f.values().Encode()
+	ids, ok := d.bulkIDs(w, r, bulkSelection{
+		action: action, kind: "jobs", post: "/ui/jobs/bulk", back: back, fields: f.values(),
+		match: func() (matching, error) {
+			q, err := f.query(st.Now())
+			return matching{
+				count: func(ctx context.Context, upTo int) (int, error) { return st.CountJobs(ctx, q, upTo) },
+				ids:   func(ctx context.Context, limit int) ([]int64, error) { return st.JobIDs(ctx, q, limit) },
+			}, err
+		},
+	})
+	if !ok {
+		return
 	}
 	n, failed := 0, 0
 	for _, id := range ids {

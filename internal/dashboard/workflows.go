@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -268,35 +269,20 @@ func (d *Dashboard) bulkWorkflows(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := readWorkflowFilter(r.PostForm)
-	back := "/ui/workflows?" + f.values().Encode()
 	st := d.cfg.Client.Store()
-	var ids []int64
-	if r.PostFormValue("scope") == "all" {
-		q, err := d.workflowQuery(f)
-		if err != nil {
-			d.fail(w, r, http.StatusBadRequest, err.Error())
-			return
-		}
-		if r.PostFormValue("confirm") != "yes" {
-			n, err := st.CountMatchingWorkflows(r.Context(), q, countLimit+1)
-			if err != nil {
-				d.internalError(w, r, err)
-				return
-			}
-			d.confirm(w, r, confirmData{Action: action, Kind: "workflows", Count: min(n, countLimit), More: n > countLimit,
-				Post: "/ui/workflows/bulk", Back: back, Fields: f.values(), Limit: bulkLimit})
-			return
-		}
-		if ids, err = st.WorkflowIDs(r.Context(), q, bulkLimit); err != nil {
-			d.internalError(w, r, err)
-			return
-		}
-	} else {
-		var err error
-		if ids, err = selectedIDs(r); err != nil {
-			d.fail(w, r, http.StatusBadRequest, err.Error())
-			return
-		}
+	back := "/ui/workflows?" + f.values().Encode()
+	ids, ok := d.bulkIDs(w, r, bulkSelection{
+		action: action, kind: "workflows", post: "/ui/workflows/bulk", back: back, fields: f.values(),
+		match: func() (matching, error) {
+			q, err := d.workflowQuery(f)
+			return matching{
+				count: func(ctx context.Context, upTo int) (int, error) { return st.CountMatchingWorkflows(ctx, q, upTo) },
+				ids:   func(ctx context.Context, limit int) ([]int64, error) { return st.WorkflowIDs(ctx, q, limit) },
+			}, err
+		},
+	})
+	if !ok {
+		return
 	}
 	n, refused := 0, 0
 	for _, id := range ids {
