@@ -686,22 +686,7 @@ func (s *Store) RetryBuried(ctx context.Context, queue string) (int, error) {
 	if err := s.db.SelectContext(ctx, &ids, s.query(qBuriedIDs), queue, queue); err != nil {
 		return 0, err
 	}
-	total := 0
-	for len(ids) > 0 {
-		n := min(len(ids), 1000)
-		q, args, err := s.in(qRetryBuried, DateTime(s.clock.Now()), ids[:n])
-		if err != nil {
-			return total, err
-		}
-		res, err := s.db.ExecContext(ctx, q, args...)
-		if err != nil {
-			return total, err
-		}
-		affected, _ := res.RowsAffected()
-		total += int(affected)
-		ids = ids[n:]
-	}
-	return total, nil
+	return s.RetryBuriedIDs(ctx, ids)
 }
 
 // BuryJob buries a job by hand with the given message.

@@ -35,9 +35,9 @@ func (a *app) benchPHPWorkflows(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	n, steps := c.Int("count"), c.Int("steps")
-	if n < 1 || c.Int("concurrency") < 1 || steps < 1 || steps > 255 {
-		return usagef("--count and --concurrency must be positive, --steps between 1 and 255")
+	n, steps, err := workflowBenchSize(c)
+	if err != nil {
+		return err
 	}
 	phpCfg, usePHP, err := phpPoolConfig(c)
 	if err != nil {

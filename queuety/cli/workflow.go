@@ -407,9 +407,9 @@ func (a *app) benchWorkflows(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	n, steps := c.Int("count"), c.Int("steps")
-	if n < 1 || c.Int("concurrency") < 1 || steps < 1 || steps > 255 {
-		return usagef("--count and --concurrency must be positive, --steps between 1 and 255")
+	n, steps, err := workflowBenchSize(c)
+	if err != nil {
+		return err
 	}
 	cfg.Workflows = true
 	cfg.MaxConns = 16
@@ -424,6 +424,16 @@ func (a *app) benchWorkflows(c *cli.Context) error {
 	})
 	res := WorkflowBenchResult{Workflows: n, Steps: steps, Concurrency: c.Int("concurrency"), Server: client.Server().Version, StepClass: BenchStepClass}
 	return drainWorkflows(c, client, reg, &res)
+}
+
+// workflowBenchSize reads and checks --count and --steps (and
+// --concurrency) of the workflow benchmarks.
+func workflowBenchSize(c *cli.Context) (n, steps int, err error) {
+	n, steps = c.Int("count"), c.Int("steps")
+	if n < 1 || c.Int("concurrency") < 1 || steps < 1 || steps > 255 {
+		return 0, 0, usagef("--count and --concurrency must be positive, --steps between 1 and 255")
+	}
+	return n, steps, nil
 }
 
 // drainWorkflows dispatches res.Workflows workflows of res.Steps
