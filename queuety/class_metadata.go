@@ -20,18 +20,7 @@ type ClassMetadataSource interface {
 }
 
 // classMetadata is the fallback's ClassMetadataSource, or nil.
-func (r *Registry) classMetadata() ClassMetadataSource {
-	if r == nil {
-		return nil
-	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.fallback == nil {
-		return nil
-	}
-	src, _ := r.fallback.h.(ClassMetadataSource)
-	return src
-}
+func (r *Registry) classMetadata() ClassMetadataSource { return fallbackAs[ClassMetadataSource](r) }
 
 // goHandler reports whether name has its own Go handler (not the
 // fallback).

@@ -35,15 +35,4 @@ type ClassCaller interface {
 }
 
 // classCaller is the fallback's ClassCaller (the PHP pool), if any.
-func (r *Registry) classCaller() ClassCaller {
-	if r == nil {
-		return nil
-	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.fallback == nil {
-		return nil
-	}
-	cc, _ := r.fallback.h.(ClassCaller)
-	return cc
-}
+func (r *Registry) classCaller() ClassCaller { return fallbackAs[ClassCaller](r) }

@@ -172,19 +172,23 @@ func (r *Registry) SetFallback(h Handler, opts ...HandlerOption) {
 	r.fallback = &registered{h: h, opts: o}
 }
 
-// stepRunner is the fallback's workflow step runner, if it has one.
-func (r *Registry) stepRunner() workflow.StepRunner {
+// fallbackAs is the fallback as T, one of the optional interfaces the PHP
+// pool implements beside Handler, or T's zero value.
+func fallbackAs[T any](r *Registry) T {
+	var t T
 	if r == nil {
-		return nil
+		return t
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	if r.fallback == nil {
-		return nil
+	if r.fallback != nil {
+		t, _ = r.fallback.h.(T)
 	}
-	sr, _ := r.fallback.h.(workflow.StepRunner)
-	return sr
+	return t
 }
+
+// stepRunner is the fallback's workflow step runner, if it has one.
+func (r *Registry) stepRunner() workflow.StepRunner { return fallbackAs[workflow.StepRunner](r) }
 
 // hasFallback reports whether unknown handlers go to a fallback.
 func (r *Registry) hasFallback() bool {
