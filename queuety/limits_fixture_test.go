@@ -248,6 +248,9 @@ func TestFixtureStepClassMetadata(t *testing.T) {
 		cfg.Concurrency = 1
 		cfg.Workflows = true
 		cfg.Queues = []string{"default", "critical", "llm"}
+		// One claim per snapshot, as the plugin's worker took them: a
+		// chained step would already be running at the next snapshot.
+		cfg.WorkflowChainSteps = -1
 	})
 	insertRecordedWorkflows(t, c, f.Snapshots[0].Workflows)
 	insertRecorded(t, c, f.Snapshots[0].Jobs)
