@@ -31,8 +31,9 @@ func (f streamFixture) rows(t *testing.T, snap int, table string) []map[string]a
 	return out
 }
 
-// Columns that hold times (compared as set or NULL only) or auto-increment
-// ids of rows the test does not insert (the rows are compared in id order).
+// Columns that hold times, compared as set or NULL only. The id of a row
+// the daemon or PHP inserted is not compared either: the rows are matched
+// in id order.
 var streamReplayTimes = map[string]bool{
 	"available_at": true, "reserved_at": true, "completed_at": true, "failed_at": true,
 	"created_at": true, "updated_at": true, "started_at": true, "duration_ms": true,
@@ -46,18 +47,19 @@ var streamReplayTimes = map[string]bool{
 // auto-increment ids aside.
 //
 // Observed points: after the StreamingStep's first attempt threw after two
-// chunks (snapshot 2: chunks kept, heartbeat_data, the retry pending), and
-// after the workflow completed (snapshot 5). Snapshot 3 is taken from
-// inside stream() and snapshot 4 between the stream step's completion and
-// the next step's claim: the worker runs straight through both, so Go
-// cannot stop there without changing the step; every row they show is
-// either still in snapshot 5 or gone by then (the chunks), which is
-// checked there.
+// chunks (snapshot 2: chunks kept, heartbeat_data, the retry pending);
+// inside stream() of attempt 2 after its last chunk (snapshot 3, held there
+// by a row lock, see below); and after the workflow completed (snapshot
+// 5). Snapshot 4, between the stream step's completion and the next
+// step's claim, is not observed: the worker runs straight through it; its
+// rows are all still in snapshot 5 but the chunks, gone by then (checked).
 //
-// Two expected differences: the step_completed event of the stream step
+// Expected differences: the step_completed event of the stream step
 // carries the chunks with their values (the plugin bug writes chunk_index
-// and content null; the recording is asserted to hold the nulls), and its
-// context is the shared step class's trace_context() call.
+// and content null; the recording is asserted to hold the nulls), its
+// context is the shared step class's trace_context() call, and inside
+// stream() the step_started event of the running attempt is not written
+// yet.
 func TestReplayStreamingStepArtifacts(t *testing.T) {
 	t.Parallel()
 	b, err := os.ReadFile("../../testdata/queuety-plugin/streaming_step_artifacts.json")
@@ -115,8 +117,8 @@ func TestReplayStreamingStepArtifacts(t *testing.T) {
 	require.Equal(t, `[{"job_id":2,"workflow_id":1,"step_index":1,"chunk_index":0,"content":"Hello"},{"job_id":2,"workflow_id":1,"step_index":1,"chunk_index":1,"content":" w\u00f6rld"},{"job_id":2,"workflow_id":1,"step_index":1,"chunk_index":2,"content":"\/done"}]`, fixedChunks)
 
 	// got reads a table in id order, as the snapshots list it.
-	got := func(table, where string) []map[string]any {
-		rows, err := db.Queryx("SELECT * FROM `" + tables[table] + "` " + where + " ORDER BY id")
+	got := func(table string) []map[string]any {
+		rows, err := db.Queryx("SELECT * FROM `" + tables[table] + "` ORDER BY id")
 		require.NoError(t, err)
 		defer rows.Close()
 		var out []map[string]any
@@ -128,13 +130,18 @@ func TestReplayStreamingStepArtifacts(t *testing.T) {
 		require.NoError(t, rows.Err())
 		return out
 	}
-	// compare checks one table against a snapshot, column by column.
+	// compareRows checks one table against rows of a snapshot, column by
+	// column; compare against all the snapshot's rows.
+	var compareRows func(snap int, table string, want []map[string]any)
 	compare := func(snap int, table string) {
 		t.Helper()
-		want := f.rows(t, snap, table)
-		have := got(table, "")
+		compareRows(snap, table, f.rows(t, snap, table))
+	}
+	compareRows = func(snap int, table string, want []map[string]any) {
+		t.Helper()
+		have := got(table)
 		after := string(f.Snapshots[snap]["after"])
-		require.Len(t, have, len(want), "%s: %s rows", after, table)
+		require.Equal(t, len(want), len(have), "%s: %s rows", after, table)
 		for i, w := range want {
 			for col, wv := range w {
 				if col == "id" && table != "workflows" && table != "jobs" {
@@ -183,10 +190,39 @@ func TestReplayStreamingStepArtifacts(t *testing.T) {
 	require.NoError(t, db.Get(&future, "SELECT available_at > NOW() FROM `"+tables["jobs"]+"` WHERE step_index = 1"))
 	require.True(t, future, "the retry waits its backoff")
 
+	// Snapshot 3 is inside stream() of attempt 2, after its last chunk.
+	// To stop there, this transaction holds the two kept chunk rows (by
+	// primary key: record locks only, so the new chunk's INSERT and the
+	// job's beat go through); the step's completion deletes its chunks and
+	// waits on them, after every chunk is stored and beaten.
+	hold, err := db.Beginx()
+	require.NoError(t, err)
+	defer func() { _ = hold.Rollback() }()
+	var kept []int64
+	require.NoError(t, hold.Select(&kept, "SELECT id FROM `"+tables["chunks"]+"` WHERE id IN (?, ?) ORDER BY id FOR UPDATE", 1, 2))
+	require.Equal(t, []int64{1, 2}, kept)
+
 	// As the recording: available_at forced to NOW(); the retry resumes
 	// from the two kept chunks, and the store step writes the artifacts.
 	_, err = db.Exec("UPDATE `" + tables["jobs"] + "` SET available_at = NOW() WHERE step_index = 1")
 	require.NoError(t, err)
+	waitFor(t, 20*time.Second, "the third chunk, beaten", func() bool {
+		var hb *string
+		require.NoError(t, db.Get(&hb, "SELECT heartbeat_data FROM `"+tables["jobs"]+"` WHERE step_index = 1"))
+		return hb != nil && *hb == `{"streaming_chunks":3}`
+	})
+	for _, table := range []string{"workflows", "jobs", "chunks", "artifacts"} {
+		compare(3, table)
+	}
+	// One difference while the step runs: the daemon writes a step's
+	// step_started event (and `started` log row) in the transaction that
+	// settles it, not before it runs as the plugin does; it is there, as
+	// recorded, once the step completed (snapshot 5 below).
+	recorded := f.rows(t, 3, "workflow_events")
+	last := recorded[len(recorded)-1]
+	require.Equal(t, []any{"step_started", float64(2)}, []any{last["event"], last["attempt"]})
+	compareRows(3, "workflow_events", recorded[:len(recorded)-1])
+	require.NoError(t, hold.Rollback())
 	waitFor(t, 20*time.Second, "the workflow's completion", func() bool {
 		var status string
 		require.NoError(t, db.Get(&status, "SELECT status FROM `"+tables["workflows"]+"` WHERE id = 1"))
