@@ -1042,7 +1042,9 @@ func (w *Worker) runAttempt(ctx context.Context, rj *running) (attemptSettings, 
 	settings = w.c.settingsFor(w.reg, row, payload)
 	rj.job.Payload = stripReserved(payload)
 
-	tctx, cancel := context.WithTimeoutCause(ctx, settings.timeout, &TimeoutError{Seconds: int(settings.timeout.Seconds())})
+	// The PHP pool starts the limit when a PHP process takes the job, so
+	// the wait for a free process does not count (workflow/time_limit.go).
+	tctx, cancel := workflow.LimitFor(ctx, h.h, settings.timeout, &TimeoutError{Seconds: int(settings.timeout.Seconds())})
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- callHandler(tctx, h.h, rj.job) }()

@@ -147,7 +147,11 @@ func (e *Engine) callHandler(ctx context.Context, job *store.JobRow, state *Stat
 	if e.StepTimeout != nil {
 		if limit, cause := e.StepTimeout(job); limit > 0 {
 			outer := ctx
-			tctx, cancel := context.WithTimeoutCause(ctx, limit, cause)
+			var runner any // a class the StepRunner runs starts its limit itself (time_limit.go)
+			if _, ok := e.handlers.LookupStep(job.Handler); !ok {
+				runner = e.runner
+			}
+			tctx, cancel := LimitFor(ctx, runner, limit, cause)
 			defer cancel()
 			defer func() {
 				if err != nil && tctx.Err() != nil && outer.Err() == nil {

@@ -151,6 +151,10 @@ func (p *Pool) Handle(ctx context.Context, job *queuety.Job) error {
 	return p.submit(ctx, &request{ctx: ctx, job: job, reply: make(chan error, 1)})
 }
 
+// StartsTimeLimit: an attempt's time limit runs from when a process takes
+// the job, not while it waits for a free one (workflow/time_limit.go).
+func (p *Pool) StartsTimeLimit() {}
+
 // submit hands a request to the next free process and waits for its end.
 func (p *Pool) submit(ctx context.Context, req *request) error {
 	if !p.started.Load() {

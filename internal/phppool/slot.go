@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/queuety-go/queuety/workflow"
 )
 
 // Restart backoff after consecutive crashes of one slot: the first restart
@@ -61,7 +63,11 @@ func (p *Pool) serve(s *slot, proc *process) {
 			continue
 		}
 		p.setBusy(s, true)
-		o := proc.run(req.ctx, req)
+		// The attempt's time limit starts now that a process has the job
+		// (the wait for a free one does not count: workflow/time_limit.go).
+		rctx, cancel := workflow.StartTimeLimit(req.ctx)
+		o := proc.run(rctx, req)
+		cancel()
 		if o.notSent {
 			p.setBusy(s, false)
 			p.diedIdle(s, proc)

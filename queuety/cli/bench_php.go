@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"strconv"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/queuety"
@@ -45,6 +47,10 @@ func (a *app) benchPHPWorkflows(c *cli.Context) error {
 	}
 	if !usePHP || c.String("php-step") == "" {
 		return usagef("--php and --php-step are required: the PHP pool's command and the step class it runs")
+	}
+	// work --php's default slots (openBench reads the flag).
+	if err := c.Set("concurrency", strconv.Itoa(phpConcurrency(c, c.Int("concurrency"), phpCfg.Workers))); err != nil {
+		return err
 	}
 	cfg.Workflows = true
 	cfg.MaxConns = 16
