@@ -74,7 +74,12 @@ func (m *mariadbd) start(t *testing.T) {
 		fmt.Sprintf("--port=%d", m.port), "--bind-address=127.0.0.1", "--user="+currentUser(),
 		"--skip-log-bin", "--skip-name-resolve", "--innodb-buffer-pool-size=64M",
 		"--default-time-zone=+00:00", "--max-connections=500",
-		"--pid-file="+filepath.Join(m.dir, "pid"), "--log-error="+filepath.Join(m.dir, "error.log"))
+		"--pid-file="+filepath.Join(m.dir, "pid"), "--log-error="+filepath.Join(m.dir, "error.log"),
+		// A tmpdir of its own: at start-up (and crash recovery) mariadbd
+		// deletes every #sql* file in its tmpdir, and in the shared /tmp
+		// those are the test server's live temporary tables ("Error on
+		// delete of '/tmp/#sql-temptable-…MAI'" in other packages' tests).
+		"--tmpdir="+m.dir)
 	m.cmd.Stdout, m.cmd.Stderr = &m.out, &m.out
 	m.exited = make(chan struct{})
 	require.NoError(t, m.cmd.Start())
