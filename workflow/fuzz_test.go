@@ -94,15 +94,21 @@ func exercise(t *testing.T, s Step, index int) {
 	require.Equal(t, string(b), string(b2))
 }
 
-func FuzzParseStep(f *testing.F) {
+// fuzzValues fuzzes fn with every input that decodes as PHP JSON, seeded
+// with the golden builder outputs.
+func fuzzValues(f *testing.F, fn func(t *testing.T, v phpjson.Value)) {
 	for _, s := range fuzzSeeds(f) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		v, err := phpjson.Decode(data)
-		if err != nil {
-			return
+		if v, err := phpjson.Decode(data); err == nil {
+			fn(t, v)
 		}
+	})
+}
+
+func FuzzParseStep(f *testing.F) {
+	fuzzValues(f, func(t *testing.T, v phpjson.Value) {
 		s, err := ParseStep(v)
 		switch v.Kind() {
 		case phpjson.KindString, phpjson.KindObject, phpjson.KindList:
@@ -124,14 +130,7 @@ func FuzzParseStep(f *testing.F) {
 }
 
 func FuzzParseSteps(f *testing.F) {
-	for _, s := range fuzzSeeds(f) {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		v, err := phpjson.Decode(data)
-		if err != nil {
-			return
-		}
+	fuzzValues(f, func(t *testing.T, v phpjson.Value) {
 		steps := ParseSteps(v)
 		if !isArray(v) {
 			require.Empty(t, steps, "a value that is not an array has no steps")
@@ -146,14 +145,7 @@ func FuzzParseSteps(f *testing.F) {
 }
 
 func FuzzParseHandlerRef(f *testing.F) {
-	for _, s := range fuzzSeeds(f) {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		v, err := phpjson.Decode(data)
-		if err != nil {
-			return
-		}
+	fuzzValues(f, func(t *testing.T, v phpjson.Value) {
 		ref, ok := ParseHandlerRef(v)
 		if !ok {
 			return
@@ -174,14 +166,7 @@ func FuzzParseHandlerRef(f *testing.F) {
 }
 
 func FuzzParseRuntimeDefinition(f *testing.F) {
-	for _, s := range fuzzSeeds(f) {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		v, err := phpjson.Decode(data)
-		if err != nil {
-			return
-		}
+	fuzzValues(f, func(t *testing.T, v phpjson.Value) {
 		d, err := ParseRuntimeDefinition(v)
 		if err != nil {
 			return

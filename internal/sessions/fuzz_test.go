@@ -26,6 +26,19 @@ func snapshotBytes(t *testing.T, v phpjson.Value) string {
 	return string(b)
 }
 
+// fuzzOptionValues fuzzes fn with every input that decodes as PHP JSON,
+// seeded with optionSeeds.
+func fuzzOptionValues(f *testing.F, fn func(t *testing.T, data []byte, v phpjson.Value)) {
+	for _, s := range optionSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if v, err := phpjson.Decode(data); err == nil {
+			fn(t, data, v)
+		}
+	})
+}
+
 // FuzzParseOptions: worker_session objects come from step definitions, the
 // CLI and HTTP bodies. What ParseOptions accepts validates, and its
 // snapshot (what the builder stores) parses back to the same snapshot,
@@ -34,14 +47,7 @@ func snapshotBytes(t *testing.T, v phpjson.Value) string {
 //
 //	go test ./internal/sessions -run '^$' -fuzz '^FuzzParseOptions$' -fuzztime 60s
 func FuzzParseOptions(f *testing.F) {
-	for _, s := range optionSeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		v, err := phpjson.Decode(data)
-		if err != nil {
-			return
-		}
+	fuzzOptionValues(f, func(t *testing.T, data []byte, v phpjson.Value) {
 		o, err := ParseOptions(v)
 		if err != nil {
 			var ve *ValidationError
@@ -65,14 +71,7 @@ func FuzzParseOptions(f *testing.F) {
 // normalizes to positive limits and a trimmed id, and the normalized
 // snapshot (jobs.worker_session) reads back to the same options.
 func FuzzParseStored(f *testing.F) {
-	for _, s := range optionSeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		v, err := phpjson.Decode(data)
-		if err != nil {
-			return
-		}
+	fuzzOptionValues(f, func(t *testing.T, data []byte, v phpjson.Value) {
 		o, err := ParseStored(v)
 		if err != nil {
 			var ve *ValidationError
