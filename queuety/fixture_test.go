@@ -96,10 +96,11 @@ func compareJobs(t *testing.T, c *Client, step string, want []map[string]any) {
 	}
 }
 
-// compareLogs checks our log rows, in order, against the recorded ones.
-func compareLogs(t *testing.T, c *Client, step string, want []map[string]any) {
+// tableRows reads every row of one of the Store's tables, ordered by
+// order (a column list), as scanned maps.
+func tableRows(t *testing.T, c *Client, table, order string) []map[string]any {
 	t.Helper()
-	rows, err := c.store.DB().Queryx("SELECT * FROM `" + c.store.Tables()["logs"] + "` ORDER BY id")
+	rows, err := c.store.DB().Queryx("SELECT * FROM `" + c.store.Tables()[table] + "` ORDER BY " + order)
 	require.NoError(t, err)
 	defer rows.Close()
 	var got []map[string]any
@@ -108,6 +109,14 @@ func compareLogs(t *testing.T, c *Client, step string, want []map[string]any) {
 		require.NoError(t, rows.MapScan(m))
 		got = append(got, m)
 	}
+	require.NoError(t, rows.Err())
+	return got
+}
+
+// compareLogs checks our log rows, in order, against the recorded ones.
+func compareLogs(t *testing.T, c *Client, step string, want []map[string]any) {
+	t.Helper()
+	got := tableRows(t, c, "logs", "id")
 	require.Len(t, got, len(want), "%s: log rows", step)
 	for i, w := range want {
 		for col, wv := range w {

@@ -26,13 +26,8 @@ func TestFixtureQueuePause(t *testing.T) {
 	insertRecorded(t, c, rowsOf(snaps[0], "jobs"))
 	require.NoError(t, c.Pause(ctx, "default"))
 	queueStates := func() []map[string]any {
-		rows, err := c.store.DB().Queryx("SELECT queue, paused FROM `" + c.store.Tables()["queue_states"] + "` ORDER BY queue")
-		require.NoError(t, err)
-		defer rows.Close()
 		var out []map[string]any
-		for rows.Next() {
-			m := map[string]any{}
-			require.NoError(t, rows.MapScan(m))
+		for _, m := range tableRows(t, c, "queue_states", "queue") {
 			out = append(out, map[string]any{"queue": string(m["queue"].([]byte)), "paused": m["paused"]})
 		}
 		return out

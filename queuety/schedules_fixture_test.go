@@ -181,15 +181,7 @@ func insertScheduleRows(t *testing.T, c *Client, rows []map[string]any) {
 // included: the tick ran at the recorded time.
 func compareScheduleRows(t *testing.T, c *Client, step string, want []map[string]any) {
 	t.Helper()
-	rows, err := c.store.DB().Queryx("SELECT * FROM `" + c.store.Tables()["schedules"] + "` ORDER BY id")
-	require.NoError(t, err)
-	defer rows.Close()
-	var got []map[string]any
-	for rows.Next() {
-		m := map[string]any{}
-		require.NoError(t, rows.MapScan(m))
-		got = append(got, m)
-	}
+	got := tableRows(t, c, "schedules", "id")
 	require.Len(t, got, len(want), "%s: schedule rows", step)
 	for i, w := range want {
 		for _, col := range scheduleColumns {
