@@ -6,16 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queuety-go/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/queuety"
 )
 
@@ -44,17 +41,7 @@ func TestReplayJobMiddlewareLocks(t *testing.T) {
 	require.Len(t, f.Snapshots, 8)
 
 	c := newClient(t, func(cfg *queuety.Config) { cfg.Concurrency = 1 })
-	dsn, err := mysql.ParseDSN(c.Config().DSN)
-	require.NoError(t, err)
-	php := requirePHP(t)
-	script, err := filepath.Abs("../../php-bridge/bin/queuety-php-worker")
-	require.NoError(t, err)
-	app, err := filepath.Abs("testdata/locks-app.php")
-	require.NoError(t, err)
-	pool := startPool(t, phppool.Config{Workers: 1, Command: []string{"env",
-		"QUEUETY_TEST_DB_ADDR=" + dsn.Addr, "QUEUETY_TEST_DB_NAME=" + dsn.DBName,
-		"QUEUETY_TEST_DB_USER=" + dsn.User, "QUEUETY_TEST_DB_PASSWORD=" + dsn.Passwd,
-		php, script, "--bootstrap", app}}, nil)
+	pool := dbAppPool(t, c, "testdata/locks-app.php")
 	startWorker(t, c, pool)
 	db := c.Store().DB()
 	tables := c.Store().Tables()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -161,3 +162,22 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 func slogNew(h slog.Handler) *slog.Logger { return slog.New(h) }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// dbAppPool starts a one-process pool over a test bootstrap whose PHP
+// facade connects to c's database (the QUEUETY_TEST_DB_* variables the
+// bootstrap reads), so PHP code in the job writes the rows the plugin
+// would.
+func dbAppPool(t *testing.T, c *queuety.Client, bootstrap string) *phppool.Pool {
+	t.Helper()
+	dsn, err := mysql.ParseDSN(c.Config().DSN)
+	require.NoError(t, err)
+	php := requirePHP(t)
+	script, err := filepath.Abs("../../php-bridge/bin/queuety-php-worker")
+	require.NoError(t, err)
+	app, err := filepath.Abs(bootstrap)
+	require.NoError(t, err)
+	return startPool(t, phppool.Config{Workers: 1, Command: []string{"env",
+		"QUEUETY_TEST_DB_ADDR=" + dsn.Addr, "QUEUETY_TEST_DB_NAME=" + dsn.DBName,
+		"QUEUETY_TEST_DB_USER=" + dsn.User, "QUEUETY_TEST_DB_PASSWORD=" + dsn.Passwd,
+		php, script, "--bootstrap", app}}, nil)
+}

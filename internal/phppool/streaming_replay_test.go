@@ -4,16 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
-	"github.com/queuety-go/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/queuety"
 )
 
@@ -91,17 +88,7 @@ func TestReplayStreamingStepArtifacts(t *testing.T) {
 		}
 	}
 
-	dsn, err := mysql.ParseDSN(c.Config().DSN)
-	require.NoError(t, err)
-	php := requirePHP(t)
-	script, err := filepath.Abs("../../php-bridge/bin/queuety-php-worker")
-	require.NoError(t, err)
-	app, err := filepath.Abs("testdata/stream-app.php")
-	require.NoError(t, err)
-	pool := startPool(t, phppool.Config{Workers: 1, Command: []string{"env",
-		"QUEUETY_TEST_DB_ADDR=" + dsn.Addr, "QUEUETY_TEST_DB_NAME=" + dsn.DBName,
-		"QUEUETY_TEST_DB_USER=" + dsn.User, "QUEUETY_TEST_DB_PASSWORD=" + dsn.Passwd,
-		php, script, "--bootstrap", app}}, nil)
+	pool := dbAppPool(t, c, "testdata/stream-app.php")
 	startWorkflowWorker(t, c, queuety.NewRegistry(), pool)
 
 	// The fix's expectation, from the recording's own chunk rows (snapshot
