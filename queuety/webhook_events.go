@@ -2,7 +2,6 @@ package queuety
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
@@ -17,10 +16,6 @@ import (
 // burial, and workflow.failed after a step's burial failed its workflow.
 // Each is queued once its rows are written; stale recovery sends none, as
 // in the plugin.
-
-// stateMachineActionHandler is the handler of a state machine's action
-// jobs, which the plugin completes without a job.completed webhook.
-const stateMachineActionHandler = "__queuety_state_machine_action"
 
 // setupWebhooks builds the worker's notifier (unless Config.Webhooks
 // disables it) and has the workflow engine report step failures to it.
@@ -52,7 +47,8 @@ func (w *Worker) stopWebhooks(grace context.Context) {
 
 // notifyCompleted sends job.completed for the completions a batch wrote.
 func (w *Worker) notifyCompleted(batch []store.Completion, res store.CompleteResult) {
-	if w.hooks == nil {
+	// The common case, no job.completed hook: nothing to build per job.
+	if !w.hooks.wants(WebhookJobCompleted) {
 		return
 	}
 	byID := make(map[int64]*store.Completion, len(batch))
@@ -62,7 +58,7 @@ func (w *Worker) notifyCompleted(batch []store.Completion, res store.CompleteRes
 	for _, ids := range [][]int64{res.Completed, res.Already} {
 		for _, id := range ids {
 			c, ok := byID[id]
-			if !ok || c.Log.Handler == stateMachineActionHandler || c.Log.WorkflowID.Valid {
+			if !ok || c.Log.Handler == MachineActionHandler || c.Log.WorkflowID.Valid {
 				continue
 			}
 			data := phpjson.NewObject()
@@ -76,14 +72,13 @@ func (w *Worker) notifyCompleted(batch []store.Completion, res store.CompleteRes
 }
 
 // notifyFailure sends job.failed or job.buried for a written failure of a
-// plain job (o as countOutcome sees it).
-func (w *Worker) notifyFailure(rj *running, o *outcome) {
+// plain job, as the written failure decided (a job class's $tries
+// included).
+func (w *Worker) notifyFailure(rj *running, o *outcome, buried bool) {
 	if w.hooks == nil {
 		return
 	}
-	row := &rj.row
-	buried := errors.As(o.err, new(*InvalidJobError)) || row.Attempts >= o.settings.maxAttempts
-	w.hooks.jobFailure(row, o.err.Error(), buried)
+	w.hooks.jobFailure(&rj.row, o.err.Error(), buried)
 }
 
 // jobFailure is the data of job.failed (with attempt) or job.buried.

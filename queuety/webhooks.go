@@ -219,6 +219,16 @@ func (n *webhookNotifier) refresh(ctx context.Context) {
 
 // notify is WebhookNotifier::notify: the body {"event","data","timestamp"}
 // as json_encode writes it, queued for each URL of event. It never blocks.
+// wants reports whether any webhook is registered for event (nil: none),
+// so callers build an event's data only when it will be sent.
+func (n *webhookNotifier) wants(event string) bool {
+	if n == nil {
+		return false
+	}
+	m := n.hooks.Load()
+	return m != nil && len((*m)[event]) > 0
+}
+
 func (n *webhookNotifier) notify(event string, data *phpjson.Object) {
 	if n == nil {
 		return

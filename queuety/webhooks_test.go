@@ -306,3 +306,39 @@ func TestWebhooksOfForEachBranches(t *testing.T) {
 		`{"event":"workflow.failed","data":{"workflow_id":1,"job_id":4,"handler":"Branch","error_message":"no b"},"timestamp":"T"}`,
 	}, got)
 }
+
+// declaredTries is a failure whose job declares its own attempt limit, as
+// a Contracts\Job's $tries comes back from the PHP pool.
+type declaredTries struct{ n int }
+
+func (d declaredTries) Error() string                     { return "failed with $tries declared" }
+func (d declaredTries) MaxAttempts() int                  { return d.n }
+func (d declaredTries) RetryDelay() (time.Duration, bool) { return 0, false }
+
+// A job whose failure declares one attempt is buried at its first failure
+// although its row allows three, and its webhook says job.buried, as the
+// burial written: the event follows the write, not the row's max_attempts.
+func TestWebhookFollowsADeclaredBurial(t *testing.T) {
+	t.Parallel()
+	hl := newHookListener(t)
+	c := newTestClient(t, func(cfg *Config) { cfg.Concurrency = 1 })
+	_, err := c.AddWebhook(context.Background(), WebhookJobBuried, "http://127.0.0.1:"+hl.port()+"/buried")
+	require.NoError(t, err)
+	_, err = c.AddWebhook(context.Background(), WebhookJobFailed, "http://127.0.0.1:"+hl.port()+"/failed")
+	require.NoError(t, err)
+	reg := NewRegistry()
+	reg.Register("tries_once", HandlerFunc(func(context.Context, *Job) error { return declaredTries{1} }))
+	w, err := c.NewWorker(reg)
+	require.NoError(t, err)
+	w.hooks.Start(context.Background())
+	t.Cleanup(func() { w.hooks.Stop(context.Background()) })
+	d, err := c.Dispatch(context.Background(), "tries_once", map[string]any{})
+	require.NoError(t, err)
+	require.Equal(t, 1, stepOnce(t, w))
+	j, err := c.Job(context.Background(), d.ID)
+	require.NoError(t, err)
+	require.Equal(t, "buried", j.Status)
+	got := hl.waitFor(t, 1)
+	require.Contains(t, string(got[0]), "POST /buried ")
+	require.Contains(t, string(got[0]), `"event":"job.buried"`)
+}

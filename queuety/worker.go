@@ -1143,7 +1143,7 @@ func (w *Worker) fail(rj *running, o *outcome) {
 	if err != nil && !retryableWrite(err) {
 		w.log.Error("the server refused this job's failure; burying it", "job", rj.row.ID, "err", err)
 		f = refusedWrite(&rj.row, rj.job.attempt, o.duration, "its failure", err, o.err.Error())
-		o = &outcome{err: errors.New(f.ErrorMessage), settings: attemptSettings{maxAttempts: 0}, duration: o.duration}
+		o = &outcome{err: errors.New(f.ErrorMessage), duration: o.duration}
 		applied, cb, err = w.writeJobFailure(rj, f)
 	}
 	if err != nil {
@@ -1155,8 +1155,8 @@ func (w *Worker) fail(rj *running, o *outcome) {
 		w.log.Warn("failure refused: the attempt no longer holds the row", "job", rj.row.ID)
 		return
 	}
-	w.countOutcome(rj, o)
-	w.notifyFailure(rj, o)
+	w.countOutcome(rj, o, f)
+	w.notifyFailure(rj, o, f.Bury)
 	if f.Bury {
 		w.afterBury(rj, o.err, cb) // chain catch, fail_action, batch callbacks (chain_catch.go)
 	}
@@ -1187,23 +1187,20 @@ func refusedWrite(row *store.JobRow, at store.Attempt, d time.Duration, what str
 	return store.Failure{Attempt: at, Bury: true, ErrorMessage: msg, Logs: []store.LogRow{buried}}
 }
 
-// countOutcome updates the counters and logs a written outcome.
-func (w *Worker) countOutcome(rj *running, o *outcome) {
+// countOutcome updates the counters and logs a written failure, as the
+// write f decided it (buried, or retried after f.Delay).
+func (w *Worker) countOutcome(rj *running, o *outcome, f store.Failure) {
 	row := &rj.row
-	settings, delay := declaredSettings(o.err, o.settings, row.Attempts)
-	switch {
-	case o.err == nil:
-		w.stats.completed.Add(1)
-	case errors.As(o.err, new(*InvalidJobError)) || row.Attempts >= settings.maxAttempts:
+	if f.Bury {
 		w.stats.buried.Add(1)
 		w.observeJob(row, OutcomeBuried, o.duration)
 		w.log.Warn("job buried", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts, "err", o.err)
-	default:
-		w.stats.retried.Add(1)
-		w.observeJob(row, OutcomeRetried, o.duration)
-		w.log.Info("job failed; retrying", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts,
-			"in", delay, "err", o.err)
+		return
 	}
+	w.stats.retried.Add(1)
+	w.observeJob(row, OutcomeRetried, o.duration)
+	w.log.Info("job failed; retrying", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts,
+		"in", f.Delay, "err", o.err)
 }
 
 // writeCompletions writes a batch of completions. A batch the server
