@@ -304,14 +304,16 @@ func (w *Worker) Start(ctx context.Context) error {
 	if w.wfServices != nil {
 		w.wfServices.Start(ctx)
 	}
+	w.log.Info("worker started", "queues", w.cfg.Queues, "concurrency", w.cfg.Concurrency,
+		"handlers", handlerSummary(w.handlers), "workflows", w.engine != nil)
+	// The reports read the pending rows before the first claim can take
+	// them, so what they say is what this start found.
+	w.reportLeftWork(ctx)
+	w.reportPHPOnly()
 	for _, l := range w.lanes {
 		w.claimersWG.Add(1)
 		go w.claimLoop(l)
 	}
-	w.log.Info("worker started", "queues", w.cfg.Queues, "concurrency", w.cfg.Concurrency,
-		"handlers", handlerSummary(w.handlers), "workflows", w.engine != nil)
-	w.reportLeftWork(ctx)
-	w.reportPHPOnly()
 	w.ready.Store(true)
 	return nil
 }
