@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/queuety-go/queuety/internal/clock"
 )
 
 // deadlineChecker runs Queuety's check_deadlines inside `work` with
@@ -14,30 +16,14 @@ type deadlineChecker struct {
 	reg      *Registry
 	interval time.Duration
 	log      *slog.Logger
-	stop     chan struct{}
-	done     chan struct{}
+	tickerService
 }
 
-func (d *deadlineChecker) Start() {
-	d.stop, d.done = make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(d.done)
-		t := time.NewTicker(d.interval)
-		defer t.Stop()
-		for {
-			d.check()
-			select {
-			case <-d.stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-}
-
-func (d *deadlineChecker) Stop() {
-	close(d.stop)
-	<-d.done
+func newDeadlineChecker(c *Client, reg *Registry, interval time.Duration, log *slog.Logger, clk clock.Clock) *deadlineChecker {
+	d := &deadlineChecker{c: c, reg: reg, interval: interval, log: log}
+	d.tickerService = tickerService{name: "deadline checker", interval: interval, log: log, clock: clk,
+		round: func(context.Context, time.Time) { d.check() }}
+	return d
 }
 
 func (d *deadlineChecker) check() {

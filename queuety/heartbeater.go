@@ -3,6 +3,8 @@ package queuety
 import (
 	"context"
 	"time"
+
+	"github.com/queuety-go/queuety/internal/clock"
 )
 
 // heartbeater refreshes reserved_at of every attempt that has run longer
@@ -10,35 +12,20 @@ import (
 // sweep nor PHP's takes a long job that is still running. An attempt whose
 // row is gone or re-owned is cancelled with ErrJobLost.
 type heartbeater struct {
-	w    *Worker
-	stop chan struct{}
-	done chan struct{}
+	w *Worker
+	tickerService
 }
 
-func (h *heartbeater) Start() {
-	h.stop, h.done = make(chan struct{}), make(chan struct{})
-	go h.loop()
-}
-
-func (h *heartbeater) Stop() {
-	close(h.stop)
-	<-h.done
-}
-
-func (h *heartbeater) loop() {
-	defer close(h.done)
+func newHeartbeater(w *Worker) *heartbeater {
+	h := &heartbeater{w: w}
 	// Ticking at half the interval bounds the gap between two refreshes of
 	// one row to 1.5 intervals, which Validate keeps under the stale timeout.
-	t := time.NewTicker(h.w.cfg.HeartbeatInterval / 2)
-	defer t.Stop()
-	for {
-		select {
-		case <-h.stop:
-			return
-		case now := <-t.C:
-			h.beat(now)
-		}
-	}
+	// It ticks on the wall clock whatever the application clock is: the
+	// attempts' lastTouch is wall time, and the stale sweeps compare
+	// reserved_at with the database's NOW().
+	h.tickerService = tickerService{name: "heartbeater", interval: w.cfg.HeartbeatInterval / 2, log: w.log,
+		clock: clock.Real{}, skipFirst: true, round: func(_ context.Context, now time.Time) { h.beat(now) }}
+	return h
 }
 
 func (h *heartbeater) beat(now time.Time) {

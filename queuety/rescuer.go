@@ -27,7 +27,7 @@ type rescuer struct {
 	holdOff   time.Duration
 }
 
-func (r *rescuer) Start() error {
+func (r *rescuer) Start(context.Context) error {
 	r.cron = cron.New(cron.WithChain(cron.SkipIfStillRunning(cron.DiscardLogger)))
 	if _, err := r.cron.AddFunc(r.schedule, r.sweep); err != nil {
 		return err

@@ -140,7 +140,7 @@ type retention struct {
 	first    sync.WaitGroup
 }
 
-func (r *retention) Start() error {
+func (r *retention) Start(context.Context) error {
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.cron = cron.New(cron.WithChain(cron.SkipIfStillRunning(cron.DiscardLogger)))
 	if _, err := r.cron.AddFunc(r.schedule, r.sweep); err != nil {

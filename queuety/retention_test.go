@@ -197,7 +197,7 @@ func TestRetentionLockSkipsSecondDaemon(t *testing.T) {
 	var logged bytes.Buffer
 	r := &retention{c: other, policy: RetentionPolicyOf(c.cfg), schedule: "@every 1h",
 		log: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))}
-	require.NoError(t, r.Start())
+	require.NoError(t, r.Start(context.Background()))
 	r.sweep()
 	r.Stop()
 	require.Contains(t, logged.String(), "retention sweep skipped: another process holds the lock")

@@ -66,10 +66,12 @@ func (a *sessionAgent) Start(ctx context.Context) error {
 
 // Stop closes the sessions the worker holds (a planned shutdown must, so
 // another worker is not left waiting for a lease to lapse) and removes the
-// registration. Call it after the last job finished.
-func (a *sessionAgent) Stop(ctx context.Context) {
+// registration, within 10 seconds. Call it after the last job finished.
+func (a *sessionAgent) Stop() {
 	close(a.stop)
 	<-a.done
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	if n, err := a.reg.CloseHeldBy(ctx, a.ns, a.w.id); err != nil {
 		a.log.Warn("closing worker sessions failed; their leases will lapse", "err", err)
 	} else if n > 0 {
@@ -82,19 +84,19 @@ func (a *sessionAgent) Stop(ctx context.Context) {
 
 func (a *sessionAgent) loop() {
 	defer close(a.done)
-	beat := time.NewTicker(a.w.cfg.RegistrationHeartbeat)
+	beat := a.w.clock.NewTicker(a.w.cfg.RegistrationHeartbeat)
 	defer beat.Stop()
 	// Leases are renewed well inside the shortest lease (1 s at least), so
 	// the renewal tick is short; it does nothing while no session job runs.
-	renew := time.NewTicker(500 * time.Millisecond)
+	renew := a.w.clock.NewTicker(500 * time.Millisecond)
 	defer renew.Stop()
 	for {
 		select {
 		case <-a.stop:
 			return
-		case <-beat.C:
+		case <-beat.C():
 			a.heartbeat()
-		case <-renew.C:
+		case <-renew.C():
 			a.renewLeases()
 		}
 	}

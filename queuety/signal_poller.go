@@ -31,15 +31,15 @@ const DefaultSignalFullScanEvery = 30
 func NewSignalPoller(engine *workflow.Engine, interval time.Duration, log *slog.Logger, clk clock.Clock) *SignalPoller {
 	p := &SignalPoller{engine: engine, fullEvery: DefaultSignalFullScanEvery}
 	p.svc = tickerService{name: "signal poller", interval: interval, log: orDiscard(log), clock: orReal(clk)}
-	p.svc.round = func(ctx context.Context) { _, _ = p.RunOnce(ctx) }
+	p.svc.round = func(ctx context.Context, _ time.Time) { _, _ = p.RunOnce(ctx) }
 	return p
 }
 
 // Start polls now (from the first signal) and then every interval.
-func (p *SignalPoller) Start(ctx context.Context) { p.svc.start(ctx) }
+func (p *SignalPoller) Start(ctx context.Context) error { return p.svc.Start(ctx) }
 
 // Stop ends the service and waits for a running poll.
-func (p *SignalPoller) Stop() { p.svc.stop() }
+func (p *SignalPoller) Stop() { p.svc.Stop() }
 
 // RunOnce polls once and returns how many waits it settled.
 func (p *SignalPoller) RunOnce(ctx context.Context) (int, error) {

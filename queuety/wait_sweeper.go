@@ -20,16 +20,16 @@ type WaitSweeper struct {
 func NewWaitSweeper(engine *workflow.Engine, interval time.Duration, log *slog.Logger, clk clock.Clock) *WaitSweeper {
 	s := &WaitSweeper{engine: engine}
 	s.svc = tickerService{name: "wait sweeper", interval: interval, log: orDiscard(log), clock: orReal(clk)}
-	s.svc.round = func(ctx context.Context) { _, _ = s.RunOnce(ctx) }
+	s.svc.round = func(ctx context.Context, _ time.Time) { _, _ = s.RunOnce(ctx) }
 	return s
 }
 
 // Start runs a sweep now and then every interval, until Stop. ctx only
 // carries values; Stop ends the service.
-func (s *WaitSweeper) Start(ctx context.Context) { s.svc.start(ctx) }
+func (s *WaitSweeper) Start(ctx context.Context) error { return s.svc.Start(ctx) }
 
 // Stop ends the service and waits for a running sweep.
-func (s *WaitSweeper) Stop() { s.svc.stop() }
+func (s *WaitSweeper) Stop() { s.svc.Stop() }
 
 // RunOnce sweeps once, logging what it settled and what failed.
 func (s *WaitSweeper) RunOnce(ctx context.Context) (workflow.SweepResult, error) {

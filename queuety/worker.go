@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/queuety-go/queuety/internal/clock"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -22,17 +24,19 @@ import (
 //
 // Inside, claim lanes each take as many rows per round trip as they have
 // free slots and commit the claim before any handler starts (see
-// claimRound); each job runs in its own goroutine; a completer writes
-// completions in batches (completer.go); a heartbeater keeps running jobs' reserved_at fresh, and
-// finished ones' until their completion is written; and a rescuer sweeps
-// stale rows on a cron schedule. The handler names are read from the
-// Registry when the worker is built.
+// claimRound, claim.go); each job runs in its own goroutine (execute.go);
+// a completer writes completions in batches (completer.go); and background
+// loops of one shape (service.go) keep running jobs' reserved_at fresh
+// (heartbeater.go), sweep stale rows (rescuer.go) and run the workflow and
+// schedule services. The handler names are read from the Registry when the
+// worker is built.
 type Worker struct {
 	c     *Client
 	cfg   Config
 	store *store.Store
 	reg   *Registry
 	log   *slog.Logger
+	clock clock.Clock // every loop ticks on it (service.go)
 	id    string
 	// handlers is the claim filter; nil claims every handler (ClaimAll).
 	handlers []string
@@ -40,8 +44,6 @@ type Worker struct {
 	// handler is in wfHandlers; nil leaves workflow jobs out of the claim.
 	engine     *workflow.Engine
 	wfHandlers []string
-	// wfServices are the wait sweeper and signal poller (Workflows only).
-	wfServices *workflowServices
 
 	mu      sync.Mutex
 	running map[int64]*running
@@ -66,13 +68,15 @@ type Worker struct {
 	claimersWG  sync.WaitGroup
 	execWG      sync.WaitGroup
 
-	heartbeater *heartbeater
-	sessions    *sessionAgent // registration, session admission and leases
-	rescuer     *rescuer
-	retention   *retention
-	deadlines   *deadlineChecker // Config.Workflows: check_deadlines
-	scheduler   *scheduler       // Config.ScheduleInterval: the schedules tick
-	hooks       *webhookNotifier // the plugin's webhooks (webhook_events.go)
+	sessions *sessionAgent // registration, session admission and leases
+	// The background loops (service.go), in start order, in two phases of
+	// Stop: feeders make new work (retention, the scheduler) and stop
+	// before the claim does; loops (heartbeater, rescuer, deadlines, wait
+	// sweeper, signal poller) stop after the last completion is written.
+	feeders   []service
+	loops     []service
+	scheduler *scheduler       // Config.ScheduleInterval: the schedules tick
+	hooks     *webhookNotifier // the plugin's webhooks (webhook_events.go)
 
 	// The paused-queue cache, shared by the lanes: the last read, loaded
 	// without a lock by readers that must not wait on the database (the
@@ -151,6 +155,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		return nil, fmt.Errorf("worker id %q: longer than 64 characters", w.id)
 	}
 	w.log = cfg.Logger.With("worker", w.id)
+	w.clock = orReal(cfg.Clock)
 	if cfg.Workflows {
 		w.engine = workflow.NewEngine(c.store, reg.steps)
 		w.engine.MemoryKB = w.memKB.Load
@@ -165,7 +170,6 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		if m := reg.classMetadata(); m != nil {
 			w.engine.SetHandlerMetadata(m) // PHP classes' config() in the step jobs it enqueues
 		}
-		w.wfServices = newWorkflowServices(w.engine, cfg, w.log)
 	}
 	if !cfg.ClaimAll && !reg.hasFallback() {
 		w.handlers = reg.Names() // never nil: with Workflows, may be empty
@@ -176,23 +180,34 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 			return nil, errors.New("no handlers registered: register Go handlers, set a fallback (the PHP pool: --php), or claim everything with ClaimAll (--claim-all)")
 		}
 	}
-	w.heartbeater = &heartbeater{w: w}
 	w.sessions = newSessionAgent(w)
 	w.setupWebhooks()
-	if cfg.Workflows && cfg.DeadlineInterval > 0 {
-		w.deadlines = &deadlineChecker{c: c, reg: reg, interval: cfg.DeadlineInterval, log: w.log}
-	}
-	if cfg.ScheduleInterval > 0 {
-		w.scheduler = &scheduler{c: c, interval: cfg.ScheduleInterval, log: w.log}
-	}
+	w.loops = append(w.loops, newHeartbeater(w))
 	if cfg.RescueSchedule != "off" {
-		w.rescuer = &rescuer{c: c, reg: reg, schedule: cfg.RescueSchedule, log: w.log,
-			holdOff: 2 * cfg.HeartbeatInterval, troubleAt: w.dbTroubleAt.Load}
+		w.loops = append(w.loops, &rescuer{c: c, reg: reg, schedule: cfg.RescueSchedule, log: w.log,
+			holdOff: 2 * cfg.HeartbeatInterval, troubleAt: w.dbTroubleAt.Load})
+	}
+	if cfg.Workflows && cfg.DeadlineInterval > 0 {
+		w.loops = append(w.loops, newDeadlineChecker(c, reg, cfg.DeadlineInterval, w.log, w.clock))
+	}
+	if cfg.Workflows {
+		w.loops = append(w.loops, newWorkflowServices(w.engine, cfg, w.log)...)
 	}
 	if p := RetentionPolicyOf(cfg); cfg.RetentionSchedule != "off" && len(p) > 0 {
-		w.retention = &retention{c: c, policy: p, schedule: cfg.RetentionSchedule, log: w.log}
+		w.feeders = append(w.feeders, &retention{c: c, policy: p, schedule: cfg.RetentionSchedule, log: w.log})
+	}
+	if cfg.ScheduleInterval > 0 {
+		w.scheduler = newScheduler(c, cfg.ScheduleInterval, w.log, w.clock)
+		w.feeders = append(w.feeders, w.scheduler)
 	}
 	return w, nil
+}
+
+// services are the worker's background loops in start order: the session
+// agent (the registration must exist before the first claim), the loops,
+// then the feeders.
+func (w *Worker) services() []service {
+	return slices.Concat([]service{w.sessions}, w.loops, w.feeders)
 }
 
 func newWorkerID() string {
@@ -228,47 +243,18 @@ func (w *Worker) Start(ctx context.Context) error {
 	if err := w.store.CheckSchema(ctx); err != nil {
 		return err
 	}
-	// The two steps that can fail come first, so a failed start leaves
-	// nothing running.
-	if w.rescuer != nil {
-		if err := w.rescuer.Start(); err != nil {
-			return err
-		}
-	}
-	if w.retention != nil {
-		if err := w.retention.Start(); err != nil {
-			if w.rescuer != nil {
-				w.rescuer.Stop()
-			}
-			return err
-		}
-	}
-	if err := w.sessions.Start(ctx); err != nil {
-		if w.rescuer != nil {
-			w.rescuer.Stop()
-		}
-		if w.retention != nil {
-			w.retention.Stop()
-		}
-		return err
-	}
 	w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
 	w.claimCtx, w.cancelClaim = context.WithCancel(context.Background())
+	// Only the registration and the cron schedules can fail; a failed
+	// start leaves nothing running (startServices).
+	if err := startServices(ctx, w.services()); err != nil {
+		return err
+	}
 	w.sampleMemory()
 	if w.hooks != nil {
 		w.hooks.Start(ctx)
 	}
 	go w.completeLoop()
-	w.heartbeater.Start()
-	if w.deadlines != nil {
-		w.deadlines.Start()
-	}
-	if w.scheduler != nil {
-		w.scheduler.Start()
-	}
-	if w.wfServices != nil {
-		w.wfServices.Start(ctx)
-	}
 	for _, l := range w.lanes {
 		w.claimersWG.Add(1)
 		go w.claimLoop(l)
@@ -307,12 +293,9 @@ func (w *Worker) stop(ctx context.Context) error {
 	}
 	w.ready.Store(false)
 	w.log.Info("worker stopping", "running", w.Stats().Running, "grace", w.cfg.ShutdownGrace)
-	if w.retention != nil {
-		w.retention.Stop() // ends a sweep under way at its next statement
-	}
-	if w.scheduler != nil {
-		w.scheduler.Stop() // no new jobs once stopping
-	}
+	// No new jobs once stopping; retention ends a sweep under way at its
+	// next statement.
+	stopServices(w.feeders)
 	w.cancelClaim()
 	w.claimersWG.Wait()
 
@@ -330,20 +313,9 @@ func (w *Worker) stop(ctx context.Context) error {
 	}
 	close(w.completerStop)
 	<-w.completerDone
-	w.heartbeater.Stop()
-	if w.rescuer != nil {
-		w.rescuer.Stop()
-	}
-	if w.deadlines != nil {
-		w.deadlines.Stop()
-	}
-	if w.wfServices != nil {
-		w.wfServices.Stop()
-	}
+	stopServices(w.loops)
 	w.stopWebhooks(grace)
-	closing, cancel3 := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel3()
-	w.sessions.Stop(closing)
+	w.sessions.Stop()
 	w.cancelJobs(ErrShutdown)
 	st := w.Stats()
 	w.log.Info("worker stopped", "completed", st.Completed, "chained", st.Chained, "retried", st.Retried, "buried", st.Buried, "handed_back", st.HandedBack)

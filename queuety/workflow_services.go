@@ -1,7 +1,6 @@
 package queuety
 
 import (
-	"context"
 	"log/slog"
 
 	"github.com/queuety-go/queuety/workflow"
@@ -15,40 +14,18 @@ import (
 // run_workflow parents whose child is terminal); SignalPoller re-evaluates
 // waiting_for_signal workflows that received new signal rows.
 
-// workflowServices are the services a Worker with Config.Workflows runs.
-type workflowServices struct {
-	sweeper *WaitSweeper
-	poller  *SignalPoller
-}
-
-func newWorkflowServices(engine *workflow.Engine, cfg Config, log *slog.Logger) *workflowServices {
-	s := &workflowServices{}
+// newWorkflowServices are the loops a Worker with Config.Workflows runs:
+// the wait sweeper and the signal poller, each when its interval is set.
+func newWorkflowServices(engine *workflow.Engine, cfg Config, log *slog.Logger) []service {
+	var s []service
 	if cfg.WaitSweepInterval > 0 {
-		s.sweeper = NewWaitSweeper(engine, cfg.WaitSweepInterval, log.With("service", "wait-sweeper"), cfg.Clock)
+		s = append(s, NewWaitSweeper(engine, cfg.WaitSweepInterval, log.With("service", "wait-sweeper"), cfg.Clock))
 	}
 	if cfg.SignalPollInterval > 0 {
-		s.poller = NewSignalPoller(engine, cfg.SignalPollInterval, log.With("service", "signal-poller"), cfg.Clock)
+		s = append(s, NewSignalPoller(engine, cfg.SignalPollInterval, log.With("service", "signal-poller"), cfg.Clock))
 	}
 	engine.OnWakeError(func(id int64, err error) {
 		log.Warn("waking workflows after a terminal transition failed; the wait sweeper retries", "workflow", id, "err", err)
 	})
 	return s
-}
-
-func (s *workflowServices) Start(ctx context.Context) {
-	if s.sweeper != nil {
-		s.sweeper.Start(ctx)
-	}
-	if s.poller != nil {
-		s.poller.Start(ctx)
-	}
-}
-
-func (s *workflowServices) Stop() {
-	if s.sweeper != nil {
-		s.sweeper.Stop()
-	}
-	if s.poller != nil {
-		s.poller.Stop()
-	}
 }
