@@ -26,6 +26,8 @@ type Client struct {
 	server store.ServerInfo
 	// sessions holds worker registrations and session leases.
 	sessions *sessions.Registry
+	// retentionBatch, when set, replaces RetentionBatch (tests).
+	retentionBatch int
 }
 
 // Open validates cfg, connects, and checks the server: SKIP LOCKED support

@@ -156,20 +156,13 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 	}
 	w.log = cfg.Logger.With("worker", w.id)
 	w.clock = orReal(cfg.Clock)
+	w.setupWebhooks() // before the engine, which reports step failures to it
 	if cfg.Workflows {
-		w.engine = workflow.NewEngine(c.store, reg.steps)
-		w.engine.MemoryKB = w.memKB.Load
-		w.engine.StepTimeout = w.stepTimeout
-		w.engine.StepBatch = cfg.WorkflowStepBatch
-		w.engine.SetLocalRuntime(w.localRuntime()) // local activities run here (local_activity.go)
-		w.engine.SetChainRuntime(w.chainRuntime())
+		// With the registry's step runner every workflow step is claimed;
+		// its class metadata is PHP classes' config() in the step jobs the
+		// engine enqueues; local activities run here (engine_host.go).
+		w.engine = workflow.NewEngine(w.engineConfig())
 		w.wfHandlers = workflowHandlers(reg)
-		if r := reg.stepRunner(); r != nil {
-			w.engine.SetStepRunner(r) // and every workflow step is claimed
-		}
-		if m := reg.classMetadata(); m != nil {
-			w.engine.SetHandlerMetadata(m) // PHP classes' config() in the step jobs it enqueues
-		}
 	}
 	if !cfg.ClaimAll && !reg.hasFallback() {
 		w.handlers = reg.Names() // never nil: with Workflows, may be empty
@@ -181,7 +174,6 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		}
 	}
 	w.sessions = newSessionAgent(w)
-	w.setupWebhooks()
 	w.loops = append(w.loops, newHeartbeater(w))
 	if cfg.RescueSchedule != "off" {
 		w.loops = append(w.loops, &rescuer{c: c, reg: reg, schedule: cfg.RescueSchedule, log: w.log,

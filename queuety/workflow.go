@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -99,7 +98,7 @@ func (c *Client) DispatchWorkflow(ctx context.Context, d *workflow.Dispatch) (id
 	if err := workflow.CheckLocalActivities(d); err != nil {
 		return 0, false, err
 	}
-	return workflow.NewEngine(c.store, nil).Dispatch(ctx, d)
+	return workflow.NewEngine(workflow.EngineConfig{Store: c.store}).Dispatch(ctx, d)
 }
 
 // workflowHandlers is what a workflow-enabled worker claims among workflow
@@ -139,29 +138,6 @@ func (w *Worker) executeWorkflowStep(ctx context.Context, rj *running) {
 		}
 		row = rj.row
 		stepErr, next, err = w.engine.RunChained(withStepJob(ctx, rj.job), next, w.decideStep)
-	}
-}
-
-// chainRuntime lets the engine chain the steps this worker would claim
-// next (workflow/chain.go): while it takes work, on a queue it serves
-// that is known not to be paused. Accept runs inside the step
-// transaction, so it reads only what the claim loop last read: with no
-// recent read of the paused queues it declines, and the step goes through
-// the claim, which reads them.
-func (w *Worker) chainRuntime() *workflow.ChainRuntime {
-	if w.cfg.WorkflowChainSteps <= 0 {
-		return nil
-	}
-	return &workflow.ChainRuntime{
-		Owner: w.id,
-		Max:   w.cfg.WorkflowChainSteps,
-		Accept: func(queue, _ string) bool {
-			if w.claimCtx == nil || w.claimCtx.Err() != nil || !slices.Contains(w.cfg.Queues, queue) || w.cfg.QueueCostBudgets[queue] > 0 || w.cfg.Debug {
-				return false
-			}
-			paused, known := w.pausedKnown(queue)
-			return known && !paused
-		},
 	}
 }
 

@@ -24,8 +24,5 @@ func newWorkflowServices(engine *workflow.Engine, cfg Config, log *slog.Logger) 
 	if cfg.SignalPollInterval > 0 {
 		s = append(s, NewSignalPoller(engine, cfg.SignalPollInterval, log.With("service", "signal-poller"), cfg.Clock))
 	}
-	engine.OnWakeError(func(id int64, err error) {
-		log.Warn("waking workflows after a terminal transition failed; the wait sweeper retries", "workflow", id, "err", err)
-	})
 	return s
 }
