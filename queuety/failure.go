@@ -9,14 +9,11 @@ import (
 	store "github.com/queuety-go/queuety/sql"
 )
 
-// failure builds the write for a failed attempt: retried after backoff
-// while attempts remain, otherwise buried; invalid rows are buried at once.
-// Log rows are Queuety's: `failed, retried` or `buried`.
+// failure builds the write for a failed attempt as retryOrBury decides it
+// (policy.go). Log rows are Queuety's: `failed, retried` or `buried`.
 func (w *Worker) failure(rj *running, o *outcome) store.Failure {
 	row, err := &rj.row, o.err
-	settings, delay := declaredSettings(err, o.settings, row.Attempts)
-	var invalid *InvalidJobError
-	bury := errors.As(err, &invalid) || row.Attempts >= settings.maxAttempts
+	bury, delay := o.settings.retryOrBury(row.Attempts, err)
 	base := store.LogFor(row, store.EventFailed)
 	base.Attempt = store.Int(int64(row.Attempts))
 	base.DurationMS = store.Int(o.duration.Milliseconds())
@@ -24,23 +21,6 @@ func (w *Worker) failure(rj *running, o *outcome) store.Failure {
 	base.ErrorClass = store.String(errorClass(err))
 	base.ErrorTrace = store.String(errorTrace(err))
 	return failureWrite(row, rj.job.attempt, bury, delay, base)
-}
-
-// failureWrite is the write of a failed attempt given its `failed` log row:
-// buried (the row becomes the `buried` one) or retried after delay
-// (`failed, retried`), as Queuety logs them.
-func failureWrite(row *store.JobRow, at store.Attempt, bury bool, delay time.Duration, failed store.LogRow) store.Failure {
-	f := store.Failure{Attempt: at, Bury: bury, ErrorMessage: failed.ErrorMessage.String}
-	if bury {
-		failed.Event = store.EventBuried
-		f.Logs = []store.LogRow{failed}
-		return f
-	}
-	f.Delay = delay
-	retried := store.LogFor(row, store.EventRetried)
-	retried.Attempt = failed.Attempt
-	f.Logs = []store.LogRow{failed, retried}
-	return f
 }
 
 // fail records a failed attempt. A failure the server refuses to store (a

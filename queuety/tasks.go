@@ -191,7 +191,7 @@ type TaskFailure struct {
 }
 
 // Fail retries the job after its backoff while attempts remain (its
-// payload's runtime settings, else the defaults), else buries it, with
+// payload's runtime settings, else the defaults; retryOrBury), else buries it, with
 // Queuety's log rows. It reports whether the job was buried;
 // ErrStaleAttempt when the attempt no longer holds it.
 func (t *Tasks) Fail(ctx context.Context, f TaskFailure) (buried bool, err error) {
@@ -203,16 +203,19 @@ func (t *Tasks) Fail(ctx context.Context, f TaskFailure) (buried bool, err error
 	if perr != nil {
 		payload = phpjson.Null()
 	}
-	s := t.c.settingsFor(t.reg, job, payload)
+	var cause error
+	if f.NonRetryable {
+		cause = errNonRetryable
+	}
+	bury, delay := t.c.settingsFor(t.reg, job, payload).retryOrBury(f.Attempt, cause)
 	job.Attempts = f.Attempt
-	bury := f.NonRetryable || f.Attempt >= s.maxAttempts
 	failed := store.LogFor(job, store.EventFailed)
 	failed.Attempt = store.Int(int64(f.Attempt))
 	failed.ErrorMessage = store.String(f.Message)
 	if f.ExceptionType != "" {
 		failed.ErrorClass = store.String(store.FitChars(f.ExceptionType, 255))
 	}
-	fl := failureWrite(job, store.Attempt{ID: f.JobID, Attempt: f.Attempt, WorkerID: f.WorkerID}, bury, s.backoff.Delay(f.Attempt), failed)
+	fl := failureWrite(job, store.Attempt{ID: f.JobID, Attempt: f.Attempt, WorkerID: f.WorkerID}, bury, delay, failed)
 	applied, err := t.c.store.FailJob(ctx, fl)
 	if err != nil {
 		return false, err

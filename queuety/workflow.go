@@ -228,20 +228,19 @@ func (w *Worker) stepTimeout(row *store.JobRow) (time.Duration, error) {
 	return d, &TimeoutError{Seconds: int(d.Seconds())}
 }
 
-// decideStep applies the job's attempts and backoff (runtime payload,
-// handler options, defaults) to a failed step attempt.
+// decideStep is retryOrBury (policy.go) for a failed step attempt.
 func (w *Worker) decideStep(row *store.JobRow, err error) workflow.Failure {
 	payload, perr := phpjson.DecodeString(row.Payload)
 	if perr != nil {
 		payload = phpjson.Null()
 	}
-	s := w.c.settingsFor(w.reg, row, payload)
+	bury, delay := w.c.settingsFor(w.reg, row, payload).retryOrBury(row.Attempts, err)
 	return workflow.Failure{
 		Message:    err.Error(),
 		Class:      store.FitChars(errorClass(err), 255),
 		Trace:      errorTrace(err),
-		Terminal:   row.Attempts >= s.maxAttempts,
-		RetryDelay: s.backoff.Delay(row.Attempts),
+		Terminal:   bury,
+		RetryDelay: delay,
 	}
 }
 
