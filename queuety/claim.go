@@ -123,37 +123,82 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 	defer cancel()
 	paused := w.pausedQueues(ctx)
 	start := time.Now()
-	tx, err := w.store.BeginClaim(ctx)
-	if err != nil {
-		return 0, err
-	}
-	g := w.newGroupAdmission()
-	rows, err := w.selectClaim(ctx, tx, g, paused, n)
-	if err != nil {
-		_ = tx.Rollback()
-		return 0, err
-	}
-	if len(rows) == 0 && len(g.logs) > 0 && w.claimCtx.Err() == nil {
-		// Only QUEUETY_DEBUG rows to write (and the rows deferred, which
-		// stay untouched).
-		return 0, tx.Commit(ctx, store.ClaimCommit{WorkerID: w.id, Logs: g.logs})
-	}
-	if len(rows) == 0 || w.claimCtx.Err() != nil {
-		// Nothing to do, or Stop arrived while claiming: every selected row
-		// goes back untouched, attempts unspent (rows the session claim
-		// buried stay buried).
-		return 0, tx.End(ctx, w.id)
-	}
-	commit := store.ClaimCommit{WorkerID: w.id, Running: make([]int64, len(rows)), Logs: w.claimLogs(g, rows)}
-	for i := range rows {
-		commit.Running[i] = rows[i].ID
-	}
-	if err := tx.Commit(ctx, commit); err != nil {
+	rows, err := claimWindow(ctx, w.store, w.id, func(ctx context.Context, tx *store.ClaimTx) ([]store.JobRow, []store.LogRow, error) {
+		g := w.newGroupAdmission()
+		rows, err := w.selectClaim(ctx, tx, g, paused, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		return rows, w.claimLogs(g, rows), nil
+	}, func() bool { return w.claimCtx.Err() == nil })
+	if err != nil || len(rows) == 0 {
 		return 0, err
 	}
 	w.observeClaim(start, len(rows))
 	w.startJobs(l, rows)
 	return len(rows), nil
+}
+
+// claimWindow is one claim transaction, the in-process worker's
+// (claimRound) and an external worker's (Tasks.Poll): it begins the
+// claim, locks the rows pick selects, and commits them processing under
+// owner with their log rows (`started` ones with the attempt the claim
+// spends, claimedAttempt). When pick took nothing it commits only its log
+// rows (QUEUETY_DEBUG's), or ends the claim; when proceed says no (Stop
+// arrived while claiming) every selected row goes back untouched, attempts
+// unspent (rows the session claim buried stay buried). It returns the
+// rows as read before the claim: their Attempts do not count it yet.
+func claimWindow(ctx context.Context, st *store.Store, owner string,
+	pick func(ctx context.Context, tx *store.ClaimTx) ([]store.JobRow, []store.LogRow, error), proceed func() bool) ([]store.JobRow, error) {
+	tx, err := st.BeginClaim(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, logs, err := pick(ctx, tx)
+	if err != nil {
+		_ = tx.Rollback()
+		return nil, err
+	}
+	switch {
+	case !proceed():
+		return nil, tx.End(ctx, owner)
+	case len(rows) == 0 && len(logs) > 0:
+		// The rows deferred stay untouched.
+		return nil, tx.Commit(ctx, store.ClaimCommit{WorkerID: owner, Logs: logs})
+	case len(rows) == 0:
+		return nil, tx.End(ctx, owner)
+	}
+	commit := store.ClaimCommit{WorkerID: owner, Running: make([]int64, len(rows)), Logs: logs}
+	for i := range rows {
+		commit.Running[i] = rows[i].ID
+	}
+	if err := tx.Commit(ctx, commit); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// claimedAttempt is the attempt a claim of row spends: the row read before
+// the claim shows the attempts before it, and the claim increments them,
+// as Queue::claim does (a TINYINT: at most 255).
+func claimedAttempt(row *store.JobRow) int { return min(row.Attempts+1, 255) }
+
+// startedLog is a claimed plain job's `started` row.
+func startedLog(r *store.JobRow) store.LogRow {
+	started := store.LogFor(r, store.EventStarted)
+	started.Attempt = store.Int(int64(claimedAttempt(r)))
+	return started
+}
+
+// openQueues are queues less the paused ones, in order.
+func openQueues(queues []string, paused map[string]bool) []string {
+	var open []string
+	for _, q := range queues {
+		if !paused[q] {
+			open = append(open, q)
+		}
+	}
+	return open
 }
 
 // selectClaim locks the rows one claim takes: session-bound jobs first
@@ -165,12 +210,7 @@ func (w *Worker) selectClaim(ctx context.Context, tx *store.ClaimTx, g *groupAdm
 	claimable := store.ClaimParams{Handlers: w.handlers, WorkflowHandlers: w.wfHandlers,
 		AllWorkflowSteps: w.engine != nil && w.engine.StepRunner() != nil}
 	w.phpOnlyClaims(&claimable) // batches and chain catches without a pool (machine_claim.go)
-	var open []string
-	for _, q := range w.cfg.Queues {
-		if !paused[q] {
-			open = append(open, q)
-		}
-	}
+	open := openQueues(w.cfg.Queues, paused)
 	rows, err := w.sessions.claim(ctx, tx, open, claimable, n)
 	if err != nil {
 		return nil, fmt.Errorf("worker sessions: %w", err)
@@ -221,9 +261,7 @@ func (w *Worker) startJobs(l *lane, rows []store.JobRow) {
 	w.mu.Lock()
 	l.inflight += len(rows)
 	for i := range rows {
-		// The row read before the claim shows the attempts before it; the
-		// claim incremented them, as Queue::claim does.
-		rj, ctx := w.newRunning(rows[i], l, now, min(rows[i].Attempts+1, 255))
+		rj, ctx := w.newRunning(rows[i], l, now, claimedAttempt(&rows[i]))
 		rj.sessionLease = sessionLease(&rows[i])
 		w.running[rj.row.ID] = rj
 		w.execWG.Add(1)

@@ -28,10 +28,7 @@ func (w *Worker) readPaused(ctx context.Context, maxAge time.Duration) map[strin
 		}
 		return last.set
 	}
-	m := make(map[string]bool, len(qs))
-	for _, q := range qs {
-		m[q] = true
-	}
+	m := pausedSet(qs)
 	w.pausedSnap.Store(&pausedSnapshot{set: m, at: readAt})
 	var before map[string]bool
 	if last != nil {
@@ -71,4 +68,13 @@ func (w *Worker) pausedKnown(queue string) (paused, known bool) {
 		return false, false
 	}
 	return snap.set[queue], true
+}
+
+// pausedSet is the set of the paused queues qs.
+func pausedSet(qs []string) map[string]bool {
+	m := make(map[string]bool, len(qs))
+	for _, q := range qs {
+		m[q] = true
+	}
+	return m
 }

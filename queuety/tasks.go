@@ -3,7 +3,6 @@ package queuety
 import (
 	"context"
 	"errors"
-	"slices"
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -56,42 +55,33 @@ func (t *Tasks) Poll(ctx context.Context, ns, workerID string, queues []string, 
 	if err != nil {
 		return nil, err
 	}
-	open := queues[:0:0]
-	for _, q := range queues {
-		if !slices.Contains(paused, q) {
-			open = append(open, q)
-		}
-	}
+	open := openQueues(queues, pausedSet(paused))
 	caps := map[string]bool{}
 	for _, c := range w.Capabilities {
 		caps[c] = true
 	}
-	tx, err := t.c.store.BeginClaim(ctx)
-	if err != nil {
+	// The worker's claim window (claim.go), for one job and without the
+	// worker's concurrency-group, rate and budget admission.
+	rows, err := claimWindow(ctx, t.c.store, workerID, func(ctx context.Context, tx *store.ClaimTx) ([]store.JobRow, []store.LogRow, error) {
+		var rows []store.JobRow
+		var err error
+		if withSessions {
+			who := claimant{ns: ns, workerID: workerID, queues: w.Queues, caps: caps}
+			rows, _, _, err = claimSessionJobs(ctx, tx, t.c, who, open, store.ClaimParams{}, 1)
+		}
+		for i := 0; err == nil && len(rows) == 0 && i < len(open); i++ {
+			rows, err = tx.Select(ctx, store.ClaimParams{Queue: open[i], Limit: 1})
+		}
+		if err != nil || len(rows) == 0 {
+			return nil, nil, err
+		}
+		return rows[:1], []store.LogRow{startedLog(&rows[0])}, nil
+	}, func() bool { return true })
+	if err != nil || len(rows) == 0 {
 		return nil, err
-	}
-	var rows []store.JobRow
-	if withSessions {
-		who := claimant{ns: ns, workerID: workerID, queues: w.Queues, caps: caps}
-		rows, _, _, err = claimSessionJobs(ctx, tx, t.c, who, open, store.ClaimParams{}, 1)
-	}
-	for i := 0; err == nil && len(rows) == 0 && i < len(open); i++ {
-		rows, err = tx.Select(ctx, store.ClaimParams{Queue: open[i], Limit: 1})
-	}
-	if err != nil {
-		_ = tx.Rollback()
-		return nil, err
-	}
-	if len(rows) == 0 {
-		return nil, tx.End(ctx, workerID)
 	}
 	row := rows[0]
-	row.Attempts = min(row.Attempts+1, 255)
-	started := store.LogFor(&row, store.EventStarted)
-	started.Attempt = store.Int(int64(row.Attempts))
-	if err := tx.Commit(ctx, store.ClaimCommit{WorkerID: workerID, Running: []int64{row.ID}, Logs: []store.LogRow{started}}); err != nil {
-		return nil, err
-	}
+	row.Attempts = claimedAttempt(&row)
 	task := &ClaimedTask{Job: row, LeaseExpiresAt: t.c.store.Now().Add(t.c.cfg.StaleTimeout)}
 	if row.SessionID.Valid {
 		// The claim is committed: a failed read only leaves the session
