@@ -10,42 +10,61 @@ import (
 // maxCompletionBatch bounds one write of completions (statement size).
 const maxCompletionBatch = 1024
 
-// completeLoop writes successful completions in batches: whatever has
-// arrived while the previous batch was being written goes in the next. At
-// Stop it writes everything left.
-func (w *Worker) completeLoop() {
-	defer close(w.completerDone)
+// completer writes successful completions in batches: whatever has
+// arrived while the previous batch was being written goes in the next. It
+// is a service of its own phase: Stop, after the last attempt finished,
+// writes everything left.
+type completer struct {
+	w    *Worker
+	in   chan store.Completion
+	stop chan struct{}
+	done chan struct{} // closed once the last batch is written
+}
+
+func newCompleter(w *Worker, size int) *completer {
+	return &completer{w: w, in: make(chan store.Completion, size), stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// Start runs the loop; it never fails.
+func (c *completer) Start(context.Context) error {
+	go c.loop()
+	return nil
+}
+
+// Stop writes what is queued and waits for it.
+func (c *completer) Stop() {
+	close(c.stop)
+	<-c.done
+}
+
+func (c *completer) loop() {
+	defer close(c.done)
 	batch := make([]store.Completion, 0, maxCompletionBatch)
 	for {
 		select {
-		case c := <-w.completions:
-			batch = append(batch, c)
-		case <-w.completerStop:
-			for {
-				select {
-				case c := <-w.completions:
-					batch = append(batch, c)
-					continue
-				default:
-				}
-				break
-			}
-			w.flush(batch)
+		case first := <-c.in:
+			batch = c.drain(append(batch, first), cap(batch))
+			c.w.flush(batch)
+			batch = batch[:0]
+			c.w.sampleMemory()
+		case <-c.stop:
+			c.w.flush(c.drain(batch, -1))
 			return
 		}
-	drain:
-		for len(batch) < cap(batch) {
-			select {
-			case c := <-w.completions:
-				batch = append(batch, c)
-			default:
-				break drain
-			}
-		}
-		w.flush(batch)
-		batch = batch[:0]
-		w.sampleMemory()
 	}
+}
+
+// drain adds what is queued to batch, up to limit entries (-1: all).
+func (c *completer) drain(batch []store.Completion, limit int) []store.Completion {
+	for limit < 0 || len(batch) < limit {
+		select {
+		case next := <-c.in:
+			batch = append(batch, next)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 func (w *Worker) flush(batch []store.Completion) {

@@ -68,8 +68,8 @@ func (w *Worker) execute(ctx context.Context, rj *running) {
 		w.settling[rj.row.ID] = rj
 		w.mu.Unlock()
 		select {
-		case w.completions <- store.Completion{Attempt: rj.job.attempt, Log: w.completedLog(rj, o.duration)}:
-		case <-w.completerDone:
+		case w.completer.in <- store.Completion{Attempt: rj.job.attempt, Log: w.completedLog(rj, o.duration)}:
+		case <-w.completer.done:
 			w.settled([]store.Completion{{Attempt: rj.job.attempt}})
 			w.log.Error("completion after the completer stopped; the stale sweep will retry the job", "job", rj.row.ID)
 		}

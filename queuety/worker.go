@@ -56,10 +56,8 @@ type Worker struct {
 	// nanos); the rescuer holds off after it (see rescuer.sweep).
 	dbTroubleAt atomic.Int64
 
-	// completions go to the completer (completer.go).
-	completions   chan store.Completion
-	completerStop chan struct{}
-	completerDone chan struct{}
+	// completer writes the completions (completer.go).
+	completer *completer
 
 	jobsCtx     context.Context
 	cancelJobs  context.CancelCauseFunc
@@ -130,12 +128,10 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 	cfg := c.cfg
 	w := &Worker{
 		c: c, cfg: cfg, store: c.store, reg: reg,
-		running:       map[int64]*running{},
-		settling:      map[int64]*running{},
-		completions:   make(chan store.Completion, cfg.Concurrency),
-		completerStop: make(chan struct{}),
-		completerDone: make(chan struct{}),
+		running:  map[int64]*running{},
+		settling: map[int64]*running{},
 	}
+	w.completer = newCompleter(w, cfg.Concurrency)
 	// Claim lanes split the slots: while one lane commits its claim,
 	// another selects and runs, so the database always has work.
 	nLanes := max(1, min(cfg.ClaimLanes, cfg.Concurrency))
@@ -246,7 +242,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	if w.hooks != nil {
 		w.hooks.Start(ctx)
 	}
-	go w.completeLoop()
+	_ = w.completer.Start(ctx)
 	for _, l := range w.lanes {
 		w.claimersWG.Add(1)
 		go w.claimLoop(l)
@@ -303,8 +299,7 @@ func (w *Worker) stop(ctx context.Context) error {
 			w.awaitFinishing()
 		}
 	}
-	close(w.completerStop)
-	<-w.completerDone
+	w.completer.Stop()
 	stopServices(w.loops)
 	w.stopWebhooks(grace)
 	w.sessions.Stop()
