@@ -319,15 +319,8 @@ func (w *Worker) logAdmitted(g *groupAdmission, r *store.JobRow) {
 	if w.isWorkflowStep(r) {
 		return
 	}
-	l.logs = append(l.logs, w.startedLog(r))
+	l.logs = append(l.logs, startedLog(r))
 	l.debugf(r.Queue, "Resolving handler: %s", r.Handler)
-}
-
-// startedLog is a claimed plain job's `started` row.
-func (w *Worker) startedLog(r *store.JobRow) store.LogRow {
-	started := store.LogFor(r, store.EventStarted)
-	started.Attempt = store.Int(int64(min(r.Attempts+1, 255)))
-	return started
 }
 
 // claimLogs are the log rows a claim commits: the started rows of the plain
@@ -339,7 +332,7 @@ func (w *Worker) claimLogs(g *groupAdmission, rows []store.JobRow) []store.LogRo
 		if w.isWorkflowStep(&rows[i]) || l.logged[rows[i].ID] {
 			continue // the engine writes its started log and step_started event
 		}
-		logs = append(logs, w.startedLog(&rows[i]))
+		logs = append(logs, startedLog(&rows[i]))
 	}
 	return append(logs, l.logs...)
 }

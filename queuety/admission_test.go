@@ -20,8 +20,8 @@ func claimN(t *testing.T, w *Worker, n int) int {
 	if w.jobsCtx == nil {
 		w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
 		w.claimCtx, w.cancelClaim = context.WithCancel(context.Background())
-		go w.completeLoop()
-		t.Cleanup(func() { close(w.completerStop); <-w.completerDone })
+		_ = w.completer.Start(context.Background())
+		t.Cleanup(w.completer.Stop)
 	}
 	got, err := w.claimRound(w.lanes[0], n)
 	require.NoError(t, err)

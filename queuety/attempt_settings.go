@@ -1,7 +1,6 @@
 package queuety
 
 import (
-	"errors"
 	"time"
 )
 
@@ -16,21 +15,4 @@ type AttemptSettings interface {
 	// RetryDelay is the wait before the next attempt; ok is false when not
 	// declared.
 	RetryDelay() (d time.Duration, ok bool)
-}
-
-// declaredSettings applies an AttemptSettings carried by err to s, and
-// returns the delay for a retry after attempt.
-func declaredSettings(err error, s attemptSettings, attempt int) (attemptSettings, time.Duration) {
-	delay := s.backoff.Delay(attempt)
-	var as AttemptSettings
-	if !errors.As(err, &as) {
-		return s, delay
-	}
-	if n := as.MaxAttempts(); n > 0 {
-		s.maxAttempts = n
-	}
-	if d, ok := as.RetryDelay(); ok {
-		delay = d
-	}
-	return s, delay
 }

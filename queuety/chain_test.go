@@ -148,27 +148,27 @@ func TestChainAcceptsWhatTheWorkerWouldClaim(t *testing.T) {
 	})
 	w, err := c.NewWorker(NewRegistry())
 	require.NoError(t, err)
-	rt := w.chainRuntime()
-	require.False(t, rt.Accept("default", "C0"), "not started")
+	rt := engineHost{w}
+	require.False(t, rt.Chains("default", "C0"), "not started")
 	require.NoError(t, w.Start(ctx))
 	t.Cleanup(func() { _ = w.Stop(ctx) })
-	// The idle claim rounds read the paused queues; Accept never does.
-	waitFor(t, 2*time.Second, "a fresh read of the paused queues", func() bool { return rt.Accept("default", "C0") })
-	require.True(t, rt.Accept("reports", "C0"))
-	require.False(t, rt.Accept("emails", "C0"), "a queue the worker does not serve")
+	// The idle claim rounds read the paused queues; Chains never does.
+	waitFor(t, 2*time.Second, "a fresh read of the paused queues", func() bool { return rt.Chains("default", "C0") })
+	require.True(t, rt.Chains("reports", "C0"))
+	require.False(t, rt.Chains("emails", "C0"), "a queue the worker does not serve")
 	require.NoError(t, c.Pause(ctx, "reports"))
 	waitFor(t, 2*time.Second, "the pause seen in a fresh read", func() bool {
-		return rt.Accept("default", "C0") && !rt.Accept("reports", "C0")
+		return rt.Chains("default", "C0") && !rt.Chains("reports", "C0")
 	})
 	w.pausedSnap.Store(&pausedSnapshot{set: map[string]bool{}, at: time.Now().Add(-time.Second)})
-	require.False(t, rt.Accept("default", "C0"), "a read older than the pause cache TTL is not trusted")
+	require.False(t, rt.Chains("default", "C0"), "a read older than the pause cache TTL is not trusted")
 	require.NoError(t, w.Stop(ctx))
-	require.False(t, rt.Accept("default", "C0"), "a stopping worker")
+	require.False(t, rt.Chains("default", "C0"), "a stopping worker")
 
 	off := newTestClient(t, func(cfg *Config) { cfg.Workflows = true; cfg.WorkflowChainSteps = -1 })
 	w2, err := off.NewWorker(NewRegistry())
 	require.NoError(t, err)
-	require.Nil(t, w2.chainRuntime(), "chaining off")
+	require.LessOrEqual(t, w2.engineConfig().ChainSteps, 0, "chaining off: NewEngine builds no chain runtime")
 }
 
 // A worker told to stop while a step runs lets the step finish but does
@@ -296,7 +296,9 @@ func TestStepWhoseStateReadTimesOutIsHandedBack(t *testing.T) {
 	require.NoError(t, err)
 	w, err := c.NewWorker(reg)
 	require.NoError(t, err)
-	w.engine.SetReadTimeout(time.Nanosecond)
+	ecfg := w.engineConfig()
+	ecfg.ReadTimeout = time.Nanosecond
+	w.engine = workflow.NewEngine(ecfg)
 	require.NoError(t, w.Start(ctx))
 	t.Cleanup(func() { _ = w.Stop(ctx) })
 	waitFor(t, 10*time.Second, "the step handed back", func() bool { return w.Stats().HandedBack > 0 })

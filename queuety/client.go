@@ -26,6 +26,8 @@ type Client struct {
 	server store.ServerInfo
 	// sessions holds worker registrations and session leases.
 	sessions *sessions.Registry
+	// retentionBatch, when set, replaces RetentionBatch (tests).
+	retentionBatch int
 }
 
 // Open validates cfg, connects, and checks the server: SKIP LOCKED support
@@ -389,11 +391,11 @@ func (c *Client) RecoverStale(ctx context.Context, reg *Registry) (Rescued, erro
 	for {
 		const slice = 500
 		r, buried, err := c.store.RecoverStaleRows(ctx, cutoff, slice, func(j *store.JobRow) store.StaleDecision {
-			s := c.settingsFor(reg, j, parsePayloadLenient(j.Payload))
-			if j.Attempts >= s.maxAttempts {
+			bury, delay := c.settingsFor(reg, j, parsePayloadLenient(j.Payload)).retryOrBury(j.Attempts, nil)
+			if bury {
 				return store.StaleDecision{Bury: true}
 			}
-			return store.StaleDecision{Delay: s.backoff.Delay(j.Attempts)}
+			return store.StaleDecision{Delay: delay}
 		})
 		b := len(buried)
 		c.failStaleMachineActions(ctx, reg, buried) // machine_stale.go
@@ -416,8 +418,7 @@ func (c *Client) RecoverStale(ctx context.Context, reg *Registry) (Rescued, erro
 	for {
 		const slice = 500
 		r, b, err := eng.RecoverStaleSteps(ctx, cutoff, slice, func(j *store.JobRow) (bool, time.Duration) {
-			s := c.settingsFor(reg, j, parsePayloadLenient(j.Payload))
-			return j.Attempts >= s.maxAttempts, s.backoff.Delay(j.Attempts)
+			return c.settingsFor(reg, j, parsePayloadLenient(j.Payload)).retryOrBury(j.Attempts, nil)
 		})
 		total.Retried += r
 		total.Buried += b
@@ -425,47 +426,4 @@ func (c *Client) RecoverStale(ctx context.Context, reg *Registry) (Rescued, erro
 			return total, err
 		}
 	}
-}
-
-func parsePayloadLenient(s string) phpjson.Value {
-	v, err := phpjson.DecodeString(s)
-	if err != nil {
-		return phpjson.Null()
-	}
-	return v
-}
-
-// attemptSettings are the effective rules for one attempt: defaults, then
-// the handler's options, then the payload's __queuety_runtime (spec §4.3).
-type attemptSettings struct {
-	maxAttempts int
-	timeout     time.Duration
-	backoff     Backoff
-}
-
-func (c *Client) settingsFor(reg *Registry, j *store.JobRow, payload phpjson.Value) attemptSettings {
-	s := attemptSettings{maxAttempts: j.MaxAttempts, timeout: c.cfg.JobTimeout, backoff: c.cfg.Backoff}
-	if h, ok := reg.lookup(j.Handler); ok {
-		if h.opts.maxAttempts > 0 {
-			s.maxAttempts = h.opts.maxAttempts
-		}
-		if h.opts.timeout > 0 {
-			s.timeout = h.opts.timeout
-		}
-		if h.opts.backoff != nil {
-			s.backoff = *h.opts.backoff
-		}
-	}
-	reg.classRetrySettings(j, &s)
-	rt := parseRuntime(payload)
-	if rt.MaxAttempts > 0 {
-		s.maxAttempts = rt.MaxAttempts
-	}
-	if rt.Timeout > 0 {
-		s.timeout = rt.Timeout
-	}
-	if rt.Backoff != nil {
-		s.backoff = *rt.Backoff
-	}
-	return s
 }

@@ -1,48 +1,70 @@
 package queuety
 
 import (
+	"context"
+	"time"
+
 	store "github.com/queuety-go/queuety/sql"
 )
 
 // maxCompletionBatch bounds one write of completions (statement size).
 const maxCompletionBatch = 1024
 
-// completeLoop writes successful completions in batches: whatever has
-// arrived while the previous batch was being written goes in the next. At
-// Stop it writes everything left.
-func (w *Worker) completeLoop() {
-	defer close(w.completerDone)
+// completer writes successful completions in batches: whatever has
+// arrived while the previous batch was being written goes in the next. It
+// is a service of its own phase: Stop, after the last attempt finished,
+// writes everything left.
+type completer struct {
+	w    *Worker
+	in   chan store.Completion
+	stop chan struct{}
+	done chan struct{} // closed once the last batch is written
+}
+
+func newCompleter(w *Worker, size int) *completer {
+	return &completer{w: w, in: make(chan store.Completion, size), stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// Start runs the loop; it never fails.
+func (c *completer) Start(context.Context) error {
+	go c.loop()
+	return nil
+}
+
+// Stop writes what is queued and waits for it.
+func (c *completer) Stop() {
+	close(c.stop)
+	<-c.done
+}
+
+func (c *completer) loop() {
+	defer close(c.done)
 	batch := make([]store.Completion, 0, maxCompletionBatch)
 	for {
 		select {
-		case c := <-w.completions:
-			batch = append(batch, c)
-		case <-w.completerStop:
-			for {
-				select {
-				case c := <-w.completions:
-					batch = append(batch, c)
-					continue
-				default:
-				}
-				break
-			}
-			w.flush(batch)
+		case first := <-c.in:
+			batch = c.drain(append(batch, first), cap(batch))
+			c.w.flush(batch)
+			batch = batch[:0]
+			c.w.sampleMemory()
+		case <-c.stop:
+			c.w.flush(c.drain(batch, -1))
 			return
 		}
-	drain:
-		for len(batch) < cap(batch) {
-			select {
-			case c := <-w.completions:
-				batch = append(batch, c)
-			default:
-				break drain
-			}
-		}
-		w.flush(batch)
-		batch = batch[:0]
-		w.sampleMemory()
 	}
+}
+
+// drain adds what is queued to batch, up to limit entries (-1: all).
+func (c *completer) drain(batch []store.Completion, limit int) []store.Completion {
+	for limit < 0 || len(batch) < limit {
+		select {
+		case next := <-c.in:
+			batch = append(batch, next)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 func (w *Worker) flush(batch []store.Completion) {
@@ -61,5 +83,47 @@ func (w *Worker) settled(batch []store.Completion) {
 	defer w.mu.Unlock()
 	for _, c := range batch {
 		delete(w.settling, c.ID)
+	}
+}
+
+// writeCompletions writes a batch of completions. A batch the server
+// refuses (not a lost connection or a deadlock, which persist retries) is
+// split and written again in halves, so one row it will not take is found
+// and buried alone and never holds back the others.
+func (w *Worker) writeCompletions(batch []store.Completion) {
+	var res store.CompleteResult
+	err := w.persist("complete", func(ctx context.Context) error {
+		var err error
+		res, err = w.store.CompleteJobs(ctx, batch)
+		return err
+	})
+	switch {
+	case err == nil:
+	case retryableWrite(err):
+		w.log.Error("writing completions failed; the stale sweep will recover the jobs", "jobs", len(batch), "err", err)
+		return
+	case len(batch) > 1:
+		w.writeCompletions(batch[:len(batch)/2])
+		w.writeCompletions(batch[len(batch)/2:])
+		return
+	default:
+		c := batch[0]
+		w.log.Error("the server refused this job's completion; burying it", "job", c.ID, "err", err)
+		row := &store.JobRow{ID: c.ID, Queue: c.Log.Queue, Handler: c.Log.Handler, Attempts: c.Attempt.Attempt,
+			WorkflowID: c.Log.WorkflowID, StepIndex: c.Log.StepIndex}
+		d := time.Duration(c.Log.DurationMS.Int64) * time.Millisecond
+		if _, err := w.writeFailure(refusedWrite(row, c.Attempt, d, "its completion", err, "")); err != nil {
+			w.log.Error("burying it failed too; the stale sweep will recover the job", "job", c.ID, "err", err)
+		} else {
+			w.observeJob(row, OutcomeBuried, d)
+		}
+		w.stats.buried.Add(1)
+		return
+	}
+	w.stats.completed.Add(int64(len(res.Completed) + len(res.Already)))
+	w.notifyCompleted(batch, res)
+	if len(res.Refused) > 0 {
+		w.stats.refused.Add(int64(len(res.Refused)))
+		w.log.Warn("completions refused: those attempts no longer hold their rows (rescued or deleted)", "jobs", res.Refused)
 	}
 }

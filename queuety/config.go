@@ -204,7 +204,11 @@ type Config struct {
 	Webhooks WebhookConfig
 
 	Logger *slog.Logger
-	Clock  clock.Clock
+	// Clock is the application clock: the times Queuety writes from PHP's
+	// gmdate, and the ticks of the worker's loops (scheduler, deadlines,
+	// wait sweeper, signal poller, session agent); the heartbeat and the
+	// cron schedules keep the wall clock. Nil is the wall clock.
+	Clock clock.Clock
 }
 
 // Validate fills in defaults and rejects values that cannot work, naming

@@ -17,8 +17,8 @@ func stepOnce(t *testing.T, w *Worker) int {
 	if w.jobsCtx == nil {
 		w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
 		w.claimCtx, w.cancelClaim = context.WithCancel(context.Background())
-		go w.completeLoop()
-		t.Cleanup(func() { close(w.completerStop); <-w.completerDone })
+		_ = w.completer.Start(context.Background())
+		t.Cleanup(w.completer.Stop)
 	}
 	n, err := w.claimRound(w.lanes[0], 1)
 	require.NoError(t, err)

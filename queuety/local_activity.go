@@ -12,25 +12,7 @@ import (
 // activity step in its own process right after the step before it
 // committed, under the lease of the step job it already holds, without a
 // claim. The engine does the work (workflow/local_activity.go); the worker
-// only tells it who it is and whether it still takes work.
-
-// localRuntime is the engine's view of this worker for local activities.
-// While the worker stops (claims cancelled), local steps its completions
-// reach are left pending for the claim instead, so that Stop never waits
-// on a chain of local steps; attempts already started finish first.
-func (w *Worker) localRuntime() *workflow.LocalRuntime {
-	return &workflow.LocalRuntime{
-		Owner: w.id,
-		Lease: w.cfg.StaleTimeout,
-		Accept: func() bool {
-			return w.claimCtx == nil || w.claimCtx.Err() == nil
-		},
-		Logger: w.log,
-		// The worker's job context: cancelled (ErrShutdown) only when the
-		// shutdown grace is over; an attempt cut there is replayed.
-		Context: func() context.Context { return w.jobsCtx },
-	}
-}
+// only tells it who it is and whether it still takes work (engine_host.go).
 
 // RegisterLocalActivity registers the Go handler of a local activity
 // class. It is RegisterStep under another name: a local activity's
@@ -59,5 +41,5 @@ func (c *Client) ActivityMetrics(ctx context.Context) (store.ActivityMetrics, er
 // LocalActivities lists a workflow's local activity executions with their
 // attempts.
 func (c *Client) LocalActivities(ctx context.Context, workflowID int64) ([]workflow.LocalActivityView, error) {
-	return workflow.NewEngine(c.store, nil).LocalActivities(ctx, workflowID)
+	return workflow.NewEngine(workflow.EngineConfig{Store: c.store}).LocalActivities(ctx, workflowID)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"fmt"
-	"github.com/queuety-go/queuety/internal/phpjson"
-	"github.com/queuety-go/queuety/workflow"
 	"os"
 	"os/signal"
 	"strconv"
@@ -13,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/workflow"
 )
 
 // TestMain doubles as a worker process for the multi-process and crash

@@ -1,6 +1,7 @@
 package queuety
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -33,7 +34,7 @@ func ParseRetentionKind(s string) (RetentionKind, error) { return store.ParseRet
 
 // RetentionBatch is how many rows one delete statement takes at most (how
 // many workflows one transaction), and RetentionPause the pause between two.
-var (
+const (
 	RetentionBatch = 500
 	RetentionPause = 20 * time.Millisecond
 )
@@ -83,7 +84,7 @@ func (c *Client) Purge(ctx context.Context, kind RetentionKind, age time.Duratio
 	cutoff := c.cfg.Clock.Now().Add(-age)
 	total := 0
 	for {
-		n, more, err := c.store.PurgeRetentionBatch(ctx, kind, cutoff, RetentionBatch)
+		n, more, err := c.store.PurgeRetentionBatch(ctx, kind, cutoff, cmp.Or(c.retentionBatch, RetentionBatch))
 		total += n
 		if err != nil || !more {
 			return total, err
@@ -140,7 +141,7 @@ type retention struct {
 	first    sync.WaitGroup
 }
 
-func (r *retention) Start() error {
+func (r *retention) Start(context.Context) error {
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.cron = cron.New(cron.WithChain(cron.SkipIfStillRunning(cron.DiscardLogger)))
 	if _, err := r.cron.AddFunc(r.schedule, r.sweep); err != nil {

@@ -114,13 +114,11 @@ func retentionConfig(cfg *Config) {
 // worker deletes exactly the rows past their retention, keeps every row a
 // live row needs, and leaves the jobs the worker completes meanwhile alone.
 func TestRetentionSweepWhileWorking(t *testing.T) {
-	old := RetentionBatch
-	RetentionBatch = 2 // several slices per kind
-	t.Cleanup(func() { RetentionBatch = old })
 	c := newTestClient(t, func(cfg *Config) {
 		retentionConfig(cfg)
 		cfg.RetentionSchedule = "@every 1s"
 	})
+	c.retentionBatch = 2 // several slices per kind
 	ctx := context.Background()
 	f := writeRetentionFixture(t, c)
 
@@ -197,7 +195,7 @@ func TestRetentionLockSkipsSecondDaemon(t *testing.T) {
 	var logged bytes.Buffer
 	r := &retention{c: other, policy: RetentionPolicyOf(c.cfg), schedule: "@every 1h",
 		log: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))}
-	require.NoError(t, r.Start())
+	require.NoError(t, r.Start(context.Background()))
 	r.sweep()
 	r.Stop()
 	require.Contains(t, logged.String(), "retention sweep skipped: another process holds the lock")
@@ -247,7 +245,9 @@ func TestRetentionSweepsAtStart(t *testing.T) {
 	reg.HandleFunc("noop", func(context.Context, *Job) error { return nil })
 	startWorker(t, c, reg)
 	waitFor(t, 10*time.Second, "the start-up sweep", func() bool {
-		return len(ids(t, c, "workflows")) == len(f.keepWorkflows) && len(ids(t, c, "jobs")) == len(f.keepJobs)
+		// Events are purged after workflows and jobs (RetentionKinds).
+		return len(ids(t, c, "workflows")) == len(f.keepWorkflows) && len(ids(t, c, "jobs")) == len(f.keepJobs) &&
+			len(ids(t, c, "workflow_events")) == len(f.keepEvents)
 	})
 	require.Equal(t, f.keepJobs, ids(t, c, "jobs"))
 	require.Equal(t, f.keepWorkflows, ids(t, c, "workflows"))

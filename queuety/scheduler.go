@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/queuety-go/queuety/internal/clock"
 )
 
 // scheduler runs the plugin's scheduler tick inside `work`: at start and
@@ -15,35 +17,19 @@ type scheduler struct {
 	c        *Client
 	interval time.Duration
 	log      *slog.Logger
-	stop     chan struct{}
-	done     chan struct{}
+	tickerService
 	// warned holds the rows already reported as unreadable, with the
 	// expression reported, so a bad row is logged once, not every minute.
 	warned map[int64]string
 }
 
-func (s *scheduler) Start() {
-	s.stop, s.done = make(chan struct{}), make(chan struct{})
-	s.warned = map[int64]string{}
-	go func() {
-		defer close(s.done)
-		t := time.NewTicker(s.interval)
-		defer t.Stop()
-		for {
-			s.tick()
-			select {
-			case <-s.stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-}
-
-// Stop waits for a tick under way: each row's transaction is short.
-func (s *scheduler) Stop() {
-	close(s.stop)
-	<-s.done
+// newScheduler ticks at start and then every interval; its Stop waits for
+// a tick under way: each row's transaction is short.
+func newScheduler(c *Client, interval time.Duration, log *slog.Logger, clk clock.Clock) *scheduler {
+	s := &scheduler{c: c, interval: interval, log: log, warned: map[int64]string{}}
+	s.tickerService = tickerService{name: "scheduler", interval: interval, log: log, clock: clk,
+		round: func(context.Context, time.Time) { s.tick() }}
+	return s
 }
 
 func (s *scheduler) tick() {

@@ -3,7 +3,6 @@ package queuety
 import (
 	"context"
 	"errors"
-	"slices"
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -56,42 +55,33 @@ func (t *Tasks) Poll(ctx context.Context, ns, workerID string, queues []string, 
 	if err != nil {
 		return nil, err
 	}
-	open := queues[:0:0]
-	for _, q := range queues {
-		if !slices.Contains(paused, q) {
-			open = append(open, q)
-		}
-	}
+	open := openQueues(queues, pausedSet(paused))
 	caps := map[string]bool{}
 	for _, c := range w.Capabilities {
 		caps[c] = true
 	}
-	tx, err := t.c.store.BeginClaim(ctx)
-	if err != nil {
+	// The worker's claim window (claim.go), for one job and without the
+	// worker's concurrency-group, rate and budget admission.
+	rows, err := claimWindow(ctx, t.c.store, workerID, func(ctx context.Context, tx *store.ClaimTx) ([]store.JobRow, []store.LogRow, error) {
+		var rows []store.JobRow
+		var err error
+		if withSessions {
+			who := claimant{ns: ns, workerID: workerID, queues: w.Queues, caps: caps}
+			rows, _, _, err = claimSessionJobs(ctx, tx, t.c, who, open, store.ClaimParams{}, 1)
+		}
+		for i := 0; err == nil && len(rows) == 0 && i < len(open); i++ {
+			rows, err = tx.Select(ctx, store.ClaimParams{Queue: open[i], Limit: 1})
+		}
+		if err != nil || len(rows) == 0 {
+			return nil, nil, err
+		}
+		return rows[:1], []store.LogRow{startedLog(&rows[0])}, nil
+	}, func() bool { return true })
+	if err != nil || len(rows) == 0 {
 		return nil, err
-	}
-	var rows []store.JobRow
-	if withSessions {
-		who := claimant{ns: ns, workerID: workerID, queues: w.Queues, caps: caps}
-		rows, _, _, err = claimSessionJobs(ctx, tx, t.c, who, open, store.ClaimParams{}, 1)
-	}
-	for i := 0; err == nil && len(rows) == 0 && i < len(open); i++ {
-		rows, err = tx.Select(ctx, store.ClaimParams{Queue: open[i], Limit: 1})
-	}
-	if err != nil {
-		_ = tx.Rollback()
-		return nil, err
-	}
-	if len(rows) == 0 {
-		return nil, tx.End(ctx, workerID)
 	}
 	row := rows[0]
-	row.Attempts = min(row.Attempts+1, 255)
-	started := store.LogFor(&row, store.EventStarted)
-	started.Attempt = store.Int(int64(row.Attempts))
-	if err := tx.Commit(ctx, store.ClaimCommit{WorkerID: workerID, Running: []int64{row.ID}, Logs: []store.LogRow{started}}); err != nil {
-		return nil, err
-	}
+	row.Attempts = claimedAttempt(&row)
 	task := &ClaimedTask{Job: row, LeaseExpiresAt: t.c.store.Now().Add(t.c.cfg.StaleTimeout)}
 	if row.SessionID.Valid {
 		// The claim is committed: a failed read only leaves the session
@@ -191,7 +181,7 @@ type TaskFailure struct {
 }
 
 // Fail retries the job after its backoff while attempts remain (its
-// payload's runtime settings, else the defaults), else buries it, with
+// payload's runtime settings, else the defaults; retryOrBury), else buries it, with
 // Queuety's log rows. It reports whether the job was buried;
 // ErrStaleAttempt when the attempt no longer holds it.
 func (t *Tasks) Fail(ctx context.Context, f TaskFailure) (buried bool, err error) {
@@ -203,16 +193,19 @@ func (t *Tasks) Fail(ctx context.Context, f TaskFailure) (buried bool, err error
 	if perr != nil {
 		payload = phpjson.Null()
 	}
-	s := t.c.settingsFor(t.reg, job, payload)
+	var cause error
+	if f.NonRetryable {
+		cause = errNonRetryable
+	}
+	bury, delay := t.c.settingsFor(t.reg, job, payload).retryOrBury(f.Attempt, cause)
 	job.Attempts = f.Attempt
-	bury := f.NonRetryable || f.Attempt >= s.maxAttempts
 	failed := store.LogFor(job, store.EventFailed)
 	failed.Attempt = store.Int(int64(f.Attempt))
 	failed.ErrorMessage = store.String(f.Message)
 	if f.ExceptionType != "" {
 		failed.ErrorClass = store.String(store.FitChars(f.ExceptionType, 255))
 	}
-	fl := failureWrite(job, store.Attempt{ID: f.JobID, Attempt: f.Attempt, WorkerID: f.WorkerID}, bury, s.backoff.Delay(f.Attempt), failed)
+	fl := failureWrite(job, store.Attempt{ID: f.JobID, Attempt: f.Attempt, WorkerID: f.WorkerID}, bury, delay, failed)
 	applied, err := t.c.store.FailJob(ctx, fl)
 	if err != nil {
 		return false, err

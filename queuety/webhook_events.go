@@ -24,9 +24,6 @@ func (w *Worker) setupWebhooks() {
 		return
 	}
 	w.hooks = newWebhookNotifier(w.store, w.cfg.Webhooks, w.log, w.cfg.Clock, w.cfg.Observer)
-	if w.engine != nil {
-		w.engine.OnStepFailure(w.hooks.stepFailure)
-	}
 }
 
 // stopWebhooks drains the notifier within what is left of the shutdown

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -99,7 +98,7 @@ func (c *Client) DispatchWorkflow(ctx context.Context, d *workflow.Dispatch) (id
 	if err := workflow.CheckLocalActivities(d); err != nil {
 		return 0, false, err
 	}
-	return workflow.NewEngine(c.store, nil).Dispatch(ctx, d)
+	return workflow.NewEngine(workflow.EngineConfig{Store: c.store}).Dispatch(ctx, d)
 }
 
 // workflowHandlers is what a workflow-enabled worker claims among workflow
@@ -139,29 +138,6 @@ func (w *Worker) executeWorkflowStep(ctx context.Context, rj *running) {
 		}
 		row = rj.row
 		stepErr, next, err = w.engine.RunChained(withStepJob(ctx, rj.job), next, w.decideStep)
-	}
-}
-
-// chainRuntime lets the engine chain the steps this worker would claim
-// next (workflow/chain.go): while it takes work, on a queue it serves
-// that is known not to be paused. Accept runs inside the step
-// transaction, so it reads only what the claim loop last read: with no
-// recent read of the paused queues it declines, and the step goes through
-// the claim, which reads them.
-func (w *Worker) chainRuntime() *workflow.ChainRuntime {
-	if w.cfg.WorkflowChainSteps <= 0 {
-		return nil
-	}
-	return &workflow.ChainRuntime{
-		Owner: w.id,
-		Max:   w.cfg.WorkflowChainSteps,
-		Accept: func(queue, _ string) bool {
-			if w.claimCtx == nil || w.claimCtx.Err() != nil || !slices.Contains(w.cfg.Queues, queue) || w.cfg.QueueCostBudgets[queue] > 0 || w.cfg.Debug {
-				return false
-			}
-			paused, known := w.pausedKnown(queue)
-			return known && !paused
-		},
 	}
 }
 
@@ -252,20 +228,19 @@ func (w *Worker) stepTimeout(row *store.JobRow) (time.Duration, error) {
 	return d, &TimeoutError{Seconds: int(d.Seconds())}
 }
 
-// decideStep applies the job's attempts and backoff (runtime payload,
-// handler options, defaults) to a failed step attempt.
+// decideStep is retryOrBury (policy.go) for a failed step attempt.
 func (w *Worker) decideStep(row *store.JobRow, err error) workflow.Failure {
 	payload, perr := phpjson.DecodeString(row.Payload)
 	if perr != nil {
 		payload = phpjson.Null()
 	}
-	s := w.c.settingsFor(w.reg, row, payload)
+	bury, delay := w.c.settingsFor(w.reg, row, payload).retryOrBury(row.Attempts, err)
 	return workflow.Failure{
 		Message:    err.Error(),
 		Class:      store.FitChars(errorClass(err), 255),
 		Trace:      errorTrace(err),
-		Terminal:   row.Attempts >= s.maxAttempts,
-		RetryDelay: s.backoff.Delay(row.Attempts),
+		Terminal:   bury,
+		RetryDelay: delay,
 	}
 }
 

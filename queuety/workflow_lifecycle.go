@@ -30,17 +30,23 @@ var ErrWorkflowNotFound = store.ErrWorkflowNotFound
 func IsWorkflowStateError(err error) bool { return workflow.IsLifecycleError(err) }
 
 func (c *Client) engine(reg *Registry) *workflow.Engine {
+	return workflow.NewEngine(c.engineConfig(reg))
+}
+
+// engineConfig is the configuration of an engine running reg's handlers.
+func (c *Client) engineConfig(reg *Registry) workflow.EngineConfig {
+	cfg := workflow.EngineConfig{Store: c.store}
 	if reg == nil {
-		return workflow.NewEngine(c.store, nil)
+		return cfg
 	}
-	e := workflow.NewEngine(c.store, reg.steps)
+	cfg.Handlers = reg.steps
 	if r := reg.stepRunner(); r != nil {
-		e.SetStepRunner(r) // PHP compensations, on_cancel and on_deadline handlers run in the pool
+		cfg.Runner = r // PHP compensations, on_cancel and on_deadline handlers run in the pool
 	}
 	if m := reg.classMetadata(); m != nil {
-		e.SetHandlerMetadata(m) // retried and resumed steps keep their PHP class's settings
+		cfg.Metadata = m // retried and resumed steps keep their PHP class's settings
 	}
-	return e
+	return cfg
 }
 
 // CancelWorkflow is Queuety::cancel_workflow: a workflow that is not

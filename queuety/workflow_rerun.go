@@ -25,14 +25,14 @@ func (c *Client) rerunEngine(reg *Registry, opts []RerunOption) *workflow.Engine
 	for _, opt := range opts {
 		opt(&o)
 	}
-	e := c.engine(reg)
+	cfg := c.engineConfig(reg)
 	if o.unread != nil && reg.classMetadata() == nil {
 		// The engine asks a class source only about classes without a Go
 		// step handler (placeholders aside), so each question is a class
 		// whose settings nobody here can read.
-		e.SetHandlerMetadata(unreadClasses(o.unread))
+		cfg.Metadata = unreadClasses(o.unread)
 	}
-	return e
+	return workflow.NewEngine(cfg)
 }
 
 // unreadClasses is a class metadata source that knows nothing and reports

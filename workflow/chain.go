@@ -24,14 +24,15 @@ import (
 // a Go handler here or a class the StepRunner runs (a PHP class in the
 // pool), no delay, no concurrency group, no worker session, on a queue the
 // worker serves and that is not paused, while the worker still
-// takes work (ChainRuntime.Accept). ChainRuntime.Max bounds how many steps
+// takes work (Host.Chains). EngineConfig.ChainSteps bounds how many steps
 // one claim runs in a row, so a long workflow gives its slot back to the
 // queue now and then and jobs waiting there are not starved.
 
-// DefaultChainSteps is the default ChainRuntime.Max.
+// DefaultChainSteps is queuety's default EngineConfig.ChainSteps.
 const DefaultChainSteps = 8
 
-// ChainRuntime lets a worker run the workflow steps it enqueues.
+// ChainRuntime lets a worker run the workflow steps it enqueues; NewEngine
+// builds it from EngineConfig.Host and ChainSteps.
 type ChainRuntime struct {
 	// Owner is the worker's reserved_by value.
 	Owner string
@@ -43,10 +44,6 @@ type ChainRuntime struct {
 	// chaining.
 	Max int
 }
-
-// SetChainRuntime lets the engine chain steps for a worker (see above);
-// nil turns chaining off.
-func (e *Engine) SetChainRuntime(r *ChainRuntime) { e.chain = r }
 
 // Chained is a step job a completed step enqueued already claimed for the
 // worker that ran it, with the state it starts from. The worker runs it

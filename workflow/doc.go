@@ -57,7 +57,7 @@
 //     or, for a for_each branch, is recorded as a branch failure; with
 //     compensate_on_failure the compensation stack runs afterwards.
 //   - Step completions that finish at the same time share one database
-//     transaction (group commit, step_batch.go, Engine.StepBatch), each in
+//     transaction (group commit, step_batch.go, EngineConfig.StepBatch), each in
 //     its own savepoint; a failing one is undone alone, a deadlock sends
 //     each back to a transaction of its own.
 //   - Log rows and workflow_events rows are the plugin's, byte for byte

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"slices"
 	"sync"
@@ -29,13 +30,11 @@ import (
 type Engine struct {
 	store    *store.Store
 	handlers *Handlers
-	// MemoryKB supplies logs.memory_peak_kb (a process figure; PHP writes
-	// memory_get_peak_usage). Nil uses the Go runtime's, sampled.
-	MemoryKB func() int64
-	// StepTimeout gives a step job's time limit and the error an attempt
-	// that runs past it fails with; nil or a zero limit means none. The
-	// handler's context is cancelled at the limit.
-	StepTimeout func(job *store.JobRow) (time.Duration, error)
+	// host is the worker the engine runs steps for; nil for an engine
+	// that serves a client (EngineConfig.Host).
+	host Host
+	// mem is the memory figure of an engine without a host.
+	mem memSampler
 	// runner runs the steps without a Go handler (step_runner.go).
 	runner StepRunner
 	// classMeta is the metadata of handler classes without a Go step
@@ -44,11 +43,10 @@ type Engine struct {
 	// local lets a worker run local activities in process
 	// (local_activity.go); nil sends them through the claim.
 	local *LocalRuntime
-	// StepBatch is how many step completions, submitted at the same time
+	// stepBatch is how many step completions, submitted at the same time
 	// by different goroutines, may share one database transaction (group
-	// commit, step_batch.go); 0 or 1 gives every step its own. NewEngine
-	// sets DefaultStepBatch. Set it before the engine runs steps.
-	StepBatch int
+	// commit, step_batch.go); 1 gives every step its own.
+	stepBatch int
 	batch     stepBatcher
 	// states and wakes coalesce the single-row reads of every step and of
 	// every workflow that ends (coalesce.go).
@@ -58,25 +56,102 @@ type Engine struct {
 	wakes *coalescer[store.WakeFacts]
 	// stepFailure hears of each recorded failed step attempt (notify.go).
 	stepFailure func(StepFailure)
+	// wakeErr receives the errors of post-commit wake-ups (engine_terminal.go).
+	wakeErr func(workflowID int64, err error)
 	// leftToPHP: workflows whose terminal handling was left to PHP workers
 	// and already logged (engine_php_terminal.go).
 	leftToPHP sync.Map
 }
 
-// NewEngine returns an engine running handlers on s. handlers may be nil
-// (then only placeholders run).
-func NewEngine(s *store.Store, handlers *Handlers) *Engine {
+// EngineConfig is everything an Engine depends on, given once to
+// NewEngine. Only Store is required.
+type EngineConfig struct {
+	Store *store.Store
+	// Handlers are the Go step and item handlers; nil runs placeholders
+	// only.
+	Handlers *Handlers
+	// Runner runs the steps without a Go handler (the PHP pool,
+	// step_runner.go); with one, the engine supports every step.
+	Runner StepRunner
+	// Metadata is the metadata of handler classes without a Go step
+	// handler (handler_metadata.go).
+	Metadata HandlerMetadataSource
+	// Host is the worker the engine runs claimed steps for. Without one
+	// (an engine serving a client) no step is chained, local activities
+	// go through the claim, steps have no time limit and the memory
+	// figure is the process's.
+	Host Host
+	// ChainSteps is how many steps may follow one claimed step in the
+	// host (chain.go); 0 disables chaining.
+	ChainSteps int
+	// LocalLease is how long a local attempt's workflow task lease lasts
+	// after a renewal (the host's stale timeout); 0 is 300 s.
+	LocalLease time.Duration
+	// StepBatch is how many step completions may share one transaction
+	// (step_batch.go); 0 is DefaultStepBatch, 1 gives every step its own.
+	StepBatch int
+	// ReadTimeout bounds the shared reads of the steps' states and of the
+	// wake-ups; 0 is 30 s.
+	ReadTimeout time.Duration
+	// Logger receives the outcomes of local attempts; nil discards.
+	Logger *slog.Logger
+	// OnWakeError receives the errors of the wake-ups that follow a
+	// committed terminal transition (a parent waiting on the workflow);
+	// the wait sweeper retries them.
+	OnWakeError func(workflowID int64, err error)
+	// OnStepFailure is told of each failed step attempt once its rows are
+	// written (notify.go).
+	OnStepFailure func(StepFailure)
+}
+
+// Host is the worker an engine runs steps for: what only the worker knows,
+// asked when the engine needs it.
+type Host interface {
+	// Owner is the worker's reserved_by value.
+	Owner() string
+	// Accepting reports whether the worker still takes new work; once it
+	// stops, a local step is left pending for the claim.
+	Accepting() bool
+	// Chains reports whether the worker would claim a job of handler on
+	// queue now (it serves the queue, the queue is not paused, it is not
+	// stopping).
+	Chains(queue, handler string) bool
+	// StepTimeout gives a step job's time limit and the error an attempt
+	// that runs past it fails with; a zero limit means none. The handler's
+	// context is cancelled at the limit.
+	StepTimeout(job *store.JobRow) (time.Duration, error)
+	// JobContext is the context local attempts run under: the worker's,
+	// not the settled step job's (LocalRuntime.Context).
+	JobContext() context.Context
+	// MemoryKB is logs.memory_peak_kb (PHP writes memory_get_peak_usage).
+	MemoryKB() int64
+}
+
+// NewEngine returns an engine configured by cfg.
+func NewEngine(cfg EngineConfig) *Engine {
+	handlers := cfg.Handlers
 	if handlers == nil {
 		handlers = NewHandlers()
 	}
-	return &Engine{store: s, handlers: handlers, StepBatch: DefaultStepBatch,
-		states: newCoalescer(s.WorkflowsByID), wakes: newCoalescer(s.WakeFacts)}
-}
-
-// SetReadTimeout bounds the shared reads of the steps' states and of the
-// wake-ups (default 30 s); set it before the engine runs steps.
-func (e *Engine) SetReadTimeout(d time.Duration) {
-	e.states.timeout, e.wakes.timeout = d, d
+	e := &Engine{store: cfg.Store, handlers: handlers, host: cfg.Host, runner: cfg.Runner, classMeta: cfg.Metadata,
+		stepBatch: cfg.StepBatch, stepFailure: cfg.OnStepFailure, wakeErr: cfg.OnWakeError,
+		states: newCoalescer(cfg.Store.WorkflowsByID), wakes: newCoalescer(cfg.Store.WakeFacts)}
+	if e.stepBatch == 0 {
+		e.stepBatch = DefaultStepBatch
+	}
+	if cfg.ReadTimeout > 0 {
+		e.states.timeout, e.wakes.timeout = cfg.ReadTimeout, cfg.ReadTimeout
+	}
+	if h := cfg.Host; h != nil {
+		// Local activities the host's step completions reach run in its
+		// process (local_activity.go).
+		e.local = &LocalRuntime{Owner: h.Owner(), Lease: cfg.LocalLease, Accept: h.Accepting, Logger: cfg.Logger,
+			Context: h.JobContext}
+		if cfg.ChainSteps > 0 {
+			e.chain = &ChainRuntime{Owner: h.Owner(), Max: cfg.ChainSteps, Accept: h.Chains}
+		}
+	}
+	return e
 }
 
 // Handlers returns the engine's Go step handlers.
@@ -159,24 +234,29 @@ func storeJobs(jobs []StepJob) []store.StepJob {
 	return out
 }
 
-var (
-	memKB     atomic.Int64
-	memReadAt atomic.Int64
-)
-
-// memoryKB is the process's memory in KiB, sampled at most once a second
-// (ReadMemStats stops the world).
+// memoryKB is the host's memory figure, or else the process's.
 func (e *Engine) memoryKB() int64 {
-	if e.MemoryKB != nil {
-		return e.MemoryKB()
+	if e.host != nil {
+		return e.host.MemoryKB()
 	}
+	return e.mem.kb()
+}
+
+// memSampler is the process's memory in KiB, sampled at most once a second
+// (ReadMemStats stops the world).
+type memSampler struct {
+	kiB    atomic.Int64
+	readAt atomic.Int64
+}
+
+func (m *memSampler) kb() int64 {
 	now := time.Now().UnixNano()
-	if last := memReadAt.Load(); now-last > int64(time.Second) && memReadAt.CompareAndSwap(last, now) {
+	if last := m.readAt.Load(); now-last > int64(time.Second) && m.readAt.CompareAndSwap(last, now) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		memKB.Store(int64(ms.Sys / 1024))
+		m.kiB.Store(int64(ms.Sys / 1024))
 	}
-	return memKB.Load()
+	return m.kiB.Load()
 }
 
 // encodeObject is json_encode of a PHP array.

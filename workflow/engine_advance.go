@@ -77,7 +77,7 @@ func (e *Engine) stepTxIn(ctx context.Context, batchKey, batchJob int64, tr *job
 		return body(a)
 	}
 	var err error
-	if batchKey != 0 && e.StepBatch > 1 {
+	if batchKey != 0 && e.stepBatch > 1 {
 		err = e.batch.run(ctx, e, batchKey, batchJob, fn)
 	} else {
 		err = e.store.WorkflowTx(ctx, fn)

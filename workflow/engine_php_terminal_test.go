@@ -138,7 +138,7 @@ func TestReplayCancelCompensationPHPClass(t *testing.T) {
 		t.Parallel()
 		env := newEngineEnv(t)
 		stub := &callableStub{}
-		env.e.SetStepRunner(stub)
+		env.e.runner = stub
 		env.load(snaps[1])
 		require.NoError(t, env.e.Cancel(env.ctx, 1))
 		env.compare("after cancel_workflow", snaps[2])

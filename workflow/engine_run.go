@@ -144,8 +144,8 @@ func (e *Engine) callHandler(ctx context.Context, job *store.JobRow, state *Stat
 			err = fmt.Errorf("panic in step handler %s: %v\n%s", job.Handler, r, debug.Stack())
 		}
 	}()
-	if e.StepTimeout != nil {
-		if limit, cause := e.StepTimeout(job); limit > 0 {
+	if e.host != nil {
+		if limit, cause := e.host.StepTimeout(job); limit > 0 {
 			outer := ctx
 			var runner any // a class the StepRunner runs starts its limit itself (time_limit.go)
 			if _, ok := e.handlers.LookupStep(job.Handler); !ok {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sync"
 
 	store "github.com/queuety-go/queuety/sql"
 )
@@ -53,22 +52,11 @@ func (e *Engine) afterTerminal(ctx context.Context, workflowIDs ...int64) {
 	}
 }
 
-// wakeErrorHandlers holds each engine's OnWakeError function.
-var wakeErrorHandlers sync.Map // *Engine -> func(int64, error)
-
-// OnWakeError sets the function that receives the errors of post-commit
-// wake-ups (nil: they are dropped; the wait sweeper retries them).
-func (e *Engine) OnWakeError(fn func(workflowID int64, err error)) {
-	if fn == nil {
-		wakeErrorHandlers.Delete(e)
-		return
-	}
-	wakeErrorHandlers.Store(e, fn)
-}
-
+// wakeError hands a post-commit wake-up's error to EngineConfig.OnWakeError
+// (without one it is dropped; the wait sweeper retries the wake-up).
 func (e *Engine) wakeError(id int64, err error) {
-	if fn, ok := wakeErrorHandlers.Load(e); ok {
-		fn.(func(int64, error))(id, err)
+	if e.wakeErr != nil {
+		e.wakeErr(id, err)
 	}
 }
 

@@ -63,17 +63,14 @@ func metadataFor(src HandlerMetadataSource, handler string) HandlerMetadata {
 	return src.HandlerMetadata(handler)
 }
 
-// SetHandlerMetadata adds src as the metadata of the handler classes the
-// engine has no Go step handler for (the PHP pool reads a PHP class's
-// attributes and config(); see queuety's registry). Every step job the
-// engine enqueues (next steps, parallel and for_each branches, children's
-// first steps, retries and resumes) takes its defaults from it, as the
-// plugin's StepDispatchOptions::resolve reads HandlerMetadata::from_class.
-// Set it before the engine runs jobs.
-func (e *Engine) SetHandlerMetadata(src HandlerMetadataSource) { e.classMeta = src }
-
 // metadata is the engine's HandlerMetadataSource: a Go step handler's
-// registered metadata, else the injected class source's.
+// registered metadata, else that of EngineConfig.Metadata, the source of
+// the handler classes the engine has no Go step handler for (the PHP pool
+// reads a PHP class's attributes and config(); see queuety's registry).
+// Every step job the engine enqueues (next steps, parallel and for_each
+// branches, children's first steps, retries and resumes) takes its
+// defaults from it, as the plugin's StepDispatchOptions::resolve reads
+// HandlerMetadata::from_class.
 func (e *Engine) metadata() HandlerMetadataSource {
 	if e.classMeta == nil {
 		return e.handlers

@@ -26,7 +26,7 @@ func TestEngineMetadataSourceAndPrefetch(t *testing.T) {
 	src := &peekRecorder{HandlerMetadataMap: HandlerMetadataMap{"PhpStep": {Queue: "gpu"}, "GoStep": {Queue: "ignored"}}}
 	e := &Engine{handlers: h}
 	require.Equal(t, HandlerMetadata{}, e.metadata().HandlerMetadata("PhpStep"), "no class source: Go registrations only")
-	e.SetHandlerMetadata(src)
+	e.classMeta = src
 	require.Equal(t, "gpu", e.metadata().HandlerMetadata("PhpStep").Queue)
 	require.Equal(t, HandlerMetadata{MaxAttempts: 2}, e.metadata().HandlerMetadata("GoStep"))
 

@@ -14,11 +14,6 @@ type StepFailure struct {
 	WorkflowFailed bool
 }
 
-// OnStepFailure sets the function told of each failed step attempt once
-// its rows are written (nil: none). It runs on the step's goroutine, so it
-// must not block. Set it before the engine runs steps.
-func (e *Engine) OnStepFailure(fn func(StepFailure)) { e.stepFailure = fn }
-
 func (e *Engine) noteStepFailure(job *store.JobRow, f Failure, workflowFailed bool) {
 	if e.stepFailure != nil {
 		e.stepFailure(StepFailure{Job: *job, Message: f.Message, Buried: f.Terminal, WorkflowFailed: workflowFailed})

@@ -30,7 +30,7 @@ import (
 // next batch, so batches grow with the load and an idle engine runs a
 // lone step at once, on the single-step path.
 
-// DefaultStepBatch is the default Engine.StepBatch.
+// DefaultStepBatch is the default EngineConfig.StepBatch.
 const DefaultStepBatch = 128
 
 // stepBatchLeaders is how many batches run at once. One would serialize
@@ -82,7 +82,7 @@ func (b *stepBatcher) run(ctx context.Context, e *Engine, key, job int64, fn fun
 // is in the first batch or a later one; it returns only once the queue is
 // drained, so no queued request is left without a leader.
 func (b *stepBatcher) lead(e *Engine) {
-	for batch := b.q.take(e.StepBatch); len(batch) > 0; batch = b.q.take(e.StepBatch) {
+	for batch := b.q.take(e.stepBatch); len(batch) > 0; batch = b.q.take(e.stepBatch) {
 		b.runBatch(e, batch)
 	}
 }

@@ -119,7 +119,7 @@ func (env *engineEnv) requireSettledOnce(id int64) {
 func TestStepBatchAdvancesEachStepOnce(t *testing.T) {
 	t.Parallel()
 	env := newEngineEnv(t)
-	env.e.StepBatch = 8
+	env.e.stepBatch = 8
 	var ids []int64
 	for range 20 {
 		ids = append(ids, env.dispatch(New("batched").Then("IncStep").Then("IncStep").Then("IncStep"), obj("n", 0)))
@@ -166,13 +166,13 @@ func TestStepBatchFailingBodyIsolated(t *testing.T) {
 
 	// The single-step path, for the rows to expect.
 	ref := newEngineEnv(t)
-	ref.e.StepBatch = 1
+	ref.e.stepBatch = 1
 	register(ref)
 	refJump, refBudget := ref.dispatch(jump(), obj("n", 0)), ref.dispatch(budget(), nil)
 	ref.drain(5)
 
 	env := newEngineEnv(t)
-	env.e.StepBatch = 16
+	env.e.stepBatch = 16
 	register(env)
 	var good []int64
 	for range 4 {
@@ -236,7 +236,7 @@ func TestStepBatchFailingBodyIsolated(t *testing.T) {
 func TestStepBatchDeadlockRedoesEachBodyOnce(t *testing.T) {
 	t.Parallel()
 	env := newEngineEnv(t)
-	env.e.StepBatch = 32
+	env.e.stepBatch = 32
 	var ids []int64
 	for range 12 {
 		ids = append(ids, env.dispatch(New("dl").Then("IncStep").Then("IncStep").Then("IncStep"), obj("n", 0)))
@@ -274,7 +274,7 @@ func TestStepBatchDeadlockRedoesEachBodyOnce(t *testing.T) {
 func TestStepBatchPanicRedoesEachBodyOnce(t *testing.T) {
 	t.Parallel()
 	env := newEngineEnv(t)
-	env.e.StepBatch = 32
+	env.e.stepBatch = 32
 	var ids []int64
 	for range 6 {
 		ids = append(ids, env.dispatch(New("p").Then("IncStep").Then("IncStep").Then("IncStep"), obj("n", 0)))

@@ -18,11 +18,6 @@ type StepRunner interface {
 	RunItem(ctx context.Context, job *store.JobRow, state []byte, item []byte, index int64) ([]byte, error)
 }
 
-// SetStepRunner routes the steps without a Go handler to r; the engine
-// then supports every step handler (Supports). Set it before the engine
-// runs jobs.
-func (e *Engine) SetStepRunner(r StepRunner) { e.runner = r }
-
 // StepRunner returns the fallback step runner, or nil.
 func (e *Engine) StepRunner() StepRunner { return e.runner }
 

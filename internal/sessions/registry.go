@@ -171,6 +171,9 @@ type storeClock struct{ st *store.Store }
 
 func (c storeClock) Now() time.Time { return c.st.Now() }
 
+// NewTicker ticks on the wall clock: the registry runs no loop of its own.
+func (c storeClock) NewTicker(d time.Duration) clock.Ticker { return clock.Real{}.NewTicker(d) }
+
 // New builds a Registry on st.
 func New(st *store.Store, cfg Config) *Registry {
 	r := &Registry{st: st, staleAfter: cfg.StaleAfter, log: cfg.Logger, clk: cfg.Clock}

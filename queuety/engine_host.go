@@ -1,0 +1,73 @@
+package queuety
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"time"
+
+	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
+)
+
+// engineHost is a Worker as the Host of its workflow engine
+// (workflow.Host): the one way the engine asks the worker about itself.
+type engineHost struct{ w *Worker }
+
+// Owner is the worker's reserved_by value.
+func (h engineHost) Owner() string { return h.w.id }
+
+// Accepting is false once the worker stops (claims cancelled): local steps
+// its completions reach are then left pending for the claim, so that Stop
+// never waits on a chain of local steps; attempts already started finish
+// first.
+func (h engineHost) Accepting() bool { return h.w.claimCtx == nil || h.w.claimCtx.Err() == nil }
+
+// Chains lets the engine chain the steps this worker would claim next
+// (workflow/chain.go): while it takes work, on a queue it serves that is
+// known not to be paused. It runs inside the step transaction, so it reads
+// only what the claim loop last read: with no recent read of the paused
+// queues it declines, and the step goes through the claim, which reads
+// them.
+func (h engineHost) Chains(queue, _ string) bool {
+	w := h.w
+	if w.claimCtx == nil || w.claimCtx.Err() != nil || !slices.Contains(w.cfg.Queues, queue) || w.cfg.QueueCostBudgets[queue] > 0 || w.cfg.Debug {
+		return false
+	}
+	paused, known := w.pausedKnown(queue)
+	return known && !paused
+}
+
+// StepTimeout is the step job's attempt time limit (workflow.go).
+func (h engineHost) StepTimeout(job *store.JobRow) (time.Duration, error) {
+	return h.w.stepTimeout(job)
+}
+
+// JobContext is the worker's job context: cancelled (ErrShutdown) only
+// when the shutdown grace is over; a local attempt cut there is replayed.
+func (h engineHost) JobContext() context.Context { return h.w.jobsCtx }
+
+// MemoryKB is the worker's per-slot memory figure (memory.go).
+func (h engineHost) MemoryKB() int64 { return h.w.memKB.Load() }
+
+// engineConfig is the configuration of the worker's workflow engine: the
+// client's for the registry, with the worker as its host.
+func (w *Worker) engineConfig() workflow.EngineConfig {
+	cfg := w.c.engineConfig(w.reg)
+	cfg.Host = engineHost{w}
+	cfg.ChainSteps = w.cfg.WorkflowChainSteps
+	cfg.LocalLease = w.cfg.StaleTimeout
+	cfg.StepBatch = w.cfg.WorkflowStepBatch
+	cfg.Logger = w.log
+	cfg.OnWakeError = wakeErrorLogger(w.log)
+	if w.hooks != nil {
+		cfg.OnStepFailure = w.hooks.stepFailure
+	}
+	return cfg
+}
+
+func wakeErrorLogger(log *slog.Logger) func(int64, error) {
+	return func(id int64, err error) {
+		log.Warn("waking workflows after a terminal transition failed; the wait sweeper retries", "workflow", id, "err", err)
+	}
+}

@@ -1,0 +1,176 @@
+package queuety
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
+)
+
+// running is one attempt in flight.
+type running struct {
+	job       *Job
+	row       store.JobRow
+	cancel    context.CancelCauseFunc
+	state     atomic.Int32
+	lastTouch atomic.Int64 // unix nanos of the last reserved_at refresh
+	start     time.Time
+	lane      *lane
+	// sessionLease is the lease of the job's worker session (0: none).
+	sessionLease time.Duration
+	// memPeakKB is the peak memory the process that ran the job reported
+	// (Job.ReportMemoryPeak; the PHP pool's), 0 when none did.
+	memPeakKB atomic.Int64
+}
+
+// outcome is a finished attempt.
+type outcome struct {
+	err      error
+	settings attemptSettings
+	duration time.Duration
+}
+
+const (
+	stateRunning int32 = iota
+	stateDone
+	stateAbandoned
+)
+
+func (r *running) touched(t time.Time) { r.lastTouch.Store(t.UnixNano()) }
+
+// execute runs one attempt of a claimed job and records its outcome.
+func (w *Worker) execute(ctx context.Context, rj *running) {
+	defer w.execWG.Done()
+	if w.isWorkflowStep(&rj.row) {
+		w.executeWorkflowStep(ctx, rj)
+		return
+	}
+	settings, err := w.runAttempt(ctx, rj)
+	o := &outcome{err: err, settings: settings, duration: time.Since(rj.start)}
+	defer w.release(rj)
+	if !rj.state.CompareAndSwap(stateRunning, stateDone) {
+		return // abandoned by Stop, which already handed it back
+	}
+	cause := context.Cause(ctx)
+	switch {
+	case err == nil && rj.row.BatchID.Valid:
+		w.observeJob(&rj.row, OutcomeCompleted, o.duration)
+		w.completeBatchJob(rj, o.duration) // with its batch's counters (batch.go)
+	case err == nil:
+		w.observeJob(&rj.row, OutcomeCompleted, o.duration)
+		w.mu.Lock()
+		w.settling[rj.row.ID] = rj
+		w.mu.Unlock()
+		select {
+		case w.completer.in <- store.Completion{Attempt: rj.job.attempt, Log: w.completedLog(rj, o.duration)}:
+		case <-w.completer.done:
+			w.settled([]store.Completion{{Attempt: rj.job.attempt}})
+			w.log.Error("completion after the completer stopped; the stale sweep will retry the job", "job", rj.row.ID)
+		}
+	case errors.Is(cause, ErrJobLost):
+		w.stats.refused.Add(1)
+		w.log.Warn("job lost while running (rescued or deleted); its result is dropped", "job", rj.row.ID, "err", err)
+	case errors.Is(cause, ErrShutdown), errors.Is(err, errLeaveToPHP):
+		w.handBack([]store.Attempt{rj.job.attempt})
+	default:
+		w.fail(rj, o)
+	}
+}
+
+func (w *Worker) completedLog(rj *running, d time.Duration) store.LogRow {
+	l := store.LogFor(&rj.row, store.EventCompleted)
+	l.Attempt = store.Int(int64(rj.row.Attempts))
+	l.DurationMS = store.Int(d.Milliseconds())
+	mem := rj.memPeakKB.Load()
+	if mem <= 0 {
+		mem = w.memKB.Load()
+	}
+	l.MemoryPeakKB = store.Int(mem)
+	return l
+}
+
+// runAttempt validates the row, resolves the handler and runs it under the
+// attempt's time limit.
+func (w *Worker) runAttempt(ctx context.Context, rj *running) (attemptSettings, error) {
+	row := &rj.row
+	settings := attemptSettings{maxAttempts: row.MaxAttempts, timeout: w.cfg.JobTimeout, backoff: w.cfg.Backoff}
+	if row.Priority < int(PriorityLow) || row.Priority > int(PriorityUrgent) {
+		return settings, &InvalidJobError{Reason: fmt.Sprintf("Invalid priority %d: Queuety priorities are 0 (low) to 3 (urgent).", row.Priority)}
+	}
+	payload, err := phpjson.DecodeString(row.Payload)
+	if err != nil {
+		return settings, &InvalidJobError{Reason: fmt.Sprintf("Invalid payload: not valid JSON (%v).", err)}
+	}
+	if _, ok := payload.AsObject(); !ok {
+		if _, ok := payload.AsList(); !ok {
+			return settings, &InvalidJobError{Reason: fmt.Sprintf("Invalid payload: a JSON object is required, got %s.", payload.Kind())}
+		}
+	}
+	h, ok := w.lookupHandler(row.Handler)
+	if !ok {
+		return settings, &InvalidJobError{Reason: "Handler not found: " + row.Handler}
+	}
+	settings = w.c.settingsFor(w.reg, row, payload)
+	rj.job.Payload = stripReserved(payload)
+
+	// The PHP pool starts the limit when a PHP process takes the job, so
+	// the wait for a free process does not count (workflow/time_limit.go).
+	tctx, cancel := workflow.LimitFor(ctx, h.h, settings.timeout, &TimeoutError{Seconds: int(settings.timeout.Seconds())})
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- callHandler(tctx, h.h, rj.job) }()
+	select {
+	case err = <-done:
+	case <-tctx.Done():
+		// Give the handler a moment to notice; past that, stop waiting:
+		// its goroutine is left to finish on its own.
+		select {
+		case err = <-done:
+		case <-time.After(abandonAfter):
+			w.log.Warn("handler ignored its cancelled context; no longer waiting for it", "job", row.ID, "handler", row.Handler)
+			err = context.Cause(tctx)
+		}
+	}
+	if err != nil {
+		var te *TimeoutError
+		if errors.As(context.Cause(tctx), &te) && tctx.Err() != nil && ctx.Err() == nil {
+			err = te
+		}
+	}
+	return settings, err
+}
+
+// stripReserved drops Queuety's reserved keys, which a handler never sees.
+func stripReserved(v phpjson.Value) phpjson.Value {
+	obj, ok := v.AsObject()
+	if !ok {
+		return v
+	}
+	_, hasRT := obj.Get(RuntimeKey)
+	_, hasCC := obj.Get(ChainCatchKey)
+	if !hasRT && !hasCC {
+		return v
+	}
+	out := phpjson.NewObject()
+	for k, e := range obj.All() {
+		if k != RuntimeKey && k != ChainCatchKey {
+			out.Set(k, e)
+		}
+	}
+	return phpjson.ObjectValue(out)
+}
+
+func callHandler(ctx context.Context, h Handler, job *Job) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: r, Stack: string(debug.Stack())}
+		}
+	}()
+	return h.Handle(ctx, job)
+}

@@ -1,0 +1,95 @@
+package queuety
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// failure builds the write for a failed attempt as retryOrBury decides it
+// (policy.go). Log rows are Queuety's: `failed, retried` or `buried`.
+func (w *Worker) failure(rj *running, o *outcome) store.Failure {
+	row, err := &rj.row, o.err
+	bury, delay := o.settings.retryOrBury(row.Attempts, err)
+	base := store.LogFor(row, store.EventFailed)
+	base.Attempt = store.Int(int64(row.Attempts))
+	base.DurationMS = store.Int(o.duration.Milliseconds())
+	base.ErrorMessage = store.String(err.Error())
+	base.ErrorClass = store.String(errorClass(err))
+	base.ErrorTrace = store.String(errorTrace(err))
+	return failureWrite(row, rj.job.attempt, bury, delay, base)
+}
+
+// fail records a failed attempt. A failure the server refuses to store (a
+// value it will not take although FitText cut it, a trigger, a column
+// changed by hand) buries the job with a message saying so, so the attempt
+// is never left processing and retried by the stale sweep under a message
+// that hides the cause.
+func (w *Worker) fail(rj *running, o *outcome) {
+	f := w.failure(rj, o)
+	applied, cb, err := w.writeJobFailure(rj, f)
+	if err != nil && !retryableWrite(err) {
+		w.log.Error("the server refused this job's failure; burying it", "job", rj.row.ID, "err", err)
+		f = refusedWrite(&rj.row, rj.job.attempt, o.duration, "its failure", err, o.err.Error())
+		o = &outcome{err: errors.New(f.ErrorMessage), duration: o.duration}
+		applied, cb, err = w.writeJobFailure(rj, f)
+	}
+	if err != nil {
+		w.log.Error("writing the job's failure failed; the stale sweep will recover the job", "job", rj.row.ID, "err", err)
+		return
+	}
+	if !applied {
+		w.stats.refused.Add(1)
+		w.log.Warn("failure refused: the attempt no longer holds the row", "job", rj.row.ID)
+		return
+	}
+	w.countOutcome(rj, o, f)
+	w.notifyFailure(rj, o, f.Bury)
+	if f.Bury {
+		w.afterBury(rj, o.err, cb) // chain catch, fail_action, batch callbacks (chain_catch.go)
+	}
+}
+
+func (w *Worker) writeFailure(f store.Failure) (applied bool, err error) {
+	err = w.persist("fail", func(ctx context.Context) error {
+		var err error
+		applied, err = w.store.FailJob(ctx, f)
+		return err
+	})
+	return applied, err
+}
+
+// refusedWrite is the burial of an attempt whose outcome (what) the server
+// refused to store: a short message with the server's reason and the
+// start of the original error, and a `buried` log row without a trace.
+func refusedWrite(row *store.JobRow, at store.Attempt, d time.Duration, what string, serverErr error, original string) store.Failure {
+	msg := fmt.Sprintf("queuety-go could not record %s: %s", what, store.FitChars(serverErr.Error(), 500))
+	if original != "" {
+		msg += "; the error was: " + store.FitChars(original, 1000)
+	}
+	buried := store.LogFor(row, store.EventBuried)
+	buried.Attempt = store.Int(int64(row.Attempts))
+	buried.DurationMS = store.Int(d.Milliseconds())
+	buried.ErrorMessage = store.String(msg)
+	buried.ErrorClass = store.String("QueuetyGo\\WriteRefused")
+	return store.Failure{Attempt: at, Bury: true, ErrorMessage: msg, Logs: []store.LogRow{buried}}
+}
+
+// countOutcome updates the counters and logs a written failure, as the
+// write f decided it (buried, or retried after f.Delay).
+func (w *Worker) countOutcome(rj *running, o *outcome, f store.Failure) {
+	row := &rj.row
+	if f.Bury {
+		w.stats.buried.Add(1)
+		w.observeJob(row, OutcomeBuried, o.duration)
+		w.log.Warn("job buried", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts, "err", o.err)
+		return
+	}
+	w.stats.retried.Add(1)
+	w.observeJob(row, OutcomeRetried, o.duration)
+	w.log.Info("job failed; retrying", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts,
+		"in", f.Delay, "err", o.err)
+}

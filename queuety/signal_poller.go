@@ -1,0 +1,62 @@
+package queuety
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/queuety-go/queuety/internal/clock"
+	"github.com/queuety-go/queuety/workflow"
+)
+
+// SignalPoller periodically runs Engine.PollSignals from a watermark, and
+// every fullEvery rounds from the start (a signal row whose id was taken
+// before a higher one but committed after it is otherwise skipped).
+type SignalPoller struct {
+	svc    tickerService
+	engine *workflow.Engine
+
+	mu        sync.Mutex
+	mark      int64
+	rounds    int
+	fullEvery int
+}
+
+// DefaultSignalFullScanEvery is how many polls pass between two polls from
+// the first signal.
+const DefaultSignalFullScanEvery = 30
+
+// NewSignalPoller returns a poller running every interval.
+func NewSignalPoller(engine *workflow.Engine, interval time.Duration, log *slog.Logger, clk clock.Clock) *SignalPoller {
+	p := &SignalPoller{engine: engine, fullEvery: DefaultSignalFullScanEvery}
+	p.svc = tickerService{name: "signal poller", interval: interval, log: orDiscard(log), clock: orReal(clk)}
+	p.svc.round = func(ctx context.Context, _ time.Time) { _, _ = p.RunOnce(ctx) }
+	return p
+}
+
+// Start polls now (from the first signal) and then every interval.
+func (p *SignalPoller) Start(ctx context.Context) error { return p.svc.Start(ctx) }
+
+// Stop ends the service and waits for a running poll.
+func (p *SignalPoller) Stop() { p.svc.Stop() }
+
+// RunOnce polls once and returns how many waits it settled.
+func (p *SignalPoller) RunOnce(ctx context.Context) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	after := p.mark
+	if p.rounds%p.fullEvery == 0 {
+		after = 0
+	}
+	p.rounds++
+	mark, settled, err := p.engine.PollSignals(ctx, after)
+	if err != nil && ctx.Err() == nil {
+		p.svc.log.Warn("signal poll failed; will retry", "err", err)
+	}
+	p.mark = max(p.mark, mark)
+	if settled > 0 {
+		p.svc.log.Info("signal poller resumed waiting workflows", "settled", settled)
+	}
+	return settled, err
+}
