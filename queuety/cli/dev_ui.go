@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/queuety-go/queuety/internal/dashboard"
 	"github.com/queuety-go/queuety/internal/httpapi"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/dashboard"
 	"github.com/queuety-go/queuety/workflow"
 )
 

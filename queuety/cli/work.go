@@ -19,8 +19,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/internal/httpapi"
-	"github.com/queuety-go/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	store "github.com/queuety-go/queuety/sql"
 )
 

@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/queuety-go/queuety/internal/dashboard"
-	"github.com/queuety-go/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/dashboard"
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
 )
 
 // The first screen counts per queue, groups buried jobs by handler and

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/queuety-go/queuety/internal/phppool"
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
 )
 
 // A pool job's completed row logs the PHP process's peak memory, the

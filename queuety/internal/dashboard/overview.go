@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/queuety-go/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
 )

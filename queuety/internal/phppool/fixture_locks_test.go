@@ -34,7 +34,7 @@ type lockFixture struct {
 // running (the plugin leaves it processing).
 func TestReplayJobMiddlewareLocks(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile("../../testdata/queuety-plugin/job_middleware_locks.json")
+	b, err := os.ReadFile("../../../testdata/queuety-plugin/job_middleware_locks.json")
 	require.NoError(t, err)
 	var f lockFixture
 	require.NoError(t, json.Unmarshal(b, &f))

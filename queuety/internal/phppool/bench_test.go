@@ -4,13 +4,13 @@ import (
 	"context"
 	"testing"
 
-	"github.com/queuety-go/queuety/internal/phppool"
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
 )
 
 // BenchmarkPoolNoop measures the pool alone (no database): one noop PHP
 // job per iteration through 4 processes, 16 callers at once.
 //
-//	go test -run '^$' -bench PoolNoop ./internal/phppool/
+//	go test -run '^$' -bench PoolNoop ./queuety/internal/phppool/
 func BenchmarkPoolNoop(b *testing.B) {
 	cmd := workerCommand(b)
 	p, err := phppool.New(phppool.Config{Command: cmd, Workers: 4}, testLogger())

@@ -9,7 +9,7 @@
 
 declare(strict_types=1);
 
-require __DIR__ . '/../../../php-bridge/autoload.php';
+require __DIR__ . '/../../../../php-bridge/autoload.php';
 
 use Queuety\Connection;
 use Queuety\Queuety;

@@ -22,7 +22,7 @@ func shellQuote(w string) string {
 // back, split to the same words byte for byte; an input of plain words
 // (no quotes, escapes or blanks inside) splits on its blanks.
 //
-//	go test ./internal/phppool -run '^$' -fuzz '^FuzzSplitCommand$' -fuzztime 60s
+//	go test ./queuety/internal/phppool -run '^$' -fuzz '^FuzzSplitCommand$' -fuzztime 60s
 func FuzzSplitCommand(f *testing.F) {
 	for _, s := range []string{
 		`php php-bridge/bin/queuety-php-worker --bootstrap app.php`,
@@ -61,7 +61,7 @@ func FuzzSplitCommand(f *testing.F) {
 // error for a length over the limit. Each frame then decodes as the pool
 // does (a message, its progress) without panicking.
 //
-//	go test ./internal/phppool -run '^$' -fuzz '^FuzzReadFrame$' -fuzztime 60s
+//	go test ./queuety/internal/phppool -run '^$' -fuzz '^FuzzReadFrame$' -fuzztime 60s
 func FuzzReadFrame(f *testing.F) {
 	frame := func(bodies ...string) []byte {
 		var b bytes.Buffer

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
-	"github.com/queuety-go/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
 )
 
 // requirePHP skips without php, except in CI, where it must be there.
@@ -37,7 +37,7 @@ func requirePHP(t testing.TB) string {
 func workerCommand(t testing.TB) []string {
 	t.Helper()
 	php := requirePHP(t)
-	script, err := filepath.Abs("../../php-bridge/bin/queuety-php-worker")
+	script, err := filepath.Abs("../../../php-bridge/bin/queuety-php-worker")
 	require.NoError(t, err)
 	app, err := filepath.Abs("testdata/app.php")
 	require.NoError(t, err)
@@ -172,7 +172,7 @@ func dbAppPool(t *testing.T, c *queuety.Client, bootstrap string) *phppool.Pool 
 	dsn, err := mysql.ParseDSN(c.Config().DSN)
 	require.NoError(t, err)
 	php := requirePHP(t)
-	script, err := filepath.Abs("../../php-bridge/bin/queuety-php-worker")
+	script, err := filepath.Abs("../../../php-bridge/bin/queuety-php-worker")
 	require.NoError(t, err)
 	app, err := filepath.Abs(bootstrap)
 	require.NoError(t, err)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/queuety-go/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
 )
 
 // phpError asserts err is a PHP failure and returns it.
@@ -239,7 +239,7 @@ func TestHandleWaitsForAFreeProcessOnlyAsLongAsItsContext(t *testing.T) {
 func TestStartFailsWithTheReason(t *testing.T) {
 	t.Parallel()
 	php := requirePHP(t)
-	script, _ := filepath.Abs("../../php-bridge/bin/queuety-php-worker")
+	script, _ := filepath.Abs("../../../php-bridge/bin/queuety-php-worker")
 	dir := t.TempDir()
 	broken := filepath.Join(dir, "broken.php")
 	require.NoError(t, os.WriteFile(broken, []byte("<?php\nthrow new LogicException('the bootstrap is broken');\n"), 0o644))

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queuety-go/queuety/internal/phppool"
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	store "github.com/queuety-go/queuety/sql"
 )
 

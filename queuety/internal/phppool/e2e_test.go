@@ -12,9 +12,9 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
-	"github.com/queuety-go/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/internal/testdb"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	store "github.com/queuety-go/queuety/sql"
 )
 

@@ -8,7 +8,7 @@
 
 declare(strict_types=1);
 
-require __DIR__ . '/../../../php-bridge/tests/fixtures/stream-classes.php';
+require __DIR__ . '/../../../../php-bridge/tests/fixtures/stream-classes.php';
 
 // The recording's first step is the plugin fixture's IncStep: the same
 // step under the recorded name, so the recorded rows load unchanged.

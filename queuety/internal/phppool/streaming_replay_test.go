@@ -59,7 +59,7 @@ var streamReplayTimes = map[string]bool{
 // yet.
 func TestReplayStreamingStepArtifacts(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile("../../testdata/queuety-plugin/streaming_step_artifacts.json")
+	b, err := os.ReadFile("../../../testdata/queuety-plugin/streaming_step_artifacts.json")
 	require.NoError(t, err)
 	var f streamFixture
 	require.NoError(t, json.Unmarshal(b, &f))

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/queuety-go/queuety/internal/dashboard"
 	"github.com/queuety-go/queuety/internal/httpapi"
+	"github.com/queuety-go/queuety/queuety/internal/dashboard"
 )
 
 // Without credentials a page sends the browser to the login page and an

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/queuety-go/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
 )
 
 // Prefix is where the dashboard is mounted.

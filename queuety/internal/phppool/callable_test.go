@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/queuety-go/queuety/internal/phppool"
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
 )
 
 func callCtx(t *testing.T) context.Context {

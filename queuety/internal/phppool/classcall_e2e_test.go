@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/queuety-go/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
 )
 
 // The plugin fixtures' batch callbacks, chain catch, state action and
@@ -24,7 +24,7 @@ import (
 func callbackPool(t *testing.T) *phppool.Pool {
 	t.Helper()
 	cmd := workerCommand(t)
-	app, err := filepath.Abs("../../php-bridge/tests/fixtures/callback-app.php")
+	app, err := filepath.Abs("../../../php-bridge/tests/fixtures/callback-app.php")
 	require.NoError(t, err)
 	cmd[len(cmd)-1] = app
 	return startPool(t, phppool.Config{Workers: 1, Command: cmd}, nil)
@@ -34,7 +34,7 @@ func callbackPool(t *testing.T) *phppool.Pool {
 // into the tables, with edit applied to each row first.
 func loadSnapshot(t *testing.T, c *queuety.Client, name string, edit func(table string, row map[string]any)) []map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("../../testdata/queuety-plugin", name))
+	b, err := os.ReadFile(filepath.Join("../../../testdata/queuety-plugin", name))
 	require.NoError(t, err)
 	var f struct {
 		Snapshots []map[string]json.RawMessage `json:"snapshots"`
