@@ -78,10 +78,6 @@ func (c *Client) Close() error { return c.db.Close() }
 // workflow engine, the CLI).
 func (c *Client) Store() *store.Store { return c.store }
 
-// Sessions returns the worker-session registry (registrations, session
-// leases, their operator views).
-func (c *Client) Sessions() *sessions.Registry { return c.sessions }
-
 // Config returns the validated configuration.
 func (c *Client) Config() Config { return c.cfg }
 

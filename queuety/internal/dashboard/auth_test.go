@@ -175,7 +175,7 @@ func TestDashboardOnTheHTTPAPI(t *testing.T) {
 	e := newEnv(t, nil)
 	api, err := httpapi.New(httpapi.Config{
 		WorkerToken: "worker-token-0123456789abcdef", OperatorToken: operatorToken,
-		Registry: e.c.Sessions(), UI: e.d,
+		Registry: e.sessions(), UI: e.d,
 	})
 	require.NoError(t, err)
 	srv := httptest.NewServer(api.Handler())

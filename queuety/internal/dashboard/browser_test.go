@@ -48,7 +48,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	api, err := httpapi.New(httpapi.Config{
 		Listen: "127.0.0.1:0", WorkerToken: "worker-token-0123456789abcdef", OperatorToken: operatorToken,
-		Registry: e.c.Sessions(), UI: e.d,
+		Registry: e.sessions(), UI: e.d,
 	})
 	require.NoError(t, err)
 	require.NoError(t, api.Start(e.ctx))

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/internal/testdb"
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/internal/dashboard"
@@ -65,6 +66,12 @@ func newEnv(t *testing.T, mutate func(*dashboard.Config)) *env {
 	d, err := dashboard.New(cfg)
 	require.NoError(t, err)
 	return &env{t: t, ctx: ctx, c: c, reg: reg, d: d}
+}
+
+// sessions is a worker-session registry over the env's tables, for the
+// HTTP API the dashboard is mounted on.
+func (e *env) sessions() *sessions.Registry {
+	return sessions.New(e.c.Store(), sessions.Config{})
 }
 
 // server serves the dashboard alone on an httptest server.

@@ -81,7 +81,7 @@ func (d *Dashboard) loadOverview(ctx context.Context) (*overviewData, error) {
 	if err != nil {
 		return nil, err
 	}
-	workers, err := c.Sessions().Workers(ctx, d.cfg.Namespace)
+	workers, err := c.Workers(ctx, d.cfg.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("workers: %w", err)
 	}
