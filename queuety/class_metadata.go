@@ -6,7 +6,7 @@ import (
 )
 
 // ClassMetadataSource is what a fallback that runs PHP classes (the PHP
-// pool, internal/phppool) knows of them: a handler's or step class's
+// pool, queuety/internal/phppool) knows of them: a handler's or step class's
 // #[QueuetyHandler] / #[QueuetyStep] attributes and config(), read once per
 // class. With such a fallback the worker applies them where the plugin
 // does: the engine writes them into the step jobs it enqueues, the claim

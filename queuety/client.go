@@ -80,10 +80,6 @@ func (c *Client) Close() error { return c.db.Close() }
 // workflow engine, the CLI).
 func (c *Client) Store() *store.Store { return c.store }
 
-// Sessions returns the worker-session registry (registrations, session
-// leases, their operator views).
-func (c *Client) Sessions() *sessions.Registry { return c.sessions }
-
 // Config returns the validated configuration.
 func (c *Client) Config() Config { return c.cfg }
 
@@ -210,15 +206,10 @@ type Dispatched struct {
 // a JSON object (or an empty array) and is stored as PHP's json_encode would
 // write it, so payload_hash matches PHP's for the same payload.
 func (c *Client) Dispatch(ctx context.Context, handler string, payload any, opts ...DispatchOption) (Dispatched, error) {
-	body, err := EncodePayload(payload)
+	p, err := DispatchRow(handler, payload, opts...)
 	if err != nil {
 		return Dispatched{}, err
 	}
-	p, err := dispatchParams(handler, opts)
-	if err != nil {
-		return Dispatched{}, err
-	}
-	p.Payload = body
 	id, existing, err := c.store.InsertJob(ctx, p)
 	if err != nil {
 		return Dispatched{}, err

@@ -22,17 +22,17 @@ type WorkerSessionOptions = workflow.WorkerSessionOptions
 // else the default queue; a session without a queue records the job's.
 func InWorkerSession(sessionID string, opts WorkerSessionOptions) DispatchOption {
 	return func(p *store.InsertJob) error {
-		o := opts.Options(sessionID)
-		if err := o.Validate(); err != nil {
+		id, snapshot, err := opts.Snapshot(sessionID)
+		if err != nil {
 			return err
 		}
-		b, err := phpjson.Encode(o.Snapshot())
+		b, err := phpjson.Encode(snapshot)
 		if err != nil {
 			return fmt.Errorf("worker session: %w", err)
 		}
 		// The authoring snapshot; settleWorkerSession normalizes it once
 		// the queue is known, whatever the order of the options.
-		p.SessionID, p.WorkerSession = o.Normalize().SessionID, b
+		p.SessionID, p.WorkerSession = id, b
 		return nil
 	}
 }

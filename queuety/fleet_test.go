@@ -40,7 +40,7 @@ func TestUnclaimedJobs(t *testing.T) {
 	// A job a PHP worker ran on default: reserved_at set, reserved_by not.
 	_, err = c.store.DB().Exec("INSERT INTO `" + c.store.Tables()["jobs"] + "` (queue, handler, payload, status, attempts, reserved_at, completed_at) VALUES ('default', 'php_thing', '{}', 'completed', 1, NOW(), NOW())")
 	require.NoError(t, err)
-	_, err = c.Sessions().Register(ctx, sessions.Registration{WorkerID: "http-ext", Queues: []string{"ext"}, Runtime: "python"})
+	_, err = c.sessions.Register(ctx, sessions.Registration{WorkerID: "http-ext", Queues: []string{"ext"}, Runtime: "python"})
 	require.NoError(t, err)
 
 	w := startWorker(t, c, reg)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs Debian's headless Chromium and its WebDriver when missing: the
-# dashboard's browser test (internal/dashboard) drives /usr/bin/chromium
+# dashboard's browser test (queuety/internal/dashboard) drives /usr/bin/chromium
 # through /usr/bin/chromedriver.
 set -euo pipefail
 have() { [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; }

@@ -23,9 +23,19 @@ type WorkerSessionOptions struct {
 	AllowReacquireAfterFailure *bool
 }
 
-// Options returns the options for session id as internal/sessions holds
-// them.
-func (o WorkerSessionOptions) Options(sessionID string) sessions.Options {
+// Snapshot validates the options for session sessionID, with the library's
+// messages, and returns the session id as jobs.session_id stores it and
+// the worker_session object a bound step or job carries.
+func (o WorkerSessionOptions) Snapshot(sessionID string) (id string, snapshot phpjson.Value, err error) {
+	so := o.options(sessionID)
+	if err := so.Validate(); err != nil {
+		return "", phpjson.Value{}, err
+	}
+	return so.Normalize().SessionID, so.Snapshot(), nil
+}
+
+// options are the options for session id as internal/sessions holds them.
+func (o WorkerSessionOptions) options(sessionID string) sessions.Options {
 	out := sessions.Options{
 		SessionID:                  sessionID,
 		Requirements:               o.Requirements,
@@ -77,12 +87,12 @@ func (b *Builder) WorkerSession(sessionID string, opts WorkerSessionOptions) *Wo
 	if !b.ok() {
 		return s
 	}
-	o := opts.Options(sessionID)
-	if err := o.Validate(); err != nil {
+	_, snapshot, err := opts.Snapshot(sessionID)
+	if err != nil {
 		b.fail("worker_session", InvalidArgumentException, err.Error())
 		return s
 	}
-	s.snapshot = o.Snapshot()
+	s.snapshot = snapshot
 	return s
 }
 

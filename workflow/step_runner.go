@@ -9,7 +9,7 @@ import (
 )
 
 // StepRunner runs the steps whose class has no Go handler: the PHP
-// handler pool (internal/phppool) implements it. State is the full
+// handler pool (queuety/internal/phppool) implements it. State is the full
 // workflow state (reserved "_" keys included) and item a for_each item,
 // both json_encode'd (phpjson); the output is the JSON object the PHP
 // Step or ForEachHandler returned ("[]" for an empty array).

@@ -1,59 +1,27 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
+	"fmt"
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
+	"github.com/queuety-go/queuety/examples/internal/exampledb"
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/phpjson"
 )
 
-// newDatabase creates a database of its own on QUEUETY_TEST_DSN's server
-// (default: the local MariaDB) and drops it after the test.
-func newDatabase(t *testing.T) string {
-	t.Helper()
-	server := os.Getenv("QUEUETY_TEST_DSN")
-	if server == "" {
-		server = "root@tcp(127.0.0.1:3306)/"
-	}
-	cfg, err := mysql.ParseDSN(server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	name := "qt_examples_" + hex.EncodeToString(b)
-	admin, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if a, err := sql.Open("mysql", cfg.FormatDSN()); err == nil {
-			_, _ = a.Exec("DROP DATABASE " + name)
-			a.Close()
-		}
-	})
-	cfg.DBName = name
-	return cfg.FormatDSN()
-}
-
-// The README's program, run as a user's module runs it: dispatch a job and
-// the order workflow, start a worker with the registry, and read back the
-// workflow's state with the step's and the local activity's output.
+// The README's program, run as a user's module runs it: dispatch a job,
+// dispatch the order workflow with the built binary's `order 3`, start a
+// worker with the registry, and read back the workflow's state with the
+// step's and the local activity's output.
 func TestReadmeProgram(t *testing.T) {
 	ctx := context.Background()
-	c, err := queuety.Open(ctx, queuety.Config{DSN: newDatabase(t), Workflows: true, PollInterval: 10 * time.Millisecond})
+	dsn := exampledb.New(t)
+	c, err := queuety.Open(ctx, queuety.Config{DSN: dsn, Workflows: true, PollInterval: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,14 +33,7 @@ func TestReadmeProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := Order(3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, _, err := c.DispatchWorkflow(ctx, d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := runOrder(t, dsn, "3")
 	w, err := c.NewWorker(Registry())
 	if err != nil {
 		t.Fatal(err)
@@ -109,4 +70,27 @@ func TestReadmeProgram(t *testing.T) {
 	if j.Status != "completed" {
 		t.Fatalf("job %d is %s", job.ID, j.Status)
 	}
+}
+
+// runOrder builds the program and runs `readme order qty` on dsn's
+// database, returning the workflow id it printed.
+func runOrder(t *testing.T, dsn, qty string) int64 {
+	t.Helper()
+	bin := t.TempDir() + "/readme"
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "order", qty)
+	cmd.Env = append(os.Environ(), "QUEUETY_DSN="+dsn)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("readme order %s: %v\n%s", qty, err, stderr.Bytes())
+	}
+	var id int64
+	if _, err := fmt.Sscanf(string(out), "workflow %d\n", &id); err != nil {
+		t.Fatalf("readme order printed %q: %v", out, err)
+	}
+	return id
 }

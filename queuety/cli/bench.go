@@ -38,7 +38,7 @@ With --php the jobs are --php-handler jobs run by the PHP handler pool
    queuety bench jobs --count 50000
    queuety bench jobs --rate 200 --duration 10s
    queuety bench jobs --count 20000 --concurrency 64 --php-workers 4 --php-handler ok \
-       --php "php php-bridge/bin/queuety-php-worker --bootstrap internal/phppool/testdata/app.php"`,
+       --php "php php-bridge/bin/queuety-php-worker --bootstrap queuety/internal/phppool/testdata/app.php"`,
 			Flags: append([]cli.Flag{
 				&cli.IntFlag{Name: "count", Value: 50000, Usage: "jobs to drain"},
 				&cli.IntFlag{Name: "max-claim-batch", Value: queuety.DefaultMaxClaimBatch, Usage: "rows one claim may take (1-10000)"},

@@ -21,7 +21,7 @@ PHP classes gets. The concurrency defaults to queuety work's.
 ` + benchHelp + `
 
    queuety bench php-workflows --php-step EmptyStep \
-       --php "php php-bridge/bin/queuety-php-worker --bootstrap internal/phppool/testdata/app.php"`,
+       --php "php php-bridge/bin/queuety-php-worker --bootstrap queuety/internal/phppool/testdata/app.php"`,
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "count", Value: 2000, Usage: "workflows to run"},
 			&cli.IntFlag{Name: "steps", Value: 3, Usage: "steps per workflow (1-255)"},

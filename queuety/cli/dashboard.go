@@ -5,9 +5,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/queuety-go/queuety/internal/dashboard"
-	"github.com/queuety-go/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/dashboard"
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
 )
 
 // dashboardFlags configure the web dashboard at /ui/ (part of the HTTP

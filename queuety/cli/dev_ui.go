@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/queuety-go/queuety/internal/dashboard"
 	"github.com/queuety-go/queuety/internal/httpapi"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/dashboard"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -37,7 +37,7 @@ func startDevUI(ctx context.Context, client *queuety.Client, reg *queuety.Regist
 	}
 	srv, err := httpapi.New(httpapi.Config{
 		Listen: listen, WorkerToken: randomToken(), OperatorToken: operator,
-		Registry: client.Sessions(), UI: ui, Logger: client.Config().Logger,
+		Registry: sessionRegistry(client), UI: ui, Logger: client.Config().Logger,
 	})
 	if err != nil {
 		return nil, err

@@ -31,7 +31,7 @@ func planeServer(t *testing.T) (*queuety.Client, string) {
 	require.NoError(t, err)
 	srv, err := httpapi.New(httpapi.Config{
 		Listen: "127.0.0.1:0", WorkerToken: "w-token-0123456789", OperatorToken: "o-token-0123456789",
-		Registry: c.Sessions(), Tasks: httpTasks{c.Tasks()}, PollTimeout: 200 * time.Millisecond,
+		Registry: sessionRegistry(c), Tasks: httpTasks{c.Tasks()}, PollTimeout: 200 * time.Millisecond,
 	})
 	require.NoError(t, err)
 	require.NoError(t, srv.Start(ctx))
@@ -86,7 +86,7 @@ func TestExternalWorkerRunsASessionJobOverHTTP(t *testing.T) {
 	status, body := call(t, base, "POST", "/api/worker/activity-tasks/poll", map[string]any{"worker_id": "cpu-worker", "task_queue": q})
 	require.Equal(t, http.StatusOK, status)
 	require.Equal(t, "empty", body["poll_status"], "a worker without the capability gets nothing")
-	_, err = c.Sessions().Get(ctx, "default", "gpu-render")
+	_, err = sessionRegistry(c).Get(ctx, "default", "gpu-render")
 	require.ErrorIs(t, err, sessions.ErrSessionNotFound, "and no session row is created")
 
 	status, body = call(t, base, "POST", "/api/worker/activity-tasks/poll", map[string]any{"worker_id": "gpu-worker-1", "task_queue": q})
@@ -101,7 +101,7 @@ func TestExternalWorkerRunsASessionJobOverHTTP(t *testing.T) {
 	attemptID := task["activity_attempt_id"].(string)
 	taskPath := "/api/worker/activity-tasks/" + task["task_id"].(string)
 
-	s, err := c.Sessions().Get(ctx, "default", "gpu-render")
+	s, err := sessionRegistry(c).Get(ctx, "default", "gpu-render")
 	require.NoError(t, err)
 	require.Equal(t, "active", s.Status)
 	require.Equal(t, 1, s.ActiveActivityCount)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,12 +21,9 @@ import (
 // neither --dsn, QUEUETY_DSN nor --wp-config names one.
 const BenchServer = "root@tcp(127.0.0.1:3306)/"
 
-// markerTable records which tool may treat which jobs table (and the
-// tables named with it) as its own scratch space: bench empties tables,
-// dev fills them with demo jobs, and neither may do so in a database
-// holding someone else's rows. It lives beside the tables, unprefixed,
-// and PHP never reads it.
-const markerTable = "queuety_go_markers"
+// markerTable records which tool may treat which jobs table as its own
+// scratch space (store.MarkerTable).
+const markerTable = store.MarkerTable
 
 // benchHelp is the database paragraph of every bench command's help.
 const benchHelp = `Bench runs in a database of its own, queuety_bench_<random>, created on the
@@ -78,8 +74,7 @@ func (b benchDB) drop(stderr io.Writer) {
 		return
 	}
 	err := withServer(context.Background(), b.dsn, func(db *sqlx.DB) error {
-		_, err := db.Exec("DROP DATABASE IF EXISTS `" + b.name + "`")
-		return err
+		return store.DropDatabase(context.Background(), db, b.name)
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: could not drop database %s (%v): drop it by hand\n", b.name, err)
@@ -136,17 +131,11 @@ func (e errForeignRows) Error() string { return "table " + e.table + " holds row
 // Otherwise it returns errForeignRows naming the first table with rows.
 // Read-only.
 func checkScratch(ctx context.Context, st *store.Store, tool string) (marked bool, err error) {
-	db := st.DB()
-	var n int
-	err = db.GetContext(ctx, &n, "SELECT COUNT(*) FROM `"+markerTable+"` WHERE tool = ? AND jobs_table = ?", tool, st.Tables()["jobs"])
-	switch {
-	case err == nil:
-		marked = n > 0
-	case !missingTable(err):
+	if marked, err = st.ScratchMarked(ctx, tool); err != nil {
 		return false, err
 	}
-	var tables []string
-	if err := db.SelectContext(ctx, &tables, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME"); err != nil {
+	tables, err := st.BaseTables(ctx)
+	if err != nil {
 		return false, err
 	}
 	own := map[string]bool{markerTable: true}
@@ -157,29 +146,13 @@ func checkScratch(ctx context.Context, st *store.Store, tool string) (marked boo
 		if own[name] && (marked || name == markerTable) {
 			continue
 		}
-		if err := db.GetContext(ctx, &n, "SELECT COUNT(*) FROM (SELECT 1 FROM `"+name+"` LIMIT 1) t"); err != nil {
+		has, err := st.TableHasRows(ctx, name)
+		if err != nil {
 			return false, err
 		}
-		if n > 0 {
+		if has {
 			return false, errForeignRows{name}
 		}
 	}
 	return marked, nil
-}
-
-// markScratch records that tool may use st's tables from now on.
-func markScratch(ctx context.Context, st *store.Store, tool string) error {
-	db := st.DB()
-	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS `"+markerTable+"` ("+
-		"tool VARCHAR(16) NOT NULL, jobs_table VARCHAR(64) NOT NULL, marked_at DATETIME NOT NULL, "+
-		"PRIMARY KEY (tool, jobs_table)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci"); err != nil {
-		return fmt.Errorf("creating %s: %w", markerTable, err)
-	}
-	_, err := db.ExecContext(ctx, "INSERT IGNORE INTO `"+markerTable+"` (tool, jobs_table, marked_at) VALUES (?, ?, UTC_TIMESTAMP())", tool, st.Tables()["jobs"])
-	return err
-}
-
-func missingTable(err error) bool {
-	var me *mysql.MySQLError
-	return errors.As(err, &me) && me.Number == 1146
 }

@@ -102,7 +102,7 @@ func newHTTPServer(c *cli.Context, client *queuety.Client, listen string, obs *o
 		InsecureNoAuth: c.Bool("insecure-no-auth"),
 		MaxBodyBytes:   c.Int64("max-body-bytes"),
 		PollTimeout:    c.Duration("poll-timeout"),
-		Registry:       client.Sessions(),
+		Registry:       sessionRegistry(client),
 		Tasks:          httpTasks{client.Tasks()},
 		Metrics:        clientMetrics{client},
 		Prometheus:     obs.m.Handler(),

@@ -35,7 +35,7 @@ read: a lapsed lease or TTL shows as expired, a stale owner as orphaned.
    queuety session list --namespace default --json`,
 				Flags: []cli.Flag{namespaceFlag(), jsonFlag()},
 				Action: withClient(nil, func(c *cli.Context, client *queuety.Client) error {
-					v, err := client.Sessions().List(c.Context, c.String("namespace"))
+					v, err := sessionRegistry(client).List(c.Context, c.String("namespace"))
 					if err != nil {
 						return err
 					}
@@ -69,7 +69,7 @@ read: a lapsed lease or TTL shows as expired, a stale owner as orphaned.
 					if err != nil {
 						return err
 					}
-					s, err := client.Sessions().Get(c.Context, c.String("namespace"), id)
+					s, err := sessionRegistry(client).Get(c.Context, c.String("namespace"), id)
 					if err != nil {
 						return err
 					}
@@ -106,8 +106,8 @@ their own leases.
 					if err != nil {
 						return err
 					}
-					ns := c.String("namespace")
-					s, err := client.Sessions().Get(c.Context, ns, id)
+					ns, sr := c.String("namespace"), sessionRegistry(client)
+					s, err := sr.Get(c.Context, ns, id)
 					if err != nil {
 						return err
 					}
@@ -115,7 +115,7 @@ their own leases.
 					if s.LeaseOwner != nil {
 						owner = *s.LeaseOwner
 					}
-					res, err := client.Sessions().Close(c.Context, ns, id, owner)
+					res, err := sr.Close(c.Context, ns, id, owner)
 					if err != nil {
 						return err
 					}
@@ -147,7 +147,7 @@ HTTP. A registration not heard from within --worker-stale-after is stale.
    queuety worker list --json`,
 			Flags: []cli.Flag{namespaceFlag(), jsonFlag()},
 			Action: withClient(nil, func(c *cli.Context, client *queuety.Client) error {
-				ws, err := client.Sessions().Workers(c.Context, c.String("namespace"))
+				ws, err := client.Workers(c.Context, c.String("namespace"))
 				if err != nil {
 					return err
 				}

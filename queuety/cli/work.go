@@ -19,8 +19,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/internal/httpapi"
-	"github.com/queuety-go/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -484,7 +484,7 @@ func migrateScratch(c *cli.Context, client *queuety.Client, tool string, force b
 	if err != nil || marked || foreign {
 		return rep, err
 	}
-	return rep, markScratch(c.Context, st, tool)
+	return rep, st.MarkScratch(c.Context, tool)
 }
 
 // ensureDatabase creates the DSN's database when it is missing (dev, bench).
@@ -503,7 +503,7 @@ func ensureDatabase(ctx context.Context, dsn string) error {
 		return err
 	}
 	defer db.Close()
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+name+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"); err != nil {
+	if err := store.CreateDatabase(ctx, db, name); err != nil {
 		return fmt.Errorf("creating database %s: %w (is MariaDB running? start it with: start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd)", name, err)
 	}
 	return nil

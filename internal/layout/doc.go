@@ -1,0 +1,17 @@
+// Package layout holds no code: its tests are the repository's layering
+// rules, checked on every `go test ./...` so the layout stays true without
+// a reviewer.
+//
+//   - The public packages (queuety, queuety/cli, queuety/phpjson, workflow,
+//     steps, queuetytest, sql) name only public types in their exported
+//     signatures: a type from an internal/ package may appear only when a
+//     public package exports an alias of it (queuety/phpjson), because a
+//     user's module cannot import internal/ to name it (publicapi_test.go).
+//   - workflow never depends on steps; no top-level internal/ package
+//     depends on queuety (adapters that implement queuety's interfaces live
+//     in queuety/internal/) (imports_test.go).
+//   - SQL text lives in sql/ as named queries (sqltext_test.go).
+//
+// The tests read the module with `go list`, so they need the go command,
+// which `go test` already is.
+package layout

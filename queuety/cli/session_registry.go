@@ -1,0 +1,16 @@
+package cli
+
+import (
+	"github.com/queuety-go/queuety/internal/sessions"
+	"github.com/queuety-go/queuety/queuety"
+)
+
+// sessionRegistry is the worker-session registry over client's tables, for
+// the HTTP worker plane and the session commands. It is built as the
+// client builds its own, from the same configuration; a registry keeps no
+// state (every decision is made on rows locked in MariaDB), so the two
+// agree on everything.
+func sessionRegistry(client *queuety.Client) *sessions.Registry {
+	cfg := client.Config()
+	return sessions.New(client.Store(), sessions.Config{StaleAfter: cfg.WorkerStaleAfter, Logger: cfg.Logger, Clock: cfg.Clock})
+}

@@ -1,0 +1,212 @@
+package dashboard
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
+)
+
+// Prefix is where the dashboard is mounted.
+const Prefix = "/ui/"
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+//go:embed static
+var staticFiles embed.FS
+
+// Config configures a Dashboard.
+type Config struct {
+	// Client reads the tables and carries out every action.
+	Client *queuety.Client
+	// Registry holds the handlers workflow lifecycle actions may need
+	// (a cancel handler, a resumed step); nil is an empty registry.
+	Registry *queuety.Registry
+	// OperatorToken is the HTTP API's operator token: it logs in. Required
+	// unless InsecureNoAuth.
+	OperatorToken string
+	// InsecureNoAuth serves the dashboard without a login (the HTTP API
+	// allows that on a loopback address only).
+	InsecureNoAuth bool
+	// ReadOnly shows everything and refuses every action.
+	ReadOnly bool
+	// Namespace is whose worker registrations are shown ("" = default).
+	Namespace string
+	// PoolStats, when set, reports the PHP pool of this process.
+	PoolStats func() phppool.Stats
+	// SessionTTL is how long a login lasts (default 12 h).
+	SessionTTL time.Duration
+	Logger     *slog.Logger
+	// Now is the clock of sessions and "ago" labels (default time.Now).
+	Now func() time.Time
+}
+
+// Dashboard serves /ui/.
+type Dashboard struct {
+	cfg     Config
+	log     *slog.Logger
+	pages   map[string]*template.Template
+	auth    *auth
+	handler http.Handler
+	tp      throughputCache
+}
+
+// New checks cfg, parses the templates and builds the handler.
+func New(cfg Config) (*Dashboard, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("dashboard: Config.Client is required")
+	}
+	cfg.OperatorToken = strings.TrimSpace(cfg.OperatorToken)
+	if !cfg.InsecureNoAuth && cfg.OperatorToken == "" {
+		return nil, errors.New("dashboard: an operator token is required to log in (or no auth on a loopback address)")
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = queuety.NewRegistry()
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = 12 * time.Hour
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	a, err := newAuth(cfg.OperatorToken, cfg.InsecureNoAuth, cfg.SessionTTL, cfg.Now)
+	if err != nil {
+		return nil, err
+	}
+	d := &Dashboard{cfg: cfg, log: cfg.Logger, pages: pages, auth: a}
+	d.routes()
+	return d, nil
+}
+
+// ServeHTTP serves the dashboard's paths (mount it at Prefix).
+func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.handler.ServeHTTP(w, r) }
+
+func (d *Dashboard) routes() {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(staticFiles, "static")
+	mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /ui/login", d.loginPage)
+	mux.HandleFunc("POST /ui/login", d.login)
+	mux.HandleFunc("POST /ui/logout", d.logout)
+
+	page := func(h http.HandlerFunc) http.Handler { return d.auth.page(h) }
+	act := func(h http.HandlerFunc) http.Handler { return d.auth.action(d.cfg.ReadOnly, h) }
+	mux.Handle("GET /ui/{$}", page(d.overview))
+	mux.Handle("GET /ui/jobs", page(d.jobs))
+	mux.Handle("GET /ui/jobs/{id}", page(d.job))
+	mux.Handle("GET /ui/workflows", page(d.workflows))
+	mux.Handle("GET /ui/workflows/{id}", page(d.workflow))
+	mux.Handle("POST /ui/queues/{queue}/{action}", act(d.queueAction))
+	mux.Handle("POST /ui/buried/retry", act(d.retryGroup))
+	mux.Handle("POST /ui/jobs/bulk", act(d.bulkJobs))
+	mux.Handle("POST /ui/workflows/bulk", act(d.bulkWorkflows))
+	mux.Handle("POST /ui/workflows/{id}/{action}", act(d.workflowAction))
+	mux.Handle("/ui/", page(func(w http.ResponseWriter, r *http.Request) {
+		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("No page %s %s.", r.Method, r.URL.Path))
+	}))
+	// Cross-site form posts are refused from the browser's own
+	// Sec-Fetch-Site / Origin headers (net/http's CSRF protection); the
+	// form token (auth.checkForm) covers browsers that send neither.
+	cop := http.NewCrossOriginProtection()
+	d.handler = securityHeaders(cop.Handler(mux))
+}
+
+// securityHeaders: no framing, no script, no caching of operator pages.
+func securityHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		hd.Set("X-Content-Type-Options", "nosniff")
+		hd.Set("Referrer-Policy", "same-origin")
+		if !strings.HasPrefix(r.URL.Path, "/ui/static/") {
+			hd.Set("Cache-Control", "no-store")
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// view is what every page template gets.
+type view struct {
+	Title    string
+	Nav      string
+	CSRF     string
+	ReadOnly bool
+	LoggedIn bool
+	Flash    string
+	Error    string
+	Data     any
+}
+
+func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, name string, v view) {
+	t, ok := d.pages[name]
+	if !ok {
+		panic("dashboard: no template " + name)
+	}
+	s := sessionOf(r)
+	v.CSRF = s.csrf
+	v.LoggedIn = s.ok && !d.cfg.InsecureNoAuth && !s.bearer
+	v.ReadOnly = d.cfg.ReadOnly
+	if f := r.URL.Query().Get("flash"); v.Flash == "" && f != "" && d.auth.signed(r.URL.Query().Get("flash_sig"), "flash", f) {
+		v.Flash = f
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
+		d.log.Error("dashboard: rendering", "page", name, "err", err)
+		http.Error(w, "rendering failed", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = buf.WriteTo(w)
+}
+
+// fail shows an error page (a plain text answer to a non-browser caller).
+func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if !strings.Contains(r.Header.Get("Accept"), "text/html") {
+		http.Error(w, msg, status)
+		return
+	}
+	d.render(w, r, status, "error", view{Title: http.StatusText(status), Error: msg})
+}
+
+// internalError logs err and shows a short error page.
+func (d *Dashboard) internalError(w http.ResponseWriter, r *http.Request, err error) {
+	d.log.Error("dashboard: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	d.fail(w, r, http.StatusInternalServerError, "The request failed: "+err.Error())
+}
+
+// done redirects after an action (post/redirect/get), with a message.
+// The message travels in the URL with an HMAC, so a link made elsewhere
+// cannot put words on the dashboard.
+func (d *Dashboard) done(w http.ResponseWriter, r *http.Request, to, flash string) {
+	if to == "" || !strings.HasPrefix(to, Prefix) || strings.HasPrefix(to, "//") {
+		to = Prefix
+	}
+	u, err := url.Parse(to)
+	if err != nil {
+		u = &url.URL{Path: Prefix}
+	}
+	q := u.Query()
+	q.Set("flash", flash)
+	q.Set("flash_sig", d.auth.mac("flash", flash))
+	u.RawQuery = q.Encode()
+	http.Redirect(w, r, u.String(), http.StatusSeeOther)
+}

@@ -1,0 +1,283 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"html/template"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/queuety-go/queuety/internal/sessions"
+	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
+	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
+)
+
+// Bounds of the first screen's reads.
+const (
+	buriedScan     = 10000 // newest buried rows grouped
+	buriedGroups   = 20
+	attentionRows  = 20
+	throughputMins = 24 * 60
+	sessionScan    = 5000 // pending session-bound jobs checked against the workers
+)
+
+// queueRow is one line of the queues table.
+type queueRow struct {
+	Queue                       string
+	Pending, Processing, Buried int
+	Failed, CompletedLastHour   int
+	OldestPendingAge            time.Duration
+	Paused                      bool
+}
+
+// overviewData is the first screen.
+type overviewData struct {
+	Queues []queueRow
+	// Unserved are queues with pending jobs that no live registered
+	// worker serves (PHP's workers do not register: they may still run).
+	Unserved        []queueRow
+	Unadmitted      []queuety.UnadmittedSessionJobs
+	BuriedGroups    []store.BuriedGroup
+	Stale           []store.StaleJob
+	StaleAfter      time.Duration
+	Stuck           []store.StuckJob
+	FailedWorkflows []*workflow.StatusReport
+	Waiting         []waitingWorkflow
+	Workers         []sessions.Worker
+	Pool            *phppool.Stats
+	Chart           template.HTML
+	CompletedDay    int
+	PeakPerMinute   int
+}
+
+type waitingWorkflow struct {
+	*workflow.StatusReport
+	// Signal: waiting for a signal (approve/reject apply).
+	Signal bool
+}
+
+func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
+	data, err := d.loadOverview(r.Context())
+	if err != nil {
+		d.internalError(w, r, err)
+		return
+	}
+	d.render(w, r, http.StatusOK, "overview", view{Title: "Overview", Nav: "overview", Data: data})
+}
+
+func (d *Dashboard) loadOverview(ctx context.Context) (*overviewData, error) {
+	c := d.cfg.Client
+	st := c.Store()
+	out := &overviewData{}
+	snap, err := st.MetricsSnapshot(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("queue counts: %w", err)
+	}
+	done, err := st.CompletedLastHour(ctx)
+	if err != nil {
+		return nil, err
+	}
+	workers, err := c.Workers(ctx, d.cfg.Namespace)
+	if err != nil {
+		return nil, fmt.Errorf("workers: %w", err)
+	}
+	out.Workers = workers
+	out.Queues = queueRows(snap, done, workers)
+	out.Unserved = unserved(out.Queues, workers)
+	if out.Unadmitted, err = c.UnadmittedSessionJobs(ctx, workers, sessionScan); err != nil {
+		return nil, err
+	}
+
+	if out.BuriedGroups, err = st.BuriedGroups(ctx, buriedScan, buriedGroups); err != nil {
+		return nil, err
+	}
+	out.StaleAfter = c.Config().StaleTimeout
+	if out.StaleAfter <= 0 {
+		out.StaleAfter = 600 * time.Second
+	}
+	if out.Stale, err = st.StaleProcessing(ctx, st.Now().Add(-out.StaleAfter), attentionRows); err != nil {
+		return nil, err
+	}
+	if out.Stuck, err = st.StuckJobs(ctx, store.StuckScan{Limit: attentionRows}); err != nil {
+		return nil, err
+	}
+	if out.FailedWorkflows, err = c.ListWorkflows(ctx, listFilter(string(workflow.StatusFailed), attentionRows)); err != nil {
+		return nil, err
+	}
+	for _, status := range []workflow.Status{workflow.StatusWaitingForSignal, workflow.StatusWaitingForWorkflows} {
+		ws, err := c.ListWorkflows(ctx, listFilter(string(status), attentionRows))
+		if err != nil {
+			return nil, err
+		}
+		for _, wf := range ws {
+			out.Waiting = append(out.Waiting, waitingWorkflow{StatusReport: wf, Signal: status == workflow.StatusWaitingForSignal})
+		}
+	}
+	if d.cfg.PoolStats != nil {
+		ps := d.cfg.PoolStats()
+		out.Pool = &ps
+	}
+	since, perMin, err := d.throughput(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range perMin {
+		out.CompletedDay += n
+		out.PeakPerMinute = max(out.PeakPerMinute, n)
+	}
+	out.Chart = throughputChart(perMin, since)
+	return out, nil
+}
+
+// throughputTTL is how long a read of the day's throughput is reused: it
+// reads a day of log rows, and refreshing the overview should not.
+const throughputTTL = 15 * time.Second
+
+// throughputCache holds the last read of the throughput.
+type throughputCache struct {
+	mu     sync.Mutex
+	readAt time.Time
+	since  time.Time
+	perMin []int
+}
+
+// throughput returns jobs completed per minute over the last 24 hours,
+// the last column being the current minute.
+func (d *Dashboard) throughput(ctx context.Context) (time.Time, []int, error) {
+	c := &d.tp
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := d.cfg.Now()
+	if c.perMin != nil && now.Sub(c.readAt) < throughputTTL {
+		return c.since, c.perMin, nil
+	}
+	st := d.cfg.Client.Store()
+	since := st.Now().Truncate(time.Minute).Add(-(throughputMins - 1) * time.Minute)
+	per, err := st.Throughput(ctx, since, throughputMins)
+	if err != nil {
+		return time.Time{}, nil, err
+	}
+	c.readAt, c.since, c.perMin = now, since, per
+	return since, per, nil
+}
+
+// queueRows merges the bounded counts into one row per queue: every queue
+// with open jobs, jobs completed within the hour, a pause, or a worker.
+func queueRows(snap store.MetricsSnapshot, done map[string]int, workers []sessions.Worker) []queueRow {
+	rows := map[string]*queueRow{}
+	get := func(q string) *queueRow {
+		if r, ok := rows[q]; ok {
+			return r
+		}
+		r := &queueRow{Queue: q}
+		rows[q] = r
+		return r
+	}
+	for _, j := range snap.Jobs {
+		r := get(j.Queue)
+		switch j.Status {
+		case store.StatusPending:
+			r.Pending = int(j.N)
+		case store.StatusProcessing:
+			r.Processing = int(j.N)
+		case store.StatusBuried:
+			r.Buried = int(j.N)
+		case store.StatusFailed:
+			r.Failed = int(j.N)
+		}
+	}
+	for q, age := range snap.OldestPending {
+		get(q).OldestPendingAge = time.Duration(age) * time.Second
+	}
+	for _, q := range snap.Paused {
+		get(q).Paused = true
+	}
+	for q, n := range done {
+		get(q).CompletedLastHour = n
+	}
+	for _, w := range workers {
+		if w.IsStale {
+			continue
+		}
+		for _, q := range w.Queues {
+			get(q)
+		}
+	}
+	out := make([]queueRow, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b queueRow) int {
+		switch {
+		case a.Queue < b.Queue:
+			return -1
+		case a.Queue > b.Queue:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// unserved picks the queues with pending jobs no live worker serves.
+func unserved(queues []queueRow, workers []sessions.Worker) []queueRow {
+	served := map[string]bool{}
+	for _, w := range workers {
+		if !w.IsStale {
+			for _, q := range w.Queues {
+				served[q] = true
+			}
+		}
+	}
+	var out []queueRow
+	for _, q := range queues {
+		if q.Pending > 0 && !served[q.Queue] {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// queueAction is POST /ui/queues/{queue}/pause|resume.
+func (d *Dashboard) queueAction(w http.ResponseWriter, r *http.Request) {
+	q, action := r.PathValue("queue"), r.PathValue("action")
+	var err error
+	switch action {
+	case "pause":
+		err = d.cfg.Client.Pause(r.Context(), q)
+	case "resume":
+		err = d.cfg.Client.Resume(r.Context(), q)
+	default:
+		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("No queue action %q (pause or resume).", action))
+		return
+	}
+	if err != nil {
+		d.internalError(w, r, err)
+		return
+	}
+	d.log.Info("dashboard: queue "+action+"d", "queue", q)
+	d.done(w, r, Prefix, fmt.Sprintf("Queue %s %sd.", q, action))
+}
+
+// retryGroup is POST /ui/buried/retry: every buried job of one handler
+// and error (at most bulkLimit per click).
+func (d *Dashboard) retryGroup(w http.ResponseWriter, r *http.Request) {
+	handler, errText := r.PostFormValue("handler"), r.PostFormValue("error")
+	st := d.cfg.Client.Store()
+	ids, err := st.BuriedGroupIDs(r.Context(), handler, errText, bulkLimit)
+	if err != nil {
+		d.internalError(w, r, err)
+		return
+	}
+	n, err := d.cfg.Client.RetryBuriedJobs(r.Context(), ids)
+	if err != nil {
+		d.internalError(w, r, err)
+		return
+	}
+	d.log.Info("dashboard: buried group retried", "handler", handler, "jobs", n)
+	d.done(w, r, Prefix, fmt.Sprintf("%d buried %s jobs retried.", n, handler))
+}
