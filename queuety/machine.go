@@ -96,11 +96,10 @@ func parseActionMeta(payload string) (actionMeta, bool) {
 		m.machineID = phpInt(id, 0)
 	case phpjson.KindString: // is_numeric, then (int)
 		s, _ := id.AsString()
-		f, err := strconv.ParseFloat(strings.TrimLeft(s, " \t\n\r\v\f"), 64)
-		if err != nil {
+		if _, err := strconv.ParseFloat(strings.TrimLeft(s, " \t\n\r\v\f"), 64); err != nil {
 			return m, false
 		}
-		m.machineID = int64(f)
+		m.machineID = phpjson.StringToInt(s)
 	default:
 		return m, false
 	}

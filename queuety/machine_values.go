@@ -2,7 +2,6 @@ package queuety
 
 import (
 	"database/sql"
-	"strconv"
 	"strings"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -15,26 +14,9 @@ import (
 
 // asArray is StateMachine::as_array: an array (a JSON object or list) as
 // a fresh object, anything else as the empty array.
-func asArray(v phpjson.Value) *phpjson.Object {
-	out := phpjson.NewObject()
-	if o, ok := v.AsObject(); ok {
-		for k, e := range o.All() {
-			out.Set(k, e)
-		}
-		return out
-	}
-	if l, ok := v.AsList(); ok {
-		for i, e := range l {
-			out.Set(strconv.Itoa(i), e)
-		}
-	}
-	return out
-}
+func asArray(v phpjson.Value) *phpjson.Object { return phpjson.CloneObject(phpjson.AsArray(v)) }
 
-func isArray(v phpjson.Value) bool {
-	k := v.Kind()
-	return k == phpjson.KindObject || k == phpjson.KindList
-}
+func isArray(v phpjson.Value) bool { return phpjson.IsArray(v) }
 
 func cloneObj(o *phpjson.Object) *phpjson.Object { return asArray(phpjson.ObjectValue(o)) }
 
@@ -61,62 +43,22 @@ func strOrNull(s *string) phpjson.Value {
 
 // scalarString is `is_scalar($v) ? (string) $v : $def`.
 func scalarString(v phpjson.Value, def string) string {
-	switch v.Kind() {
-	case phpjson.KindString:
-		s, _ := v.AsString()
-		return s
-	case phpjson.KindNumber:
-		if v.IsInt() {
-			n, _ := v.AsInt64()
-			return strconv.FormatInt(n, 10)
-		}
-		return v.Literal()
-	case phpjson.KindBool:
-		if b, _ := v.AsBool(); b {
-			return "1"
-		}
-		return ""
+	if !phpjson.IsScalar(v) {
+		return def
 	}
-	return def
+	return phpjson.ToString(v)
 }
 
 // phpInt is `is_scalar($v) ? (int) $v : $def`.
 func phpInt(v phpjson.Value, def int64) int64 {
-	switch v.Kind() {
-	case phpjson.KindNumber:
-		if n, ok := v.AsInt64(); ok {
-			return n
-		}
-		f, _ := v.AsFloat64()
-		return int64(f)
-	case phpjson.KindString:
-		s, _ := v.AsString()
-		n, _ := strconv.ParseInt(strings.TrimSpace(leadingNumber(s)), 10, 64)
-		return n
-	case phpjson.KindBool:
-		if b, _ := v.AsBool(); b {
-			return 1
-		}
-		return 0
+	if !phpjson.IsScalar(v) {
+		return def
 	}
-	return def
-}
-
-// leadingNumber is the integer prefix PHP's (int) cast reads.
-func leadingNumber(s string) string {
-	s = strings.TrimLeft(s, " \t\n\r\v\f")
-	end := 0
-	for end < len(s) && (s[end] >= '0' && s[end] <= '9' || end == 0 && (s[end] == '-' || s[end] == '+')) {
-		end++
-	}
-	return s[:end]
+	return phpjson.ToInt(v)
 }
 
 // get is $o[$key] ?? null.
-func get(o *phpjson.Object, key string) phpjson.Value {
-	v, _ := o.Get(key)
-	return v
-}
+func get(o *phpjson.Object, key string) phpjson.Value { return phpjson.Get(o, key) }
 
 // enc is json_encode of an array, as the event log stores it.
 func enc(o *phpjson.Object) sql.NullString {
