@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/internal/throwable"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -367,11 +368,7 @@ func actionResult(out []byte) (*phpjson.Object, error) {
 }
 
 func callStateAction(ctx context.Context, fn StateAction, c StateCall) (out []byte, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
+	defer throwable.Catch(&err)
 	return fn(ctx, c)
 }
 

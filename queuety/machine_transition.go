@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/internal/throwable"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -182,11 +183,7 @@ func (m *machineRuntime) callPHPGuard(ctx context.Context, tx *store.MachineTx, 
 }
 
 func callStateGuard(ctx context.Context, fn StateGuard, c StateCall) (ok bool, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
+	defer throwable.Catch(&err)
 	return fn(ctx, c)
 }
 
