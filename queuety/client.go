@@ -111,7 +111,7 @@ func OnQueue(q string) DispatchOption {
 // WithPriority sets the priority (0-3; higher runs first).
 func WithPriority(pr Priority) DispatchOption {
 	return func(p *store.InsertJob) error {
-		if pr < PriorityLow || pr > PriorityUrgent {
+		if !pr.Valid() {
 			return fmt.Errorf("priority %d: Queuety priorities are 0 (low) to 3 (urgent)", pr)
 		}
 		p.Priority = int(pr)
