@@ -172,7 +172,7 @@ func InBatch(id int64) DispatchOption {
 // ConcurrencyGroup sets concurrency_group and concurrency_limit.
 func ConcurrencyGroup(group string, limit int) DispatchOption {
 	return func(p *store.InsertJob) error {
-		if strings.TrimSpace(group) == "" || len(group) > 191 {
+		if phpjson.Trim(group) == "" || len(group) > 191 {
 			return fmt.Errorf("concurrency group %q: must be 1 to 191 characters", group)
 		}
 		if limit < 1 || limit > 65535 {

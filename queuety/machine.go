@@ -105,11 +105,11 @@ func parseActionMeta(payload string) (actionMeta, bool) {
 		return m, false
 	}
 	name, ok := get(p, "state_name").AsString()
-	if !ok || strings.TrimSpace(name) == "" {
+	if !ok || phpjson.Trim(name) == "" {
 		return m, false
 	}
-	m.stateName = strings.TrimSpace(name)
-	if ev, ok := get(p, "event_name").AsString(); ok && strings.TrimSpace(ev) != "" {
+	m.stateName = phpjson.Trim(name)
+	if ev, ok := get(p, "event_name").AsString(); ok && phpjson.Trim(ev) != "" {
 		m.eventName = &ev
 	}
 	m.eventPayload = asArray(get(p, "event_payload"))
@@ -224,7 +224,7 @@ func (m *machineRuntime) handleAction(ctx context.Context, job *Job) error {
 	}
 	emitted := ""
 	if ev, ok := result.Get("_event"); ok && isScalar(ev) {
-		emitted = strings.TrimSpace(scalarString(ev, ""))
+		emitted = phpjson.Trim(scalarString(ev, ""))
 	}
 	if emitted != "" {
 		if transitionPayload.Len() == 0 {

@@ -237,7 +237,7 @@ var ErrEventRejected = errors.New("event rejected")
 
 // sendEvent is StateMachine::send_event.
 func (m *machineRuntime) sendEvent(ctx context.Context, id int64, eventName string, payload *phpjson.Object) error {
-	eventName = strings.TrimSpace(eventName)
+	eventName = phpjson.Trim(eventName)
 	if eventName == "" {
 		return &phpError{class: "InvalidArgumentException", msg: "State machine event name cannot be empty."}
 	}

@@ -2,7 +2,6 @@ package queuety
 
 import (
 	"database/sql"
-	"strings"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
@@ -105,7 +104,7 @@ type handlerDef struct {
 // normalizeHandlerDef is StateMachine::normalize_handler_definition.
 func normalizeHandlerDef(v phpjson.Value) *handlerDef {
 	if s, ok := v.AsString(); ok {
-		if s = strings.TrimSpace(s); s != "" {
+		if s = phpjson.Trim(s); s != "" {
 			return &handlerDef{class: s, payload: phpjson.NewObject()}
 		}
 		return nil
@@ -115,7 +114,7 @@ func normalizeHandlerDef(v phpjson.Value) *handlerDef {
 		return nil
 	}
 	c, _ := get(o, "class").AsString()
-	if c = strings.TrimSpace(c); c == "" {
+	if c = phpjson.Trim(c); c == "" {
 		return nil
 	}
 	p, ok := o.Get("payload")
@@ -131,8 +130,8 @@ func handlerDefOf(def *phpjson.Object, key, classKey string) *handlerDef {
 	if h := normalizeHandlerDef(get(def, key)); h != nil {
 		return h
 	}
-	if s, ok := get(def, classKey).AsString(); ok && strings.TrimSpace(s) != "" {
-		return &handlerDef{class: strings.TrimSpace(s), payload: phpjson.NewObject()}
+	if s, ok := get(def, classKey).AsString(); ok && phpjson.Trim(s) != "" {
+		return &handlerDef{class: phpjson.Trim(s), payload: phpjson.NewObject()}
 	}
 	return nil
 }
@@ -149,7 +148,7 @@ const (
 
 // statusForEnteredState is status_for_entered_state.
 func statusForEnteredState(def *phpjson.Object) string {
-	if ts, ok := get(def, "terminal_status").AsString(); ok && strings.TrimSpace(ts) != "" {
+	if ts, ok := get(def, "terminal_status").AsString(); ok && phpjson.Trim(ts) != "" {
 		return ts
 	}
 	if handlerDefOf(def, "action", "action_class") != nil {
