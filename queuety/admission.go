@@ -280,7 +280,7 @@ func runtimeRateLimit(payload string) *workflow.RateLimit {
 	if !ok || len(list) < 2 {
 		return nil
 	}
-	return &workflow.RateLimit{Max: int64(scalarInt(list[0])), Window: int64(scalarInt(list[1]))}
+	return &workflow.RateLimit{Max: phpjson.ToInt(list[0]), Window: phpjson.ToInt(list[1])}
 }
 
 // debugf adds a QUEUETY_DEBUG row (Worker::debug_log): event debug, handler

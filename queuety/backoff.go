@@ -164,30 +164,11 @@ func backoffOf(v phpjson.Value) *Backoff {
 	if list, ok := v.AsList(); ok {
 		b := Backoff{List: make([]int, 0, len(list))}
 		for _, e := range list {
-			b.List = append(b.List, scalarInt(e))
+			b.List = append(b.List, int(phpjson.ToInt(e)))
 		}
 		return &b
 	}
 	// Other shapes (objects with string keys) are ignored; Queuety
 	// indexes them by position and ends with a zero delay.
 	return nil
-}
-
-// scalarInt is PHP's (int) cast of a scalar; non-scalars are 0.
-func scalarInt(v phpjson.Value) int {
-	if n, ok := v.AsInt64(); ok {
-		return int(n)
-	}
-	if f, ok := v.AsFloat64(); ok && !math.IsNaN(f) {
-		return int(f)
-	}
-	if b, ok := v.AsBool(); ok && b {
-		return 1
-	}
-	if s, ok := v.AsString(); ok {
-		var n int
-		_, _ = fmt.Sscanf(s, "%d", &n)
-		return n
-	}
-	return 0
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/internal/throwable"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -208,11 +209,7 @@ func fireBatchCallback(ctx context.Context, st *store.Store, reg *Registry, log 
 }
 
 func callBatchCallback(ctx context.Context, fn BatchCallback, b *Batch) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
+	defer throwable.Catch(&err)
 	return fn(ctx, b)
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/internal/throwable"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -89,11 +90,7 @@ func (w *Worker) callChainCatch(rj *running, cause error) {
 }
 
 func callChainCatchFunc(ctx context.Context, fn ChainCatch, job *Job, cause error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
+	defer throwable.Catch(&err)
 	return fn(ctx, job, cause)
 }
 

@@ -109,7 +109,7 @@ func OnQueue(q string) DispatchOption {
 // WithPriority sets the priority (0-3; higher runs first).
 func WithPriority(pr Priority) DispatchOption {
 	return func(p *store.InsertJob) error {
-		if pr < PriorityLow || pr > PriorityUrgent {
+		if !pr.Valid() {
 			return fmt.Errorf("priority %d: Queuety priorities are 0 (low) to 3 (urgent)", pr)
 		}
 		p.Priority = int(pr)
@@ -170,7 +170,7 @@ func InBatch(id int64) DispatchOption {
 // ConcurrencyGroup sets concurrency_group and concurrency_limit.
 func ConcurrencyGroup(group string, limit int) DispatchOption {
 	return func(p *store.InsertJob) error {
-		if strings.TrimSpace(group) == "" || len(group) > 191 {
+		if phpjson.Trim(group) == "" || len(group) > 191 {
 			return fmt.Errorf("concurrency group %q: must be 1 to 191 characters", group)
 		}
 		if limit < 1 || limit > 65535 {

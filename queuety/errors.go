@@ -1,13 +1,15 @@
 package queuety
 
 import (
-	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/queuety-go/queuety/internal/throwable"
 )
 
 // ErrorClass lets an error name the class written to logs.error_class
-// (PHP writes get_class($e)). Errors without it are named by Go type.
+// (PHP writes get_class($e)). Errors without it are named by their Go type,
+// without a pointer's "*" ("errors.errorString").
 type ErrorClass interface {
 	ErrorClass() string
 }
@@ -29,16 +31,10 @@ func (e *TimeoutError) Error() string {
 // ErrorClass returns Queuety's exception class.
 func (e *TimeoutError) ErrorClass() string { return `Queuety\Exceptions\TimeoutException` }
 
-// PanicError is a handler panic, caught and treated as a failed attempt.
-type PanicError struct {
-	Value any
-	Stack string
-}
-
-func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
-
-// ErrorClass names panics as such.
-func (e *PanicError) ErrorClass() string { return "panic" }
+// PanicError is a handler panic, caught and treated as a failed attempt:
+// error_class "panic", error_trace the goroutine's stack. Every Go path
+// (jobs, workflow steps, local activities, callbacks) records panics so.
+type PanicError = throwable.Panic
 
 // InvalidJobError is a row the worker cannot run at all (payload not JSON,
 // priority out of range, no handler): it is buried at once, not retried.
@@ -55,30 +51,8 @@ func (e *InvalidJobError) ErrorClass() string {
 	return "InvalidJobError"
 }
 
-// errorClass picks logs.error_class for err.
-func errorClass(err error) string {
-	var ec ErrorClass
-	if errors.As(err, &ec) {
-		return ec.ErrorClass()
-	}
-	return fmt.Sprintf("%T", err)
-}
+// errorClass is logs.error_class of err (throwable.Class).
+func errorClass(err error) string { return throwable.Class(err) }
 
-// errorTrace is logs.error_trace: the panic stack, the error's own trace
-// (ErrorTrace), or the chain of wrapped errors in PHP's "#0 ..." style.
-func errorTrace(err error) string {
-	var pe *PanicError
-	if errors.As(err, &pe) {
-		return pe.Stack
-	}
-	var et ErrorTrace
-	if errors.As(err, &et) {
-		return et.ErrorTrace()
-	}
-	var b strings.Builder
-	for i := 0; err != nil && i < 32; i++ {
-		fmt.Fprintf(&b, "#%d %T: %s\n", i, err, err.Error())
-		err = errors.Unwrap(err)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
+// errorTrace is logs.error_trace of err (throwable.Trace).
+func errorTrace(err error) string { return throwable.Trace(err) }

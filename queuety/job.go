@@ -9,30 +9,29 @@ import (
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
 )
 
-// Priority is Queuety's Priority enum; higher is claimed first.
-type Priority int
+// Priority is Queuety's Priority enum; higher is claimed first. It is the
+// workflow package's type, so a job and a workflow step share one.
+type Priority = workflow.Priority
 
 // Priorities.
 const (
-	PriorityLow    Priority = 0
-	PriorityNormal Priority = 1
-	PriorityHigh   Priority = 2
-	PriorityUrgent Priority = 3
+	PriorityLow    = workflow.PriorityLow
+	PriorityNormal = workflow.PriorityNormal
+	PriorityHigh   = workflow.PriorityHigh
+	PriorityUrgent = workflow.PriorityUrgent
 )
 
-// ParsePriority accepts 0-3 or low/normal/high/urgent.
+// ParsePriority reads a --priority flag: 0-3, or a name as step
+// definitions spell it (workflow.ParsePriority).
 func ParsePriority(s string) (Priority, error) {
-	switch s {
-	case "0", "low":
-		return PriorityLow, nil
-	case "1", "normal":
-		return PriorityNormal, nil
-	case "2", "high":
-		return PriorityHigh, nil
-	case "3", "urgent":
-		return PriorityUrgent, nil
+	if len(s) == 1 && s[0] >= '0' && s[0] <= '3' {
+		return Priority(s[0] - '0'), nil
+	}
+	if p, ok := workflow.ParsePriority(s); ok {
+		return p, nil
 	}
 	return 0, fmt.Errorf("priority %q: want 0-3 or low, normal, high, urgent", s)
 }

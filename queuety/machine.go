@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/internal/throwable"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -96,20 +97,19 @@ func parseActionMeta(payload string) (actionMeta, bool) {
 		m.machineID = phpInt(id, 0)
 	case phpjson.KindString: // is_numeric, then (int)
 		s, _ := id.AsString()
-		f, err := strconv.ParseFloat(strings.TrimLeft(s, " \t\n\r\v\f"), 64)
-		if err != nil {
+		if _, err := strconv.ParseFloat(strings.TrimLeft(s, " \t\n\r\v\f"), 64); err != nil {
 			return m, false
 		}
-		m.machineID = int64(f)
+		m.machineID = phpjson.StringToInt(s)
 	default:
 		return m, false
 	}
 	name, ok := get(p, "state_name").AsString()
-	if !ok || strings.TrimSpace(name) == "" {
+	if !ok || phpjson.Trim(name) == "" {
 		return m, false
 	}
-	m.stateName = strings.TrimSpace(name)
-	if ev, ok := get(p, "event_name").AsString(); ok && strings.TrimSpace(ev) != "" {
+	m.stateName = phpjson.Trim(name)
+	if ev, ok := get(p, "event_name").AsString(); ok && phpjson.Trim(ev) != "" {
 		m.eventName = &ev
 	}
 	m.eventPayload = asArray(get(p, "event_payload"))
@@ -224,7 +224,7 @@ func (m *machineRuntime) handleAction(ctx context.Context, job *Job) error {
 	}
 	emitted := ""
 	if ev, ok := result.Get("_event"); ok && isScalar(ev) {
-		emitted = strings.TrimSpace(scalarString(ev, ""))
+		emitted = phpjson.Trim(scalarString(ev, ""))
 	}
 	if emitted != "" {
 		if transitionPayload.Len() == 0 {
@@ -368,11 +368,7 @@ func actionResult(out []byte) (*phpjson.Object, error) {
 }
 
 func callStateAction(ctx context.Context, fn StateAction, c StateCall) (out []byte, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
+	defer throwable.Catch(&err)
 	return fn(ctx, c)
 }
 

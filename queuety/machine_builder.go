@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 )
@@ -40,7 +39,7 @@ func (b *MachineBuilder) fail(format string, args ...any) *MachineBuilder {
 
 // Initial names the initial state (default: the first state).
 func (b *MachineBuilder) Initial(state string) *MachineBuilder {
-	if state = strings.TrimSpace(state); state == "" {
+	if state = phpjson.Trim(state); state == "" {
 		return b.fail("State machine initial state cannot be empty.")
 	}
 	b.initial = state
@@ -51,7 +50,7 @@ func (b *MachineBuilder) Initial(state string) *MachineBuilder {
 // that follow; terminal is "completed", "failed", "cancelled" or "paused"
 // for a terminal state, "" otherwise.
 func (b *MachineBuilder) State(name, terminal string) *MachineBuilder {
-	if name = strings.TrimSpace(name); name == "" {
+	if name = phpjson.Trim(name); name == "" {
 		return b.fail("State machine state name cannot be empty.")
 	}
 	if _, ok := b.states.Get(name); !ok {
@@ -91,7 +90,7 @@ func (b *MachineBuilder) Action(class string, payload map[string]any) *MachineBu
 	}
 	s := b.stateObj(b.current)
 	s.Set("action", objVal(def))
-	s.Set("action_class", str(strings.TrimSpace(class)))
+	s.Set("action_class", str(phpjson.Trim(class)))
 	return b
 }
 
@@ -102,14 +101,14 @@ func (b *MachineBuilder) On(event, target, guard, name string) *MachineBuilder {
 	if b.current == "" {
 		return b.fail("Call state() before configuring actions or transitions.")
 	}
-	event, target = strings.TrimSpace(event), strings.TrimSpace(target)
+	event, target = phpjson.Trim(event), phpjson.Trim(target)
 	g, gc := phpjson.Null(), phpjson.Null()
 	if guard != "" {
 		def, err := handlerDefinition(guard, nil, "State machine guard")
 		if err != nil {
 			return b.fail("%v", err)
 		}
-		g, gc = objVal(def), str(strings.TrimSpace(guard))
+		g, gc = objVal(def), str(phpjson.Trim(guard))
 	}
 	switch {
 	case event == "":
@@ -129,7 +128,7 @@ func (b *MachineBuilder) On(event, target, guard, name string) *MachineBuilder {
 
 // OnQueue sets the action jobs' queue (default "default").
 func (b *MachineBuilder) OnQueue(q string) *MachineBuilder {
-	if q = strings.TrimSpace(q); q == "" {
+	if q = phpjson.Trim(q); q == "" {
 		return b.fail("State machine queue cannot be empty.")
 	}
 	b.queue = q
@@ -150,7 +149,7 @@ func (b *MachineBuilder) MaxAttempts(n int) *MachineBuilder {
 
 // Version sets definition_version.
 func (b *MachineBuilder) Version(v string) *MachineBuilder {
-	if v = strings.TrimSpace(v); v == "" {
+	if v = phpjson.Trim(v); v == "" {
 		return b.fail("State machine version cannot be empty.")
 	}
 	b.version = &v
@@ -160,7 +159,7 @@ func (b *MachineBuilder) Version(v string) *MachineBuilder {
 // IdempotencyKey makes DispatchMachine return the machine already holding
 // the key instead of starting another.
 func (b *MachineBuilder) IdempotencyKey(k string) *MachineBuilder {
-	if k = strings.TrimSpace(k); k == "" {
+	if k = phpjson.Trim(k); k == "" {
 		return b.fail("State machine idempotency key cannot be empty.")
 	}
 	b.key = k
@@ -218,7 +217,7 @@ func (b *MachineBuilder) definition() (*phpjson.Object, string, error) {
 
 // handlerDefinition is StateMachineBuilder::handler_definition.
 func handlerDefinition(class string, payload map[string]any, label string) (*phpjson.Object, error) {
-	class = strings.TrimSpace(class)
+	class = phpjson.Trim(class)
 	if class == "" {
 		return nil, fmt.Errorf("%s class cannot be empty.", label)
 	}

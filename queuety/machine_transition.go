@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/internal/throwable"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -182,11 +183,7 @@ func (m *machineRuntime) callPHPGuard(ctx context.Context, tx *store.MachineTx, 
 }
 
 func callStateGuard(ctx context.Context, fn StateGuard, c StateCall) (ok bool, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
+	defer throwable.Catch(&err)
 	return fn(ctx, c)
 }
 
@@ -240,7 +237,7 @@ var ErrEventRejected = errors.New("event rejected")
 
 // sendEvent is StateMachine::send_event.
 func (m *machineRuntime) sendEvent(ctx context.Context, id int64, eventName string, payload *phpjson.Object) error {
-	eventName = strings.TrimSpace(eventName)
+	eventName = phpjson.Trim(eventName)
 	if eventName == "" {
 		return &phpError{class: "InvalidArgumentException", msg: "State machine event name cannot be empty."}
 	}

@@ -2,8 +2,6 @@ package queuety
 
 import (
 	"database/sql"
-	"strconv"
-	"strings"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
@@ -15,26 +13,9 @@ import (
 
 // asArray is StateMachine::as_array: an array (a JSON object or list) as
 // a fresh object, anything else as the empty array.
-func asArray(v phpjson.Value) *phpjson.Object {
-	out := phpjson.NewObject()
-	if o, ok := v.AsObject(); ok {
-		for k, e := range o.All() {
-			out.Set(k, e)
-		}
-		return out
-	}
-	if l, ok := v.AsList(); ok {
-		for i, e := range l {
-			out.Set(strconv.Itoa(i), e)
-		}
-	}
-	return out
-}
+func asArray(v phpjson.Value) *phpjson.Object { return phpjson.CloneObject(phpjson.AsArray(v)) }
 
-func isArray(v phpjson.Value) bool {
-	k := v.Kind()
-	return k == phpjson.KindObject || k == phpjson.KindList
-}
+func isArray(v phpjson.Value) bool { return phpjson.IsArray(v) }
 
 func cloneObj(o *phpjson.Object) *phpjson.Object { return asArray(phpjson.ObjectValue(o)) }
 
@@ -61,62 +42,22 @@ func strOrNull(s *string) phpjson.Value {
 
 // scalarString is `is_scalar($v) ? (string) $v : $def`.
 func scalarString(v phpjson.Value, def string) string {
-	switch v.Kind() {
-	case phpjson.KindString:
-		s, _ := v.AsString()
-		return s
-	case phpjson.KindNumber:
-		if v.IsInt() {
-			n, _ := v.AsInt64()
-			return strconv.FormatInt(n, 10)
-		}
-		return v.Literal()
-	case phpjson.KindBool:
-		if b, _ := v.AsBool(); b {
-			return "1"
-		}
-		return ""
+	if !phpjson.IsScalar(v) {
+		return def
 	}
-	return def
+	return phpjson.ToString(v)
 }
 
 // phpInt is `is_scalar($v) ? (int) $v : $def`.
 func phpInt(v phpjson.Value, def int64) int64 {
-	switch v.Kind() {
-	case phpjson.KindNumber:
-		if n, ok := v.AsInt64(); ok {
-			return n
-		}
-		f, _ := v.AsFloat64()
-		return int64(f)
-	case phpjson.KindString:
-		s, _ := v.AsString()
-		n, _ := strconv.ParseInt(strings.TrimSpace(leadingNumber(s)), 10, 64)
-		return n
-	case phpjson.KindBool:
-		if b, _ := v.AsBool(); b {
-			return 1
-		}
-		return 0
+	if !phpjson.IsScalar(v) {
+		return def
 	}
-	return def
-}
-
-// leadingNumber is the integer prefix PHP's (int) cast reads.
-func leadingNumber(s string) string {
-	s = strings.TrimLeft(s, " \t\n\r\v\f")
-	end := 0
-	for end < len(s) && (s[end] >= '0' && s[end] <= '9' || end == 0 && (s[end] == '-' || s[end] == '+')) {
-		end++
-	}
-	return s[:end]
+	return phpjson.ToInt(v)
 }
 
 // get is $o[$key] ?? null.
-func get(o *phpjson.Object, key string) phpjson.Value {
-	v, _ := o.Get(key)
-	return v
-}
+func get(o *phpjson.Object, key string) phpjson.Value { return phpjson.Get(o, key) }
 
 // enc is json_encode of an array, as the event log stores it.
 func enc(o *phpjson.Object) sql.NullString {
@@ -163,7 +104,7 @@ type handlerDef struct {
 // normalizeHandlerDef is StateMachine::normalize_handler_definition.
 func normalizeHandlerDef(v phpjson.Value) *handlerDef {
 	if s, ok := v.AsString(); ok {
-		if s = strings.TrimSpace(s); s != "" {
+		if s = phpjson.Trim(s); s != "" {
 			return &handlerDef{class: s, payload: phpjson.NewObject()}
 		}
 		return nil
@@ -173,7 +114,7 @@ func normalizeHandlerDef(v phpjson.Value) *handlerDef {
 		return nil
 	}
 	c, _ := get(o, "class").AsString()
-	if c = strings.TrimSpace(c); c == "" {
+	if c = phpjson.Trim(c); c == "" {
 		return nil
 	}
 	p, ok := o.Get("payload")
@@ -189,8 +130,8 @@ func handlerDefOf(def *phpjson.Object, key, classKey string) *handlerDef {
 	if h := normalizeHandlerDef(get(def, key)); h != nil {
 		return h
 	}
-	if s, ok := get(def, classKey).AsString(); ok && strings.TrimSpace(s) != "" {
-		return &handlerDef{class: strings.TrimSpace(s), payload: phpjson.NewObject()}
+	if s, ok := get(def, classKey).AsString(); ok && phpjson.Trim(s) != "" {
+		return &handlerDef{class: phpjson.Trim(s), payload: phpjson.NewObject()}
 	}
 	return nil
 }
@@ -207,7 +148,7 @@ const (
 
 // statusForEnteredState is status_for_entered_state.
 func statusForEnteredState(def *phpjson.Object) string {
-	if ts, ok := get(def, "terminal_status").AsString(); ok && strings.TrimSpace(ts) != "" {
+	if ts, ok := get(def, "terminal_status").AsString(); ok && phpjson.Trim(ts) != "" {
 		return ts
 	}
 	if handlerDefOf(def, "action", "action_class") != nil {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
 )
 
 // ErrJobNotFound is returned by by-id operations on a missing job.
@@ -73,12 +75,8 @@ func (s *Store) InsertJob(ctx context.Context, p InsertJob) (id int64, existing 
 // insertJob is Queue::dispatch's INSERT on ex (the pool, or a transaction
 // that writes the job together with what caused it).
 func (s *Store) insertJob(ctx context.Context, ex sqlx.ExecerContext, p InsertJob, hash sql.NullString) (int64, error) {
-	// Queue::dispatch: a blank group, a missing limit or a limit < 1 store
-	// both columns as NULL; cost is never negative.
-	group, limit := sql.NullString{}, sql.NullInt64{}
-	if g := strings.TrimSpace(p.ConcurrencyGroup); g != "" && p.ConcurrencyLimit >= 1 {
-		group, limit = String(g), Int(int64(p.ConcurrencyLimit))
-	}
+	// Queue::dispatch: cost is never negative.
+	group, limit := concurrencyColumns(p.ConcurrencyGroup, p.ConcurrencyLimit)
 	cost := max(0, p.CostUnits)
 	availableAt := DateTime(s.clock.Now().Add(p.Delay))
 	res, err := ex.ExecContext(ctx, s.query(qInsertJob),
@@ -785,4 +783,14 @@ func (s *Store) CountLogEvents(ctx context.Context, event string) (int, error) {
 	var n int
 	err := s.db.GetContext(ctx, &n, s.query(qCountLogEvents), event)
 	return n, err
+}
+
+// concurrencyColumns are a job's concurrency_group and concurrency_limit
+// columns under Queue::dispatch's rule (phpjson.ConcurrencyGroup).
+func concurrencyColumns(group string, limit int) (sql.NullString, sql.NullInt64) {
+	g, l := phpjson.ConcurrencyGroup(group, limit)
+	if g == "" {
+		return sql.NullString{}, sql.NullInt64{}
+	}
+	return String(g), Int(int64(l))
 }

@@ -377,10 +377,7 @@ func (w *WorkflowTx) updateWorkflows(ws []workflowWrite) error {
 
 // stepJobArgs are insert-job's arguments for a step job.
 func stepJobArgs(workflowID int64, availableAt string, j StepJob) []any {
-	group, limit := sql.NullString{}, sql.NullInt64{}
-	if j.ConcurrencyGroup != "" && j.ConcurrencyLimit >= 1 {
-		group, limit = String(j.ConcurrencyGroup), Int(int64(j.ConcurrencyLimit))
-	}
+	group, limit := concurrencyColumns(j.ConcurrencyGroup, j.ConcurrencyLimit)
 	return []any{j.Queue, j.Handler, string(j.Payload), sql.NullString{}, j.Priority,
 		max(1, j.MaxAttempts), availableAt, Int(workflowID), Int(int64(j.StepIndex)), sql.NullInt64{},
 		sql.NullInt64{}, group, limit, max(0, j.CostUnits),

@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/internal/throwable"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -139,11 +139,7 @@ func (e *Engine) execute(ctx context.Context, job *store.JobRow, state *State, t
 // registered, else the step handler; a class with neither goes to the
 // StepRunner, when there is one.
 func (e *Engine) callHandler(ctx context.Context, job *store.JobRow, state *State, index int) (out *phpjson.Object, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic in step handler %s: %v\n%s", job.Handler, r, debug.Stack())
-		}
-	}()
+	defer throwable.Catch(&err)
 	if e.host != nil {
 		if limit, cause := e.host.StepTimeout(job); limit > 0 {
 			outer := ctx

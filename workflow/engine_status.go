@@ -242,14 +242,6 @@ func optString(s string) phpjson.Value {
 	return phpjson.String(s)
 }
 
-func stringList(ss []string) phpjson.Value {
-	vs := make([]phpjson.Value, len(ss))
-	for i, s := range ss {
-		vs[i] = phpjson.String(s)
-	}
-	return phpjson.List(vs...)
-}
-
 // waitDetails is wait_details_from_state.
 func (e *Engine) waitDetails(ctx context.Context, workflowID int64, state *State, current int, wait Wait) (*phpjson.Object, error) {
 	out := phpjson.NewObject()
@@ -310,8 +302,8 @@ func (e *Engine) signalWaitDetails(ctx context.Context, workflowID int64, step S
 	setIf(out, "result_key", optString(phpTrim(optionalString(step.field("result_key")))))
 	setIf(out, "human_wait", step.field("human_wait"))
 	out.Set("match_payload", phpjson.ObjectValue(def.MatchPayload))
-	out.Set("matched", stringList(matched))
-	out.Set("remaining", stringList(remaining))
+	out.Set("matched", phpjson.Strings(matched))
+	out.Set("remaining", phpjson.Strings(remaining))
 	if def.CorrelationKey != "" {
 		out.Set("correlation_key", phpjson.String(def.CorrelationKey))
 		setIf(out, "correlation_value", state.field(def.CorrelationKey))
@@ -388,8 +380,8 @@ func (e *Engine) workflowWaitDetails(ctx context.Context, step Step, state *Stat
 	if def.Quorum > 0 {
 		out.Set("quorum", phpjson.Int(def.Quorum))
 	}
-	out.Set("matched", stringList(matched))
-	out.Set("remaining", stringList(remaining))
-	out.Set("failed", stringList(failed))
+	out.Set("matched", phpjson.Strings(matched))
+	out.Set("remaining", phpjson.Strings(remaining))
+	out.Set("failed", phpjson.Strings(failed))
 	return out, nil
 }

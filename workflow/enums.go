@@ -31,10 +31,10 @@ func (p Priority) String() string {
 }
 
 // ParsePriority reads the names serialized step definitions may use
-// ("low", "normal", "high", "urgent", surrounding spaces ignored, as
-// StepDispatchOptions::priority_value does).
+// ("low", "normal", "high", "urgent", with what PHP's trim() strips around
+// them ignored, as StepDispatchOptions::priority_value does).
 func ParsePriority(s string) (Priority, bool) {
-	switch strings.TrimSpace(s) {
+	switch phpTrim(s) {
 	case "low":
 		return PriorityLow, true
 	case "normal":

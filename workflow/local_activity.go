@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/oklog/ulid/v2"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/internal/throwable"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -161,23 +161,6 @@ func NonRetryable(err error) error {
 		return nil
 	}
 	return &NonRetryableError{Err: err}
-}
-
-// errorClass is the class recorded for an error and matched against
-// non_retryable_error_types: its ErrorClass() (PHP exceptions from the
-// pool, engine errors), else the Go type name.
-func errorClass(err error) string {
-	var c interface{ ErrorClass() string }
-	if errors.As(err, &c) {
-		return c.ErrorClass()
-	}
-	for u := err; u != nil; {
-		if _, ok := u.(*NonRetryableError); !ok {
-			return strings.TrimPrefix(fmt.Sprintf("%T", u), "*")
-		}
-		u = errors.Unwrap(u)
-	}
-	return "error"
 }
 
 // localAttempt is one started attempt, run after its transaction commits.
@@ -960,7 +943,7 @@ func (e *Engine) finishLocal(ctx context.Context, att *localAttempt, out *phpjso
 			a.trace = &t
 			return a.finalize(orEmpty(out), true)
 		}
-		msg, class := callErr.Error(), errorClass(callErr)
+		msg, class := callErr.Error(), throwable.Class(callErr)
 		if _, err := a.tx.CloseActivityAttempt(att.id, store.AttemptFailed, msg, class, "", now); err != nil {
 			return err
 		}

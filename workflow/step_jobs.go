@@ -101,7 +101,7 @@ func newStepJob(handler string, index int, opts StepDispatchOptions, delay *int6
 		MaxAttempts:      opts.MaxAttempts,
 		StepIndex:        index,
 		DelaySeconds:     opts.DelaySeconds,
-		ConcurrencyGroup: phpTrim(opts.ConcurrencyGroup),
+		ConcurrencyGroup: opts.ConcurrencyGroup,
 		ConcurrencyLimit: opts.ConcurrencyLimit,
 		CostUnits:        opts.CostUnits,
 	}
@@ -111,8 +111,6 @@ func newStepJob(handler string, index int, opts StepDispatchOptions, delay *int6
 	if err := bindWorkerSession(&job, opts.WorkerSession); err != nil {
 		return StepJob{}, fmt.Errorf("workflow: step %d (%s): %w", index, handler, err)
 	}
-	if job.ConcurrencyGroup == "" || job.ConcurrencyLimit < 1 {
-		job.ConcurrencyGroup, job.ConcurrencyLimit = "", 0
-	}
+	job.ConcurrencyGroup, job.ConcurrencyLimit = phpjson.ConcurrencyGroup(job.ConcurrencyGroup, job.ConcurrencyLimit)
 	return job, nil
 }

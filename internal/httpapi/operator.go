@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"unicode/utf8"
 
+	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/internal/sessions"
 )
 
@@ -22,7 +23,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, rq *reques
 
 // showSession is GET /api/worker-sessions/{sessionId}.
 func (s *Server) showSession(w http.ResponseWriter, r *http.Request, rq *request) *apiError {
-	id := phpTrimmed(r.PathValue("sessionId"))
+	id := phpjson.Trim(r.PathValue("sessionId"))
 	notFound := refuse(http.StatusNotFound, ReasonWorkerSessionNotFound,
 		fmt.Sprintf("Worker session [%s] not found in namespace [%s].", id, rq.ns))
 	if id == "" || utf8.RuneCountInString(id) > maxSessionIDLength {

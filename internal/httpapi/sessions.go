@@ -129,7 +129,7 @@ func (s *Server) workerIDField(f *fields) string {
 // invalid_worker_session, as a blank body session_id is.
 func sessionPathID(r *http.Request) (string, *apiError) {
 	raw := r.PathValue("sessionId")
-	id := phpTrimmed(raw)
+	id := phpjson.Trim(raw)
 	if id == "" {
 		return "", sessionError(sessions.ReasonInvalidWorkerSession, "The worker session id in the path is empty.")
 	}

@@ -279,7 +279,7 @@ type attemptRef struct {
 // they agree.
 func taskRef(r *http.Request, f *fields) (attemptRef, *apiError) {
 	raw := r.PathValue("taskId")
-	if phpTrimmed(raw) == "" {
+	if phpjson.Trim(raw) == "" {
 		return attemptRef{}, taskIDError()
 	}
 	jobID, err := strconv.ParseInt(raw, 10, 64)

@@ -250,22 +250,7 @@ func workerIDMessage(err error) string {
 	return "The worker id field must be 1 to 64 printable characters (" + err.Error() + ")."
 }
 
-func blank(s string) bool { return phpTrimmed(s) == "" }
-
-// phpTrimmed trims like PHP's trim(), as the session options do.
-func phpTrimmed(s string) string {
-	for len(s) > 0 && isTrimByte(s[0]) {
-		s = s[1:]
-	}
-	for len(s) > 0 && isTrimByte(s[len(s)-1]) {
-		s = s[:len(s)-1]
-	}
-	return s
-}
-
-func isTrimByte(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == 0 || c == '\x0b'
-}
+func blank(s string) bool { return phpjson.Trim(s) == "" }
 
 func nilIfEmpty(s string) any {
 	if s == "" {

@@ -81,13 +81,13 @@ func FuzzParseStored(f *testing.F) {
 		}
 		n := o.Normalize()
 		require.NotEmpty(t, n.SessionID)
-		require.Equal(t, phpTrim(n.SessionID), n.SessionID)
+		require.Equal(t, phpjson.Trim(n.SessionID), n.SessionID)
 		for _, x := range []int{n.LeaseSeconds, n.TTLSeconds, n.MaxConcurrentActivities} {
 			require.True(t, x >= 1 && x <= MaxOptionInt, "limit %d", x)
 		}
 		for _, r := range n.Requirements {
 			require.NotEmpty(t, r)
-			require.Equal(t, phpTrim(r), r)
+			require.Equal(t, phpjson.Trim(r), r)
 		}
 		snap := n.Snapshot()
 		back, err := ParseStored(snap)

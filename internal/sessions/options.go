@@ -71,17 +71,17 @@ var snapshotKeys = [...]string{
 // violation with the library's message, so Go and PHP authors see the same
 // text.
 func (o Options) Validate() error {
-	if phpTrim(o.SessionID) == "" {
+	if phpjson.Trim(o.SessionID) == "" {
 		return errors.New("Worker session session id must be a non-empty string.")
 	}
-	if o.Connection != nil && phpTrim(*o.Connection) == "" {
+	if o.Connection != nil && phpjson.Trim(*o.Connection) == "" {
 		return errors.New("Worker session connection must be a non-empty string.")
 	}
-	if o.Queue != nil && phpTrim(*o.Queue) == "" {
+	if o.Queue != nil && phpjson.Trim(*o.Queue) == "" {
 		return errors.New("Worker session queue must be a non-empty string.")
 	}
 	for i, r := range o.Requirements {
-		if phpTrim(r) == "" {
+		if phpjson.Trim(r) == "" {
 			return fmt.Errorf("Worker session requirement at index %d must be a non-empty string.", i)
 		}
 	}
@@ -111,7 +111,7 @@ func (o Options) Validate() error {
 // they want errors.
 func (o Options) Normalize() Normalized {
 	return Normalized{
-		SessionID:                  phpTrim(o.SessionID),
+		SessionID:                  phpjson.Trim(o.SessionID),
 		Connection:                 trimmedOrNil(o.Connection),
 		Queue:                      trimmedOrNil(o.Queue),
 		Requirements:               normalizeRequirements(o.Requirements),
@@ -131,10 +131,10 @@ func (o Options) Normalize() Normalized {
 // reject anything.
 func (o Options) Snapshot() phpjson.Value {
 	obj := phpjson.NewObject()
-	obj.Set(snapshotKeys[0], phpjson.String(phpTrim(o.SessionID)))
+	obj.Set(snapshotKeys[0], phpjson.String(phpjson.Trim(o.SessionID)))
 	obj.Set(snapshotKeys[1], optionalString(trimmedOrNil(o.Connection)))
 	obj.Set(snapshotKeys[2], optionalString(trimmedOrNil(o.Queue)))
-	obj.Set(snapshotKeys[3], stringList(normalizeRequirements(o.Requirements)))
+	obj.Set(snapshotKeys[3], phpjson.Strings(normalizeRequirements(o.Requirements)))
 	obj.Set(snapshotKeys[4], optionalInt(o.LeaseSeconds))
 	obj.Set(snapshotKeys[5], optionalInt(o.TTLSeconds))
 	obj.Set(snapshotKeys[6], optionalInt(o.MaxConcurrentActivities))
@@ -151,7 +151,7 @@ func (n Normalized) Snapshot() phpjson.Value {
 	obj.Set(snapshotKeys[0], phpjson.String(n.SessionID))
 	obj.Set(snapshotKeys[1], optionalString(n.Connection))
 	obj.Set(snapshotKeys[2], optionalString(n.Queue))
-	obj.Set(snapshotKeys[3], stringList(reqs))
+	obj.Set(snapshotKeys[3], phpjson.Strings(reqs))
 	obj.Set(snapshotKeys[4], phpjson.Int(int64(n.LeaseSeconds)))
 	obj.Set(snapshotKeys[5], phpjson.Int(int64(n.TTLSeconds)))
 	obj.Set(snapshotKeys[6], phpjson.Int(int64(n.MaxConcurrentActivities)))
@@ -211,11 +211,11 @@ func ParseOptions(v phpjson.Value) (Options, error) {
 			continue
 		}
 		s, ok := fv.AsString()
-		if !ok || phpTrim(s) == "" {
+		if !ok || phpjson.Trim(s) == "" {
 			errs = append(errs, FieldError{f.name, "Worker session field [" + f.name + "] must be a non-empty string when provided."})
 			continue
 		}
-		s = phpTrim(s)
+		s = phpjson.Trim(s)
 		*f.dst = &s
 	}
 	for _, f := range []struct {
@@ -255,14 +255,14 @@ func ParseOptions(v phpjson.Value) (Options, error) {
 		*f.dst = &b
 	}
 	if rv, present := obj.Get("requirements"); present && !rv.IsNull() {
-		entries, ok := requirementEntries(rv)
+		entries, ok := phpjson.Values(rv), phpjson.IsArray(rv)
 		if !ok {
 			errs = append(errs, FieldError{"requirements", "Worker session requirements must be a list of non-empty strings."})
 		} else {
 			var reqs []string
 			for pos, e := range entries {
 				s, ok := e.AsString()
-				if !ok || phpTrim(s) == "" {
+				if !ok || phpjson.Trim(s) == "" {
 					errs = append(errs, FieldError{"requirements." + strconv.Itoa(pos), "Worker session requirements must be non-empty strings."})
 					continue
 				}
@@ -294,12 +294,12 @@ func sessionObject(v phpjson.Value) (*phpjson.Object, string, error) {
 	}
 	id, _ := obj.Get("session_id")
 	s, ok := id.AsString()
-	if !ok || phpTrim(s) == "" {
+	if !ok || phpjson.Trim(s) == "" {
 		return nil, "", &ValidationError{Errors: []FieldError{{
 			Field: "session_id", Message: "Worker session commands require a non-empty session_id.",
 		}}}
 	}
-	return obj, phpTrim(s), nil
+	return obj, phpjson.Trim(s), nil
 }
 
 // ParseStored reads a worker_session snapshot that is already stored
@@ -353,7 +353,7 @@ func ParseStored(v phpjson.Value) (Options, error) {
 		}
 	}
 	if rv, _ := obj.Get("requirements"); !rv.IsNull() {
-		if entries, ok := requirementEntries(rv); ok {
+		if entries, ok := phpjson.Values(rv), phpjson.IsArray(rv); ok {
 			var reqs []string
 			for _, e := range entries {
 				if s, ok := e.AsString(); ok {
@@ -404,36 +404,13 @@ func storedBool(v phpjson.Value) (bool, bool) {
 	return false, false
 }
 
-// phpTrim is PHP's trim() with its default character list; Go's
-// strings.TrimSpace strips a different set (Unicode spaces, not NUL), which
-// would make Go and PHP snapshots of the same input differ.
-func phpTrim(s string) string { return strings.Trim(s, " \t\n\r\x00\x0b") }
-
-// requirementEntries returns the values of a PHP array in order: a list,
-// or an object (PHP's is_array accepts any array and array_values drops
-// the keys).
-func requirementEntries(v phpjson.Value) ([]phpjson.Value, bool) {
-	if l, ok := v.AsList(); ok {
-		return l, true
-	}
-	obj, ok := v.AsObject()
-	if !ok {
-		return nil, false
-	}
-	out := make([]phpjson.Value, 0, obj.Len())
-	for _, e := range obj.All() {
-		out = append(out, e)
-	}
-	return out, true
-}
-
 // normalizeRequirements trims, drops blanks and de-duplicates keeping the
 // first occurrence (array_values(array_unique(...)) in PHP).
 func normalizeRequirements(in []string) []string {
 	out := make([]string, 0, len(in))
 	seen := make(map[string]struct{}, len(in))
 	for _, r := range in {
-		r = phpTrim(r)
+		r = phpjson.Trim(r)
 		if r == "" {
 			continue
 		}
@@ -450,7 +427,7 @@ func trimmedOrNil(s *string) *string {
 	if s == nil {
 		return nil
 	}
-	t := phpTrim(*s)
+	t := phpjson.Trim(*s)
 	if t == "" {
 		return nil
 	}
@@ -476,12 +453,4 @@ func optionalInt(n *int) phpjson.Value {
 		return phpjson.Null()
 	}
 	return phpjson.Int(int64(*n))
-}
-
-func stringList(ss []string) phpjson.Value {
-	vs := make([]phpjson.Value, len(ss))
-	for i, s := range ss {
-		vs[i] = phpjson.String(s)
-	}
-	return phpjson.List(vs...)
 }

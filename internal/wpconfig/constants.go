@@ -3,6 +3,8 @@ package wpconfig
 import (
 	"strconv"
 	"strings"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
 )
 
 // ConstKind is the PHP type of a literal define() value.
@@ -41,40 +43,18 @@ type ArrayEntry struct {
 }
 
 // Int is PHP's (int) cast of a scalar constant, as the plugin's
-// Config::int_constant applies it: "12abc" is 12, "abc" 0; ok is false for
-// an array, which int_constant replaces with its default.
+// Config::int_constant applies it: "12abc" is 12, "1e3" 1000, "abc" 0; ok is
+// false for an array, which int_constant replaces with its default.
 func (c Constant) Int() (n int64, ok bool) {
 	switch c.Kind {
 	case ConstArray:
 		return 0, false
 	case ConstFloat:
 		f, _ := strconv.ParseFloat(c.Text, 64)
-		return int64(f), true
+		return phpjson.FloatToInt(f), true
 	}
-	s := strings.TrimLeft(c.Text, " \t\n\r\v\f")
-	end := 0
-	if end < len(s) && (s[end] == '-' || s[end] == '+') {
-		end++
-	}
-	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
-		end++
-	}
-	if c.Kind == ConstString && end < len(s) && (s[end] == '.' || s[end] == 'e' || s[end] == 'E') {
-		if f, err := strconv.ParseFloat(leadingFloat(s), 64); err == nil {
-			return int64(f), true
-		}
-	}
-	n, _ = strconv.ParseInt(s[:end], 10, 64)
-	return n, true
-}
-
-func leadingFloat(s string) string {
-	for i := len(s); i > 0; i-- {
-		if _, err := strconv.ParseFloat(s[:i], 64); err == nil {
-			return s[:i]
-		}
-	}
-	return "0"
+	// Ints, booleans and null hold their (string) form, which casts the same.
+	return phpjson.StringToInt(c.Text), true
 }
 
 // Bool is PHP's (bool) cast: false, 0, 0.0, "", "0", null and an empty

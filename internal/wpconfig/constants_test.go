@@ -1,6 +1,7 @@
 package wpconfig
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -85,5 +86,24 @@ func TestConstantCasts(t *testing.T) {
 		n, _ := tc.c.Int()
 		require.Equal(t, tc.n, n, tc.c.Text)
 		require.Equal(t, tc.b, tc.c.Bool(), tc.c.Text)
+	}
+}
+
+// Out-of-range values follow PHP 8.2 (php -r): a float string saturates, a
+// float wraps modulo 2^64, a float string past the double range is 0.
+// Earlier builds gave Go's conversion (MinInt64) and 1 for "1e999".
+func TestConstantIntOutOfRangeCastsLikePHP(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		c Constant
+		n int64
+	}{
+		{Constant{Kind: ConstString, Text: "1e30"}, math.MaxInt64},
+		{Constant{Kind: ConstString, Text: "1e999"}, 0},
+		{Constant{Kind: ConstFloat, Text: "1e+19"}, -8446744073709551616},
+	} {
+		n, ok := tc.c.Int()
+		require.True(t, ok)
+		require.Equal(t, tc.n, n, tc.c.Text)
 	}
 }

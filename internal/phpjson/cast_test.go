@@ -1,12 +1,10 @@
-package workflow
+package phpjson
 
 import (
 	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/queuety-go/queuety/internal/phpjson"
 )
 
 // PHP 8's (int) cast of decoded JSON values, which the runtime applies to
@@ -22,9 +20,9 @@ func TestToInt(t *testing.T) {
 		`" \n7"`: 7, `"7 "`: 7, `"1e30"`: math.MaxInt64, `"-1e30"`: math.MinInt64, `"9.3e18"`: math.MaxInt64, `1e30`: 5076964154930102272, `-1e30`: -5076964154930102272, `1e19`: -8446744073709551616,
 	}
 	for in, want := range cases {
-		v, err := phpjson.DecodeString(in)
+		v, err := DecodeString(in)
 		require.NoError(t, err)
-		require.Equal(t, want, toInt(v), in)
+		require.Equal(t, want, ToInt(v), in)
 	}
 }
 
@@ -32,9 +30,9 @@ func TestToString(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{`null`: "", `true`: "1", `false`: "", `12`: "12", `1.5`: "1.5", `"x"`: "x", `[1]`: ""}
 	for in, want := range cases {
-		v, err := phpjson.DecodeString(in)
+		v, err := DecodeString(in)
 		require.NoError(t, err)
-		require.Equal(t, want, toString(v), in)
+		require.Equal(t, want, ToString(v), in)
 	}
 }
 
@@ -43,16 +41,16 @@ func TestTruthy(t *testing.T) {
 	cases := map[string]bool{`null`: false, `false`: false, `0`: false, `0.0`: false, `""`: false, `"0"`: false,
 		`[]`: false, `{}`: false, `true`: true, `1`: true, `"a"`: true, `"0.0"`: true, `[0]`: true}
 	for in, want := range cases {
-		v, err := phpjson.DecodeString(in)
+		v, err := DecodeString(in)
 		require.NoError(t, err)
-		require.Equal(t, want, truthy(v), in)
+		require.Equal(t, want, Truthy(v), in)
 	}
 }
 
-func TestIsPHPIntKey(t *testing.T) {
+func TestIsIntKey(t *testing.T) {
 	t.Parallel()
 	for key, want := range map[string]bool{"0": true, "7": true, "-3": true, "07": false, "-0": false,
 		"+1": false, "": false, "1.0": false, "a": false, "9223372036854775808": false} {
-		require.Equal(t, want, isPHPIntKey(key), key)
+		require.Equal(t, want, IsIntKey(key), key)
 	}
 }
