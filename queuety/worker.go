@@ -18,6 +18,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/steps"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -187,7 +188,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 	}
 	w.log = cfg.Logger.With("worker", w.id)
 	if cfg.Workflows {
-		w.engine = workflow.NewEngine(c.store, reg.steps)
+		w.engine = workflow.NewEngine(c.store, reg.steps, steps.All()...)
 		w.engine.MemoryKB = w.memKB.Load
 		w.engine.StepTimeout = w.stepTimeout
 		w.engine.StepBatch = cfg.WorkflowStepBatch

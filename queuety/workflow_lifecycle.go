@@ -6,6 +6,7 @@ import (
 	"time"
 
 	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/steps"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -31,9 +32,9 @@ func IsWorkflowStateError(err error) bool { return workflow.IsLifecycleError(err
 
 func (c *Client) engine(reg *Registry) *workflow.Engine {
 	if reg == nil {
-		return workflow.NewEngine(c.store, nil)
+		return workflow.NewEngine(c.store, nil, steps.All()...)
 	}
-	e := workflow.NewEngine(c.store, reg.steps)
+	e := workflow.NewEngine(c.store, reg.steps, steps.All()...)
 	if r := reg.stepRunner(); r != nil {
 		e.SetStepRunner(r) // PHP compensations, on_cancel and on_deadline handlers run in the pool
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/steps"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -96,7 +97,7 @@ func TestWorkersWakeParentOnce(t *testing.T) {
 func TestWorkflowServicesStartStop(t *testing.T) {
 	t.Parallel()
 	c := newTestClient(t, nil)
-	e := workflow.NewEngine(c.store, nil)
+	e := workflow.NewEngine(c.store, nil, steps.All()...)
 	s := NewWaitSweeper(e, time.Hour, nil, nil)
 	s.Start(context.Background())
 	s.Start(context.Background()) // idempotent

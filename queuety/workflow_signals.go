@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/steps"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -67,7 +68,7 @@ func signalName(def string, given []string) string {
 // waits and enqueue the next step (whose handler metadata, if any, comes
 // from PHP class attributes the plugin would read; none here).
 func (c *Client) workflowEngine() *workflow.Engine {
-	return workflow.NewEngine(c.store, nil)
+	return workflow.NewEngine(c.store, nil, steps.All()...)
 }
 
 // signalPayload converts a signal payload to the PHP array it is stored as.

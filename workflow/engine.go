@@ -61,15 +61,18 @@ type Engine struct {
 	// leftToPHP: workflows whose terminal handling was left to PHP workers
 	// and already logged (engine_php_terminal.go).
 	leftToPHP sync.Map
+	// kinds are the step kinds the engine runs (kind.go).
+	kinds kindSet
 }
 
-// NewEngine returns an engine running handlers on s. handlers may be nil
-// (then only placeholders run).
-func NewEngine(s *store.Store, handlers *Handlers) *Engine {
+// NewEngine returns an engine running handlers and the step kinds on s
+// (steps.All() gives Queuety's). handlers may be nil (then only
+// placeholders run).
+func NewEngine(s *store.Store, handlers *Handlers, kinds ...Kind) *Engine {
 	if handlers == nil {
 		handlers = NewHandlers()
 	}
-	return &Engine{store: s, handlers: handlers, StepBatch: DefaultStepBatch,
+	return &Engine{store: s, handlers: handlers, StepBatch: DefaultStepBatch, kinds: newKindSet(kinds),
 		states: newCoalescer(s.WorkflowsByID), wakes: newCoalescer(s.WakeFacts)}
 }
 

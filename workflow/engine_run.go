@@ -59,6 +59,11 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth
 		// Local activities record their own attempts and outcomes.
 		return nil, nil, e.runLocalClaimed(ctx, job)
 	}
+	if k, ok := e.kinds.byPlaceholder[job.Handler].(PreflightKind); ok && corrupt == nil {
+		if err := k.Preflight(ctx, e, job, state); err != nil {
+			return nil, nil, err
+		}
+	}
 	if job.Handler == HandlerRepeat && corrupt == nil {
 		if classes := e.repeatNeedsPHP(state, int(job.StepIndex.Int64)); len(classes) > 0 {
 			// Nothing is written: PHP workers run it (engine_php_terminal.go).
@@ -103,6 +108,9 @@ func (e *Engine) prepareStart(job *store.JobRow, tr *jobTrace) error {
 
 // execute runs the job's handler or placeholder and settles the step.
 func (e *Engine) execute(ctx context.Context, job *store.JobRow, state *State, tr *jobTrace, start time.Time) error {
+	if k, ok := e.kinds.byPlaceholder[job.Handler]; ok {
+		return k.RunPlaceholder(ctx, &Run{e: e, job: job, state: state, trace: tr, start: start})
+	}
 	index := int(job.StepIndex.Int64)
 	switch job.Handler {
 	case HandlerDelay:

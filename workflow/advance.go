@@ -17,9 +17,13 @@ const (
 	msgForEachImpossible = "For-each completion condition could not be satisfied."
 )
 
-// advanceTx is one step-completion transaction: the locked rows and the
-// state being written.
-type advanceTx struct {
+// Advance is one step transaction (Queuety's advance_step and the other
+// transactions that settle or move a step): the locked workflow and job
+// rows and the state being written. Kinds act on a step only through it,
+// inside the transaction; ctx is given per call.
+type Advance struct {
+	// ctx is the transaction's context for the local activity runtime
+	// (local_activity.go), which predates ctx per call.
 	ctx   context.Context
 	e     *Engine
 	tx    *store.WorkflowTx
@@ -54,11 +58,14 @@ type advanceTx struct {
 	written []byte
 }
 
-// stepTx runs body in one step transaction: a fresh advanceTx over a copy
+// advanceTx is the engine's own name for Advance.
+type advanceTx = Advance
+
+// stepTx runs body in one step transaction: a fresh Advance over a copy
 // of the job's trace (a retried transaction starts from the same trace),
 // with the job's `started` log and step_started event written first. The
-// advanceTx is returned for the post-commit work (afterCommit).
-func (e *Engine) stepTx(ctx context.Context, tr *jobTrace, dur time.Duration, body func(a *advanceTx) error) (*advanceTx, error) {
+// Advance is returned for the post-commit work (afterCommit).
+func (e *Engine) stepTx(ctx context.Context, tr *jobTrace, dur time.Duration, body func(a *Advance) error) (*Advance, error) {
 	return e.stepTxIn(ctx, 0, 0, tr, dur, body)
 }
 
@@ -66,11 +73,11 @@ func (e *Engine) stepTx(ctx context.Context, tr *jobTrace, dur time.Duration, bo
 // transactions of other goroutines (group commit, step_batch.go) when
 // batchKey, the workflow the body locks first, is not 0; batchJob is the
 // job it locks next (0: none).
-func (e *Engine) stepTxIn(ctx context.Context, batchKey, batchJob int64, tr *jobTrace, dur time.Duration, body func(a *advanceTx) error) (*advanceTx, error) {
-	var a *advanceTx
+func (e *Engine) stepTxIn(ctx context.Context, batchKey, batchJob int64, tr *jobTrace, dur time.Duration, body func(a *Advance) error) (*Advance, error) {
+	var a *Advance
 	fn := func(tx *store.WorkflowTx) error {
 		t := *tr
-		a = &advanceTx{ctx: ctx, e: e, tx: tx, trace: &t, dur: dur}
+		a = &Advance{ctx: ctx, e: e, tx: tx, trace: &t, dur: dur}
 		if err := t.writeStart(tx); err != nil {
 			return err
 		}
@@ -92,7 +99,7 @@ func (e *Engine) advance(ctx context.Context, job *store.JobRow, out *phpjson.Ob
 	// The hot path of every step: batched with the other workers' steps.
 	// It locks the step's workflow, then its job, and (on completion) a
 	// run_workflow parent; the batch orders bodies by workflow id.
-	a, err := e.stepTxIn(ctx, job.WorkflowID.Int64, job.ID, tr, dur, func(a *advanceTx) error {
+	a, err := e.stepTxIn(ctx, job.WorkflowID.Int64, job.ID, tr, dur, func(a *Advance) error {
 		tx := a.tx
 		a.runLocal = true
 		if err := a.run(job.WorkflowID.Int64, job.ID, out); err != nil {
@@ -116,7 +123,7 @@ func liveStatus(s string) bool { return s == string(StatusRunning) || s == strin
 func completable(s string) bool { return s == store.StatusPending || s == store.StatusProcessing }
 
 // lock reads and locks the workflow and job rows.
-func (a *advanceTx) lock(workflowID, jobID int64) error {
+func (a *Advance) lock(workflowID, jobID int64) error {
 	var err error
 	if a.wf, err = a.tx.LockWorkflow(workflowID); err != nil {
 		return err
@@ -133,7 +140,7 @@ func (a *advanceTx) lock(workflowID, jobID int64) error {
 	return nil
 }
 
-func (a *advanceTx) loadState() error {
+func (a *Advance) loadState() error {
 	s, err := ParseState([]byte(a.wf.State))
 	if err != nil {
 		return fmt.Errorf("workflow %d: %w", a.wf.ID, err)
@@ -144,7 +151,7 @@ func (a *advanceTx) loadState() error {
 
 // run is advance_step after BEGIN: the guards, then the path of the
 // current step's type.
-func (a *advanceTx) run(workflowID, jobID int64, out *phpjson.Object) error {
+func (a *Advance) run(workflowID, jobID int64, out *phpjson.Object) error {
 	if err := a.lock(workflowID, jobID); err != nil {
 		return err
 	}
@@ -167,6 +174,11 @@ func (a *advanceTx) run(workflowID, jobID int64, out *phpjson.Object) error {
 		return a.tx.BuryJob(a.job.ID, msgAdvancedBefore)
 	}
 	step, ok := a.step(a.current)
+	if ok {
+		if k, isBranch := a.e.Kind(step.Type()).(BranchKind); isBranch {
+			return k.CompleteBranch(a.ctx, a, step, out)
+		}
+	}
 	switch {
 	case ok && step.Type() == StepForEach:
 		return a.forEachBranch(step, out)
@@ -176,7 +188,7 @@ func (a *advanceTx) run(workflowID, jobID int64, out *phpjson.Object) error {
 	return a.finalize(out, true)
 }
 
-func (a *advanceTx) step(i int) (Step, bool) {
+func (a *Advance) step(i int) (Step, bool) {
 	if i < 0 || i >= len(a.steps) {
 		return Step{}, false
 	}
@@ -187,7 +199,7 @@ func (a *advanceTx) step(i int) (Step, bool) {
 // budgets, _next_step, completion or the next step's jobs, log and event
 // rows. logCompletion is false when the caller logs the job's `completed`
 // itself (a for_each placeholder that settles at once).
-func (a *advanceTx) finalize(out *phpjson.Object, logCompletion bool) error {
+func (a *Advance) finalize(out *phpjson.Object, logCompletion bool) error {
 	stateBefore := a.state.Public()
 	trace := takeStepTrace(out)
 	out = stripTrace(out)
@@ -246,7 +258,7 @@ func (a *advanceTx) finalize(out *phpjson.Object, logCompletion bool) error {
 
 // writeStep persists the state and the new current step, completing the
 // workflow when the step ran past the end.
-func (a *advanceTx) writeStep(next int, isLast bool) error {
+func (a *Advance) writeStep(next int, isLast bool) error {
 	b, err := a.state.Encode()
 	if err != nil {
 		return err
@@ -260,7 +272,7 @@ func (a *advanceTx) writeStep(next int, isLast bool) error {
 
 // afterStep logs workflow_completed, or enqueues the next step unless the
 // workflow is paused (resume() enqueues it then).
-func (a *advanceTx) afterStep(next int, isLast bool) error {
+func (a *Advance) afterStep(next int, isLast bool) error {
 	if isLast {
 		q := a.job.Queue
 		if q == "" {
@@ -298,7 +310,7 @@ func MissingStepMessage(workflowID int64, index, usable, total int) string {
 // definition lacks. The plugin enqueues nothing there and leaves the
 // workflow running, with no job, for ever; failing it tells the operator
 // (docs/compat.md).
-func (a *advanceTx) failMissingStep(next int) error {
+func (a *Advance) failMissingStep(next int) error {
 	var jobID int64
 	if a.job != nil {
 		jobID = a.job.ID
@@ -307,7 +319,12 @@ func (a *advanceTx) failMissingStep(next int) error {
 }
 
 // enqueue inserts the jobs of step index (enqueue_step_def).
-func (a *advanceTx) enqueue(step Step, index int) error {
+func (a *Advance) enqueue(step Step, index int) error {
+	if k, ok := a.e.Kind(step.Type()).(EnqueueKind); ok {
+		if handled, err := k.Enqueue(a.ctx, a, step, index); handled || err != nil {
+			return err
+		}
+	}
 	if step.Type() == StepLocalActivity && a.acceptsLocal() {
 		return a.enqueueLocal(step, index)
 	}

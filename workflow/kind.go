@@ -1,0 +1,120 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// Kind is the runtime of one step type. The engine is given its kinds
+// (NewEngine) and looks a step's kind up by Step.Type; for every hook below
+// that a kind does not implement, the engine does what it does for a single
+// step. The model (the builder, Step.Definition, StepJobs) knows the step
+// types on its own: it writes _steps and the first step's jobs without an
+// engine.
+//
+// The kinds live in package steps; workflow never imports it.
+type Kind interface {
+	// Type is the _steps "type" the kind runs.
+	Type() StepType
+}
+
+// PlaceholderKind is a kind whose step is driven by one __queuety_*
+// placeholder job that the engine runs itself (no PHP class backs it).
+type PlaceholderKind interface {
+	Kind
+	// Placeholder is the jobs.handler of that job.
+	Placeholder() string
+	// RunPlaceholder runs the claimed placeholder job and settles the step,
+	// usually through Run.Advance. An error fails the attempt.
+	RunPlaceholder(ctx context.Context, r *Run) error
+}
+
+// PreflightKind is a placeholder kind that may refuse a claimed job before
+// anything is written for it (no `started` log, no event): a non-nil error
+// is returned to the worker as is.
+type PreflightKind interface {
+	PlaceholderKind
+	Preflight(ctx context.Context, e *Engine, job *store.JobRow, state *State) error
+}
+
+// BranchKind is a kind whose step runs as several jobs (branches) that
+// complete one by one: CompleteBranch replaces finalize_step_completion for
+// each of them, inside the step transaction, after its guards.
+type BranchKind interface {
+	Kind
+	CompleteBranch(ctx context.Context, a *Advance, step Step, out *phpjson.Object) error
+}
+
+// EnqueueKind is a kind that enqueues its step itself rather than
+// inserting StepJobs' rows. handled=false falls back to StepJobs.
+type EnqueueKind interface {
+	Kind
+	Enqueue(ctx context.Context, a *Advance, step Step, index int) (handled bool, err error)
+}
+
+// kindSet is an engine's kinds, by step type and by placeholder handler.
+type kindSet struct {
+	byType        map[StepType]Kind
+	byPlaceholder map[string]PlaceholderKind
+}
+
+func newKindSet(kinds []Kind) kindSet {
+	ks := kindSet{byType: map[StepType]Kind{}, byPlaceholder: map[string]PlaceholderKind{}}
+	for _, k := range kinds {
+		if _, dup := ks.byType[k.Type()]; dup {
+			panic(fmt.Sprintf("workflow: two kinds for step type %q", k.Type()))
+		}
+		ks.byType[k.Type()] = k
+		if p, ok := k.(PlaceholderKind); ok {
+			ks.byPlaceholder[p.Placeholder()] = p
+		}
+	}
+	return ks
+}
+
+// Kind returns the engine's kind for step type t (nil: none, the step runs
+// as a single step).
+func (e *Engine) Kind(t StepType) Kind { return e.kinds.byType[t] }
+
+// Run is one claimed placeholder job being run (PlaceholderKind).
+type Run struct {
+	e     *Engine
+	job   *store.JobRow
+	state *State
+	trace *jobTrace
+	start time.Time
+}
+
+// Engine returns the engine running the job.
+func (r *Run) Engine() *Engine { return r.e }
+
+// Job returns the claimed job.
+func (r *Run) Job() *store.JobRow { return r.job }
+
+// State returns the workflow state the job started from.
+func (r *Run) State() *State { return r.state }
+
+// Index is the job's step index.
+func (r *Run) Index() int { return int(r.job.StepIndex.Int64) }
+
+// WorkflowID is the job's workflow.
+func (r *Run) WorkflowID() int64 { return r.job.WorkflowID.Int64 }
+
+// Elapsed is the time since the job started running.
+func (r *Run) Elapsed() time.Duration { return time.Since(r.start) }
+
+// Advance settles the step with out in its step transaction (Queuety's
+// advance_step); dur is the job's duration and extra are log rows written
+// after the engine's own.
+func (r *Run) Advance(ctx context.Context, out *phpjson.Object, dur time.Duration, extra ...store.LogRow) error {
+	return r.e.advance(ctx, r.job, out, r.trace, dur, extra...)
+}
+
+// CompletedLog is the `completed` log row of the job after dur.
+func (r *Run) CompletedLog(dur time.Duration) store.LogRow {
+	return r.e.completedLog(r.job, r.WorkflowID(), r.Index(), dur)
+}
