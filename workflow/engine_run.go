@@ -113,10 +113,6 @@ func (e *Engine) execute(ctx context.Context, job *store.JobRow, state *State, t
 	}
 	index := int(job.StepIndex.Int64)
 	switch job.Handler {
-	case HandlerDelay:
-		d := time.Since(start)
-		// The engine and the worker both log `completed` (spec §9).
-		return e.advance(ctx, job, phpjson.NewObject(), tr, d, e.completedLog(job, job.WorkflowID.Int64, index, d))
 	case HandlerRepeat:
 		out, err := e.repeatOutput(ctx, job.WorkflowID.Int64, state, index)
 		if err != nil {
