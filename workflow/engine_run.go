@@ -64,13 +64,6 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth
 			return nil, nil, err
 		}
 	}
-	if job.Handler == HandlerRepeat && corrupt == nil {
-		if classes := e.repeatNeedsPHP(state, int(job.StepIndex.Int64)); len(classes) > 0 {
-			// Nothing is written: PHP workers run it (engine_php_terminal.go).
-			_ = e.noteLeftToPHP(ctx, job.WorkflowID.Int64, "repeat", classes)
-			return nil, nil, &NeedsPHPError{WorkflowID: job.WorkflowID.Int64, Action: "repeat", Classes: classes}
-		}
-	}
 	tr := newJobTrace(state, job)
 	tr.chainOK, tr.depth = depth >= 0, depth
 	if err := e.prepareStart(job, tr); err != nil {
@@ -113,12 +106,6 @@ func (e *Engine) execute(ctx context.Context, job *store.JobRow, state *State, t
 	}
 	index := int(job.StepIndex.Int64)
 	switch job.Handler {
-	case HandlerRepeat:
-		out, err := e.repeatOutput(ctx, job.WorkflowID.Int64, state, index)
-		if err != nil {
-			return err
-		}
-		return e.advance(ctx, job, out, tr, time.Since(start))
 	case HandlerForEach:
 		return e.runForEachPlaceholder(ctx, job, tr, start)
 	case HandlerWaitForSignal, HandlerWaitForWorkflows:

@@ -118,3 +118,19 @@ func (r *Run) Advance(ctx context.Context, out *phpjson.Object, dur time.Duratio
 func (r *Run) CompletedLog(dur time.Duration) store.LogRow {
 	return r.e.completedLog(r.job, r.WorkflowID(), r.Index(), dur)
 }
+
+// LookupCondition returns the condition handler of class: a Go one, else
+// one the CallableRunner runs in PHP, if the engine has one.
+func (e *Engine) LookupCondition(class string) (ConditionFunc, bool) { return e.lookupCondition(class) }
+
+// RunsPHPCallables reports whether the engine has a CallableRunner (PHP
+// conditions, compensations and hooks run in the pool).
+func (e *Engine) RunsPHPCallables() bool { return e.callables() != nil }
+
+// LeaveToPHP records, once per process and workflow, that a workflow's
+// step or terminal handling for reason was left to PHP workers, and
+// returns the NeedsPHPError a kind refuses the job with.
+func (e *Engine) LeaveToPHP(ctx context.Context, workflowID int64, reason string, classes []string) error {
+	_ = e.noteLeftToPHP(ctx, workflowID, reason, classes)
+	return &NeedsPHPError{WorkflowID: workflowID, Action: reason, Classes: classes}
+}

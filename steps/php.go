@@ -1,0 +1,47 @@
+package steps
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/workflow"
+)
+
+// The engine's PHP reading rules under the short names the kinds' code
+// uses.
+var (
+	toString    = workflow.PHPString
+	toInt       = workflow.PHPInt
+	phpTrim     = workflow.PHPTrim
+	phpArray    = workflow.PHPArray
+	isArray     = workflow.PHPIsArray
+	valuesEqual = workflow.PHPValuesEqual
+	itoa        = strconv.Itoa
+)
+
+// field is Step.Get without the presence flag: null when missing.
+func field(s workflow.Step, key string) phpjson.Value {
+	v, _ := s.Get(key)
+	return v
+}
+
+// stateField is State.Get without the presence flag: null when missing.
+func stateField(s *workflow.State, key string) phpjson.Value {
+	v, _ := s.Get(key)
+	return v
+}
+
+// get is one key of an object, null when missing or when o is nil.
+func get(o *phpjson.Object, key string) phpjson.Value {
+	if o == nil {
+		return phpjson.Null()
+	}
+	v, _ := o.Get(key)
+	return v
+}
+
+// runtimeErrorf is the RuntimeException the plugin throws with the message.
+func runtimeErrorf(format string, args ...any) error {
+	return &workflow.RuntimeError{Message: fmt.Sprintf(format, args...)}
+}
