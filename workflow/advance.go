@@ -182,8 +182,6 @@ func (a *Advance) run(workflowID, jobID int64, out *phpjson.Object) error {
 	switch {
 	case ok && step.Type() == StepForEach:
 		return a.forEachBranch(step, out)
-	case ok && step.Type() == StepParallel:
-		return a.parallelBranch(step, out)
 	}
 	return a.finalize(out, true)
 }
@@ -337,3 +335,106 @@ func (a *Advance) enqueue(step Step, index int) error {
 	}
 	return a.tx.InsertStepJobs(a.wf.ID, storeJobs(jobs))
 }
+
+// The step transaction as kinds see it. Every method acts inside the
+// transaction; nothing is committed until the kind's hook returns nil.
+
+// Engine returns the engine running the transaction.
+func (a *Advance) Engine() *Engine { return a.e }
+
+// Tx returns the transaction's statements.
+func (a *Advance) Tx() *store.WorkflowTx { return a.tx }
+
+// Workflow returns the locked workflow row.
+func (a *Advance) Workflow() *store.WorkflowRow { return a.wf }
+
+// Job returns the locked job row being settled (nil in a transaction that
+// settles no job: a signal, a child's end).
+func (a *Advance) Job() *store.JobRow { return a.job }
+
+// State returns the state being written.
+func (a *Advance) State() *State { return a.state }
+
+// Steps returns the workflow's steps.
+func (a *Advance) Steps() []Step { return a.steps }
+
+// Current is the workflow's current step index.
+func (a *Advance) Current() int { return a.current }
+
+// Step returns step i, if the workflow has it.
+func (a *Advance) Step(i int) (Step, bool) { return a.step(i) }
+
+// Duration is the settled job's duration.
+func (a *Advance) Duration() time.Duration { return a.dur }
+
+// Finalize is finalize_step_completion: merge, compensation snapshot,
+// budgets, _next_step, completion or the next step's jobs, log and event
+// rows; logCompletion is false when the caller logs the job's `completed`.
+func (a *Advance) Finalize(ctx context.Context, out *phpjson.Object, logCompletion bool) error {
+	return a.finalize(out, logCompletion)
+}
+
+// MergeOutput merges a step's output into the state
+// (merge_step_output_into_state) as the current step's.
+func (a *Advance) MergeOutput(out *phpjson.Object) { a.state.mergeOutput(out, a.current) }
+
+// BumpCounter adds n to the budget counter key.
+func (a *Advance) BumpCounter(key string, n int64) { a.state.bumpCounter(key, n) }
+
+// PushCompensation records step's compensation, if any, as settled at the
+// current index.
+func (a *Advance) PushCompensation(step Step) { a.state.pushCompensation(step, true, a.current) }
+
+// AssertBudget fails with a ConstraintViolation when a budget is exceeded.
+func (a *Advance) AssertBudget() error { return a.state.assertBudget() }
+
+// CompletedLog is the settled job's `completed` log row.
+func (a *Advance) CompletedLog() store.LogRow {
+	return a.e.completedLog(a.job, a.wf.ID, a.current, a.dur)
+}
+
+// ConsumeTrace empties the job's trace buffer (consume_trace): the
+// step_started input and the worker's context, ok=false once consumed.
+func (a *Advance) ConsumeTrace() (input, context phpjson.Value, ok bool) { return a.trace.consume() }
+
+// WriteStep persists the state and the new current step, completing the
+// workflow when isLast.
+func (a *Advance) WriteStep(next int, isLast bool) error { return a.writeStep(next, isLast) }
+
+// AfterStep logs workflow_completed, or enqueues step next unless the
+// workflow is paused.
+func (a *Advance) AfterStep(next int, isLast bool) error { return a.afterStep(next, isLast) }
+
+// NewEvent starts the workflow_events row event of the settled job at the
+// current step.
+func (a *Advance) NewEvent(event string) *StepEvent {
+	return &StepEvent{b: newEvent(a.wf.ID, a.job, a.current, a.trace, a.job.Handler, event)}
+}
+
+// StepEvent is a workflow_events row being built; the first encoding error
+// is returned by Build.
+type StepEvent struct{ b *eventBuilder }
+
+// Input sets the input column.
+func (s *StepEvent) Input(v phpjson.Value) *StepEvent { s.b.input(v); return s }
+
+// Output sets the output column.
+func (s *StepEvent) Output(v phpjson.Value) *StepEvent { s.b.output(v); return s }
+
+// Before sets the state_before column.
+func (s *StepEvent) Before(o *phpjson.Object) *StepEvent { s.b.before(o); return s }
+
+// After sets the state_after column.
+func (s *StepEvent) After(o *phpjson.Object) *StepEvent { s.b.after(o); return s }
+
+// Context sets the context column.
+func (s *StepEvent) Context(v phpjson.Value) *StepEvent { s.b.context(v); return s }
+
+// Duration sets duration_ms.
+func (s *StepEvent) Duration(d time.Duration) *StepEvent { s.b.duration(d); return s }
+
+// Build returns the row.
+func (s *StepEvent) Build() (store.WorkflowEvent, error) { return s.b.build() }
+
+// StripTrace returns a step output without _queuety_trace.
+func StripTrace(out *phpjson.Object) *phpjson.Object { return stripTrace(out) }
