@@ -17,6 +17,10 @@ var (
 	phpArray    = workflow.PHPArray
 	isArray     = workflow.PHPIsArray
 	valuesEqual = workflow.PHPValuesEqual
+	truthy      = workflow.PHPTruthy
+	phpValues   = workflow.PHPValues
+	isPHPIntKey = workflow.PHPIsIntKey
+	cloneObject = workflow.PHPCopy
 	itoa        = strconv.Itoa
 )
 

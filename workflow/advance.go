@@ -378,16 +378,6 @@ func (a *Advance) Finalize(ctx context.Context, out *phpjson.Object, logCompleti
 // (merge_step_output_into_state) as the current step's.
 func (a *Advance) MergeOutput(out *phpjson.Object) { a.state.mergeOutput(out, a.current) }
 
-// BumpCounter adds n to the budget counter key.
-func (a *Advance) BumpCounter(key string, n int64) { a.state.bumpCounter(key, n) }
-
-// PushCompensation records step's compensation, if any, as settled at the
-// current index.
-func (a *Advance) PushCompensation(step Step) { a.state.pushCompensation(step, true, a.current) }
-
-// AssertBudget fails with a ConstraintViolation when a budget is exceeded.
-func (a *Advance) AssertBudget() error { return a.state.assertBudget() }
-
 // CompletedLog is the settled job's `completed` log row.
 func (a *Advance) CompletedLog() store.LogRow {
 	return a.e.completedLog(a.job, a.wf.ID, a.current, a.dur)
@@ -435,6 +425,51 @@ func (s *StepEvent) Duration(d time.Duration) *StepEvent { s.b.duration(d); retu
 
 // Build returns the row.
 func (s *StepEvent) Build() (store.WorkflowEvent, error) { return s.b.build() }
+
+// Lock reads and locks the workflow and job rows.
+func (a *Advance) Lock(workflowID, jobID int64) error { return a.lock(workflowID, jobID) }
+
+// LoadState reads the locked workflow's state, steps and current step.
+func (a *Advance) LoadState() error { return a.loadState() }
+
+// AdvanceStep is advance_step after BEGIN: it locks the rows, applies the
+// guards, then settles the job with out on its step kind's path.
+func (a *Advance) AdvanceStep(ctx context.Context, workflowID, jobID int64, out *phpjson.Object) error {
+	return a.run(workflowID, jobID, out)
+}
+
+// BuryStale buries a job its workflow moved past or stopped before it
+// completed ("Workflow advanced before job completion.").
+func (a *Advance) BuryStale(jobID int64) error { return a.tx.BuryJob(jobID, msgAdvancedBefore) }
+
+// InsertChild writes a dispatched child workflow in the transaction.
+func (a *Advance) InsertChild(d *Dispatch) (int64, error) { return a.e.insertChild(a.tx, d) }
+
+// WorkflowCompleted records that the transaction completed workflow id
+// with state and runs on_workflow_completed for its parent, if any.
+func (a *Advance) WorkflowCompleted(id int64, state *State) error {
+	return a.workflowCompleted(id, state)
+}
+
+// EnqueueFor checks step's budget and inserts the jobs of step index of
+// workflow id (not the locked one: a parent the transaction resumed).
+func (a *Advance) EnqueueFor(id int64, state *State, step Step, index int) error {
+	if err := state.assertForEachBudget(step); err != nil {
+		return err
+	}
+	return a.e.enqueueFor(a.tx, id, state, step, index)
+}
+
+// FailLocked fails the locked workflow with message (Workflow::fail),
+// burying jobID's job when it is not 0.
+func (a *Advance) FailLocked(jobID int64, message string) error { return a.failLocked(jobID, message) }
+
+// IsLive reports whether a workflow status is running or paused (a step
+// may still settle).
+func IsLive(status string) bool { return liveStatus(status) }
+
+// IsCompletable reports whether a job status is pending or processing.
+func IsCompletable(status string) bool { return completable(status) }
 
 // StripTrace returns a step output without _queuety_trace.
 func StripTrace(out *phpjson.Object) *phpjson.Object { return stripTrace(out) }

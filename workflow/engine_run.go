@@ -110,10 +110,6 @@ func (e *Engine) execute(ctx context.Context, job *store.JobRow, state *State, t
 		return e.runForEachPlaceholder(ctx, job, tr, start)
 	case HandlerWaitForSignal, HandlerWaitForWorkflows:
 		return e.runWaitPlaceholder(ctx, job, tr, start)
-	case HandlerStartWorkflows:
-		return e.runStartWorkflows(ctx, job, tr, start)
-	case HandlerRunWorkflow:
-		return e.runRunWorkflow(ctx, job, tr, start)
 	}
 	if IsPlaceholderHandler(job.Handler) {
 		return runtimeErrorf("Placeholder %s is not implemented by queuety-go yet.", job.Handler)

@@ -173,3 +173,14 @@ func budgetDelta(out *phpjson.Object) int64 {
 	}
 	return max(0, toInt(get(phpArray(d), "started_workflows")))
 }
+
+// PushCompensation records step's compensation, if any, as settled at
+// index (push_compensation_snapshot).
+func (s *State) PushCompensation(step Step, index int) { s.pushCompensation(step, true, index) }
+
+// BumpCounter adds n to the budget counter key, when a budget is set.
+func (s *State) BumpCounter(key string, n int64) { s.bumpCounter(key, n) }
+
+// AssertBudget is assert_workflow_budget: a ConstraintViolation when the
+// workflow's budget is exceeded.
+func (s *State) AssertBudget() error { return s.assertBudget() }

@@ -56,6 +56,20 @@ type EnqueueKind interface {
 	Enqueue(ctx context.Context, a *Advance, step Step, index int) (handled bool, err error)
 }
 
+// ParentKind is a kind whose step parks its workflow on one nested child
+// workflow (the child's parent_workflow_id and parent_step_index). The
+// engine calls it, under the parent's lock, when the child ends and the
+// parent is live and still at the step.
+type ParentKind interface {
+	Kind
+	// ChildCompleted resumes parent (its state pstate, at step s, index)
+	// with the completed child's state.
+	ChildCompleted(ctx context.Context, a *Advance, parent *store.WorkflowRow, pstate *State, s Step, index int, child *State) error
+	// ChildFailed handles a failed or cancelled child; a.Workflow() is the
+	// parent, its state loaded.
+	ChildFailed(ctx context.Context, a *Advance, child *store.WorkflowRow) error
+}
+
 // kindSet is an engine's kinds, by step type and by placeholder handler.
 type kindSet struct {
 	byType        map[StepType]Kind
@@ -114,6 +128,19 @@ func (r *Run) Advance(ctx context.Context, out *phpjson.Object, dur time.Duratio
 	return r.e.advance(ctx, r.job, out, r.trace, dur, extra...)
 }
 
+// Transact runs body in the job's step transaction, with the job's
+// `started` log and step_started event written first, then the engine's
+// post-commit work (compensations, wake-ups). The Advance is returned for
+// a kind's own post-commit work.
+func (r *Run) Transact(ctx context.Context, body func(a *Advance) error) (*Advance, error) {
+	a, err := r.e.stepTx(ctx, r.trace, 0, body)
+	if err != nil {
+		return a, err
+	}
+	r.trace.startWritten()
+	return a, r.e.afterCommit(ctx, a)
+}
+
 // CompletedLog is the `completed` log row of the job after dur.
 func (r *Run) CompletedLog(dur time.Duration) store.LogRow {
 	return r.e.completedLog(r.job, r.WorkflowID(), r.Index(), dur)
@@ -134,3 +161,7 @@ func (e *Engine) LeaveToPHP(ctx context.Context, workflowID int64, reason string
 	_ = e.noteLeftToPHP(ctx, workflowID, reason, classes)
 	return &NeedsPHPError{WorkflowID: workflowID, Action: reason, Classes: classes}
 }
+
+// Metadata is the engine's handler metadata source (a Go handler's
+// registration, else the injected class source's).
+func (e *Engine) Metadata() HandlerMetadataSource { return e.metadata() }

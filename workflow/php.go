@@ -26,3 +26,15 @@ func PHPIsArray(v phpjson.Value) bool { return isArray(v) }
 // PHPValuesEqual is Queuety's values_equal: the canonical JSON encodings
 // (object keys sorted as ksort does, lists in order) are the same.
 func PHPValuesEqual(a, b phpjson.Value) (bool, error) { return valuesEqual(a, b) }
+
+// PHPTruthy is the negation of PHP's empty().
+func PHPTruthy(v phpjson.Value) bool { return truthy(v) }
+
+// PHPValues is array_values of a PHP array (nil when v is not one).
+func PHPValues(v phpjson.Value) []phpjson.Value { return phpValues(v) }
+
+// PHPIsIntKey reports whether PHP turns the string key into an int key.
+func PHPIsIntKey(key string) bool { return isPHPIntKey(key) }
+
+// PHPCopy is a shallow copy of a PHP array (arrays are values in PHP).
+func PHPCopy(o *phpjson.Object) *phpjson.Object { return cloneObject(o) }
