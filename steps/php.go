@@ -11,17 +11,18 @@ import (
 // The engine's PHP reading rules under the short names the kinds' code
 // uses.
 var (
-	toString    = workflow.PHPString
-	toInt       = workflow.PHPInt
-	phpTrim     = workflow.PHPTrim
-	phpArray    = workflow.PHPArray
-	isArray     = workflow.PHPIsArray
-	valuesEqual = workflow.PHPValuesEqual
-	truthy      = workflow.PHPTruthy
-	phpValues   = workflow.PHPValues
-	isPHPIntKey = workflow.PHPIsIntKey
-	cloneObject = workflow.PHPCopy
-	itoa        = strconv.Itoa
+	toString       = workflow.PHPString
+	toInt          = workflow.PHPInt
+	phpTrim        = workflow.PHPTrim
+	phpArray       = workflow.PHPArray
+	isArray        = workflow.PHPIsArray
+	valuesEqual    = workflow.PHPValuesEqual
+	truthy         = workflow.PHPTruthy
+	phpValues      = workflow.PHPValues
+	isPHPIntKey    = workflow.PHPIsIntKey
+	cloneObject    = workflow.PHPCopy
+	itoa           = strconv.Itoa
+	optionalString = workflow.PHPOptionalString
 )
 
 // field is Step.Get without the presence flag: null when missing.
@@ -48,4 +49,27 @@ func get(o *phpjson.Object, key string) phpjson.Value {
 // runtimeErrorf is the RuntimeException the plugin throws with the message.
 func runtimeErrorf(format string, args ...any) error {
 	return &workflow.RuntimeError{Message: fmt.Sprintf(format, args...)}
+}
+
+// setIf sets key unless v is null (array_filter of nulls).
+func setIf(o *phpjson.Object, key string, v phpjson.Value) {
+	if !v.IsNull() {
+		o.Set(key, v)
+	}
+}
+
+// optString is s, or null when it is empty.
+func optString(s string) phpjson.Value {
+	if s == "" {
+		return phpjson.Null()
+	}
+	return phpjson.String(s)
+}
+
+func stringList(ss []string) phpjson.Value {
+	vs := make([]phpjson.Value, len(ss))
+	for i, s := range ss {
+		vs[i] = phpjson.String(s)
+	}
+	return phpjson.List(vs...)
 }

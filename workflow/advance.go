@@ -471,5 +471,32 @@ func IsLive(status string) bool { return liveStatus(status) }
 // IsCompletable reports whether a job status is pending or processing.
 func IsCompletable(status string) bool { return completable(status) }
 
+// LockStep locks workflowID (when it still exists), loads its state and
+// returns its step index; ok is false for a missing workflow, a missing
+// step or a legacy string step.
+func (a *Advance) LockStep(workflowID int64, index int) (step Step, ok bool, err error) {
+	if a.wf, err = a.tx.LockWorkflow(workflowID); err != nil || a.wf == nil {
+		return Step{}, false, err
+	}
+	if err := a.loadState(); err != nil {
+		return Step{}, false, err
+	}
+	step, ok = a.step(index)
+	return step, ok && !step.IsLegacy(), nil
+}
+
+// Park is set_wait_context, the waiting status and the workflow_waiting
+// event (engine_wait.go).
+func (a *Advance) Park(index int, step Step, waitType, status, handler string, waitingFor []phpjson.Value,
+	mode WaitMode, resultKey string, details, output *phpjson.Object) error {
+	return a.park(index, step, waitType, status, handler, waitingFor, mode, resultKey, details, output)
+}
+
+// Parked reports whether the transaction parked the workflow on a wait.
+func (a *Advance) Parked() bool { return a.parked }
+
+// SettleWait is settle_wait_step on the locked workflow (engine_wait.go).
+func (a *Advance) SettleWait(index int, out *phpjson.Object) error { return a.settleWait(index, out) }
+
 // StripTrace returns a step output without _queuety_trace.
 func StripTrace(out *phpjson.Object) *phpjson.Object { return stripTrace(out) }

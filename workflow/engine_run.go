@@ -108,8 +108,6 @@ func (e *Engine) execute(ctx context.Context, job *store.JobRow, state *State, t
 	switch job.Handler {
 	case HandlerForEach:
 		return e.runForEachPlaceholder(ctx, job, tr, start)
-	case HandlerWaitForSignal, HandlerWaitForWorkflows:
-		return e.runWaitPlaceholder(ctx, job, tr, start)
 	}
 	if IsPlaceholderHandler(job.Handler) {
 		return runtimeErrorf("Placeholder %s is not implemented by queuety-go yet.", job.Handler)

@@ -132,7 +132,7 @@ func TestWorkflowStatusReport(t *testing.T) {
 		st := env.state(w)
 		wait := phpjson.NewObject().Set("type", phpjson.String("workflow")).Set("step_index", phpjson.Int(0)).
 			Set("wait_mode", phpjson.String("quorum")).Set("result_key", phpjson.String("deps")).
-			Set("waiting_for", stringList([]string{itoa(int(a)), itoa(int(b)), itoa(int(c))}))
+			Set("waiting_for", phpjson.List(phpjson.String(itoa(int(a))), phpjson.String(itoa(int(b))), phpjson.String(itoa(int(c)))))
 		st.Set(KeyWait, phpjson.ObjectValue(wait))
 		enc, err := st.Encode()
 		require.NoError(t, err)

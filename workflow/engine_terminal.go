@@ -126,15 +126,15 @@ func (e *Engine) reconcileWaiter(ctx context.Context, workflowID int64, step int
 			return err
 		}
 		s, ok := a.step(step)
-		if !ok || s.IsLegacy() || toString(s.field("type")) != string(StepWaitForWorkflows) {
-			if err := tx.ClearDependencies(workflowID, step); err != nil {
-				return err
-			}
-			a.state.Delete(KeyWait)
-			a.state.Delete(KeyWaitingForSignal)
-			return a.persistState()
+		if k, isDep := a.e.Kind(s.Type()).(DependencyKind); ok && isDep {
+			return k.DependencyEnded(ctx, a, step, s)
 		}
-		return a.evaluateWorkflowWait(step, s, false)
+		if err := tx.ClearDependencies(workflowID, step); err != nil {
+			return err
+		}
+		a.state.Delete(KeyWait)
+		a.state.Delete(KeyWaitingForSignal)
+		return a.persistState()
 	})
 	if IsConstraintViolation(err) {
 		return e.failForViolation(ctx, workflowID, err)

@@ -70,14 +70,43 @@ type ParentKind interface {
 	ChildFailed(ctx context.Context, a *Advance, child *store.WorkflowRow) error
 }
 
-// kindSet is an engine's kinds, by step type and by placeholder handler.
+// WaitKind is a kind whose step parks its workflow with a _wait context
+// until something outside the step settles it.
+type WaitKind interface {
+	Kind
+	// WaitType is the _wait "type" the step parks with.
+	WaitType() string
+	// WaitDetails is the status API's wait details of a workflow whose
+	// _wait has the kind's type; step is its current step (an object).
+	WaitDetails(ctx context.Context, e *Engine, workflowID int64, step Step, state *State) (*phpjson.Object, error)
+}
+
+// SignalKind is a wait kind a stored signal may settle: Engine.Signal and
+// ResumeSignalWait call it on a locked workflow waiting_for_signal at the
+// step, with the signal's name ("" = re-evaluate for any).
+type SignalKind interface {
+	WaitKind
+	Signalled(ctx context.Context, a *Advance, step Step, name string) error
+}
+
+// DependencyKind is a wait kind the end of another workflow may settle:
+// the post-commit wake-up and the sweeper call it on a locked workflow
+// waiting_for_workflows at step index.
+type DependencyKind interface {
+	WaitKind
+	DependencyEnded(ctx context.Context, a *Advance, index int, step Step) error
+}
+
+// kindSet is an engine's kinds, by step type, by placeholder handler and
+// by wait type.
 type kindSet struct {
 	byType        map[StepType]Kind
 	byPlaceholder map[string]PlaceholderKind
+	byWaitType    map[string]WaitKind
 }
 
 func newKindSet(kinds []Kind) kindSet {
-	ks := kindSet{byType: map[StepType]Kind{}, byPlaceholder: map[string]PlaceholderKind{}}
+	ks := kindSet{byType: map[StepType]Kind{}, byPlaceholder: map[string]PlaceholderKind{}, byWaitType: map[string]WaitKind{}}
 	for _, k := range kinds {
 		if _, dup := ks.byType[k.Type()]; dup {
 			panic(fmt.Sprintf("workflow: two kinds for step type %q", k.Type()))
@@ -85,6 +114,9 @@ func newKindSet(kinds []Kind) kindSet {
 		ks.byType[k.Type()] = k
 		if p, ok := k.(PlaceholderKind); ok {
 			ks.byPlaceholder[p.Placeholder()] = p
+		}
+		if w, ok := k.(WaitKind); ok {
+			ks.byWaitType[w.WaitType()] = w
 		}
 	}
 	return ks
@@ -165,3 +197,18 @@ func (e *Engine) LeaveToPHP(ctx context.Context, workflowID int64, reason string
 // Metadata is the engine's handler metadata source (a Go handler's
 // registration, else the injected class source's).
 func (e *Engine) Metadata() HandlerMetadataSource { return e.metadata() }
+
+// Store returns the engine's store (reads outside a step transaction).
+func (e *Engine) Store() *store.Store { return e.store }
+
+// ReevaluateWait re-evaluates, in its own transaction, a workflow parked
+// waiting_for_workflows at step, then wakes what waited on the workflows
+// that made terminal.
+func (e *Engine) ReevaluateWait(ctx context.Context, workflowID int64, step int) error {
+	t, err := e.reconcileWaiter(ctx, workflowID, step, 0, "")
+	if err != nil {
+		return err
+	}
+	e.afterTerminal(ctx, t...)
+	return nil
+}

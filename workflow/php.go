@@ -38,3 +38,7 @@ func PHPIsIntKey(key string) bool { return isPHPIntKey(key) }
 
 // PHPCopy is a shallow copy of a PHP array (arrays are values in PHP).
 func PHPCopy(o *phpjson.Object) *phpjson.Object { return cloneObject(o) }
+
+// PHPOptionalString reads a nullable string field as the runtime does for
+// result_key and correlation_key: a non-blank string, trimmed, else "".
+func PHPOptionalString(v phpjson.Value) string { return optionalString(v) }
