@@ -323,9 +323,6 @@ func (a *Advance) enqueue(step Step, index int) error {
 			return err
 		}
 	}
-	if step.Type() == StepLocalActivity && a.acceptsLocal() {
-		return a.enqueueLocal(step, index)
-	}
 	jobs, err := StepJobs(step, index, a.state.DispatchDefaults(), a.e.metadata())
 	if err != nil {
 		return err
@@ -497,6 +494,17 @@ func (a *Advance) Parked() bool { return a.parked }
 
 // SettleWait is settle_wait_step on the locked workflow (engine_wait.go).
 func (a *Advance) SettleWait(index int, out *phpjson.Object) error { return a.settleWait(index, out) }
+
+// EnqueueLocal enqueues a local activity step to run in this worker right
+// after the commit, claimed for it, when the worker takes local work
+// (local_activity.go); handled is false when it does not, and the step is
+// enqueued for the claim.
+func (a *Advance) EnqueueLocal(step Step, index int) (handled bool, err error) {
+	if !a.acceptsLocal() {
+		return false, nil
+	}
+	return true, a.enqueueLocal(step, index)
+}
 
 // StripTrace returns a step output without _queuety_trace.
 func StripTrace(out *phpjson.Object) *phpjson.Object { return stripTrace(out) }

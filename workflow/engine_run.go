@@ -55,9 +55,10 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth
 			}
 		}
 	}
-	if st, ok := state.Step(int(job.StepIndex.Int64)); ok && st.Type() == StepLocalActivity {
-		// Local activities record their own attempts and outcomes.
-		return nil, nil, e.runLocalClaimed(ctx, job)
+	if st, ok := state.Step(int(job.StepIndex.Int64)); ok {
+		if k, own := e.Kind(st.Type()).(ClaimKind); own {
+			return nil, nil, k.RunClaimed(ctx, e, job)
+		}
 	}
 	if k, ok := e.kinds.byPlaceholder[job.Handler].(PreflightKind); ok && corrupt == nil {
 		if err := k.Preflight(ctx, e, job, state); err != nil {

@@ -33,6 +33,13 @@ type PlaceholderKind interface {
 	RunPlaceholder(ctx context.Context, r *Run) error
 }
 
+// ClaimKind is a kind whose claimed jobs run outside the engine's step
+// path, recording their own attempts and outcomes (local activities).
+type ClaimKind interface {
+	Kind
+	RunClaimed(ctx context.Context, e *Engine, job *store.JobRow) error
+}
+
 // PreflightKind is a placeholder kind that may refuse a claimed job before
 // anything is written for it (no `started` log, no event): a non-nil error
 // is returned to the worker as is.
@@ -211,4 +218,10 @@ func (e *Engine) ReevaluateWait(ctx context.Context, workflowID int64, step int)
 	}
 	e.afterTerminal(ctx, t...)
 	return nil
+}
+
+// RunLocalClaimed runs a claimed local activity job: its attempt, outcome
+// and the step's settlement (local_activity.go).
+func (e *Engine) RunLocalClaimed(ctx context.Context, job *store.JobRow) error {
+	return e.runLocalClaimed(ctx, job)
 }
