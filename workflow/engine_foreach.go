@@ -47,38 +47,6 @@ func normalizeForEachRuntime(rt *phpjson.Object) {
 	rt.Set("settled", phpjson.Bool(truthy(get(rt, "settled"))))
 }
 
-// normalizeForEachEntries keys entries by their index (else their key),
-// later duplicates winning, sorted by index.
-func normalizeForEachEntries(v phpjson.Value) *phpjson.Object {
-	type entry struct {
-		index int64
-		v     phpjson.Value
-	}
-	var list []entry
-	pos := map[int64]int{}
-	for k, e := range phpArray(v).All() {
-		if !isArray(e) {
-			continue
-		}
-		index := stringToInt(k)
-		if iv, ok := phpArray(e).Get("index"); ok {
-			index = toInt(iv)
-		}
-		if i, dup := pos[index]; dup {
-			list[i].v = e
-			continue
-		}
-		pos[index] = len(list)
-		list = append(list, entry{index, e})
-	}
-	slices.SortStableFunc(list, func(a, b entry) int { return cmp.Compare(a.index, b.index) })
-	out := phpjson.NewObject()
-	for _, e := range list {
-		out.Set(itoa(int(e.index)), e.v)
-	}
-	return out
-}
-
 func forEachCounts(rt *phpjson.Object) (successes, failures, total int) {
 	return phpArray(get(rt, "results")).Len(), phpArray(get(rt, "failures")).Len(), len(phpValues(get(rt, "items")))
 }
