@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,11 +20,12 @@ import (
 // store's WorkflowTx.
 //
 // The engine files, one topic each: engine_run.go (running a claimed job,
-// the worker's part of Worker::process_job), engine_advance.go (the
-// guards and finalize_step_completion), engine_parallel.go,
-// engine_foreach.go, engine_repeat.go, engine_fail.go (step failures and
-// Workflow::fail), engine_state.go (merge, pruning, compensation
-// snapshots, budgets) and engine_events.go (logs and workflow_events rows).
+// the worker's part of Worker::process_job), advance.go (the step
+// transaction: the guards and finalize_step_completion), kind.go (the
+// step kinds the engine is given, package steps), engine_foreach.go,
+// engine_fail.go (step failures and Workflow::fail), engine_state.go
+// (merge, pruning, compensation snapshots, budgets) and engine_events.go
+// (logs and workflow_events rows).
 type Engine struct {
 	store    *store.Store
 	handlers *Handlers
@@ -188,11 +188,13 @@ func encodeObject(o *phpjson.Object) ([]byte, error) {
 }
 
 // Supports reports whether the engine runs jobs of handler: a registered
-// Go step or item handler, a placeholder it implements, or any other
-// class when a StepRunner is set.
+// Go step or item handler, the placeholder of one of its kinds, or any
+// other class when a StepRunner is set.
 func (e *Engine) Supports(handler string) bool {
 	if IsPlaceholderHandler(handler) {
-		return slices.Contains(Placeholders(), handler)
+		// for_each is still run by the engine itself (engine_foreach*.go).
+		_, ok := e.kinds.byPlaceholder[handler]
+		return ok || handler == HandlerForEach
 	}
 	if e.runner != nil {
 		return true
