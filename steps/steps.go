@@ -20,5 +20,5 @@ import "github.com/queuety-go/queuety/workflow"
 
 // All returns Queuety's step kinds.
 func All() []workflow.Kind {
-	return []workflow.Kind{single{}, delay{}, repeat{}, parallel{}, startWorkflows{}, runWorkflow{}, waitForSignal{}, waitForWorkflows{}, localActivity{}}
+	return []workflow.Kind{single{}, delay{}, repeat{}, parallel{}, startWorkflows{}, runWorkflow{}, waitForSignal{}, waitForWorkflows{}, forEach{}, localActivity{}}
 }

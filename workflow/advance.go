@@ -11,10 +11,7 @@ import (
 
 // Messages Queuety writes to jobs.error_message.
 const (
-	msgAdvancedBefore    = "Workflow advanced before job completion."
-	msgForEachSettled    = "For-each step already settled."
-	msgForEachEarly      = "For-each completion settled early."
-	msgForEachImpossible = "For-each completion condition could not be satisfied."
+	msgAdvancedBefore = "Workflow advanced before job completion."
 )
 
 // Advance is one step transaction (Queuety's advance_step and the other
@@ -179,10 +176,6 @@ func (a *Advance) run(workflowID, jobID int64, out *phpjson.Object) error {
 			return k.CompleteBranch(a.ctx, a, step, out)
 		}
 	}
-	switch {
-	case ok && step.Type() == StepForEach:
-		return a.forEachBranch(step, out)
-	}
 	return a.finalize(out, true)
 }
 
@@ -290,7 +283,7 @@ func (a *Advance) afterStep(next int, isLast bool) error {
 	if !ok {
 		return a.failMissingStep(next)
 	}
-	if err := a.state.assertForEachBudget(step); err != nil {
+	if err := a.assertEnqueueBudget(a.state, step); err != nil {
 		return err
 	}
 	return a.enqueue(step, next)
@@ -451,7 +444,7 @@ func (a *Advance) WorkflowCompleted(id int64, state *State) error {
 // EnqueueFor checks step's budget and inserts the jobs of step index of
 // workflow id (not the locked one: a parent the transaction resumed).
 func (a *Advance) EnqueueFor(id int64, state *State, step Step, index int) error {
-	if err := state.assertForEachBudget(step); err != nil {
+	if err := a.assertEnqueueBudget(state, step); err != nil {
 		return err
 	}
 	return a.e.enqueueFor(a.tx, id, state, step, index)
@@ -506,5 +499,58 @@ func (a *Advance) EnqueueLocal(step Step, index int) (handled bool, err error) {
 	return true, a.enqueueLocal(step, index)
 }
 
+// LockJob reads and locks the job row being settled.
+func (a *Advance) LockJob(jobID int64) (*store.JobRow, error) {
+	var err error
+	a.job, err = a.tx.LockJob(jobID)
+	return a.job, err
+}
+
+// PersistState writes the state, the workflow staying where it is.
+func (a *Advance) PersistState() error { return a.persistState() }
+
+// InsertStepJobs inserts jobs for the locked workflow.
+func (a *Advance) InsertStepJobs(jobs []StepJob) error {
+	return a.tx.InsertStepJobs(a.wf.ID, storeJobs(jobs))
+}
+
+// NewStepJob is the jobs row of handler at step index with opts
+// (Queue::dispatch's column rules).
+func NewStepJob(handler string, index int, opts StepDispatchOptions) (StepJob, error) {
+	return newStepJob(handler, index, opts, nil)
+}
+
+// MetadataFor is src's metadata of handler (none for a placeholder).
+func MetadataFor(src HandlerMetadataSource, handler string) HandlerMetadata {
+	return metadataFor(src, handler)
+}
+
+// ForEachItem reads a job payload's __for_each entry: the item and its
+// index.
+func ForEachItem(payload string) (item phpjson.Value, index int64, ok bool) {
+	return forEachBranchMeta(payload)
+}
+
+// HasForEachItemIndex reports whether a job payload's __for_each entry has
+// an item_index.
+func HasForEachItemIndex(payload string) bool { return hasItemIndex(payload) }
+
 // StripTrace returns a step output without _queuety_trace.
 func StripTrace(out *phpjson.Object) *phpjson.Object { return stripTrace(out) }
+
+func (a *advanceTx) persistState() error {
+	b, err := a.state.Encode()
+	if err != nil {
+		return err
+	}
+	return a.tx.SetState(a.wf.ID, b)
+}
+
+// assertEnqueueBudget is the budget check step's kind makes before the
+// step is enqueued as the next one (BudgetKind).
+func (a *Advance) assertEnqueueBudget(state *State, step Step) error {
+	if k, ok := a.e.Kind(step.Type()).(BudgetKind); ok {
+		return k.CheckEnqueue(state, step)
+	}
+	return nil
+}

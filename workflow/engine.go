@@ -192,9 +192,8 @@ func encodeObject(o *phpjson.Object) ([]byte, error) {
 // other class when a StepRunner is set.
 func (e *Engine) Supports(handler string) bool {
 	if IsPlaceholderHandler(handler) {
-		// for_each is still run by the engine itself (engine_foreach*.go).
 		_, ok := e.kinds.byPlaceholder[handler]
-		return ok || handler == HandlerForEach
+		return ok
 	}
 	if e.runner != nil {
 		return true

@@ -106,10 +106,6 @@ func (e *Engine) execute(ctx context.Context, job *store.JobRow, state *State, t
 		return k.RunPlaceholder(ctx, &Run{e: e, job: job, state: state, trace: tr, start: start})
 	}
 	index := int(job.StepIndex.Int64)
-	switch job.Handler {
-	case HandlerForEach:
-		return e.runForEachPlaceholder(ctx, job, tr, start)
-	}
 	if IsPlaceholderHandler(job.Handler) {
 		return runtimeErrorf("Placeholder %s is not implemented by queuety-go yet.", job.Handler)
 	}
@@ -149,7 +145,7 @@ func (e *Engine) callHandler(ctx context.Context, job *store.JobRow, state *Stat
 	}
 	e.prefetchMetadata(state, index)
 	input := NewState(cloneObject(state.Object()))
-	if step, ok := state.Step(index); ok && step.Type() == StepForEach {
+	if step, ok := state.Step(index); ok && e.runsItems(step) {
 		if fn, ok := e.handlers.LookupItem(job.Handler); ok {
 			if item, itemIndex, isBranch := forEachBranchMeta(job.Payload); isBranch {
 				out, err = fn(ctx, input, item, itemIndex)

@@ -109,7 +109,7 @@ func (a *advanceTx) settleWait(index int, out *phpjson.Object) error {
 	if !ok {
 		return a.failMissingStep(next)
 	}
-	if err := a.state.assertForEachBudget(ns); err != nil {
+	if err := a.assertEnqueueBudget(a.state, ns); err != nil {
 		return err
 	}
 	return a.e.enqueueFor(a.tx, a.wf.ID, a.state, ns, next)

@@ -104,6 +104,38 @@ type DependencyKind interface {
 	DependencyEnded(ctx context.Context, a *Advance, index int, step Step) error
 }
 
+// ItemKind is a kind whose branch jobs each carry one item (the payload's
+// __for_each entry) that the class's item handler runs
+// (ForEachHandler::handle_item), when it has one.
+type ItemKind interface {
+	Kind
+	RunsItems() bool
+}
+
+// BranchFailureKind is a kind whose branch jobs (a __for_each payload with
+// an item_index) do not fail the workflow by failing for good: the engine
+// buries the job, and BranchFailed records it under the workflow's lock
+// (the step is current and the workflow live) and says whether the
+// workflow failed.
+type BranchFailureKind interface {
+	Kind
+	BranchFailed(ctx context.Context, a *Advance, step Step, message string) (failed bool, err error)
+}
+
+// RetryKind is a kind that resets its runtime when a failed workflow is
+// retried at its step (Engine.Retry), before the step is enqueued again.
+type RetryKind interface {
+	Kind
+	Retry(ctx context.Context, a *Advance, step Step) error
+}
+
+// BudgetKind is a kind with a budget check of its own before its step is
+// enqueued as the next one.
+type BudgetKind interface {
+	Kind
+	CheckEnqueue(state *State, step Step) error
+}
+
 // kindSet is an engine's kinds, by step type, by placeholder handler and
 // by wait type.
 type kindSet struct {
@@ -225,3 +257,14 @@ func (e *Engine) ReevaluateWait(ctx context.Context, workflowID int64, step int)
 func (e *Engine) RunLocalClaimed(ctx context.Context, job *store.JobRow) error {
 	return e.runLocalClaimed(ctx, job)
 }
+
+// runsItems reports whether step's kind runs its branches with item
+// handlers.
+func (e *Engine) runsItems(step Step) bool {
+	k, ok := e.Kind(step.Type()).(ItemKind)
+	return ok && k.RunsItems()
+}
+
+// LookupReducer returns the reducer handler of class: a Go one, else one
+// the CallableRunner runs in PHP, if the engine has one.
+func (e *Engine) LookupReducer(class string) (ReducerFunc, bool) { return e.lookupReducer(class) }

@@ -42,3 +42,6 @@ func PHPCopy(o *phpjson.Object) *phpjson.Object { return cloneObject(o) }
 // PHPOptionalString reads a nullable string field as the runtime does for
 // result_key and correlation_key: a non-blank string, trimmed, else "".
 func PHPOptionalString(v phpjson.Value) string { return optionalString(v) }
+
+// PHPIndex is $array[$key] ?? null on any PHP array (a list by position).
+func PHPIndex(v phpjson.Value, key string) phpjson.Value { return phpIndex(v, key) }

@@ -131,6 +131,9 @@ func forEachEntries(v phpjson.Value) []ForEachEntry {
 	return out
 }
 
+// NormalizeForEachEntries is normalize_for_each_entries (below).
+func NormalizeForEachEntries(v phpjson.Value) *phpjson.Object { return normalizeForEachEntries(v) }
+
 // normalizeForEachEntries is normalize_for_each_entries, the one reading of
 // a for_each runtime's results and failures: entries keyed by their
 // "index" (else their array key), later duplicates winning, sorted by
