@@ -41,5 +41,5 @@ func (c *Client) ActivityMetrics(ctx context.Context) (store.ActivityMetrics, er
 // LocalActivities lists a workflow's local activity executions with their
 // attempts.
 func (c *Client) LocalActivities(ctx context.Context, workflowID int64) ([]workflow.LocalActivityView, error) {
-	return workflow.NewEngine(workflow.EngineConfig{Store: c.store}).LocalActivities(ctx, workflowID)
+	return c.engine(nil).LocalActivities(ctx, workflowID)
 }

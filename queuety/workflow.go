@@ -98,7 +98,7 @@ func (c *Client) DispatchWorkflow(ctx context.Context, d *workflow.Dispatch) (id
 	if err := workflow.CheckLocalActivities(d); err != nil {
 		return 0, false, err
 	}
-	return workflow.NewEngine(workflow.EngineConfig{Store: c.store}).Dispatch(ctx, d)
+	return c.engine(nil).Dispatch(ctx, d)
 }
 
 // workflowHandlers is what a workflow-enabled worker claims among workflow

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/steps"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -35,7 +36,7 @@ func (c *Client) engine(reg *Registry) *workflow.Engine {
 
 // engineConfig is the configuration of an engine running reg's handlers.
 func (c *Client) engineConfig(reg *Registry) workflow.EngineConfig {
-	cfg := workflow.EngineConfig{Store: c.store}
+	cfg := workflow.EngineConfig{Store: c.store, Kinds: steps.All()}
 	if reg == nil {
 		return cfg
 	}

@@ -96,7 +96,7 @@ func TestWorkersWakeParentOnce(t *testing.T) {
 func TestWorkflowServicesStartStop(t *testing.T) {
 	t.Parallel()
 	c := newTestClient(t, nil)
-	e := workflow.NewEngine(workflow.EngineConfig{Store: c.store})
+	e := c.engine(nil)
 	s := NewWaitSweeper(e, time.Hour, nil, nil)
 	s.Start(context.Background())
 	s.Start(context.Background()) // idempotent

@@ -67,7 +67,7 @@ func signalName(def string, given []string) string {
 // waits and enqueue the next step (whose handler metadata, if any, comes
 // from PHP class attributes the plugin would read; none here).
 func (c *Client) workflowEngine() *workflow.Engine {
-	return workflow.NewEngine(workflow.EngineConfig{Store: c.store})
+	return c.engine(nil)
 }
 
 // signalPayload converts a signal payload to the PHP array it is stored as.

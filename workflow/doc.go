@@ -86,8 +86,9 @@
 //
 // Waits and child workflows (spec §4-§6):
 //
-//   - __queuety_wait_for_signal / __queuety_wait_for_workflows
-//     (engine_wait.go, engine_signal.go) settle at once when the stored
+//   - __queuety_wait_for_signal / __queuety_wait_for_workflows (the
+//     kinds in steps/wait_for_*.go; park and settle_wait_step in
+//     engine_wait.go, Engine.Signal in engine_signal.go) settle at once when the stored
 //     signals or the dependencies already satisfy the step
 //     (settle_wait_step), fail it when it cannot be satisfied, or park the
 //     workflow (waiting_for_signal / waiting_for_workflows, _wait,
@@ -95,8 +96,8 @@
 //   - Engine.Signal is Queuety::signal: the signal row and, in the same
 //     transaction, the settling of a matching wait (match_payload,
 //     correlation_key, All/Any, decisions).
-//   - __queuety_start_workflows and __queuety_run_workflow
-//     (engine_children.go) dispatch children from the step's definition
+//   - __queuety_start_workflows and __queuety_run_workflow (the kinds in
+//     steps/start_workflows.go and steps/run_workflow.go) dispatch children from the step's definition
 //     bundle (start_item_index, _started_by_*, _workflow_groups, the
 //     started_workflows budget) or with the parent columns.
 //   - After every transaction that made workflows terminal, afterTerminal

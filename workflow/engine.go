@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,11 +21,12 @@ import (
 // store's WorkflowTx.
 //
 // The engine files, one topic each: engine_run.go (running a claimed job,
-// the worker's part of Worker::process_job), engine_advance.go (the
-// guards and finalize_step_completion), engine_parallel.go,
-// engine_foreach.go, engine_repeat.go, engine_fail.go (step failures and
-// Workflow::fail), engine_state.go (merge, pruning, compensation
-// snapshots, budgets) and engine_events.go (logs and workflow_events rows).
+// the worker's part of Worker::process_job), advance.go (the step
+// transaction: the guards and finalize_step_completion), kind.go (the
+// step kinds the engine is given, package steps), engine_foreach.go,
+// engine_fail.go (step failures and Workflow::fail), engine_state.go
+// (merge, pruning, compensation snapshots, budgets) and engine_events.go
+// (logs and workflow_events rows).
 type Engine struct {
 	store    *store.Store
 	handlers *Handlers
@@ -61,12 +61,17 @@ type Engine struct {
 	// leftToPHP: workflows whose terminal handling was left to PHP workers
 	// and already logged (engine_php_terminal.go).
 	leftToPHP sync.Map
+	// kinds are the step kinds the engine runs (kind.go).
+	kinds kindSet
 }
 
 // EngineConfig is everything an Engine depends on, given once to
 // NewEngine. Only Store is required.
 type EngineConfig struct {
 	Store *store.Store
+	// Kinds are the step kinds the engine runs (kind.go); steps.All()
+	// gives Queuety's. A step of a type no kind claims fails.
+	Kinds []Kind
 	// Handlers are the Go step and item handlers; nil runs placeholders
 	// only.
 	Handlers *Handlers
@@ -133,7 +138,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 	if handlers == nil {
 		handlers = NewHandlers()
 	}
-	e := &Engine{store: cfg.Store, handlers: handlers, host: cfg.Host, runner: cfg.Runner, classMeta: cfg.Metadata,
+	e := &Engine{store: cfg.Store, handlers: handlers, kinds: newKindSet(cfg.Kinds), host: cfg.Host, runner: cfg.Runner, classMeta: cfg.Metadata,
 		stepBatch: cfg.StepBatch, stepFailure: cfg.OnStepFailure, wakeErr: cfg.OnWakeError,
 		states: newCoalescer(cfg.Store.WorkflowsByID), wakes: newCoalescer(cfg.Store.WakeFacts)}
 	if e.stepBatch == 0 {
@@ -265,11 +270,12 @@ func encodeObject(o *phpjson.Object) ([]byte, error) {
 }
 
 // Supports reports whether the engine runs jobs of handler: a registered
-// Go step or item handler, a placeholder it implements, or any other
-// class when a StepRunner is set.
+// Go step or item handler, the placeholder of one of its kinds, or any
+// other class when a StepRunner is set.
 func (e *Engine) Supports(handler string) bool {
 	if IsPlaceholderHandler(handler) {
-		return slices.Contains(Placeholders(), handler)
+		_, ok := e.kinds.byPlaceholder[handler]
+		return ok
 	}
 	if e.runner != nil {
 		return true

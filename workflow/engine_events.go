@@ -103,6 +103,21 @@ func (t *jobTrace) consume() (input, context phpjson.Value, ok bool) {
 	return t.input, t.bufContext, true
 }
 
+// hasItemIndex reports whether a job payload's __for_each entry has an
+// item_index: the job is a for_each branch.
+func hasItemIndex(payload string) bool {
+	v, err := phpjson.DecodeString(payload)
+	if err != nil || !isArray(v) {
+		return false
+	}
+	meta := get(phpArray(v), "__for_each")
+	if !isArray(meta) {
+		return false
+	}
+	_, ok := phpArray(meta).Get("item_index")
+	return ok
+}
+
 // forEachBranchMeta reads a job payload's __for_each entry.
 func forEachBranchMeta(payload string) (item phpjson.Value, index int64, ok bool) {
 	v, err := phpjson.DecodeString(payload)

@@ -73,10 +73,10 @@ func (e *Engine) Fail(ctx context.Context, workflowID, jobID int64, message stri
 	return e.afterCommit(ctx, a)
 }
 
-// forEachTerminalFailure is handle_for_each_terminal_failure: the branch
-// job is buried and recorded in the runtime's failures; the workflow fails
-// (with the branch's message) only when the step can no longer complete.
-func (e *Engine) forEachTerminalFailure(ctx context.Context, workflowID, jobID int64, message string) (failed bool, err error) {
+// branchFailed is handle_for_each_terminal_failure's transaction: the
+// branch job is buried and its step's kind records the failure; the
+// workflow fails only when the kind says the step can no longer complete.
+func (e *Engine) branchFailed(ctx context.Context, workflowID, jobID int64, message string) (failed bool, err error) {
 	var a *advanceTx
 	err = e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
 		failed = false
@@ -100,47 +100,12 @@ func (e *Engine) forEachTerminalFailure(ctx context.Context, workflowID, jobID i
 			return nil
 		}
 		step, ok := a.step(a.current)
-		if !ok || step.IsLegacy() || toString(step.field("type")) != string(StepForEach) {
+		k, isBranch := a.e.Kind(step.Type()).(BranchFailureKind)
+		if !ok || !isBranch {
 			return nil
 		}
-		def, err := forEachDef(step)
-		if err != nil {
-			return err
-		}
-		rt, ok := a.state.forEachRuntime(a.current)
-		if v := phpIndex(phpjson.ObjectValue(phpArray(a.state.field(KeyForEachSteps))), itoa(a.current)); !isArray(v) {
-			rt = phpjson.NewObject()
-			rt.Set("initialized", phpjson.Bool(true))
-			rt.Set("items", phpjson.List())
-			rt.Set("results", phpjson.List())
-			rt.Set("failures", phpjson.List())
-			rt.Set("winner_index", phpjson.Null())
-		} else {
-			if !ok { // present but not initialized: PHP normalizes it anyway
-				rt = cloneObject(phpArray(v))
-			}
-			normalizeForEachRuntime(rt)
-		}
-		if item, index, isBranch := forEachBranchMeta(a.job.Payload); isBranch && hasItemIndex(a.job.Payload) {
-			key := itoa(int(index))
-			failures := cloneObject(phpArray(get(rt, "failures")))
-			results := cloneObject(phpArray(get(rt, "results")))
-			entry := phpjson.NewObject()
-			entry.Set("index", phpjson.Int(index))
-			entry.Set("item", item)
-			entry.Set("error_message", phpjson.String(message))
-			entry.Set("job_id", phpjson.Int(jobID))
-			failures.Set(key, phpjson.ObjectValue(entry))
-			results.Delete(key)
-			rt.Set("failures", phpjson.ObjectValue(failures))
-			rt.Set("results", phpjson.ObjectValue(results))
-		}
-		a.state.setForEachRuntime(a.current, rt)
-		if !forEachImpossible(def, rt) {
-			return a.persistState()
-		}
-		failed = true
-		return a.failLocked(jobID, message)
+		failed, err = k.BranchFailed(ctx, a, step, message)
+		return err
 	})
 	if err != nil {
 		return failed, err
@@ -186,7 +151,8 @@ func (e *Engine) stepFailed(ctx context.Context, job *store.JobRow, state *State
 	// placeholder left the workflow running with nothing to run; only real
 	// branches (with __for_each) are branches here (docs/compat.md).
 	s, hasStep := state.Step(step)
-	forEach := hasStep && !s.IsLegacy() && toString(s.field("type")) == string(StepForEach) && hasItemIndex(job.Payload)
+	_, isBranchKind := e.Kind(s.Type()).(BranchFailureKind)
+	forEach := hasStep && isBranchKind && hasItemIndex(job.Payload)
 
 	base := jobLog(job, job.WorkflowID.Int64, step, store.EventFailed)
 	base.Queue = job.Queue
@@ -229,7 +195,7 @@ func (e *Engine) stepFailed(ctx context.Context, job *store.JobRow, state *State
 		return nil
 	}
 	if forEach {
-		failed, err := e.forEachTerminalFailure(ctx, job.WorkflowID.Int64, job.ID, f.Message)
+		failed, err := e.branchFailed(ctx, job.WorkflowID.Int64, job.ID, f.Message)
 		e.noteStepFailure(job, f, failed && err == nil)
 		return err
 	}

@@ -27,7 +27,7 @@ func newEngineEnv(t *testing.T) *engineEnv {
 	t.Helper()
 	ctx := context.Background()
 	s, db := storetest.New(t, nil, 8)
-	return &engineEnv{t: t, ctx: ctx, db: db, s: s, e: NewEngine(EngineConfig{Store: s, Handlers: fixtureHandlers(t)})}
+	return &engineEnv{t: t, ctx: ctx, db: db, s: s, e: NewEngine(EngineConfig{Store: s, Handlers: fixtureHandlers(t), Kinds: TestKinds})}
 }
 
 // errThrown is a PHP RuntimeException thrown by a fixture step.

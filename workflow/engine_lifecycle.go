@@ -233,16 +233,9 @@ func (e *Engine) Retry(ctx context.Context, workflowID int64) error {
 		if err := tx.RetryFailedWorkflow(workflowID); err != nil {
 			return err
 		}
-		if !step.IsLegacy() && toString(step.field("type")) == string(StepForEach) {
-			v := phpIndex(phpjson.ObjectValue(phpArray(a.state.field(KeyForEachSteps))), itoa(a.current))
-			if isArray(v) {
-				rt := cloneObject(phpArray(v))
-				rt.Set("failures", phpjson.List())
-				rt.Set("settled", phpjson.Bool(false))
-				a.state.setForEachRuntime(a.current, rt)
-				if err := a.persistState(); err != nil {
-					return err
-				}
+		if k, ok := e.Kind(step.Type()).(RetryKind); ok {
+			if err := k.Retry(ctx, a, step); err != nil {
+				return err
 			}
 		}
 		return a.enqueue(step, a.current)

@@ -48,29 +48,6 @@ func (e *NeedsPHPError) Error() string {
 		e.WorkflowID, e.Action, strings.Join(e.Classes, ", "), e.Action, e.Action)
 }
 
-// repeatNeedsPHP is the condition class of a __queuety_repeat step that
-// only PHP can evaluate (no Go condition, no CallableRunner), or nil.
-func (e *Engine) repeatNeedsPHP(state *State, index int) []string {
-	if e.callables() != nil {
-		return nil
-	}
-	step, ok := state.Step(index)
-	if !ok || step.IsLegacy() {
-		return nil
-	}
-	cond, has := ParseHandlerRef(step.field("condition"))
-	if !has {
-		cond, has = ParseHandlerRef(step.field("condition_class"))
-	}
-	if !has || cond.Class == "" {
-		return nil
-	}
-	if _, ok := e.handlers.LookupCondition(cond.Class); ok {
-		return nil
-	}
-	return []string{cond.Class}
-}
-
 // Is makes errors.Is(err, ErrNeedsPHP) true.
 func (e *NeedsPHPError) Is(target error) bool { return target == ErrNeedsPHP }
 

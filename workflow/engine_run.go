@@ -55,15 +55,14 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth
 			}
 		}
 	}
-	if st, ok := state.Step(int(job.StepIndex.Int64)); ok && st.Type() == StepLocalActivity {
-		// Local activities record their own attempts and outcomes.
-		return nil, nil, e.runLocalClaimed(ctx, job)
+	if st, ok := state.Step(int(job.StepIndex.Int64)); ok {
+		if k, own := e.Kind(st.Type()).(ClaimKind); own {
+			return nil, nil, k.RunClaimed(ctx, e, job)
+		}
 	}
-	if job.Handler == HandlerRepeat && corrupt == nil {
-		if classes := e.repeatNeedsPHP(state, int(job.StepIndex.Int64)); len(classes) > 0 {
-			// Nothing is written: PHP workers run it (engine_php_terminal.go).
-			_ = e.noteLeftToPHP(ctx, job.WorkflowID.Int64, "repeat", classes)
-			return nil, nil, &NeedsPHPError{WorkflowID: job.WorkflowID.Int64, Action: "repeat", Classes: classes}
+	if k, ok := e.kinds.byPlaceholder[job.Handler].(PreflightKind); ok && corrupt == nil {
+		if err := k.Preflight(ctx, e, job, state); err != nil {
+			return nil, nil, err
 		}
 	}
 	tr := newJobTrace(state, job)
@@ -103,27 +102,10 @@ func (e *Engine) prepareStart(job *store.JobRow, tr *jobTrace) error {
 
 // execute runs the job's handler or placeholder and settles the step.
 func (e *Engine) execute(ctx context.Context, job *store.JobRow, state *State, tr *jobTrace, start time.Time) error {
-	index := int(job.StepIndex.Int64)
-	switch job.Handler {
-	case HandlerDelay:
-		d := time.Since(start)
-		// The engine and the worker both log `completed` (spec §9).
-		return e.advance(ctx, job, phpjson.NewObject(), tr, d, e.completedLog(job, job.WorkflowID.Int64, index, d))
-	case HandlerRepeat:
-		out, err := e.repeatOutput(ctx, job.WorkflowID.Int64, state, index)
-		if err != nil {
-			return err
-		}
-		return e.advance(ctx, job, out, tr, time.Since(start))
-	case HandlerForEach:
-		return e.runForEachPlaceholder(ctx, job, tr, start)
-	case HandlerWaitForSignal, HandlerWaitForWorkflows:
-		return e.runWaitPlaceholder(ctx, job, tr, start)
-	case HandlerStartWorkflows:
-		return e.runStartWorkflows(ctx, job, tr, start)
-	case HandlerRunWorkflow:
-		return e.runRunWorkflow(ctx, job, tr, start)
+	if k, ok := e.kinds.byPlaceholder[job.Handler]; ok {
+		return k.RunPlaceholder(ctx, &Run{e: e, job: job, state: state, trace: tr, start: start})
 	}
+	index := int(job.StepIndex.Int64)
 	if IsPlaceholderHandler(job.Handler) {
 		return runtimeErrorf("Placeholder %s is not implemented by queuety-go yet.", job.Handler)
 	}
@@ -159,7 +141,7 @@ func (e *Engine) callHandler(ctx context.Context, job *store.JobRow, state *Stat
 	}
 	e.prefetchMetadata(state, index)
 	input := NewState(cloneObject(state.Object()))
-	if step, ok := state.Step(index); ok && step.Type() == StepForEach {
+	if step, ok := state.Step(index); ok && e.runsItems(step) {
 		if fn, ok := e.handlers.LookupItem(job.Handler); ok {
 			if item, itemIndex, isBranch := forEachBranchMeta(job.Payload); isBranch {
 				out, err = fn(ctx, input, item, itemIndex)

@@ -154,7 +154,7 @@ func TestEngineForEach(t *testing.T) {
 		require.NoError(t, env.runJob(jobs[2].ID))
 		jobs = env.jobs(id)
 		require.Equal(t, store.StatusBuried, jobs[3].Status)
-		require.Equal(t, msgForEachEarly, jobs[3].ErrorMessage.String)
+		require.Equal(t, "For-each completion settled early.", jobs[3].ErrorMessage.String)
 		env.drain(5)
 		require.Equal(t, "completed", env.workflow(id).Status)
 		rt, _ := env.state(id).ForEachRuntime(0)

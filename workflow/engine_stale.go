@@ -38,7 +38,8 @@ func (e *Engine) RecoverStaleSteps(ctx context.Context, cutoff time.Time, limit 
 			return false
 		}
 		s, ok := st.Step(int(j.StepIndex.Int64))
-		return ok && !s.IsLegacy() && toString(s.field("type")) == string(StepForEach)
+		_, isBranch := e.Kind(s.Type()).(BranchFailureKind)
+		return ok && isBranch
 	}
 	branch := map[int64]bool{}
 	left := map[int64][]string{}
@@ -67,7 +68,7 @@ func (e *Engine) RecoverStaleSteps(ctx context.Context, cutoff time.Time, limit 
 	for i := range rows {
 		j := &rows[i]
 		if branch[j.ID] {
-			_, err = e.forEachTerminalFailure(ctx, j.WorkflowID.Int64, j.ID, store.StaleMessage)
+			_, err = e.branchFailed(ctx, j.WorkflowID.Int64, j.ID, store.StaleMessage)
 		} else {
 			err = e.Fail(ctx, j.WorkflowID.Int64, j.ID, store.StaleMessage)
 		}

@@ -136,35 +136,6 @@ func (s *State) assertBudget() error {
 	return nil
 }
 
-// assertForEachBudget is assert_for_each_budget_for_step, checked before a
-// for_each step is enqueued as the next step.
-func (s *State) assertForEachBudget(step Step) error {
-	if step.IsLegacy() || step.Type() != StepForEach {
-		return nil
-	}
-	limit := s.WorkflowBudget().MaxForEachItems
-	if limit <= 0 {
-		return nil
-	}
-	key, ok := step.field("items_key").AsString()
-	if !ok || key == "" {
-		return nil
-	}
-	items := s.field(key)
-	if !isArray(items) {
-		return nil
-	}
-	n := int64(len(phpValues(items)))
-	if n <= limit {
-		return nil
-	}
-	name := key
-	if v, present := step.Get("name"); present && !v.IsNull() {
-		name = toString(v)
-	}
-	return &ConstraintViolation{fmt.Sprintf("For-each step '%s' planned %d items, exceeding max_for_each_items budget of %d.", name, n, limit)}
-}
-
 // budgetDelta reads _workflow_budget_delta.started_workflows from output.
 func budgetDelta(out *phpjson.Object) int64 {
 	d := get(out, KeyWorkflowBudgetDelta)
@@ -173,3 +144,14 @@ func budgetDelta(out *phpjson.Object) int64 {
 	}
 	return max(0, toInt(get(phpArray(d), "started_workflows")))
 }
+
+// PushCompensation records step's compensation, if any, as settled at
+// index (push_compensation_snapshot).
+func (s *State) PushCompensation(step Step, index int) { s.pushCompensation(step, true, index) }
+
+// BumpCounter adds n to the budget counter key, when a budget is set.
+func (s *State) BumpCounter(key string, n int64) { s.bumpCounter(key, n) }
+
+// AssertBudget is assert_workflow_budget: a ConstraintViolation when the
+// workflow's budget is exceeded.
+func (s *State) AssertBudget() error { return s.assertBudget() }

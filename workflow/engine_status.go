@@ -2,8 +2,6 @@ package workflow
 
 import (
 	"context"
-	"fmt"
-	"slices"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
@@ -254,11 +252,8 @@ func (e *Engine) waitDetails(ctx context.Context, workflowID int64, state *State
 		return out, nil
 	}
 	var err error
-	switch wait.Type {
-	case "signal":
-		out, err = e.signalWaitDetails(ctx, workflowID, step, state)
-	case "workflow":
-		out, err = e.workflowWaitDetails(ctx, step, state)
+	if k, ok := e.kinds.byWaitType[wait.Type]; ok {
+		out, err = k.WaitDetails(ctx, e, workflowID, step, state)
 	}
 	if err != nil {
 		return nil, err
@@ -266,122 +261,5 @@ func (e *Engine) waitDetails(ctx context.Context, workflowID int64, state *State
 	if wait.Raw != nil {
 		setIf(out, "wait_mode", get(wait.Raw, "wait_mode"))
 	}
-	return out, nil
-}
-
-// signalWaitDetails is signal_wait_details: which of the step's signal
-// names have a matching signal row (match_payload subset, correlation key)
-// and which remain.
-func (e *Engine) signalWaitDetails(ctx context.Context, workflowID int64, step Step, state *State) (*phpjson.Object, error) {
-	def := step.waitForSignalDef(StepCommon{})
-	signals, err := e.store.SignalsOf(ctx, workflowID)
-	if err != nil {
-		return nil, err
-	}
-	var matched []string
-	for _, sig := range signals {
-		if !slices.Contains(def.SignalNames, sig.Name) || slices.Contains(matched, sig.Name) {
-			continue
-		}
-		payload, err := phpjson.DecodeString(sig.Payload)
-		if err != nil || !isArray(payload) {
-			payload = phpjson.List()
-		}
-		if signalPayloadMatches(phpArray(payload), state, def) {
-			matched = append(matched, sig.Name)
-		}
-	}
-	remaining := []string{}
-	for _, n := range def.SignalNames {
-		if !slices.Contains(matched, n) {
-			remaining = append(remaining, n)
-		}
-	}
-	out := phpjson.NewObject()
-	setIf(out, "step_name", step.field("name"))
-	setIf(out, "result_key", optString(phpTrim(optionalString(step.field("result_key")))))
-	setIf(out, "human_wait", step.field("human_wait"))
-	out.Set("match_payload", phpjson.ObjectValue(def.MatchPayload))
-	out.Set("matched", phpjson.Strings(matched))
-	out.Set("remaining", phpjson.Strings(remaining))
-	if def.CorrelationKey != "" {
-		out.Set("correlation_key", phpjson.String(def.CorrelationKey))
-		setIf(out, "correlation_value", state.field(def.CorrelationKey))
-	}
-	return out, nil
-}
-
-// signalPayloadMatches is signal_payload_matches.
-func signalPayloadMatches(payload *phpjson.Object, state *State, def *WaitForSignalStep) bool {
-	if def.MatchPayload != nil && def.MatchPayload.Len() > 0 && !containsSubset(payload, def.MatchPayload) {
-		return false
-	}
-	if def.CorrelationKey == "" {
-		return true
-	}
-	pv, ok := payload.Get(def.CorrelationKey)
-	if !ok {
-		return false
-	}
-	sv, ok := state.Get(def.CorrelationKey)
-	if !ok {
-		return false
-	}
-	eq, err := valuesEqual(pv, sv)
-	return err == nil && eq
-}
-
-// containsSubset is payload_contains_subset.
-func containsSubset(payload, subset *phpjson.Object) bool {
-	for k, want := range subset.All() {
-		got, ok := payload.Get(k)
-		if !ok {
-			return false
-		}
-		if isArray(want) {
-			if !isArray(got) || !containsSubset(phpArray(got), phpArray(want)) {
-				return false
-			}
-			continue
-		}
-		if eq, err := valuesEqual(got, want); err != nil || !eq {
-			return false
-		}
-	}
-	return true
-}
-
-// workflowWaitDetails is wait_for_workflows_details: the dependencies
-// sorted into matched (completed), failed (failed or cancelled) and
-// remaining, as id strings.
-func (e *Engine) workflowWaitDetails(ctx context.Context, step Step, state *State) (*phpjson.Object, error) {
-	def := step.waitForWorkflowsDef(StepCommon{})
-	ids := def.ResolveIDs(state)
-	statuses, err := e.store.WorkflowStatuses(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	matched, remaining, failed := []string{}, []string{}, []string{}
-	for _, id := range ids {
-		s := fmt.Sprint(id)
-		switch Status(statuses[id]) {
-		case StatusCompleted:
-			matched = append(matched, s)
-		case StatusFailed, StatusCancelled:
-			failed = append(failed, s)
-		default:
-			remaining = append(remaining, s)
-		}
-	}
-	out := phpjson.NewObject()
-	setIf(out, "step_name", step.field("name"))
-	setIf(out, "group_key", optString(def.WorkflowGroupKey))
-	setIf(out, "result_key", optString(phpTrim(optionalString(step.field("result_key")))))
-	if def.Quorum > 0 {
-		out.Set("quorum", phpjson.Int(def.Quorum))
-	}
-	out.Set("matched", phpjson.Strings(matched))
-	out.Set("remaining", phpjson.Strings(remaining))
-	out.Set("failed", phpjson.Strings(failed))
 	return out, nil
 }

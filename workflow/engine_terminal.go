@@ -114,15 +114,15 @@ func (e *Engine) reconcileWaiter(ctx context.Context, workflowID int64, step int
 			return err
 		}
 		s, ok := a.step(step)
-		if !ok || s.IsLegacy() || toString(s.field("type")) != string(StepWaitForWorkflows) {
-			if err := tx.ClearDependencies(workflowID, step); err != nil {
-				return err
-			}
-			a.state.Delete(KeyWait)
-			a.state.Delete(KeyWaitingForSignal)
-			return a.persistState()
+		if k, isDep := a.e.Kind(s.Type()).(DependencyKind); ok && isDep {
+			return k.DependencyEnded(ctx, a, step, s)
 		}
-		return a.evaluateWorkflowWait(step, s, false)
+		if err := tx.ClearDependencies(workflowID, step); err != nil {
+			return err
+		}
+		a.state.Delete(KeyWait)
+		a.state.Delete(KeyWaitingForSignal)
+		return a.persistState()
 	})
 	if IsConstraintViolation(err) {
 		return e.failForViolation(ctx, workflowID, err)
@@ -163,8 +163,9 @@ func (a *advanceTx) workflowCompleted(id int64, state *State) error {
 	return a.resumeParent(parent, int(parentStep.Int64), state)
 }
 
-// resumeParent is the parent half of on_workflow_completed. Unlike PHP it
-// only resumes a live parent still at the run_workflow step (PHP also
+// resumeParent is the parent half of on_workflow_completed: the step
+// kind of a live parent still at the child's step resumes it. Unlike PHP
+// a parent that is no longer live or has moved on is left alone (PHP also
 // writes into a cancelled parent, and could move one twice).
 func (a *advanceTx) resumeParent(parent *store.WorkflowRow, step int, child *State) error {
 	if !liveStatus(parent.Status) || parent.CurrentStep != step {
@@ -175,47 +176,13 @@ func (a *advanceTx) resumeParent(parent *store.WorkflowRow, step int, child *Sta
 		return fmt.Errorf("workflow %d: %w", parent.ID, err)
 	}
 	s, ok := pstate.Step(step)
-	if !ok || s.IsLegacy() || toString(s.field("type")) != string(StepRunWorkflow) {
-		return nil
-	}
-	for k, v := range child.Object().All() {
-		if !IsReserved(k) {
-			pstate.Set(k, v)
-		}
-	}
-	pstate.pushCompensation(s, true, step)
-	pstate.bumpCounter("transitions", 1)
-	if err := pstate.assertBudget(); err != nil {
-		return err
-	}
-	next := step + 1
-	b, err := pstate.Encode()
-	if err != nil {
-		return err
-	}
-	if next >= parent.TotalSteps {
-		if err := a.tx.Complete(parent.ID, b, next); err != nil {
-			return err
-		}
-		if err := a.tx.InsertLogs(store.WorkflowLog(parent.ID, parent.Name, pstate.Queue(), store.EventWorkflowCompleted)); err != nil {
-			return err
-		}
-		return a.workflowCompleted(parent.ID, pstate)
-	}
-	if err := a.tx.Advance(parent.ID, b, next); err != nil {
-		return err
-	}
-	if parent.Status == string(StatusPaused) {
-		return nil
-	}
-	ns, ok := pstate.Step(next)
 	if !ok {
 		return nil
 	}
-	if err := pstate.assertForEachBudget(ns); err != nil {
-		return err
+	if k, isParent := a.e.Kind(s.Type()).(ParentKind); isParent {
+		return k.ChildCompleted(a.ctx, a, parent, pstate, s, step, child)
 	}
-	return a.e.enqueueFor(a.tx, parent.ID, pstate, ns, next)
+	return nil
 }
 
 // enqueueFor inserts the jobs of step index of workflow id.
@@ -260,10 +227,13 @@ func (e *Engine) settleParent(ctx context.Context, childID int64) ([]int64, erro
 				return err
 			}
 			s, ok := a.step(a.current)
-			if !ok || s.IsLegacy() || toString(s.field("type")) != string(StepRunWorkflow) {
+			if !ok {
 				return nil
 			}
-			return a.failLocked(0, childFailureMessage(child))
+			if k, isParent := a.e.Kind(s.Type()).(ParentKind); isParent {
+				return k.ChildFailed(a.ctx, a, child)
+			}
+			return nil
 		}
 		return nil
 	})
@@ -274,17 +244,6 @@ func (e *Engine) settleParent(ctx context.Context, childID int64) ([]int64, erro
 		return a.terminal, err
 	}
 	return a.terminal, nil
-}
-
-func childFailureMessage(child *store.WorkflowRow) string {
-	if child.Status == string(StatusCancelled) {
-		return fmt.Sprintf("Child workflow %d was cancelled.", child.ID)
-	}
-	msg := "Child workflow " + fmt.Sprint(child.ID) + " failed"
-	if child.ErrorMessage.Valid && child.ErrorMessage.String != "" {
-		return msg + ": " + child.ErrorMessage.String
-	}
-	return msg + "."
 }
 
 // failForViolation fails a workflow whose wait could not settle because

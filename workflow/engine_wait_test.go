@@ -212,7 +212,7 @@ func TestEngineWaitForWorkflowsFailureRules(t *testing.T) {
 		env.runOf(f)
 		wf := env.workflow(w)
 		require.Equal(t, "failed", wf.Status)
-		require.Equal(t, msgWaitImpossible, wf.ErrorMessage.String)
+		require.Equal(t, "Workflow wait could not be satisfied.", wf.ErrorMessage.String)
 		require.Empty(t, env.waitJSON(w))
 		require.Empty(t, env.deps(w))
 		require.Equal(t, []string{"workflow_started", "started", "completed", "workflow_failed"}, env.logEvents(w))

@@ -113,32 +113,58 @@ func (s *State) ForEachRuntime(stepIndex int) (ForEachRuntime, bool) {
 	return rt, true
 }
 
-// forEachEntries is normalize_for_each_entries: entries keyed by their
-// "index" (else their array key), later duplicates winning, sorted.
+// forEachEntries reads results or failures as the runtime loads them
+// (normalizeForEachEntries), sorted by index.
 func forEachEntries(v phpjson.Value) []ForEachEntry {
-	byIndex := map[int64]ForEachEntry{}
-	for k, e := range phpArray(v).All() {
-		if !isArray(e) {
-			continue
-		}
+	norm := normalizeForEachEntries(v)
+	out := make([]ForEachEntry, 0, norm.Len())
+	for k, e := range norm.All() {
 		o := phpArray(e)
-		index := stringToInt(k)
-		if iv, ok := o.Get("index"); ok {
-			index = toInt(iv)
-		}
-		byIndex[index] = ForEachEntry{
-			Index:        index,
+		out = append(out, ForEachEntry{
+			Index:        stringToInt(k),
 			Item:         get(o, "item"),
 			Output:       get(o, "output"),
 			ErrorMessage: toString(get(o, "error_message")),
 			JobID:        toInt(get(o, "job_id")),
+		})
+	}
+	return out
+}
+
+// NormalizeForEachEntries is normalize_for_each_entries (below).
+func NormalizeForEachEntries(v phpjson.Value) *phpjson.Object { return normalizeForEachEntries(v) }
+
+// normalizeForEachEntries is normalize_for_each_entries, the one reading of
+// a for_each runtime's results and failures: entries keyed by their
+// "index" (else their array key), later duplicates winning, sorted by
+// index.
+func normalizeForEachEntries(v phpjson.Value) *phpjson.Object {
+	type entry struct {
+		index int64
+		v     phpjson.Value
+	}
+	var list []entry
+	pos := map[int64]int{}
+	for k, e := range phpArray(v).All() {
+		if !isArray(e) {
+			continue
 		}
+		index := stringToInt(k)
+		if iv, ok := phpArray(e).Get("index"); ok {
+			index = toInt(iv)
+		}
+		if i, dup := pos[index]; dup {
+			list[i].v = e
+			continue
+		}
+		pos[index] = len(list)
+		list = append(list, entry{index, e})
 	}
-	out := make([]ForEachEntry, 0, len(byIndex))
-	for _, e := range byIndex {
-		out = append(out, e)
+	slices.SortStableFunc(list, func(a, b entry) int { return cmp.Compare(a.index, b.index) })
+	out := phpjson.NewObject()
+	for _, e := range list {
+		out.Set(itoa(int(e.index)), e.v)
 	}
-	slices.SortFunc(out, func(a, b ForEachEntry) int { return cmp.Compare(a.Index, b.Index) })
 	return out
 }
 

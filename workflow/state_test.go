@@ -151,6 +151,17 @@ func TestStateRuntimeKeys(t *testing.T) {
 		require.EqualValues(t, 3, rt.WinnerIndex)
 		require.True(t, rt.Settled)
 	})
+	t.Run("for-each entries with the same index: the later one wins, as in normalize_for_each_entries", func(t *testing.T) {
+		t.Parallel()
+		st := parseState(t, `{"_for_each_steps":[{"initialized":true,"items":[1,2,3],`+
+			`"results":{"7":{"index":2,"output":"first","job_id":1},"0":{"index":0,"job_id":2},"9":{"index":2,"output":"later","job_id":3}},`+
+			`"failures":[],"winner_index":null}]}`)
+		rt, ok := st.ForEachRuntime(0)
+		require.True(t, ok)
+		require.Equal(t, []int64{0, 2}, []int64{rt.Results[0].Index, rt.Results[1].Index})
+		require.EqualValues(t, 3, rt.Results[1].JobID)
+		require.Equal(t, phpjson.String("later"), rt.Results[1].Output)
+	})
 	t.Run("repeat iterations", func(t *testing.T) {
 		t.Parallel()
 		require.EqualValues(t, 3, parseState(t, `{"_repeat_steps":{"2":{"iterations":3}}}`).RepeatIterations(2))

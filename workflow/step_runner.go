@@ -29,7 +29,7 @@ func (e *Engine) runFallback(ctx context.Context, job *store.JobRow, state *Stat
 		return nil, fmt.Errorf("encoding the state of workflow %d for step %s: %w", job.WorkflowID.Int64, job.Handler, err)
 	}
 	var out []byte
-	if step, ok := state.Step(index); ok && step.Type() == StepForEach {
+	if step, ok := state.Step(index); ok && e.runsItems(step) {
 		if item, itemIndex, isBranch := forEachBranchMeta(job.Payload); isBranch {
 			itemJSON, err := phpjson.Encode(item)
 			if err != nil {

@@ -1,0 +1,499 @@
+package steps
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
+)
+
+// forEach is a for_each step (builder: ForEach): its placeholder plans one
+// branch job per item in state, each run by the class's item handler;
+// the branches settle the step by its mode (all, first_success, quorum),
+// with the aggregate and an optional reducer's output.
+type forEach struct{}
+
+const (
+	msgForEachSettled    = "For-each step already settled."
+	msgForEachEarly      = "For-each completion settled early."
+	msgForEachImpossible = "For-each completion condition could not be satisfied."
+)
+
+func (forEach) Type() workflow.StepType { return workflow.StepForEach }
+
+func (forEach) Placeholder() string { return workflow.HandlerForEach }
+
+// RunsItems: a branch job runs the class's item handler when it has one.
+func (forEach) RunsItems() bool { return true }
+
+// RunPlaceholder is handle_for_each_step: initialize the runtime
+// from the items in state, then dispatch one branch job per item not yet
+// settled (or settle at once when none is left). The worker's `completed`
+// log of the placeholder is written in the same transaction.
+func (forEach) RunPlaceholder(ctx context.Context, r *workflow.Run) error {
+	job := r.Job()
+	_, err := r.Transact(ctx, func(a *workflow.Advance) error {
+		tx := a.Tx()
+		logged, err := forEachPlaceholder(ctx, a, job)
+		if err != nil || !logged {
+			return err
+		}
+		return tx.InsertLogs(r.CompletedLog(r.Elapsed()))
+	})
+	return err
+}
+
+func forEachPlaceholder(ctx context.Context, a *workflow.Advance, job *store.JobRow) (logCompletion bool, err error) {
+	stepIndex := int(job.StepIndex.Int64)
+	step, ok, err := a.LockStep(job.WorkflowID.Int64, stepIndex)
+	if err != nil || a.Workflow() == nil {
+		return false, err
+	}
+	if !ok || toString(field(step, "type")) != string(workflow.StepForEach) {
+		return false, runtimeErrorf("Step %d is not a for_each definition.", stepIndex)
+	}
+	def, err := forEachDef(step)
+	if err != nil {
+		return false, err
+	}
+	locked, err := a.LockJob(job.ID)
+	if err != nil {
+		return false, err
+	}
+	if locked == nil || locked.Status != store.StatusProcessing {
+		return false, nil
+	}
+	if a.Current() != stepIndex || !workflow.IsLive(a.Workflow().Status) {
+		return true, a.Tx().CompleteJobAny(a.Job().ID)
+	}
+
+	rt, ok := forEachRuntime(a.State(), stepIndex)
+	if !ok {
+		itemsKey := toString(field(step, "items_key"))
+		items := phpjson.List()
+		if itemsKey != "" {
+			if v, present := a.State().Get(itemsKey); present && !v.IsNull() {
+				items = v
+			}
+		}
+		if !isArray(items) {
+			return false, runtimeErrorf("For-each step '%s' expected state key '%s' to contain an array.", toString(field(step, "name")), itemsKey)
+		}
+		values := phpValues(items)
+		if limit := a.State().WorkflowBudget().MaxForEachItems; limit > 0 && int64(len(values)) > limit {
+			return false, &workflow.ConstraintViolation{Message: fmt.Sprintf("For-each step '%s' planned %d items, exceeding max_for_each_items budget of %d.",
+				toString(field(step, "name")), len(values), limit)}
+		}
+		rt = phpjson.NewObject()
+		rt.Set("initialized", phpjson.Bool(true))
+		rt.Set("items", phpjson.List(values...))
+		rt.Set("results", phpjson.List())
+		rt.Set("failures", phpjson.List())
+		rt.Set("winner_index", phpjson.Null())
+	} else {
+		normalizeForEachRuntime(rt)
+	}
+
+	items := phpValues(get(rt, "items"))
+	results, failures := phpArray(get(rt, "results")), phpArray(get(rt, "failures"))
+	var missing []int
+	for i := range items {
+		if _, r := results.Get(itoa(i)); r {
+			continue
+		}
+		if _, f := failures.Get(itoa(i)); f {
+			continue
+		}
+		missing = append(missing, i)
+	}
+	setForEachRuntime(a.State(), stepIndex, rt)
+
+	if len(missing) == 0 {
+		switch {
+		case forEachSatisfied(def, rt):
+			out, err := forEachOutput(ctx, a.Engine(), a.State(), step, def, rt, stepIndex)
+			if err != nil {
+				return false, err
+			}
+			return true, a.Finalize(ctx, out, false)
+		case forEachImpossible(def, rt):
+			// PHP leaves the placeholder processing here (it buries every
+			// other job of the workflow); we complete it (docs/compat.md).
+			if err := a.FailLocked(a.Job().ID, msgForEachImpossible); err != nil {
+				return false, err
+			}
+			return true, a.Tx().CompleteJob(a.Job().ID)
+		default:
+			if err := a.Tx().CompleteJob(a.Job().ID); err != nil {
+				return false, err
+			}
+			return true, a.PersistState()
+		}
+	}
+
+	defaults := a.State().DispatchDefaults()
+	handler := def.Class
+	var jobs []workflow.StepJob
+	for _, i := range missing {
+		meta := phpjson.NewObject()
+		meta.Set("item_index", phpjson.Int(int64(i)))
+		meta.Set("item", items[i])
+		payload := phpjson.NewObject().Set("__for_each", phpjson.ObjectValue(meta))
+		opts := workflow.ResolveStepDispatchOptions(step.Object(), handler, defaults, payload, 1, workflow.MetadataFor(a.Engine().Metadata(), handler))
+		j, err := workflow.NewStepJob(handler, stepIndex, opts)
+		if err != nil {
+			return false, err
+		}
+		jobs = append(jobs, j)
+	}
+	if err := a.InsertStepJobs(jobs); err != nil {
+		return false, err
+	}
+	if err := a.PersistState(); err != nil {
+		return false, err
+	}
+	return true, a.Tx().CompleteJob(a.Job().ID)
+}
+
+// The for_each runtime (_for_each_steps[i]) is kept as a PHP array, so it
+// is written back in exactly PHP's shapes: created as {initialized, items,
+// results, failures, winner_index}, gaining "settled" on its first
+// normalization, results and failures re-sorted by index with a new entry
+// appended (spec §3.3, §10.3).
+
+// forEachRuntime returns a copy of an initialized runtime.
+func forEachRuntime(s *workflow.State, stepIndex int) (*phpjson.Object, bool) {
+	v := workflow.PHPIndex(phpjson.ObjectValue(phpArray(stateField(s, workflow.KeyForEachSteps))), itoa(stepIndex))
+	if !isArray(v) {
+		return nil, false
+	}
+	rt := cloneObject(phpArray(v))
+	if !truthy(get(rt, "initialized")) {
+		return nil, false
+	}
+	return rt, true
+}
+
+// setForEachRuntime stores rt as _for_each_steps[stepIndex].
+func setForEachRuntime(s *workflow.State, stepIndex int, rt *phpjson.Object) {
+	steps := cloneObject(phpArray(stateField(s, workflow.KeyForEachSteps)))
+	steps.Set(itoa(stepIndex), phpjson.ObjectValue(rt))
+	s.Set(workflow.KeyForEachSteps, phpjson.ObjectValue(steps))
+}
+
+// normalizeForEachRuntime is normalize_for_each_runtime, in place.
+func normalizeForEachRuntime(rt *phpjson.Object) {
+	rt.Set("items", phpjson.List(phpValues(get(rt, "items"))...))
+	rt.Set("results", phpjson.ObjectValue(workflow.NormalizeForEachEntries(get(rt, "results"))))
+	rt.Set("failures", phpjson.ObjectValue(workflow.NormalizeForEachEntries(get(rt, "failures"))))
+	if w := get(rt, "winner_index"); !w.IsNull() {
+		rt.Set("winner_index", phpjson.Int(toInt(w)))
+	} else {
+		rt.Set("winner_index", phpjson.Null())
+	}
+	rt.Set("settled", phpjson.Bool(truthy(get(rt, "settled"))))
+}
+
+func forEachCounts(rt *phpjson.Object) (successes, failures, total int) {
+	return phpArray(get(rt, "results")).Len(), phpArray(get(rt, "failures")).Len(), len(phpValues(get(rt, "items")))
+}
+
+// forEachSatisfied is for_each_completion_satisfied.
+func forEachSatisfied(def *workflow.ForEachStep, rt *phpjson.Object) bool {
+	s, _, total := forEachCounts(rt)
+	switch def.Mode {
+	case workflow.ForEachFirstSuccess:
+		return s >= 1
+	case workflow.ForEachQuorum:
+		return int64(s) >= max(1, def.Quorum)
+	}
+	return s >= total
+}
+
+// forEachImpossible is for_each_completion_impossible.
+func forEachImpossible(def *workflow.ForEachStep, rt *phpjson.Object) bool {
+	s, f, total := forEachCounts(rt)
+	remaining := max(0, total-s-f)
+	switch def.Mode {
+	case workflow.ForEachFirstSuccess:
+		return remaining == 0 && s == 0
+	case workflow.ForEachQuorum:
+		return int64(s+remaining) < max(1, def.Quorum)
+	}
+	return f > 0
+}
+
+// sortedEntries returns the entries of results or failures by index.
+func sortedEntries(v phpjson.Value) []phpjson.Value {
+	vals := slices.Clone(phpValues(v))
+	slices.SortStableFunc(vals, func(a, b phpjson.Value) int {
+		return cmp.Compare(entryIndex(a), entryIndex(b))
+	})
+	return vals
+}
+
+func entryIndex(v phpjson.Value) int64 {
+	if !isArray(v) {
+		return 0
+	}
+	return toInt(get(phpArray(v), "index"))
+}
+
+// forEachAggregate is build_for_each_aggregate.
+func forEachAggregate(step workflow.Step, rt *phpjson.Object) *phpjson.Object {
+	results := sortedEntries(get(rt, "results"))
+	failures := sortedEntries(get(rt, "failures"))
+	winner := phpjson.Null()
+	if w := get(rt, "winner_index"); !w.IsNull() {
+		for _, r := range results {
+			if isArray(r) && entryIndex(r) == toInt(w) {
+				winner = r
+				break
+			}
+		}
+	}
+	mode := field(step, "mode")
+	if mode.IsNull() {
+		mode = phpjson.String(string(workflow.ForEachAll))
+	}
+	agg := phpjson.NewObject()
+	agg.Set("mode", mode)
+	agg.Set("quorum", field(step, "quorum"))
+	agg.Set("total", phpjson.Int(int64(len(phpValues(get(rt, "items"))))))
+	agg.Set("succeeded", phpjson.Int(int64(len(results))))
+	agg.Set("failed", phpjson.Int(int64(len(failures))))
+	agg.Set("settled", phpjson.Bool(true))
+	agg.Set("winner", winner)
+	agg.Set("results", phpjson.List(results...))
+	agg.Set("failures", phpjson.List(failures...))
+	return agg
+}
+
+// forEachOutput is for_each_step_output: {result_key: aggregate} with the
+// reducer's output merged over it.
+func forEachOutput(ctx context.Context, e *workflow.Engine, state *workflow.State, step workflow.Step, def *workflow.ForEachStep, rt *phpjson.Object, index int) (*phpjson.Object, error) {
+	key := def.AggregateKey(index)
+	agg := forEachAggregate(step, rt)
+	out := phpjson.NewObject()
+	out.Set(key, phpjson.ObjectValue(agg))
+	if def.Reducer == nil {
+		return out, nil
+	}
+	reduce, ok := e.LookupReducer(def.Reducer.Class)
+	if !ok {
+		return nil, runtimeErrorf("For-each reducer class '%s' not found.", def.Reducer.Class)
+	}
+	rs := workflow.NewState(cloneObject(state.Object()))
+	rs.Set(key, phpjson.ObjectValue(agg))
+	extra, err := reduce(ctx, rs.Public(), agg, def.Reducer.Payload)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range extra.All() {
+		out.Set(k, v)
+	}
+	return out, nil
+}
+
+func forEachDef(step workflow.Step) (*workflow.ForEachStep, error) {
+	d, err := step.Definition()
+	if err != nil {
+		return nil, err
+	}
+	def, ok := d.(*workflow.ForEachStep)
+	if !ok {
+		return nil, runtimeErrorf("Step is not a for_each definition.")
+	}
+	return def, nil
+}
+
+// CompleteBranch settles one successful branch of a for_each step.
+func (forEach) CompleteBranch(ctx context.Context, a *workflow.Advance, step workflow.Step, out *phpjson.Object) error {
+	item, itemIndex, isBranch := workflow.ForEachItem(a.Job().Payload)
+	if !isBranch || !workflow.HasForEachItemIndex(a.Job().Payload) {
+		return runtimeErrorf("Workflow %d: invalid for-each branch payload.", a.Workflow().ID)
+	}
+	def, err := forEachDef(step)
+	if err != nil {
+		return err
+	}
+	stateBefore := a.State().Public()
+	out = workflow.StripTrace(out)
+	rt, ok := forEachRuntime(a.State(), a.Current())
+	if !ok {
+		return runtimeErrorf("Workflow %d: for-each runtime state missing for step %d.", a.Workflow().ID, a.Current())
+	}
+	normalizeForEachRuntime(rt)
+	if truthy(get(rt, "settled")) {
+		return a.Tx().BuryJob(a.Job().ID, msgForEachSettled)
+	}
+	if v := workflow.PHPIndex(get(rt, "items"), itoa(int(itemIndex))); !v.IsNull() {
+		item = v
+	}
+	key := itoa(int(itemIndex))
+	results := cloneObject(phpArray(get(rt, "results")))
+	failures := cloneObject(phpArray(get(rt, "failures")))
+	entry := phpjson.NewObject()
+	entry.Set("index", phpjson.Int(itemIndex))
+	entry.Set("item", item)
+	entry.Set("output", phpjson.ObjectValue(out))
+	entry.Set("job_id", phpjson.Int(a.Job().ID))
+	results.Set(key, phpjson.ObjectValue(entry))
+	failures.Delete(key)
+	rt.Set("results", phpjson.ObjectValue(results))
+	rt.Set("failures", phpjson.ObjectValue(failures))
+	if get(rt, "winner_index").IsNull() {
+		rt.Set("winner_index", phpjson.Int(itemIndex))
+	}
+	setForEachRuntime(a.State(), a.Current(), rt)
+
+	itemEvent := func() error {
+		input, tctx, ok := a.ConsumeTrace()
+		if !ok || input.IsNull() {
+			in := phpjson.NewObject()
+			in.Set("state", phpjson.ObjectValue(stateBefore))
+			in.Set("item", item)
+			in.Set("item_index", phpjson.Int(itemIndex))
+			input = phpjson.ObjectValue(in)
+		}
+		c := phpjson.NewObject()
+		c.Set("item_index", phpjson.Int(itemIndex))
+		c.Set("item", item)
+		if isArray(tctx) {
+			for k, v := range phpArray(tctx).All() {
+				c.Set(k, v)
+			}
+		}
+		ev, err := a.NewEvent(workflow.EventStepItemCompleted).
+			Input(input).Output(phpjson.ObjectValue(out)).Before(stateBefore).After(a.State().Public()).
+			Context(phpjson.ObjectValue(c)).Duration(a.Duration()).Build()
+		if err != nil {
+			return err
+		}
+		return a.Tx().InsertEvents(ev)
+	}
+
+	if !forEachSatisfied(def, rt) {
+		a.State().BumpCounter("cost_units", a.Job().CostUnits)
+		if err := a.State().AssertBudget(); err != nil {
+			return err
+		}
+		if err := a.PersistState(); err != nil {
+			return err
+		}
+		if err := a.Tx().CompleteJob(a.Job().ID); err != nil {
+			return err
+		}
+		if err := a.Tx().InsertLogs(a.CompletedLog()); err != nil {
+			return err
+		}
+		return itemEvent()
+	}
+
+	rt.Set("settled", phpjson.Bool(true))
+	setForEachRuntime(a.State(), a.Current(), rt)
+	if err := a.PersistState(); err != nil {
+		return err
+	}
+	if err := a.Tx().BuryStepJobs(a.Workflow().ID, a.Current(), msgForEachEarly, a.Job().ID); err != nil {
+		return err
+	}
+	if err := itemEvent(); err != nil {
+		return err
+	}
+	settled, err := forEachOutput(ctx, a.Engine(), a.State(), step, def, rt, a.Current())
+	if err != nil {
+		return err
+	}
+	return a.Finalize(ctx, settled, true)
+}
+
+// BranchFailed is handle_for_each_terminal_failure after the burial: the
+// branch is recorded in the runtime's failures; the workflow fails (with
+// the branch's message) only when the step can no longer complete.
+func (forEach) BranchFailed(ctx context.Context, a *workflow.Advance, step workflow.Step, message string) (bool, error) {
+	def, err := forEachDef(step)
+	if err != nil {
+		return false, err
+	}
+	rt, ok := forEachRuntime(a.State(), a.Current())
+	if v := workflow.PHPIndex(phpjson.ObjectValue(phpArray(stateField(a.State(), workflow.KeyForEachSteps))), itoa(a.Current())); !isArray(v) {
+		rt = phpjson.NewObject()
+		rt.Set("initialized", phpjson.Bool(true))
+		rt.Set("items", phpjson.List())
+		rt.Set("results", phpjson.List())
+		rt.Set("failures", phpjson.List())
+		rt.Set("winner_index", phpjson.Null())
+	} else {
+		if !ok { // present but not initialized: PHP normalizes it anyway
+			rt = cloneObject(phpArray(v))
+		}
+		normalizeForEachRuntime(rt)
+	}
+	if item, index, isBranch := workflow.ForEachItem(a.Job().Payload); isBranch && workflow.HasForEachItemIndex(a.Job().Payload) {
+		key := itoa(int(index))
+		failures := cloneObject(phpArray(get(rt, "failures")))
+		results := cloneObject(phpArray(get(rt, "results")))
+		entry := phpjson.NewObject()
+		entry.Set("index", phpjson.Int(index))
+		entry.Set("item", item)
+		entry.Set("error_message", phpjson.String(message))
+		entry.Set("job_id", phpjson.Int(a.Job().ID))
+		failures.Set(key, phpjson.ObjectValue(entry))
+		results.Delete(key)
+		rt.Set("failures", phpjson.ObjectValue(failures))
+		rt.Set("results", phpjson.ObjectValue(results))
+	}
+	setForEachRuntime(a.State(), a.Current(), rt)
+	if !forEachImpossible(def, rt) {
+		return false, a.PersistState()
+	}
+	return true, a.FailLocked(a.Job().ID, message)
+}
+
+// Retry resets the runtime for Engine.Retry: the failures are dropped and
+// the step unsettled, so the placeholder re-dispatches only the items
+// without a result.
+func (forEach) Retry(ctx context.Context, a *workflow.Advance, step workflow.Step) error {
+	v := workflow.PHPIndex(phpjson.ObjectValue(phpArray(stateField(a.State(), workflow.KeyForEachSteps))), itoa(a.Current()))
+	if isArray(v) {
+		rt := cloneObject(phpArray(v))
+		rt.Set("failures", phpjson.List())
+		rt.Set("settled", phpjson.Bool(false))
+		setForEachRuntime(a.State(), a.Current(), rt)
+		if err := a.PersistState(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckEnqueue is assert_for_each_budget_for_step, checked before a
+// for_each step is enqueued as the next step.
+func (forEach) CheckEnqueue(s *workflow.State, step workflow.Step) error {
+	limit := s.WorkflowBudget().MaxForEachItems
+	if limit <= 0 {
+		return nil
+	}
+	key, ok := field(step, "items_key").AsString()
+	if !ok || key == "" {
+		return nil
+	}
+	items := stateField(s, key)
+	if !isArray(items) {
+		return nil
+	}
+	n := int64(len(phpValues(items)))
+	if n <= limit {
+		return nil
+	}
+	name := key
+	if v, present := step.Get("name"); present && !v.IsNull() {
+		name = toString(v)
+	}
+	return &workflow.ConstraintViolation{Message: fmt.Sprintf("For-each step '%s' planned %d items, exceeding max_for_each_items budget of %d.", name, n, limit)}
+}
