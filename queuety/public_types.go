@@ -15,6 +15,9 @@ type (
 	// Clock is the application clock (Config.Clock): every time the
 	// daemon computes in Go is read from it, so tests can move it.
 	Clock = clock.Clock
+	// Ticker is what Clock.NewTicker returns: a time.Ticker on the
+	// clock's time, so a test's fake clock drives the worker's loops.
+	Ticker = clock.Ticker
 
 	// SessionSnapshot is one worker session as lifecycle results and
 	// operators see it (durable-workflow's workerSessionSnapshot).
