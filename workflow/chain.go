@@ -74,7 +74,7 @@ func (a *advanceTx) chainable(step Step, job StepJob) bool {
 	if r == nil || r.Owner == "" || !a.trace.chainOK || a.trace.depth >= r.Max || a.ctx.Err() != nil {
 		return false
 	}
-	if step.Type() != StepSingle || job.DelaySeconds > 0 || job.ConcurrencyGroup != "" || job.SessionID != "" {
+	if k, ok := a.e.Kind(step.Type()).(ChainKind); !ok || !k.Chains() || job.DelaySeconds > 0 || job.ConcurrencyGroup != "" || job.SessionID != "" {
 		return false
 	}
 	if bytes.Contains(job.Payload, []byte(`"rate_limit"`)) {

@@ -45,8 +45,9 @@
 //     `started` log and step_started event, then a Go step handler
 //     (Handlers: StepFunc, ItemFunc, ReducerFunc, ConditionFunc,
 //     CompensationFunc, registered under the PHP class names the step
-//     definitions carry) or a placeholder (__queuety_delay,
-//     __queuety_for_each, __queuety_repeat), then the step-completion
+//     definitions carry) or the placeholder of a step kind
+//     (__queuety_delay, __queuety_for_each, __queuety_repeat...: package
+//     steps, one file per kind behind Kind, kind.go), then the step-completion
 //     transaction of advance_step (spec §3.3): guards A/B/C,
 //     finalize_step_completion (merge rules, _next_step, pruning,
 //     compensation snapshot, budget counters and checks, completion or the
@@ -88,8 +89,8 @@
 //
 //   - __queuety_wait_for_signal / __queuety_wait_for_workflows (the
 //     kinds in steps/wait_for_*.go; park and settle_wait_step in
-//     engine_wait.go, Engine.Signal in engine_signal.go) settle at once when the stored
-//     signals or the dependencies already satisfy the step
+//     engine_wait.go, Engine.Signal in engine_signal.go) settle at once
+//     when the stored signals or the dependencies already satisfy the step
 //     (settle_wait_step), fail it when it cannot be satisfied, or park the
 //     workflow (waiting_for_signal / waiting_for_workflows, _wait,
 //     workflow_dependencies rows, workflow_waiting) with no job left.
@@ -97,7 +98,8 @@
 //     transaction, the settling of a matching wait (match_payload,
 //     correlation_key, All/Any, decisions).
 //   - __queuety_start_workflows and __queuety_run_workflow (the kinds in
-//     steps/start_workflows.go and steps/run_workflow.go) dispatch children from the step's definition
+//     steps/start_workflows.go and steps/run_workflow.go) dispatch
+//     children from the step's definition
 //     bundle (start_item_index, _started_by_*, _workflow_groups, the
 //     started_workflows budget) or with the parent columns.
 //   - After every transaction that made workflows terminal, afterTerminal

@@ -23,8 +23,7 @@ import (
 // The engine files, one topic each: engine_run.go (running a claimed job,
 // the worker's part of Worker::process_job), advance.go (the step
 // transaction: the guards and finalize_step_completion), kind.go (the
-// step kinds the engine is given, package steps), engine_foreach.go,
-// engine_fail.go (step failures and Workflow::fail), engine_state.go
+// step kinds the engine is given, package steps), engine_fail.go (step failures and Workflow::fail), engine_state.go
 // (merge, pruning, compensation snapshots, budgets) and engine_events.go
 // (logs and workflow_events rows).
 type Engine struct {

@@ -105,15 +105,7 @@ func (e *Engine) prefetchMetadata(state *State, index int) {
 	if !ok {
 		return
 	}
-	var classes []string
-	if step.Type() == StepParallel {
-		for _, branch := range ParallelBranches(step.Object()) {
-			classes = append(classes, BranchHandler(MergeParallelBranch(step.Object(), branch)))
-		}
-	} else {
-		classes = append(classes, step.Class())
-	}
-	for _, c := range classes {
+	for _, c := range stepClasses(step) {
 		if c != "" && !IsPlaceholderHandler(c) && !e.handlers.hasGo(c) {
 			p.PeekClassMetadata(c)
 		}

@@ -104,6 +104,13 @@ type DependencyKind interface {
 	DependencyEnded(ctx context.Context, a *Advance, index int, step Step) error
 }
 
+// ChainKind is a kind whose one handler job a worker may run right after
+// the commit that enqueued it, without a claim (chain.go).
+type ChainKind interface {
+	Kind
+	Chains() bool
+}
+
 // ItemKind is a kind whose branch jobs each carry one item (the payload's
 // __for_each entry) that the class's item handler runs
 // (ForEachHandler::handle_item), when it has one.

@@ -114,3 +114,17 @@ func newStepJob(handler string, index int, opts StepDispatchOptions, delay *int6
 	job.ConcurrencyGroup, job.ConcurrencyLimit = phpjson.ConcurrencyGroup(job.ConcurrencyGroup, job.ConcurrencyLimit)
 	return job, nil
 }
+
+// stepClasses lists the handler classes the jobs StepJobs writes for step
+// name: each branch's of a parallel step, else the step's class.
+func stepClasses(step Step) []string {
+	var classes []string
+	if step.Type() == StepParallel {
+		for _, branch := range ParallelBranches(step.Object()) {
+			classes = append(classes, BranchHandler(MergeParallelBranch(step.Object(), branch)))
+		}
+	} else {
+		classes = append(classes, step.Class())
+	}
+	return classes
+}
