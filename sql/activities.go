@@ -432,27 +432,3 @@ func (w *WorkflowTx) CompleteActivity(executionID int64, result, history []byte,
 	n, err := w.exec(qCompleteActivityAttemptAndExecution, string(result), string(history), now.UTC(), now.UTC(), now.UTC(), executionID)
 	return n > 0, err
 }
-
-// CompleteLocalStep completes a local attempt's step job, execution and
-// attempt, fenced on the claim and the current attempt; false (nothing
-// changed) when the claim fence fails. The claim's holder is the only
-// writer of its execution and attempt, so once the job fence holds a
-// mismatch there is a bug, reported as an error that rolls back the
-// transaction.
-func (w *WorkflowTx) CompleteLocalStep(jobID, executionID int64, workerID string, attempts int, attemptID string, result, history []byte, now time.Time) (bool, error) {
-	n, err := w.exec(qCompleteLocalJob, jobID, workerID, attempts)
-	if err != nil || n == 0 {
-		return false, err
-	}
-	if n, err = w.exec(qCompleteLocalExecution, string(result), string(history), now.UTC(), now.UTC(), executionID, attemptID); err != nil {
-		return false, err
-	} else if n == 0 {
-		return false, fmt.Errorf("local activity execution %d: attempt %s is not its running one although job %d is held", executionID, attemptID, jobID)
-	}
-	if n, err = w.exec(qCompleteLocalAttempt, now.UTC(), attemptID); err != nil {
-		return false, err
-	} else if n == 0 {
-		return false, fmt.Errorf("local activity attempt %s is not running although job %d is held", attemptID, jobID)
-	}
-	return true, nil
-}

@@ -76,12 +76,14 @@ func TestActivityMetrics(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, `{"ok":true}`, xs[2].Result.String)
 
-	// The fenced completion changes nothing when the claim moved on.
-	require.NoError(t, e.s.WorkflowTx(e.ctx, func(tx *WorkflowTx) error {
-		ok, err := tx.CompleteLocalStep(1, running, "someone-else", 1, atts[0].ID, []byte(`{}`), []byte(`[]`), now)
-		require.False(t, ok)
-		return err
-	}))
+	// The fenced completion changes nothing when the claim moved on, and
+	// fails the transaction.
+	err = e.s.WorkflowTx(e.ctx, func(tx *WorkflowTx) error {
+		tx.CompleteJobAsLocalStep(LocalStepDone{JobID: 1, Owner: "someone-else", Attempts: 1, ExecutionID: running,
+			AttemptID: atts[0].ID, Result: []byte(`{}`), History: []byte(`[]`), Now: now})
+		return tx.CompleteJob(1)
+	})
+	require.ErrorIs(t, err, ErrAssumptionFailed)
 	require.NoError(t, e.s.TruncateActivities(e.ctx))
 	m, err = e.s.ActivityMetrics(e.ctx)
 	require.NoError(t, err)

@@ -26,7 +26,7 @@ const (
 	qLockJobWithExecution                = "lock-job-with-execution"
 	qInsertRunningActivityExecution      = "insert-running-activity-execution"
 	qCompleteActivityAttemptAndExecution = "complete-activity-attempt-and-execution"
-	qCompleteLocalJob                    = "complete-local-job"
-	qCompleteLocalExecution              = "complete-local-execution"
-	qCompleteLocalAttempt                = "complete-local-attempt"
+	qCompleteLocalStep                   = "complete-local-step"
+	qAdvanceAssumedWorkflow              = "advance-assumed-workflow"
+	qCompleteAssumedWorkflow             = "complete-assumed-workflow"
 )

@@ -160,19 +160,32 @@ SET e.status = 'completed', e.result = ?, e.history = ?, e.closed_at = ?, e.upda
 	a.status = 'completed', a.closed_at = ?
 WHERE e.id = ? AND a.status = 'running'
 
--- name: complete-local-job
--- The hot path of a local attempt that succeeded, first statement: its step
--- job completes, fenced on the claim (status, reserved_by, attempts). Three
--- primary-key updates cost a third of one three-table UPDATE ... JOIN.
-UPDATE {jobs} SET status = 'completed', completed_at = NOW()
-WHERE id = ? AND status = 'processing' AND reserved_by = ? AND attempts = ?
+-- name: complete-local-step
+-- The hot path of a local attempt that succeeded: its step job, execution
+-- and attempt complete in one statement, fenced on the claim (status,
+-- reserved_by, attempts) and on the attempt being the execution's running
+-- one. Every table is matched by its primary key, so the server reads the
+-- three rows as constants: when one fence fails nothing is matched and
+-- nothing changes (0 rows), else the three rows change (3). One round trip
+-- instead of three, which is what a step's latency is made of on a busy
+-- server.
+UPDATE {jobs} j, {activity_executions} e, {activity_attempts} a
+SET j.status = 'completed', j.completed_at = NOW(),
+	e.status = 'completed', e.result = ?, e.history = ?, e.closed_at = ?, e.updated_at = ?,
+	a.status = 'completed', a.closed_at = ?
+WHERE j.id = ? AND j.status = 'processing' AND j.reserved_by = ? AND j.attempts = ?
+	AND e.id = ? AND e.status = 'running' AND e.current_attempt_id = ?
+	AND a.id = ? AND a.status = 'running'
 
--- name: complete-local-execution
--- Second: its execution, fenced on the attempt being the current one.
-UPDATE {activity_executions}
-SET status = 'completed', result = ?, history = ?, closed_at = ?, updated_at = ?
-WHERE id = ? AND status = 'running' AND current_attempt_id = ?
+-- name: advance-assumed-workflow
+-- advance-workflow of a row the transaction did not lock first
+-- (WorkflowTx.AssumeWorkflow): fenced on the status, step and state its
+-- writer last committed, compared byte for byte.
+UPDATE {workflows} SET state = ?, current_step = ?
+WHERE id = ? AND status = ? AND current_step = ? AND state = CAST(? AS BINARY)
 
--- name: complete-local-attempt
--- Third: the attempt itself.
-UPDATE {activity_attempts} SET status = 'completed', closed_at = ? WHERE id = ? AND status = 'running'
+-- name: complete-assumed-workflow
+-- complete-workflow of an assumed row, fenced as advance-assumed-workflow.
+UPDATE {workflows}
+SET state = ?, current_step = ?, status = 'completed', completed_at = NOW()
+WHERE id = ? AND status = ? AND current_step = ? AND state = CAST(? AS BINARY)

@@ -210,6 +210,10 @@ type WorkflowTx struct {
 	savepoint   string
 	inSavepoint bool
 	deferred    deferredWrites
+	// assumed and localDone: rows written without being read first
+	// (workflows_assumed.go).
+	assumed   *WorkflowRow
+	localDone *LocalStepDone
 }
 
 // WorkflowTx runs fn in a READ COMMITTED transaction, retried as a whole on
@@ -219,6 +223,9 @@ func (s *Store) WorkflowTx(ctx context.Context, fn func(*WorkflowTx) error) erro
 		w := &WorkflowTx{s: s, tx: tx, ctx: ctx}
 		if err := fn(w); err != nil {
 			return err
+		}
+		if w.localDone != nil {
+			return fmt.Errorf("local step job %d: its completion was never written", w.localDone.JobID)
 		}
 		return w.flush()
 	})
@@ -271,11 +278,20 @@ func (w *WorkflowTx) LockWorkflow(id int64) (*WorkflowRow, error) {
 	}
 	var r WorkflowRow
 	err := w.tx.Unsafe().GetContext(w.ctx, &r, w.s.query(qLockWorkflow), id)
+	found := err == nil
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
+		err = nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock workflow %d: %w", id, err)
+	}
+	if a := w.assumedWorkflow(id); a != nil {
+		if err := w.checkAssumed(a, &r, found); err != nil {
+			return nil, err
+		}
+	}
+	if !found {
+		return nil, nil
 	}
 	return &r, nil
 }
@@ -311,6 +327,9 @@ func (w *WorkflowTx) Advance(id int64, state []byte, step int) error {
 		w.deferWorkflow(workflowWrite{id: id, state: state, step: step})
 		return nil
 	}
+	if a := w.assumedWorkflow(id); a != nil {
+		return w.writeAssumed(a, state, step, false)
+	}
 	_, err := w.exec(qAdvanceWorkflow, string(state), step, id)
 	return err
 }
@@ -321,6 +340,9 @@ func (w *WorkflowTx) Complete(id int64, state []byte, step int) error {
 	if w.batch != nil {
 		w.deferWorkflow(workflowWrite{id: id, state: state, step: step, complete: true})
 		return nil
+	}
+	if a := w.assumedWorkflow(id); a != nil {
+		return w.writeAssumed(a, state, step, true)
 	}
 	_, err := w.exec(qCompleteWorkflow, string(state), step, id)
 	return err
@@ -338,6 +360,9 @@ func (w *WorkflowTx) CompleteJob(id int64) error {
 		delete(w.batch.jobs, id)
 		w.deferred.completedJobs = append(w.deferred.completedJobs, id)
 		return nil
+	}
+	if d := w.localDone; d != nil && d.JobID == id {
+		return w.completeLocalStep(d)
 	}
 	_, err := w.exec(qCompleteWorkflowJob, id)
 	return err

@@ -34,7 +34,10 @@ import (
 //     After the commit the worker runs the class at once in process (Go
 //     step handler, or the PHP pool through the StepRunner), then commits
 //     the outcome, which advances the workflow; a next local step starts
-//     in that same transaction, and so on.
+//     in that same transaction, and so on. A success writes the rows its
+//     start committed without reading them again, fenced on them
+//     (completeLocalFast): a local step sends no more statements than a
+//     chained step (step_cost_test.go counts them).
 //   - Other ways in. A first step (dispatch), a retry row, a row rescued
 //     after a crash, or a step enqueued by a party that will not run it
 //     (signal, wait sweep, resume, a worker that is stopping) is a
@@ -176,6 +179,10 @@ type localAttempt struct {
 	state  *State    // the handler's input
 	trace  *jobTrace // for step_completed / the failure events
 	stepOf string    // the step's event handler name
+	// wf is the workflow row as the transaction that started the attempt
+	// committed it: the outcome transaction writes it fenced on that
+	// instead of reading it again (completeLocalFast).
+	wf store.WorkflowRow
 
 	// deadlines of the attempt; hb moves with each heartbeat.
 	mu               sync.Mutex
@@ -314,6 +321,15 @@ func (a *advanceTx) enqueueLocal(step Step, index int) error {
 	if err != nil {
 		return err
 	}
+	if att != nil {
+		// The row as this transaction leaves it: the state it wrote (the
+		// fence compares it byte for byte), on this step.
+		att.wf = *a.wf
+		if a.written != nil {
+			att.wf.State = string(a.written)
+		}
+		att.wf.CurrentStep = index
+	}
 	a.localNext = att
 	return nil
 }
@@ -323,8 +339,10 @@ func (a *advanceTx) enqueueLocal(step Step, index int) error {
 // when none exists yet): create the execution with its first attempt,
 // replay a terminal one, take the timeout path when a deadline has passed
 // (an interrupted attempt included), close an interrupted attempt within
-// its deadlines (cold replay), or start the next attempt. It returns the
-// started attempt, or nil when the transaction settled the step.
+// its deadlines (cold replay), or start the next attempt. fresh: the job's
+// lease was just taken (inserted claimed, or claimed a moment ago) and is
+// not renewed. It returns the started attempt, or nil when the transaction
+// settled the step.
 func (a *advanceTx) startLocal(step Step, index int, fresh bool, x *store.ActivityExecution) (*localAttempt, error) {
 	e, job := a.e, a.job
 	now := e.store.PreciseNow()
@@ -745,7 +763,10 @@ func (e *Engine) runLocalClaimed(ctx context.Context, job *store.JobRow) error {
 			return runtimeErrorf("Job %d is not the job of a local activity step.", job.ID)
 		}
 		a.runLocal = true
-		att, err = a.startLocal(step, a.current, false, x)
+		att, err = a.startLocal(step, a.current, justClaimed(a.job, e.store.PreciseNow()), x)
+		if att != nil {
+			att.wf = *a.wf // read under the lock; starting an attempt does not write it
+		}
 		return err
 	})
 	if err != nil {
@@ -760,6 +781,17 @@ func (e *Engine) runLocalClaimed(ctx context.Context, job *store.JobRow) error {
 	}
 	e.runLocalChain(ctx, att)
 	return nil
+}
+
+// justClaimed reports whether the claim of job took its lease a moment
+// ago: renewing it before the attempt starts would write reserved_at
+// again with (nearly) the same second, a statement for nothing.
+func justClaimed(job *store.JobRow, now time.Time) bool {
+	if !job.ReservedAt.Valid {
+		return false
+	}
+	d := now.Sub(job.ReservedAt.Time)
+	return d > -2*time.Second && d < 2*time.Second
 }
 
 // runLocalChain runs started attempts one after the other: each outcome
@@ -869,11 +901,14 @@ func (e *Engine) watchDeadlines(ctx context.Context, att *localAttempt) (stop fu
 // finishLocal is the outcome transaction of an attempt (spec §3.5 step 6).
 func (e *Engine) finishLocal(ctx context.Context, att *localAttempt, out *phpjson.Object, callErr error, interrupted bool, dur time.Duration) (*localAttempt, error) {
 	var stale bool
-	a, err := e.stepTx(ctx, &jobTrace{}, dur, func(a *advanceTx) error {
+	fast := true
+	body := func(a *advanceTx) error {
 		stale = false
 		a.runLocal = true
-		if done, err := a.completeLocalFast(att, out, callErr, interrupted); done || err != nil {
-			return err
+		if fast {
+			if done, err := a.completeLocalFast(att, out, callErr, interrupted); done || err != nil {
+				return err
+			}
 		}
 		x, err := a.lockLocal(att.job.WorkflowID.Int64, att.job.ID)
 		if err != nil {
@@ -952,7 +987,15 @@ func (e *Engine) finishLocal(ctx context.Context, att *localAttempt, out *phpjso
 			return lc.failed(ActivityFailed, msg, class, "", nonRetryable, att.number, false)
 		}
 		return lc.retry(RetryFailure, msg, class, "", att.id, att.number, true)
-	})
+	}
+	a, err := e.stepTx(ctx, &jobTrace{}, dur, body)
+	if errors.Is(err, errLocalFastMissed) {
+		// Someone wrote the workflow or the claim since the attempt
+		// started (a signal, a pause, a rescue), or the step failed:
+		// decide on the rows as they are now.
+		fast = false
+		a, err = e.stepTx(ctx, &jobTrace{}, dur, body)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -991,27 +1034,24 @@ func (a *advanceTx) lockLocal(workflowID, jobID int64) (*store.ActivityExecution
 }
 
 // completeLocalFast is the outcome transaction's hot path: an attempt that
-// succeeded within its deadlines on a live workflow completes its job,
-// execution and attempt in one fenced statement (no read of the job or
-// the execution), then advances the workflow with the step's log and
-// event rows, and the next local step's, written one INSERT per table.
-// done is false when anything is off (failure, deadline, cancellation, a
-// lost claim): the caller then takes the general path in the same
-// transaction, on which nothing was changed.
+// succeeded within its deadlines on a live workflow advances the workflow
+// without reading a row (store.AssumeWorkflow): the workflow's next state
+// is written fenced on the row the attempt's start committed, and its job,
+// execution and attempt complete in one statement fenced on the claim
+// (store.CompleteJobAsLocalStep), then the step's log and event rows, and
+// the next local step's, one INSERT per table. It is the statements of a
+// chained step (chain.go) minus its two locking reads plus the execution
+// and attempt rows the contract adds. done is false when anything known
+// in memory is off (failure, deadline, cancellation): the caller then takes
+// the general path in the same transaction, on which nothing was changed.
+// A fence that fails, or any failure after the fences were set, fails the
+// transaction with errLocalFastMissed: it is run again on the general path.
 func (a *advanceTx) completeLocalFast(att *localAttempt, out *phpjson.Object, callErr error, interrupted bool) (done bool, err error) {
-	if callErr != nil || interrupted {
+	if callErr != nil || interrupted || att.wf.ID == 0 {
 		return false, nil
 	}
-	if a.wf, err = a.tx.LockWorkflow(att.job.WorkflowID.Int64); err != nil || a.wf == nil {
-		return false, err
-	}
-	if !liveStatus(a.wf.Status) {
-		return false, nil
-	}
-	if err := a.loadState(); err != nil {
-		return false, err
-	}
-	if int(att.job.StepIndex.Int64) != a.current {
+	wf := att.wf
+	if !liveStatus(wf.Status) || int(att.job.StepIndex.Int64) != wf.CurrentStep {
 		return false, nil
 	}
 	now := a.e.store.PreciseNow()
@@ -1022,6 +1062,10 @@ func (a *advanceTx) completeLocalFast(att *localAttempt, out *phpjson.Object, ca
 		if !d.IsZero() && !now.Before(d) {
 			return false, nil
 		}
+	}
+	a.wf = &wf
+	if err := a.loadState(); err != nil {
+		return false, nil // read again under the lock, where it is reported
 	}
 	res, err := encodeObject(orEmpty(out))
 	if err != nil {
@@ -1040,16 +1084,22 @@ func (a *advanceTx) completeLocalFast(att *localAttempt, out *phpjson.Object, ca
 	if err := appendHistory(x, ActivityCompleted, c, phpjson.Null(), now); err != nil {
 		return false, err
 	}
-	ok, err := a.tx.CompleteLocalStep(job.ID, att.execID, job.ReservedBy.String, job.Attempts, att.id, res, historyBytes(x), now)
-	if err != nil || !ok {
-		return false, err
-	}
-	a.job.Status = store.StatusCompleted
-	a.jobCompleted = true
+	a.tx.AssumeWorkflow(&wf)
+	a.tx.CompleteJobAsLocalStep(store.LocalStepDone{
+		JobID: job.ID, Owner: job.ReservedBy.String, Attempts: job.Attempts,
+		ExecutionID: att.execID, AttemptID: att.id, Result: res, History: historyBytes(x), Now: now,
+	})
 	t := *att.trace
 	a.trace = &t
 	if err := a.finalize(orEmpty(out), true); err != nil {
-		return false, err
+		// Failed fence, or a failure decided on a state that may be stale
+		// (an unknown _next_step, a budget): either way the ordinary path
+		// decides again on the rows as they are.
+		return false, fmt.Errorf("%w: %w", errLocalFastMissed, err)
 	}
 	return true, nil
 }
+
+// errLocalFastMissed: completeLocalFast's transaction must be run again on
+// the general path.
+var errLocalFastMissed = errors.New("local step completion: assumed rows must be read")

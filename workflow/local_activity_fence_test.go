@@ -1,0 +1,43 @@
+package workflow
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// A local step's outcome is written without reading the workflow again,
+// fenced on the row its attempt started from. When another writer changed
+// the row meanwhile (here the state, as a signal or an operator would),
+// the fence fails and the outcome is merged into the row as it is now:
+// nothing the other writer wrote is lost, and the chain goes on.
+func TestLocalActivityOutcomeMergesIntoAStateWrittenMeanwhile(t *testing.T) {
+	t.Parallel()
+	env := newLocalEnv(t)
+	var calls atomic.Int64
+	env.step(t, "Meanwhile", func(context.Context, *State) (*phpjson.Object, error) {
+		if calls.Add(1) == 1 {
+			env.db.MustExec("UPDATE `"+env.s.Tables()["workflows"]+"` SET state = JSON_SET(state, '$.outside', 7) WHERE name = ?", "meanwhile")
+		}
+		return obj("r", true), nil
+	})
+	id := env.dispatch(New("meanwhile").LocalActivity("IncStep", LocalActivityOptions{}).
+		LocalActivity("Meanwhile", LocalActivityOptions{}).LocalActivity("IncStep", LocalActivityOptions{}), obj("n", 0))
+	env.claimAndRun()
+	require.EqualValues(t, 1, env.claims.Load())
+	require.Equal(t, "completed", env.workflow(id).Status)
+	require.Equal(t, `{"n":2,"outside":7,"r":true}`, env.publicJSON(id))
+	require.EqualValues(t, 1, calls.Load())
+	for _, x := range env.executions(id) {
+		require.Equal(t, store.ActivityCompleted, x.Status)
+		require.EqualValues(t, 1, x.AttemptCount)
+	}
+	for _, a := range env.attempts(id) {
+		require.Equal(t, store.AttemptCompleted, a.Status)
+	}
+}
