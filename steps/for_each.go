@@ -1,6 +1,8 @@
 package steps
 
 import (
+	"strconv"
+
 	"cmp"
 	"context"
 	"fmt"
@@ -53,7 +55,7 @@ func forEachPlaceholder(ctx context.Context, a *workflow.Advance, job *store.Job
 	if err != nil || a.Workflow() == nil {
 		return false, err
 	}
-	if !ok || toString(field(step, "type")) != string(workflow.StepForEach) {
+	if !ok || phpjson.ToString(field(step, "type")) != string(workflow.StepForEach) {
 		return false, runtimeErrorf("Step %d is not a for_each definition.", stepIndex)
 	}
 	def, err := forEachDef(step)
@@ -73,20 +75,20 @@ func forEachPlaceholder(ctx context.Context, a *workflow.Advance, job *store.Job
 
 	rt, ok := forEachRuntime(a.State(), stepIndex)
 	if !ok {
-		itemsKey := toString(field(step, "items_key"))
+		itemsKey := phpjson.ToString(field(step, "items_key"))
 		items := phpjson.List()
 		if itemsKey != "" {
 			if v, present := a.State().Get(itemsKey); present && !v.IsNull() {
 				items = v
 			}
 		}
-		if !isArray(items) {
-			return false, runtimeErrorf("For-each step '%s' expected state key '%s' to contain an array.", toString(field(step, "name")), itemsKey)
+		if !phpjson.IsArray(items) {
+			return false, runtimeErrorf("For-each step '%s' expected state key '%s' to contain an array.", phpjson.ToString(field(step, "name")), itemsKey)
 		}
-		values := phpValues(items)
+		values := phpjson.Values(items)
 		if limit := a.State().WorkflowBudget().MaxForEachItems; limit > 0 && int64(len(values)) > limit {
 			return false, &workflow.ConstraintViolation{Message: fmt.Sprintf("For-each step '%s' planned %d items, exceeding max_for_each_items budget of %d.",
-				toString(field(step, "name")), len(values), limit)}
+				phpjson.ToString(field(step, "name")), len(values), limit)}
 		}
 		rt = phpjson.NewObject()
 		rt.Set("initialized", phpjson.Bool(true))
@@ -98,14 +100,14 @@ func forEachPlaceholder(ctx context.Context, a *workflow.Advance, job *store.Job
 		normalizeForEachRuntime(rt)
 	}
 
-	items := phpValues(get(rt, "items"))
-	results, failures := phpArray(get(rt, "results")), phpArray(get(rt, "failures"))
+	items := phpjson.Values(phpjson.Get(rt, "items"))
+	results, failures := phpjson.AsArray(phpjson.Get(rt, "results")), phpjson.AsArray(phpjson.Get(rt, "failures"))
 	var missing []int
 	for i := range items {
-		if _, r := results.Get(itoa(i)); r {
+		if _, r := results.Get(strconv.Itoa(i)); r {
 			continue
 		}
-		if _, f := failures.Get(itoa(i)); f {
+		if _, f := failures.Get(strconv.Itoa(i)); f {
 			continue
 		}
 		missing = append(missing, i)
@@ -167,12 +169,12 @@ func forEachPlaceholder(ctx context.Context, a *workflow.Advance, job *store.Job
 
 // forEachRuntime returns a copy of an initialized runtime.
 func forEachRuntime(s *workflow.State, stepIndex int) (*phpjson.Object, bool) {
-	v := workflow.PHPIndex(phpjson.ObjectValue(phpArray(stateField(s, workflow.KeyForEachSteps))), itoa(stepIndex))
-	if !isArray(v) {
+	v := phpjson.Index(phpjson.ObjectValue(phpjson.AsArray(stateField(s, workflow.KeyForEachSteps))), strconv.Itoa(stepIndex))
+	if !phpjson.IsArray(v) {
 		return nil, false
 	}
-	rt := cloneObject(phpArray(v))
-	if !truthy(get(rt, "initialized")) {
+	rt := phpjson.CloneObject(phpjson.AsArray(v))
+	if !phpjson.Truthy(phpjson.Get(rt, "initialized")) {
 		return nil, false
 	}
 	return rt, true
@@ -180,26 +182,26 @@ func forEachRuntime(s *workflow.State, stepIndex int) (*phpjson.Object, bool) {
 
 // setForEachRuntime stores rt as _for_each_steps[stepIndex].
 func setForEachRuntime(s *workflow.State, stepIndex int, rt *phpjson.Object) {
-	steps := cloneObject(phpArray(stateField(s, workflow.KeyForEachSteps)))
-	steps.Set(itoa(stepIndex), phpjson.ObjectValue(rt))
+	steps := phpjson.CloneObject(phpjson.AsArray(stateField(s, workflow.KeyForEachSteps)))
+	steps.Set(strconv.Itoa(stepIndex), phpjson.ObjectValue(rt))
 	s.Set(workflow.KeyForEachSteps, phpjson.ObjectValue(steps))
 }
 
 // normalizeForEachRuntime is normalize_for_each_runtime, in place.
 func normalizeForEachRuntime(rt *phpjson.Object) {
-	rt.Set("items", phpjson.List(phpValues(get(rt, "items"))...))
-	rt.Set("results", phpjson.ObjectValue(workflow.NormalizeForEachEntries(get(rt, "results"))))
-	rt.Set("failures", phpjson.ObjectValue(workflow.NormalizeForEachEntries(get(rt, "failures"))))
-	if w := get(rt, "winner_index"); !w.IsNull() {
-		rt.Set("winner_index", phpjson.Int(toInt(w)))
+	rt.Set("items", phpjson.List(phpjson.Values(phpjson.Get(rt, "items"))...))
+	rt.Set("results", phpjson.ObjectValue(workflow.NormalizeForEachEntries(phpjson.Get(rt, "results"))))
+	rt.Set("failures", phpjson.ObjectValue(workflow.NormalizeForEachEntries(phpjson.Get(rt, "failures"))))
+	if w := phpjson.Get(rt, "winner_index"); !w.IsNull() {
+		rt.Set("winner_index", phpjson.Int(phpjson.ToInt(w)))
 	} else {
 		rt.Set("winner_index", phpjson.Null())
 	}
-	rt.Set("settled", phpjson.Bool(truthy(get(rt, "settled"))))
+	rt.Set("settled", phpjson.Bool(phpjson.Truthy(phpjson.Get(rt, "settled"))))
 }
 
 func forEachCounts(rt *phpjson.Object) (successes, failures, total int) {
-	return phpArray(get(rt, "results")).Len(), phpArray(get(rt, "failures")).Len(), len(phpValues(get(rt, "items")))
+	return phpjson.AsArray(phpjson.Get(rt, "results")).Len(), phpjson.AsArray(phpjson.Get(rt, "failures")).Len(), len(phpjson.Values(phpjson.Get(rt, "items")))
 }
 
 // forEachSatisfied is for_each_completion_satisfied.
@@ -229,7 +231,7 @@ func forEachImpossible(def *workflow.ForEachStep, rt *phpjson.Object) bool {
 
 // sortedEntries returns the entries of results or failures by index.
 func sortedEntries(v phpjson.Value) []phpjson.Value {
-	vals := slices.Clone(phpValues(v))
+	vals := slices.Clone(phpjson.Values(v))
 	slices.SortStableFunc(vals, func(a, b phpjson.Value) int {
 		return cmp.Compare(entryIndex(a), entryIndex(b))
 	})
@@ -237,20 +239,20 @@ func sortedEntries(v phpjson.Value) []phpjson.Value {
 }
 
 func entryIndex(v phpjson.Value) int64 {
-	if !isArray(v) {
+	if !phpjson.IsArray(v) {
 		return 0
 	}
-	return toInt(get(phpArray(v), "index"))
+	return phpjson.ToInt(phpjson.Get(phpjson.AsArray(v), "index"))
 }
 
 // forEachAggregate is build_for_each_aggregate.
 func forEachAggregate(step workflow.Step, rt *phpjson.Object) *phpjson.Object {
-	results := sortedEntries(get(rt, "results"))
-	failures := sortedEntries(get(rt, "failures"))
+	results := sortedEntries(phpjson.Get(rt, "results"))
+	failures := sortedEntries(phpjson.Get(rt, "failures"))
 	winner := phpjson.Null()
-	if w := get(rt, "winner_index"); !w.IsNull() {
+	if w := phpjson.Get(rt, "winner_index"); !w.IsNull() {
 		for _, r := range results {
-			if isArray(r) && entryIndex(r) == toInt(w) {
+			if phpjson.IsArray(r) && entryIndex(r) == phpjson.ToInt(w) {
 				winner = r
 				break
 			}
@@ -263,7 +265,7 @@ func forEachAggregate(step workflow.Step, rt *phpjson.Object) *phpjson.Object {
 	agg := phpjson.NewObject()
 	agg.Set("mode", mode)
 	agg.Set("quorum", field(step, "quorum"))
-	agg.Set("total", phpjson.Int(int64(len(phpValues(get(rt, "items"))))))
+	agg.Set("total", phpjson.Int(int64(len(phpjson.Values(phpjson.Get(rt, "items"))))))
 	agg.Set("succeeded", phpjson.Int(int64(len(results))))
 	agg.Set("failed", phpjson.Int(int64(len(failures))))
 	agg.Set("settled", phpjson.Bool(true))
@@ -287,7 +289,7 @@ func forEachOutput(ctx context.Context, e *workflow.Engine, state *workflow.Stat
 	if !ok {
 		return nil, runtimeErrorf("For-each reducer class '%s' not found.", def.Reducer.Class)
 	}
-	rs := workflow.NewState(cloneObject(state.Object()))
+	rs := workflow.NewState(phpjson.CloneObject(state.Object()))
 	rs.Set(key, phpjson.ObjectValue(agg))
 	extra, err := reduce(ctx, rs.Public(), agg, def.Reducer.Payload)
 	if err != nil {
@@ -328,15 +330,15 @@ func (forEach) CompleteBranch(ctx context.Context, a *workflow.Advance, step wor
 		return runtimeErrorf("Workflow %d: for-each runtime state missing for step %d.", a.Workflow().ID, a.Current())
 	}
 	normalizeForEachRuntime(rt)
-	if truthy(get(rt, "settled")) {
+	if phpjson.Truthy(phpjson.Get(rt, "settled")) {
 		return a.Tx().BuryJob(a.Job().ID, msgForEachSettled)
 	}
-	if v := workflow.PHPIndex(get(rt, "items"), itoa(int(itemIndex))); !v.IsNull() {
+	if v := phpjson.Index(phpjson.Get(rt, "items"), strconv.Itoa(int(itemIndex))); !v.IsNull() {
 		item = v
 	}
-	key := itoa(int(itemIndex))
-	results := cloneObject(phpArray(get(rt, "results")))
-	failures := cloneObject(phpArray(get(rt, "failures")))
+	key := strconv.Itoa(int(itemIndex))
+	results := phpjson.CloneObject(phpjson.AsArray(phpjson.Get(rt, "results")))
+	failures := phpjson.CloneObject(phpjson.AsArray(phpjson.Get(rt, "failures")))
 	entry := phpjson.NewObject()
 	entry.Set("index", phpjson.Int(itemIndex))
 	entry.Set("item", item)
@@ -346,7 +348,7 @@ func (forEach) CompleteBranch(ctx context.Context, a *workflow.Advance, step wor
 	failures.Delete(key)
 	rt.Set("results", phpjson.ObjectValue(results))
 	rt.Set("failures", phpjson.ObjectValue(failures))
-	if get(rt, "winner_index").IsNull() {
+	if phpjson.Get(rt, "winner_index").IsNull() {
 		rt.Set("winner_index", phpjson.Int(itemIndex))
 	}
 	setForEachRuntime(a.State(), a.Current(), rt)
@@ -363,8 +365,8 @@ func (forEach) CompleteBranch(ctx context.Context, a *workflow.Advance, step wor
 		c := phpjson.NewObject()
 		c.Set("item_index", phpjson.Int(itemIndex))
 		c.Set("item", item)
-		if isArray(tctx) {
-			for k, v := range phpArray(tctx).All() {
+		if phpjson.IsArray(tctx) {
+			for k, v := range phpjson.AsArray(tctx).All() {
 				c.Set(k, v)
 			}
 		}
@@ -421,7 +423,7 @@ func (forEach) BranchFailed(ctx context.Context, a *workflow.Advance, step workf
 		return false, err
 	}
 	rt, ok := forEachRuntime(a.State(), a.Current())
-	if v := workflow.PHPIndex(phpjson.ObjectValue(phpArray(stateField(a.State(), workflow.KeyForEachSteps))), itoa(a.Current())); !isArray(v) {
+	if v := phpjson.Index(phpjson.ObjectValue(phpjson.AsArray(stateField(a.State(), workflow.KeyForEachSteps))), strconv.Itoa(a.Current())); !phpjson.IsArray(v) {
 		rt = phpjson.NewObject()
 		rt.Set("initialized", phpjson.Bool(true))
 		rt.Set("items", phpjson.List())
@@ -430,14 +432,14 @@ func (forEach) BranchFailed(ctx context.Context, a *workflow.Advance, step workf
 		rt.Set("winner_index", phpjson.Null())
 	} else {
 		if !ok { // present but not initialized: PHP normalizes it anyway
-			rt = cloneObject(phpArray(v))
+			rt = phpjson.CloneObject(phpjson.AsArray(v))
 		}
 		normalizeForEachRuntime(rt)
 	}
 	if item, index, isBranch := workflow.ForEachItem(a.Job().Payload); isBranch && workflow.HasForEachItemIndex(a.Job().Payload) {
-		key := itoa(int(index))
-		failures := cloneObject(phpArray(get(rt, "failures")))
-		results := cloneObject(phpArray(get(rt, "results")))
+		key := strconv.Itoa(int(index))
+		failures := phpjson.CloneObject(phpjson.AsArray(phpjson.Get(rt, "failures")))
+		results := phpjson.CloneObject(phpjson.AsArray(phpjson.Get(rt, "results")))
 		entry := phpjson.NewObject()
 		entry.Set("index", phpjson.Int(index))
 		entry.Set("item", item)
@@ -459,9 +461,9 @@ func (forEach) BranchFailed(ctx context.Context, a *workflow.Advance, step workf
 // the step unsettled, so the placeholder re-dispatches only the items
 // without a result.
 func (forEach) Retry(ctx context.Context, a *workflow.Advance, step workflow.Step) error {
-	v := workflow.PHPIndex(phpjson.ObjectValue(phpArray(stateField(a.State(), workflow.KeyForEachSteps))), itoa(a.Current()))
-	if isArray(v) {
-		rt := cloneObject(phpArray(v))
+	v := phpjson.Index(phpjson.ObjectValue(phpjson.AsArray(stateField(a.State(), workflow.KeyForEachSteps))), strconv.Itoa(a.Current()))
+	if phpjson.IsArray(v) {
+		rt := phpjson.CloneObject(phpjson.AsArray(v))
 		rt.Set("failures", phpjson.List())
 		rt.Set("settled", phpjson.Bool(false))
 		setForEachRuntime(a.State(), a.Current(), rt)
@@ -484,16 +486,16 @@ func (forEach) CheckEnqueue(s *workflow.State, step workflow.Step) error {
 		return nil
 	}
 	items := stateField(s, key)
-	if !isArray(items) {
+	if !phpjson.IsArray(items) {
 		return nil
 	}
-	n := int64(len(phpValues(items)))
+	n := int64(len(phpjson.Values(items)))
 	if n <= limit {
 		return nil
 	}
 	name := key
 	if v, present := step.Get("name"); present && !v.IsNull() {
-		name = toString(v)
+		name = phpjson.ToString(v)
 	}
 	return &workflow.ConstraintViolation{Message: fmt.Sprintf("For-each step '%s' planned %d items, exceeding max_for_each_items budget of %d.", name, n, limit)}
 }

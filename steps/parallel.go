@@ -47,7 +47,7 @@ func (parallel) CompleteBranch(ctx context.Context, a *workflow.Advance, step wo
 	if !ok || input.IsNull() {
 		input = phpjson.ObjectValue(stateBefore)
 	}
-	if !isArray(context) {
+	if !phpjson.IsArray(context) {
 		context = phpjson.Null()
 	}
 	branchEv, err := a.NewEvent(workflow.EventStepBranchCompleted).

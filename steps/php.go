@@ -2,27 +2,9 @@ package steps
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/workflow"
-)
-
-// The engine's PHP reading rules under the short names the kinds' code
-// uses.
-var (
-	toString       = workflow.PHPString
-	toInt          = workflow.PHPInt
-	phpTrim        = workflow.PHPTrim
-	phpArray       = workflow.PHPArray
-	isArray        = workflow.PHPIsArray
-	valuesEqual    = workflow.PHPValuesEqual
-	truthy         = workflow.PHPTruthy
-	phpValues      = workflow.PHPValues
-	isPHPIntKey    = workflow.PHPIsIntKey
-	cloneObject    = workflow.PHPCopy
-	itoa           = strconv.Itoa
-	optionalString = workflow.PHPOptionalString
 )
 
 // field is Step.Get without the presence flag: null when missing.
@@ -34,15 +16,6 @@ func field(s workflow.Step, key string) phpjson.Value {
 // stateField is State.Get without the presence flag: null when missing.
 func stateField(s *workflow.State, key string) phpjson.Value {
 	v, _ := s.Get(key)
-	return v
-}
-
-// get is one key of an object, null when missing or when o is nil.
-func get(o *phpjson.Object, key string) phpjson.Value {
-	if o == nil {
-		return phpjson.Null()
-	}
-	v, _ := o.Get(key)
 	return v
 }
 
@@ -64,12 +37,4 @@ func optString(s string) phpjson.Value {
 		return phpjson.Null()
 	}
 	return phpjson.String(s)
-}
-
-func stringList(ss []string) phpjson.Value {
-	vs := make([]phpjson.Value, len(ss))
-	for i, s := range ss {
-		vs[i] = phpjson.String(s)
-	}
-	return phpjson.List(vs...)
 }

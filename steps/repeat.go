@@ -1,6 +1,8 @@
 package steps
 
 import (
+	"strconv"
+
 	"context"
 	"fmt"
 
@@ -40,11 +42,11 @@ func (repeat) RunPlaceholder(ctx context.Context, r *workflow.Run) error {
 // unchanged _repeat_steps. n+1 > max_iterations is a constraint violation.
 func repeatOutput(ctx context.Context, e *workflow.Engine, workflowID int64, state *workflow.State, index int) (*phpjson.Object, error) {
 	step, ok := state.Step(index)
-	if !ok || step.IsLegacy() || toString(field(step, "type")) != string(workflow.StepRepeat) {
+	if !ok || step.IsLegacy() || phpjson.ToString(field(step, "type")) != string(workflow.StepRepeat) {
 		return nil, runtimeErrorf("Workflow repeat step %d is missing or invalid.", index)
 	}
-	target := phpTrim(toString(field(step, "target_step")))
-	stateKey := phpTrim(toString(field(step, "state_key")))
+	target := phpjson.Trim(phpjson.ToString(field(step, "target_step")))
+	stateKey := phpjson.Trim(phpjson.ToString(field(step, "state_key")))
 	if target == "" {
 		return nil, runtimeErrorf("Workflow %d: repeat step %d is missing a target step.", workflowID, index)
 	}
@@ -73,12 +75,12 @@ func repeatOutput(ctx context.Context, e *workflow.Engine, workflowID int64, sta
 		}
 		actual := stateField(state, stateKey)
 		var err error
-		if matches, err = valuesEqual(actual, expected); err != nil {
+		if matches, err = phpjson.ValuesEqual(actual, expected); err != nil {
 			return nil, err
 		}
 	}
 	var cont bool
-	switch mode := toString(field(step, "repeat_mode")); mode {
+	switch mode := phpjson.ToString(field(step, "repeat_mode")); mode {
 	case "while", "":
 		cont = matches
 		if mode == "" && !field(step, "repeat_mode").IsNull() {
@@ -96,12 +98,12 @@ func repeatOutput(ctx context.Context, e *workflow.Engine, workflowID int64, sta
 		out.Set(workflow.KeyRepeatSteps, repeatStepsValue(state, index, n))
 		return out, nil
 	}
-	if v, present := step.Get("max_iterations"); present && !v.IsNull() && n+1 > toInt(v) {
-		name := itoa(index)
+	if v, present := step.Get("max_iterations"); present && !v.IsNull() && n+1 > phpjson.ToInt(v) {
+		name := strconv.Itoa(index)
 		if nv, ok := step.Get("name"); ok && !nv.IsNull() {
-			name = toString(nv)
+			name = phpjson.ToString(nv)
 		}
-		return nil, &workflow.ConstraintViolation{Message: fmt.Sprintf("Workflow %d: repeat step '%s' exceeded max_iterations of %d.", workflowID, name, toInt(v))}
+		return nil, &workflow.ConstraintViolation{Message: fmt.Sprintf("Workflow %d: repeat step '%s' exceeded max_iterations of %d.", workflowID, name, phpjson.ToInt(v))}
 	}
 	out.Set(workflow.KeyNextStep, phpjson.String(target))
 	out.Set(workflow.KeyRepeatSteps, repeatStepsValue(state, index, n+1))
@@ -112,14 +114,14 @@ func repeatOutput(ctx context.Context, e *workflow.Engine, workflowID int64, sta
 // {"iterations": n}, this step's set.
 func repeatStepsValue(state *workflow.State, index int, iterations int64) phpjson.Value {
 	out := phpjson.NewObject()
-	for k, v := range phpArray(stateField(state, workflow.KeyRepeatSteps)).All() {
-		if !isArray(v) {
+	for k, v := range phpjson.AsArray(stateField(state, workflow.KeyRepeatSteps)).All() {
+		if !phpjson.IsArray(v) {
 			continue
 		}
-		e := phpjson.NewObject().Set("iterations", phpjson.Int(max(0, toInt(get(phpArray(v), "iterations")))))
+		e := phpjson.NewObject().Set("iterations", phpjson.Int(max(0, phpjson.ToInt(phpjson.Get(phpjson.AsArray(v), "iterations")))))
 		out.Set(k, phpjson.ObjectValue(e))
 	}
-	out.Set(itoa(index), phpjson.ObjectValue(phpjson.NewObject().Set("iterations", phpjson.Int(max(0, iterations)))))
+	out.Set(strconv.Itoa(index), phpjson.ObjectValue(phpjson.NewObject().Set("iterations", phpjson.Int(max(0, iterations)))))
 	return phpjson.ObjectValue(out)
 }
 

@@ -1,6 +1,8 @@
 package steps
 
 import (
+	"github.com/queuety-go/queuety/internal/phpjson"
+
 	"context"
 	"database/sql"
 	"fmt"
@@ -36,7 +38,7 @@ func (runWorkflow) RunPlaceholder(ctx context.Context, r *workflow.Run) error {
 			return err
 		}
 		step, ok := a.Step(index)
-		if !ok || step.IsLegacy() || toString(field(step, "type")) != string(workflow.StepRunWorkflow) {
+		if !ok || step.IsLegacy() || phpjson.ToString(field(step, "type")) != string(workflow.StepRunWorkflow) {
 			return runtimeErrorf("Step %d is not a run_workflow definition.", index)
 		}
 		if !workflow.IsLive(a.Workflow().Status) || a.Workflow().CurrentStep != index {

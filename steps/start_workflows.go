@@ -1,6 +1,8 @@
 package steps
 
 import (
+	"strconv"
+
 	"context"
 	"database/sql"
 	"fmt"
@@ -58,22 +60,22 @@ func (startWorkflows) RunPlaceholder(ctx context.Context, r *workflow.Run) error
 // and the budget delta.
 func startChildren(a *workflow.Advance, index int) (*phpjson.Object, error) {
 	step, ok := a.Step(index)
-	if !ok || step.IsLegacy() || toString(field(step, "type")) != string(workflow.StepStartWorkflows) {
+	if !ok || step.IsLegacy() || phpjson.ToString(field(step, "type")) != string(workflow.StepStartWorkflows) {
 		return nil, runtimeErrorf("Step %d is not a start_workflows definition.", index)
 	}
-	name := toString(field(step, "name"))
-	itemsKey := phpTrim(toString(field(step, "items_key")))
+	name := phpjson.ToString(field(step, "name"))
+	itemsKey := phpjson.Trim(phpjson.ToString(field(step, "items_key")))
 	items := phpjson.List()
 	if itemsKey != "" {
 		if v, ok := a.State().Get(itemsKey); ok && !v.IsNull() {
 			items = v
 		}
 	}
-	if !isArray(items) {
+	if !phpjson.IsArray(items) {
 		return nil, runtimeErrorf("Start step '%s' requires state['%s'] to be an array.", name, itemsKey)
 	}
 	raw := field(step, "workflow_definition")
-	if !isArray(raw) || !isArray(get(phpArray(raw), "steps")) {
+	if !phpjson.IsArray(raw) || !phpjson.IsArray(phpjson.Get(phpjson.AsArray(raw), "steps")) {
 		return nil, runtimeErrorf("Start step '%s' is missing a valid workflow definition.", name)
 	}
 	def, err := workflow.ParseRuntimeDefinition(raw)
@@ -82,33 +84,33 @@ func startChildren(a *workflow.Advance, index int) (*phpjson.Object, error) {
 	}
 	resultKey, payloadKey := "started_workflow_ids", "item"
 	if v := field(step, "result_key"); !v.IsNull() {
-		resultKey = phpTrim(toString(v))
+		resultKey = phpjson.Trim(phpjson.ToString(v))
 	}
 	if v := field(step, "payload_key"); !v.IsNull() {
-		payloadKey = phpTrim(toString(v))
+		payloadKey = phpjson.Trim(phpjson.ToString(v))
 	}
-	groupKey := phpTrim(toString(field(step, "group_key")))
+	groupKey := phpjson.Trim(phpjson.ToString(field(step, "group_key")))
 	base := phpjson.NewObject()
-	if truthy(field(step, "inherit_state")) {
+	if phpjson.Truthy(field(step, "inherit_state")) {
 		base = a.State().Public()
 	}
 	base.Delete(itemsKey)
 	base.Delete(resultKey)
-	values := phpValues(items)
+	values := phpjson.Values(items)
 	if limit := a.State().WorkflowBudget().MaxStartedWorkflows; limit > 0 &&
 		a.State().WorkflowCounters().StartedWorkflows+int64(len(values)) > limit {
 		label := name
 		if label == "" {
-			label = itoa(index)
+			label = strconv.Itoa(index)
 		}
 		return nil, &workflow.ConstraintViolation{Message: fmt.Sprintf("Start step '%s' would exceed max_started_workflows budget of %d.", label, limit)}
 	}
 	ids := make([]phpjson.Value, 0, len(values))
 	for i, item := range values {
-		child := cloneObject(base)
-		if isArray(item) {
-			for k, v := range phpArray(item).All() {
-				if !isPHPIntKey(k) && !strings.HasPrefix(k, "_") {
+		child := phpjson.CloneObject(base)
+		if phpjson.IsArray(item) {
+			for k, v := range phpjson.AsArray(item).All() {
+				if !phpjson.IsIntKey(k) && !strings.HasPrefix(k, "_") {
 					child.Set(k, v)
 				}
 			}
@@ -133,8 +135,8 @@ func startChildren(a *workflow.Advance, index int) (*phpjson.Object, error) {
 	out := phpjson.NewObject().Set(resultKey, phpjson.List(ids...))
 	if groupKey != "" {
 		groups := phpjson.NewObject()
-		if g := stateField(a.State(), workflow.KeyWorkflowGroups); isArray(g) {
-			groups = cloneObject(phpArray(g))
+		if g := stateField(a.State(), workflow.KeyWorkflowGroups); phpjson.IsArray(g) {
+			groups = phpjson.CloneObject(phpjson.AsArray(g))
 		}
 		groups.Set(groupKey, phpjson.List(ids...))
 		out.Set(workflow.KeyWorkflowGroups, phpjson.ObjectValue(groups))

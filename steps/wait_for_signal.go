@@ -39,7 +39,7 @@ func (waitForSignal) RunPlaceholder(ctx context.Context, r *workflow.Run) error 
 		if err != nil {
 			return err
 		}
-		if ok && toString(field(step, "type")) == string(workflow.StepWaitForSignal) && a.Current() == index &&
+		if ok && phpjson.ToString(field(step, "type")) == string(workflow.StepWaitForSignal) && a.Current() == index &&
 			(workflow.IsLive(a.Workflow().Status) || a.Workflow().Status == string(workflow.StatusWaitingForSignal)) {
 			if err := evaluateSignalWait(a, index, step); err != nil {
 				return err
@@ -91,7 +91,7 @@ func evaluateSignalWait(a *workflow.Advance, index int, step workflow.Step) erro
 	for i, n := range def.SignalNames {
 		names[i] = phpjson.String(n)
 	}
-	match := phpjson.ObjectValue(phpArray(field(step, "match_payload")))
+	match := phpjson.ObjectValue(phpjson.AsArray(field(step, "match_payload")))
 	details := phpjson.NewObject().
 		Set("step_name", field(step, "name")).
 		Set("human_wait", field(step, "human_wait")).
@@ -124,8 +124,8 @@ func signalPayloads(a *workflow.Advance, def *workflow.WaitForSignalStep) (*phpj
 	firstName, firstData := "", phpjson.Null()
 	for _, r := range rows {
 		payload := phpjson.NewObject()
-		if v, err := phpjson.DecodeString(r.Payload); err == nil && isArray(v) {
-			payload = phpArray(v)
+		if v, err := phpjson.DecodeString(r.Payload); err == nil && phpjson.IsArray(v) {
+			payload = phpjson.AsArray(v)
 		}
 		if !signalWaitMatches(payload, a.State(), def) {
 			continue
@@ -167,7 +167,7 @@ func signalWaitMatches(payload *phpjson.Object, state *workflow.State, def *work
 	if !inPayload || !inState {
 		return false
 	}
-	eq, err := valuesEqual(pv, sv)
+	eq, err := phpjson.ValuesEqual(pv, sv)
 	return err == nil && eq
 }
 
@@ -179,13 +179,13 @@ func payloadContainsSubset(payload, subset *phpjson.Object) bool {
 		if !ok {
 			return false
 		}
-		if isArray(expected) {
-			if !isArray(actual) || !payloadContainsSubset(phpArray(actual), phpArray(expected)) {
+		if phpjson.IsArray(expected) {
+			if !phpjson.IsArray(actual) || !payloadContainsSubset(phpjson.AsArray(actual), phpjson.AsArray(expected)) {
 				return false
 			}
 			continue
 		}
-		if eq, err := valuesEqual(actual, expected); err != nil || !eq {
+		if eq, err := phpjson.ValuesEqual(actual, expected); err != nil || !eq {
 			return false
 		}
 	}
@@ -222,7 +222,7 @@ func signalStepOutput(def *workflow.WaitForSignalStep, matched *phpjson.Object) 
 		if !selected.IsNull() {
 			out.Set("decision_signal", selected)
 		}
-		for k, v := range phpArray(payload).All() {
+		for k, v := range phpjson.AsArray(payload).All() {
 			if !workflow.IsReserved(k) {
 				out.Set(k, v)
 			}
@@ -250,7 +250,7 @@ func signalStepOutput(def *workflow.WaitForSignalStep, matched *phpjson.Object) 
 		if !ok {
 			continue
 		}
-		for k, val := range phpArray(v).All() {
+		for k, val := range phpjson.AsArray(v).All() {
 			if !workflow.IsReserved(k) {
 				out.Set(k, val)
 			}
@@ -274,10 +274,10 @@ func signalWaitDetails(ctx context.Context, e *workflow.Engine, workflowID int64
 			continue
 		}
 		payload, err := phpjson.DecodeString(sig.Payload)
-		if err != nil || !isArray(payload) {
+		if err != nil || !phpjson.IsArray(payload) {
 			payload = phpjson.List()
 		}
-		if signalWaitMatches(phpArray(payload), state, def) {
+		if signalWaitMatches(phpjson.AsArray(payload), state, def) {
 			matched = append(matched, sig.Name)
 		}
 	}
@@ -289,11 +289,11 @@ func signalWaitDetails(ctx context.Context, e *workflow.Engine, workflowID int64
 	}
 	out := phpjson.NewObject()
 	setIf(out, "step_name", field(step, "name"))
-	setIf(out, "result_key", optString(phpTrim(optionalString(field(step, "result_key")))))
+	setIf(out, "result_key", optString(phpjson.Trim(phpjson.OptionalString(field(step, "result_key")))))
 	setIf(out, "human_wait", field(step, "human_wait"))
 	out.Set("match_payload", phpjson.ObjectValue(def.MatchPayload))
-	out.Set("matched", stringList(matched))
-	out.Set("remaining", stringList(remaining))
+	out.Set("matched", phpjson.Strings(matched))
+	out.Set("remaining", phpjson.Strings(remaining))
 	if def.CorrelationKey != "" {
 		out.Set("correlation_key", phpjson.String(def.CorrelationKey))
 		setIf(out, "correlation_value", stateField(state, def.CorrelationKey))

@@ -41,7 +41,7 @@ func (waitForWorkflows) RunPlaceholder(ctx context.Context, r *workflow.Run) err
 		if err != nil {
 			return err
 		}
-		if ok && toString(field(step, "type")) == string(workflow.StepWaitForWorkflows) && a.Current() == index &&
+		if ok && phpjson.ToString(field(step, "type")) == string(workflow.StepWaitForWorkflows) && a.Current() == index &&
 			(workflow.IsLive(a.Workflow().Status) || a.Workflow().Status == string(workflow.StatusWaitingForWorkflows)) {
 			if err := evaluateDependencies(a, index, step, true); err != nil {
 				return err
@@ -239,7 +239,7 @@ func workflowWaitOutput(def *workflow.WaitForWorkflowsStep, ids []int64, rows ma
 		if !ok {
 			continue
 		}
-		o := phpArray(v)
+		o := phpjson.AsArray(v)
 		for k, val := range o.All() {
 			if !workflow.IsReserved(k) {
 				out.Set(k, val)
@@ -277,12 +277,12 @@ func workflowWaitDetails(ctx context.Context, e *workflow.Engine, step workflow.
 	out := phpjson.NewObject()
 	setIf(out, "step_name", field(step, "name"))
 	setIf(out, "group_key", optString(def.WorkflowGroupKey))
-	setIf(out, "result_key", optString(phpTrim(optionalString(field(step, "result_key")))))
+	setIf(out, "result_key", optString(phpjson.Trim(phpjson.OptionalString(field(step, "result_key")))))
 	if def.Quorum > 0 {
 		out.Set("quorum", phpjson.Int(def.Quorum))
 	}
-	out.Set("matched", stringList(matched))
-	out.Set("remaining", stringList(remaining))
-	out.Set("failed", stringList(failed))
+	out.Set("matched", phpjson.Strings(matched))
+	out.Set("remaining", phpjson.Strings(remaining))
+	out.Set("failed", phpjson.Strings(failed))
 	return out, nil
 }

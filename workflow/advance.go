@@ -206,7 +206,7 @@ func (a *Advance) finalize(out *phpjson.Object, logCompletion bool) error {
 
 	next := a.current + 1
 	if v, ok := out.Get(KeyNextStep); ok && !v.IsNull() {
-		name := toString(v)
+		name := phpjson.ToString(v)
 		i, found := FindStep(a.steps, name)
 		if !found {
 			return runtimeErrorf("Workflow %d: _next_step target '%s' not found.", a.wf.ID, name)
@@ -228,10 +228,10 @@ func (a *Advance) finalize(out *phpjson.Object, logCompletion bool) error {
 		}
 	}
 	input, context, ok := a.trace.consume()
-	if !ok || !isArray(input) {
+	if !ok || !phpjson.IsArray(input) {
 		input = phpjson.ObjectValue(stateBefore)
 	}
-	if !isArray(context) {
+	if !phpjson.IsArray(context) {
 		context = phpjson.Null()
 	}
 	input, output, context := trace.mergeInto(input, phpjson.ObjectValue(out), context)

@@ -151,7 +151,7 @@ func (b *Builder) Version(version string) *Builder {
 	if !b.ok() {
 		return b
 	}
-	v := phpTrim(version)
+	v := phpjson.Trim(version)
 	if v == "" {
 		return b.fail("version", InvalidArgumentException, "Workflow version cannot be empty.")
 	}
@@ -165,7 +165,7 @@ func (b *Builder) IdempotencyKey(key string) *Builder {
 	if !b.ok() {
 		return b
 	}
-	k := phpTrim(key)
+	k := phpjson.Trim(key)
 	if k == "" {
 		return b.fail("idempotency_key", InvalidArgumentException, "Workflow idempotency key cannot be empty.")
 	}
@@ -258,7 +258,7 @@ func (b *Builder) Build(initial *phpjson.Object) (*Dispatch, error) {
 		initial = phpjson.NewObject()
 	}
 
-	state := NewState(cloneObject(initial))
+	state := NewState(phpjson.CloneObject(initial))
 	state.Set(KeySteps, phpjson.List(steps...))
 	state.Set(KeyQueue, phpjson.String(b.queue))
 	state.Set(KeyPriority, phpjson.Int(int64(b.priority)))

@@ -35,7 +35,7 @@ func (b *Builder) buildSteps() ([]phpjson.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		o := cloneObject(body)
+		o := phpjson.CloneObject(body)
 		switch {
 		case s.compensation != nil:
 			o.Set("compensation", phpjson.String(*s.compensation))

@@ -141,7 +141,7 @@ func (s *WorkerSession) bind(add func()) *WorkerSession {
 		if err != nil {
 			return nil, err
 		}
-		return cloneObject(o).Set(KeyWorkerSession, snapshot), nil
+		return phpjson.CloneObject(o).Set(KeyWorkerSession, snapshot), nil
 	}
 	return s
 }

@@ -156,14 +156,14 @@ func (b *Builder) repeat(mode RepeatMode, target string, opts []RepeatOption) *B
 	if c.err != nil {
 		return b.failf(method, "%v", c.err)
 	}
-	target = phpTrim(target)
+	target = phpjson.Trim(target)
 	var stateKey, condition *string
 	if c.stateKey != nil {
-		k := phpTrim(*c.stateKey)
+		k := phpjson.Trim(*c.stateKey)
 		stateKey = &k
 	}
 	if c.condition != nil {
-		k := phpTrim(*c.condition)
+		k := phpjson.Trim(*c.condition)
 		condition = &k
 	}
 	switch {

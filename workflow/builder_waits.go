@@ -98,7 +98,7 @@ func (b *Builder) signalWaitDefaultName(method string, names []string, mode Wait
 func normalizeSignalNames(names []string) []string {
 	var out []string
 	for _, n := range names {
-		if t := phpTrim(n); t != "" {
+		if t := phpjson.Trim(n); t != "" {
 			out = append(out, t)
 		}
 	}
@@ -139,7 +139,7 @@ func (b *Builder) signalWait(method string, names []string, mode WaitMode, resul
 		Set("signal_names", phpjson.List(list...)).
 		Set("wait_mode", phpjson.String(string(mode))).
 		Set("result_key", resultKey).
-		Set("match_payload", phpjson.ObjectValue(cloneObject(match))).
+		Set("match_payload", phpjson.ObjectValue(phpjson.CloneObject(match))).
 		Set("correlation_key", nullString(c.correlationKey)).
 		Set("human_wait", humanWait).
 		Set("decision_map", decision))})
@@ -220,7 +220,7 @@ func (b *Builder) workflowWait(method string, src WorkflowSource, mode WaitMode,
 	}
 	ids, key := phpjson.Null(), phpjson.Null()
 	if src.fromKey {
-		k := phpTrim(src.key)
+		k := phpjson.Trim(src.key)
 		if k == "" {
 			return b.fail(method, RuntimeException, "Workflow wait steps require a non-empty state key.")
 		}
@@ -259,7 +259,7 @@ func (b *Builder) groupWait(method, group string, mode WaitMode, quorum *int64, 
 	if !b.ok() {
 		return b
 	}
-	group = phpTrim(group)
+	group = phpjson.Trim(group)
 	if group == "" {
 		return b.fail(method, RuntimeException, "Workflow group waits require a non-empty group key.")
 	}
@@ -316,7 +316,7 @@ func (b *Builder) start(method, itemsKey string, child *Builder, c *stepConfig, 
 	if c.payloadKey != nil {
 		payloadKey = *c.payloadKey
 	}
-	itemsKey, resultKey, payloadKey = phpTrim(itemsKey), phpTrim(resultKey), phpTrim(payloadKey)
+	itemsKey, resultKey, payloadKey = phpjson.Trim(itemsKey), phpjson.Trim(resultKey), phpjson.Trim(payloadKey)
 	switch {
 	case itemsKey == "":
 		return b.fail(method, InvalidArgumentException, "Workflow start steps require a non-empty items key.")
@@ -326,8 +326,8 @@ func (b *Builder) start(method, itemsKey string, child *Builder, c *stepConfig, 
 		return b.fail(method, InvalidArgumentException, "Workflow start steps require a non-empty payload key.")
 	}
 	group := phpjson.Null()
-	if c.groupKey != nil && phpTrim(*c.groupKey) != "" {
-		group = phpjson.String(phpTrim(*c.groupKey))
+	if c.groupKey != nil && phpjson.Trim(*c.groupKey) != "" {
+		group = phpjson.String(phpjson.Trim(*c.groupKey))
 	}
 	inherit := true
 	if c.inheritState != nil {

@@ -49,50 +49,50 @@ type RuntimeDefinition struct {
 // ParseRuntimeDefinition reads a definition bundle. It must be an array
 // with a "steps" array, as the runtime requires before dispatching one.
 func ParseRuntimeDefinition(v phpjson.Value) (RuntimeDefinition, error) {
-	if !isArray(v) || !isArray(get(phpArray(v), "steps")) {
+	if !phpjson.IsArray(v) || !phpjson.IsArray(phpjson.Get(phpjson.AsArray(v), "steps")) {
 		return RuntimeDefinition{}, errors.New("workflow: a definition bundle needs a steps list")
 	}
-	raw := phpArray(v)
+	raw := phpjson.AsArray(v)
 	d := RuntimeDefinition{
 		Raw:         raw,
 		Name:        "workflow",
-		Steps:       ParseSteps(get(raw, "steps")),
+		Steps:       ParseSteps(phpjson.Get(raw, "steps")),
 		Queue:       "default",
-		Priority:    Priority(toInt(get(raw, "priority"))),
+		Priority:    Priority(phpjson.ToInt(phpjson.Get(raw, "priority"))),
 		MaxAttempts: 3,
 	}
-	if n, ok := stringValue(get(raw, "name")); ok {
+	if n, ok := phpjson.StringValue(phpjson.Get(raw, "name")); ok {
 		d.Name = n
 	}
-	if q, ok := stringValue(get(raw, "queue")); ok {
+	if q, ok := phpjson.StringValue(phpjson.Get(raw, "queue")); ok {
 		d.Queue = q
 	}
-	if v := get(raw, "max_attempts"); !v.IsNull() {
-		d.MaxAttempts = max(1, toInt(v))
+	if v := phpjson.Get(raw, "max_attempts"); !v.IsNull() {
+		d.MaxAttempts = max(1, phpjson.ToInt(v))
 	}
-	if ref, ok := ParseHandlerRef(get(raw, "cancel_handler")); ok {
+	if ref, ok := ParseHandlerRef(phpjson.Get(raw, "cancel_handler")); ok {
 		d.CancelHandler = &ref
 	}
-	if n, ok := positiveInt(get(raw, "prune_after")); ok {
+	if n, ok := phpjson.PositiveInt(phpjson.Get(raw, "prune_after")); ok {
 		d.PruneAfter = n
 	}
-	if n, ok := positiveInt(get(raw, "deadline_seconds")); ok {
+	if n, ok := phpjson.PositiveInt(phpjson.Get(raw, "deadline_seconds")); ok {
 		d.DeadlineSeconds = n
 	}
-	if ref, ok := ParseHandlerRef(get(raw, "deadline_handler")); ok {
+	if ref, ok := ParseHandlerRef(phpjson.Get(raw, "deadline_handler")); ok {
 		d.DeadlineHandler = &ref
 	}
-	d.DefinitionVersion, _ = stringValue(get(raw, "definition_version"))
-	d.DefinitionHash, _ = stringValue(get(raw, "definition_hash"))
-	if budget := get(raw, "workflow_budget"); isArray(budget) {
-		o := phpArray(budget)
+	d.DefinitionVersion, _ = phpjson.StringValue(phpjson.Get(raw, "definition_version"))
+	d.DefinitionHash, _ = phpjson.StringValue(phpjson.Get(raw, "definition_hash"))
+	if budget := phpjson.Get(raw, "workflow_budget"); phpjson.IsArray(budget) {
+		o := phpjson.AsArray(budget)
 		for i, f := range d.WorkflowBudget.fields() {
-			if n, ok := positiveInt(get(o, budgetKeys[i])); ok {
+			if n, ok := phpjson.PositiveInt(phpjson.Get(o, budgetKeys[i])); ok {
 				*f = n
 			}
 		}
 	}
-	d.CompensateOnFailure = truthy(get(raw, "compensate_on_failure"))
+	d.CompensateOnFailure = phpjson.Truthy(phpjson.Get(raw, "compensate_on_failure"))
 	return d, nil
 }
 
@@ -130,9 +130,9 @@ func (d RuntimeDefinition) Dispatch(initial *phpjson.Object, opts DefinitionDisp
 	if initial == nil {
 		initial = phpjson.NewObject()
 	}
-	state := NewState(cloneObject(initial))
-	steps := get(d.Raw, "steps")
-	if !isArray(steps) {
+	state := NewState(phpjson.CloneObject(initial))
+	steps := phpjson.Get(d.Raw, "steps")
+	if !phpjson.IsArray(steps) {
 		steps = phpjson.List()
 	}
 	state.Set(KeySteps, steps)
@@ -171,7 +171,7 @@ func (d RuntimeDefinition) Dispatch(initial *phpjson.Object, opts DefinitionDisp
 		state.Set(KeyCompensateOnFailure, phpjson.Bool(true))
 	}
 	if opts.IdempotencyKey != "" {
-		key := phpTrim(opts.IdempotencyKey)
+		key := phpjson.Trim(opts.IdempotencyKey)
 		if key == "" {
 			return nil, &BuildError{Method: "dispatch_definition", Class: InvalidArgumentException, Message: "Workflow idempotency_key cannot be empty."}
 		}
@@ -245,12 +245,12 @@ func (r *RunWorkflowStep) ChildDefinition(parent *State) RuntimeDefinition {
 	case r.HasWorkflowQueue:
 		queue = r.WorkflowQueue
 	case !parent.field(KeyQueue).IsNull():
-		queue = toString(parent.field(KeyQueue))
+		queue = phpjson.ToString(parent.field(KeyQueue))
 	}
 	if queue == "" {
 		queue = "default"
 	}
-	priority := toInt(parent.field(KeyPriority))
+	priority := phpjson.ToInt(parent.field(KeyPriority))
 	if r.HasWorkflowPriority {
 		priority = int64(r.WorkflowPriority)
 	}
@@ -259,7 +259,7 @@ func (r *RunWorkflowStep) ChildDefinition(parent *State) RuntimeDefinition {
 	case r.HasWorkflowMaxAttempts:
 		maxAttempts = r.WorkflowMaxAttempts
 	case !parent.field(KeyMaxAttempts).IsNull():
-		maxAttempts = toInt(parent.field(KeyMaxAttempts))
+		maxAttempts = phpjson.ToInt(parent.field(KeyMaxAttempts))
 	}
 	if maxAttempts <= 0 {
 		maxAttempts = 3

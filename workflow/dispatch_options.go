@@ -52,51 +52,51 @@ type StepDispatchOptions struct {
 // then the workflow defaults. Integers must be real JSON integers, as in
 // PHP (a numeric string is ignored). payload is not modified.
 func ResolveStepDispatchOptions(def *phpjson.Object, handler string, defaults DispatchDefaults, payload *phpjson.Object, defaultCostUnits int64, meta HandlerMetadata) StepDispatchOptions {
-	config := phpArray(get(def, "config"))
-	retry := arrayReplace(phpArray(get(config, "retry")), phpArray(get(def, "retry")))
-	resources := arrayReplace(phpArray(get(config, "resources")), phpArray(get(def, "resources")))
+	config := phpjson.AsArray(phpjson.Get(def, "config"))
+	retry := phpjson.ArrayReplace(phpjson.AsArray(phpjson.Get(config, "retry")), phpjson.AsArray(phpjson.Get(def, "retry")))
+	resources := phpjson.ArrayReplace(phpjson.AsArray(phpjson.Get(config, "resources")), phpjson.AsArray(phpjson.Get(def, "resources")))
 
 	// Each chain mirrors PHP's `$a['x'] ?? $b['x'] ?? null` and only then
 	// validates, so a present but invalid value hides a later valid one.
 	opts := StepDispatchOptions{Queue: defaults.Queue, Priority: defaults.Priority}
 	if !IsPlaceholderHandler(handler) {
-		opts.WorkerSession = get(def, KeyWorkerSession)
+		opts.WorkerSession = phpjson.Get(def, KeyWorkerSession)
 	}
 	// Routing precedence (durable-workflow's RoutingResolver): the step's
 	// own queue, then its worker session's, then the handler's, then the
 	// workflow's.
-	if q, ok := stringValue(coalesce(get(def, "queue"), get(config, "queue"))); ok {
+	if q, ok := phpjson.StringValue(phpjson.Coalesce(phpjson.Get(def, "queue"), phpjson.Get(config, "queue"))); ok {
 		opts.Queue = q
 	} else if q, ok := sessionQueue(opts.WorkerSession); ok {
 		opts.Queue = q
 	} else if meta.Queue != "" {
 		opts.Queue = meta.Queue
 	}
-	if p, ok := priorityValue(coalesce(get(def, "priority"), get(config, "priority"))); ok {
+	if p, ok := priorityValue(phpjson.Coalesce(phpjson.Get(def, "priority"), phpjson.Get(config, "priority"))); ok {
 		opts.Priority = p
 	}
 
 	maxAttempts := defaults.MaxAttempts
-	if n, ok := positiveInt(coalesce(get(def, "max_attempts"), get(retry, "max_attempts"))); ok {
+	if n, ok := phpjson.PositiveInt(phpjson.Coalesce(phpjson.Get(def, "max_attempts"), phpjson.Get(retry, "max_attempts"))); ok {
 		maxAttempts = n
 	} else if meta.MaxAttempts != 0 {
 		maxAttempts = meta.MaxAttempts
 	}
-	backoff := backoffValue(coalesce(get(def, "backoff"), get(retry, "backoff")))
+	backoff := backoffValue(phpjson.Coalesce(phpjson.Get(def, "backoff"), phpjson.Get(retry, "backoff")))
 	if backoff.IsNull() {
 		backoff = meta.Backoff
 	}
-	rateLimit := rateLimitValue(coalesce(get(def, "rate_limit"), get(resources, "rate_limit")))
+	rateLimit := rateLimitValue(phpjson.Coalesce(phpjson.Get(def, "rate_limit"), phpjson.Get(resources, "rate_limit")))
 	if rateLimit == nil {
 		rateLimit = meta.RateLimit
 	}
 
-	if g, ok := stringValue(coalesce(get(def, "concurrency_group"), get(resources, "concurrency_group"))); ok {
+	if g, ok := phpjson.StringValue(phpjson.Coalesce(phpjson.Get(def, "concurrency_group"), phpjson.Get(resources, "concurrency_group"))); ok {
 		opts.ConcurrencyGroup = g
 	} else {
 		opts.ConcurrencyGroup = meta.ConcurrencyGroup
 	}
-	if n, ok := positiveInt(coalesce(get(def, "concurrency_limit"), get(resources, "concurrency_limit"))); ok {
+	if n, ok := phpjson.PositiveInt(phpjson.Coalesce(phpjson.Get(def, "concurrency_limit"), phpjson.Get(resources, "concurrency_limit"))); ok {
 		opts.ConcurrencyLimit = n
 	} else {
 		opts.ConcurrencyLimit = meta.ConcurrencyLimit
@@ -106,15 +106,15 @@ func ResolveStepDispatchOptions(def *phpjson.Object, handler string, defaults Di
 	}
 
 	opts.CostUnits = defaultCostUnits
-	if n, ok := nonNegativeInt(coalesce(get(def, "cost_units"), get(resources, "cost_units"))); ok {
+	if n, ok := phpjson.NonNegativeInt(phpjson.Coalesce(phpjson.Get(def, "cost_units"), phpjson.Get(resources, "cost_units"))); ok {
 		opts.CostUnits = n
 	} else if meta.CostUnits != 0 {
 		opts.CostUnits = meta.CostUnits
 	}
 	opts.CostUnits = max(0, opts.CostUnits)
 
-	timeout := durationSeconds(coalesce(get(def, "timeout_seconds"), get(def, "timeout"), get(config, "timeout")))
-	opts.DelaySeconds = durationSeconds(coalesce(get(def, "job_delay_seconds"), get(def, "job_delay"), get(def, "delay"), get(config, "delay")))
+	timeout := durationSeconds(phpjson.Coalesce(phpjson.Get(def, "timeout_seconds"), phpjson.Get(def, "timeout"), phpjson.Get(config, "timeout")))
+	opts.DelaySeconds = durationSeconds(phpjson.Coalesce(phpjson.Get(def, "job_delay_seconds"), phpjson.Get(def, "job_delay"), phpjson.Get(def, "delay"), phpjson.Get(config, "delay")))
 	opts.MaxAttempts = max(1, maxAttempts)
 
 	runtime := phpjson.NewObject().Set("max_attempts", phpjson.Int(maxAttempts))
@@ -130,7 +130,7 @@ func ResolveStepDispatchOptions(def *phpjson.Object, handler string, defaults Di
 	if payload == nil {
 		payload = phpjson.NewObject()
 	}
-	opts.Payload = cloneObject(payload).Set(RuntimePayloadKey, phpjson.ObjectValue(runtime))
+	opts.Payload = phpjson.CloneObject(payload).Set(RuntimePayloadKey, phpjson.ObjectValue(runtime))
 	return opts
 }
 
@@ -158,11 +158,11 @@ func backoffValue(v phpjson.Value) phpjson.Value {
 		}
 		return phpjson.Null()
 	}
-	if !isArray(v) {
+	if !phpjson.IsArray(v) {
 		return phpjson.Null()
 	}
 	var delays []phpjson.Value
-	for _, d := range phpValues(v) {
+	for _, d := range phpjson.Values(v) {
 		if n, ok := d.AsInt64(); ok && d.IsInt() {
 			delays = append(delays, phpjson.Int(max(0, n)))
 		}
@@ -176,11 +176,11 @@ func backoffValue(v phpjson.Value) phpjson.Value {
 // rateLimitValue reads {max, window}, {max_executions, window_seconds} or
 // [max, window]; both must be integers ≥ 1.
 func rateLimitValue(v phpjson.Value) *RateLimit {
-	if !isArray(v) {
+	if !phpjson.IsArray(v) {
 		return nil
 	}
-	maxV, okMax := positiveInt(coalesce(phpIndex(v, "max"), phpIndex(v, "max_executions"), phpIndex(v, "0")))
-	window, okWindow := positiveInt(coalesce(phpIndex(v, "window"), phpIndex(v, "window_seconds"), phpIndex(v, "1")))
+	maxV, okMax := phpjson.PositiveInt(phpjson.Coalesce(phpjson.Index(v, "max"), phpjson.Index(v, "max_executions"), phpjson.Index(v, "0")))
+	window, okWindow := phpjson.PositiveInt(phpjson.Coalesce(phpjson.Index(v, "window"), phpjson.Index(v, "window_seconds"), phpjson.Index(v, "1")))
 	if !okMax || !okWindow {
 		return nil
 	}
@@ -193,15 +193,15 @@ func durationSeconds(v phpjson.Value) int64 {
 	if n, ok := v.AsInt64(); ok && v.IsInt() {
 		return max(0, n)
 	}
-	if !isArray(v) {
+	if !phpjson.IsArray(v) {
 		return 0
 	}
 	part := func(key string) int64 {
-		p := phpIndex(v, key)
-		if !isScalar(p) {
+		p := phpjson.Index(v, key)
+		if !phpjson.IsScalar(p) {
 			return 0
 		}
-		return toInt(p)
+		return phpjson.ToInt(p)
 	}
 	return max(0, part("seconds")+part("minutes")*60+part("hours")*3600+part("days")*86400)
 }
@@ -210,7 +210,7 @@ func durationSeconds(v phpjson.Value) int64 {
 // "payload" array with string keys; empty when none). nil def is a legacy
 // string step.
 func StepPayload(def *phpjson.Object) *phpjson.Object {
-	return cloneObject(phpArray(get(def, "payload")))
+	return phpjson.CloneObject(phpjson.AsArray(phpjson.Get(def, "payload")))
 }
 
 // ParallelBranches returns the branches a parallel step dispatches: its
@@ -219,17 +219,17 @@ func StepPayload(def *phpjson.Object) *phpjson.Object {
 // Each branch is an object with "class" set to its trimmed handler.
 func ParallelBranches(step *phpjson.Object) []*phpjson.Object {
 	var out []*phpjson.Object
-	if branches := get(step, "branches"); isArray(branches) {
-		for _, b := range phpValues(branches) {
+	if branches := phpjson.Get(step, "branches"); phpjson.IsArray(branches) {
+		for _, b := range phpjson.Values(branches) {
 			if nb := normalizeBranch(b); nb != nil {
 				out = append(out, nb)
 			}
 		}
 		return out
 	}
-	for _, h := range phpValues(get(step, "handlers")) {
-		if s, ok := h.AsString(); ok && phpTrim(s) != "" {
-			out = append(out, phpjson.NewObject().Set("class", phpjson.String(phpTrim(s))))
+	for _, h := range phpjson.Values(phpjson.Get(step, "handlers")) {
+		if s, ok := h.AsString(); ok && phpjson.Trim(s) != "" {
+			out = append(out, phpjson.NewObject().Set("class", phpjson.String(phpjson.Trim(s))))
 		}
 	}
 	return out
@@ -237,18 +237,18 @@ func ParallelBranches(step *phpjson.Object) []*phpjson.Object {
 
 func normalizeBranch(b phpjson.Value) *phpjson.Object {
 	if s, ok := b.AsString(); ok {
-		if phpTrim(s) == "" {
+		if phpjson.Trim(s) == "" {
 			return nil
 		}
-		return phpjson.NewObject().Set("class", phpjson.String(phpTrim(s)))
+		return phpjson.NewObject().Set("class", phpjson.String(phpjson.Trim(s)))
 	}
-	if !isArray(b) {
+	if !phpjson.IsArray(b) {
 		return nil
 	}
 	// Only string keys survive; PHP turns "0", "1", ... into int keys.
 	out := phpjson.NewObject()
-	for k, v := range phpArray(b).All() {
-		if !isPHPIntKey(k) {
+	for k, v := range phpjson.AsArray(b).All() {
+		if !phpjson.IsIntKey(k) {
 			out.Set(k, v)
 		}
 	}
@@ -261,7 +261,7 @@ func normalizeBranch(b phpjson.Value) *phpjson.Object {
 
 // BranchHandler is the handler of a branch: its "class", else "handler".
 func BranchHandler(branch *phpjson.Object) string {
-	h, _ := stringValue(coalesce(get(branch, "class"), get(branch, "handler")))
+	h, _ := phpjson.StringValue(phpjson.Coalesce(phpjson.Get(branch, "class"), phpjson.Get(branch, "handler")))
 	return h
 }
 
@@ -270,24 +270,24 @@ func BranchHandler(branch *phpjson.Object) string {
 // the branch's, with config, retry, resources and payload merged one level
 // deep.
 func MergeParallelBranch(step, branch *phpjson.Object) *phpjson.Object {
-	parent := cloneObject(step)
+	parent := phpjson.CloneObject(step)
 	parent.Delete("branches")
 	parent.Delete("handlers")
 	parent.Delete("type")
-	merged := arrayReplace(parent, branch)
+	merged := phpjson.ArrayReplace(parent, branch)
 	for _, key := range []string{"config", "retry", "resources", "payload"} {
-		pv, bv := get(parent, key), get(branch, key)
-		if !isArray(pv) && !isArray(bv) {
+		pv, bv := phpjson.Get(parent, key), phpjson.Get(branch, key)
+		if !phpjson.IsArray(pv) && !phpjson.IsArray(bv) {
 			continue
 		}
-		merged.Set(key, phpjson.ObjectValue(arrayReplace(arrayOrEmpty(pv), arrayOrEmpty(bv))))
+		merged.Set(key, phpjson.ObjectValue(phpjson.ArrayReplace(arrayOrEmpty(pv), arrayOrEmpty(bv))))
 	}
 	return merged
 }
 
 func arrayOrEmpty(v phpjson.Value) *phpjson.Object {
-	if !isArray(v) {
+	if !phpjson.IsArray(v) {
 		return phpjson.NewObject()
 	}
-	return phpArray(v)
+	return phpjson.AsArray(v)
 }

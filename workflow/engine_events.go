@@ -107,29 +107,29 @@ func (t *jobTrace) consume() (input, context phpjson.Value, ok bool) {
 // item_index: the job is a for_each branch.
 func hasItemIndex(payload string) bool {
 	v, err := phpjson.DecodeString(payload)
-	if err != nil || !isArray(v) {
+	if err != nil || !phpjson.IsArray(v) {
 		return false
 	}
-	meta := get(phpArray(v), "__for_each")
-	if !isArray(meta) {
+	meta := phpjson.Get(phpjson.AsArray(v), "__for_each")
+	if !phpjson.IsArray(meta) {
 		return false
 	}
-	_, ok := phpArray(meta).Get("item_index")
+	_, ok := phpjson.AsArray(meta).Get("item_index")
 	return ok
 }
 
 // forEachBranchMeta reads a job payload's __for_each entry.
 func forEachBranchMeta(payload string) (item phpjson.Value, index int64, ok bool) {
 	v, err := phpjson.DecodeString(payload)
-	if err != nil || !isArray(v) {
+	if err != nil || !phpjson.IsArray(v) {
 		return phpjson.Null(), 0, false
 	}
-	meta := get(phpArray(v), "__for_each")
-	if !isArray(meta) {
+	meta := phpjson.Get(phpjson.AsArray(v), "__for_each")
+	if !phpjson.IsArray(meta) {
 		return phpjson.Null(), 0, false
 	}
-	m := phpArray(meta)
-	return get(m, "item"), toInt(get(m, "item_index")), true
+	m := phpjson.AsArray(meta)
+	return phpjson.Get(m, "item"), phpjson.ToInt(phpjson.Get(m, "item_index")), true
 }
 
 // encodeValue is json_encode for an event column; null stays NULL.

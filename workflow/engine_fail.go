@@ -133,7 +133,7 @@ func (e *Engine) stepFailed(ctx context.Context, job *store.JobRow, state *State
 	if !ok || input.IsNull() {
 		input = tr.input
 	}
-	if !isArray(tctx) {
+	if !phpjson.IsArray(tctx) {
 		tctx = tr.context
 	}
 	errObj := phpjson.NewObject()

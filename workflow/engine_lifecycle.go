@@ -41,7 +41,7 @@ func notFound(id int64) error { return fmt.Errorf("workflow %d: %w", id, store.E
 // stateQueue is $state['_queue'] ?? 'default', as the lifecycle logs use it.
 func stateQueue(s *State) string {
 	if v, ok := s.Get(KeyQueue); ok && !v.IsNull() {
-		return toString(v)
+		return phpjson.ToString(v)
 	}
 	return "default"
 }

@@ -274,5 +274,5 @@ func replaySignal(before, after replaySnapshot) *replayedSignal {
 	if err != nil {
 		return nil
 	}
-	return &replayedSignal{workflowID: id, name: r["signal_name"].(string), payload: phpArray(v)}
+	return &replayedSignal{workflowID: id, name: r["signal_name"].(string), payload: phpjson.AsArray(v)}
 }

@@ -140,7 +140,7 @@ func (e *Engine) callHandler(ctx context.Context, job *store.JobRow, state *Stat
 		}
 	}
 	e.prefetchMetadata(state, index)
-	input := NewState(cloneObject(state.Object()))
+	input := NewState(phpjson.CloneObject(state.Object()))
 	if step, ok := state.Step(index); ok && e.runsItems(step) {
 		if fn, ok := e.handlers.LookupItem(job.Handler); ok {
 			if item, itemIndex, isBranch := forEachBranchMeta(job.Payload); isBranch {

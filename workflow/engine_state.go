@@ -18,7 +18,7 @@ func stripTrace(out *phpjson.Object) *phpjson.Object {
 	if _, ok := out.Get(KeyQueuetyTrace); !ok {
 		return out
 	}
-	c := cloneObject(out)
+	c := phpjson.CloneObject(out)
 	c.Delete(KeyQueuetyTrace)
 	return c
 }
@@ -30,7 +30,7 @@ func stripTrace(out *phpjson.Object) *phpjson.Object {
 func (s *State) mergeOutput(out *phpjson.Object, currentStep int) {
 	var written []phpjson.Value
 	for k, v := range out.All() {
-		if (k == KeyWorkflowGroups || k == KeyRepeatSteps) && isArray(v) {
+		if (k == KeyWorkflowGroups || k == KeyRepeatSteps) && phpjson.IsArray(v) {
 			s.Set(k, v)
 			continue
 		}
@@ -41,21 +41,21 @@ func (s *State) mergeOutput(out *phpjson.Object, currentStep int) {
 	}
 	prune, hasPrune := s.Get(KeyPruneStateAfter)
 	outputs, _ := s.Get(KeyStepOutputs)
-	if !hasPrune || prune.IsNull() || !isArray(outputs) {
+	if !hasPrune || prune.IsNull() || !phpjson.IsArray(outputs) {
 		return
 	}
-	stepOutputs := cloneObject(phpArray(outputs))
+	stepOutputs := phpjson.CloneObject(phpjson.AsArray(outputs))
 	stepOutputs.Set(itoa(currentStep), phpjson.List(written...))
-	after := toInt(prune)
+	after := phpjson.ToInt(prune)
 	if int64(currentStep) >= after {
 		cutoff := int64(currentStep) - after
 		for _, k := range stepOutputs.Keys() {
-			if stringToInt(k) > cutoff {
+			if phpjson.StringToInt(k) > cutoff {
 				continue
 			}
 			v, _ := stepOutputs.Get(k)
-			if isArray(v) {
-				for _, key := range phpValues(v) {
+			if phpjson.IsArray(v) {
+				for _, key := range phpjson.Values(v) {
 					name, ok := key.AsString()
 					if !ok || IsReserved(name) {
 						continue
@@ -83,7 +83,7 @@ func (s *State) pushCompensation(step Step, ok bool, index int) {
 	if !has {
 		return
 	}
-	stack := phpValues(s.field(KeyCompensationStack))
+	stack := phpjson.Values(s.field(KeyCompensationStack))
 	entry := phpjson.NewObject()
 	entry.Set("step_index", phpjson.Int(int64(index)))
 	entry.Set("handler", phpjson.String(ref.Class))
@@ -99,8 +99,8 @@ func (s *State) bumpCounter(key string, n int64) {
 	if n < 1 || s.WorkflowBudget().IsZero() {
 		return
 	}
-	counters := cloneObject(phpArray(s.field(KeyWorkflowCounters)))
-	counters.Set(key, phpjson.Int(toInt(get(counters, key))+n))
+	counters := phpjson.CloneObject(phpjson.AsArray(s.field(KeyWorkflowCounters)))
+	counters.Set(key, phpjson.Int(phpjson.ToInt(phpjson.Get(counters, key))+n))
 	s.Set(KeyWorkflowCounters, phpjson.ObjectValue(counters))
 }
 
@@ -138,11 +138,11 @@ func (s *State) assertBudget() error {
 
 // budgetDelta reads _workflow_budget_delta.started_workflows from output.
 func budgetDelta(out *phpjson.Object) int64 {
-	d := get(out, KeyWorkflowBudgetDelta)
-	if !isArray(d) {
+	d := phpjson.Get(out, KeyWorkflowBudgetDelta)
+	if !phpjson.IsArray(d) {
 		return 0
 	}
-	return max(0, toInt(get(phpArray(d), "started_workflows")))
+	return max(0, phpjson.ToInt(phpjson.Get(phpjson.AsArray(d), "started_workflows")))
 }
 
 // PushCompensation records step's compensation, if any, as settled at

@@ -127,20 +127,20 @@ func (e *Engine) statusFromRow(ctx context.Context, row *store.WorkflowRow, arti
 	wait, waiting := state.Wait()
 	if waiting {
 		if wait.Raw != nil {
-			if t, ok := get(wait.Raw, "type").AsString(); ok {
+			if t, ok := phpjson.Get(wait.Raw, "type").AsString(); ok {
 				r.WaitType = &t
 			}
-			wf := get(wait.Raw, "waiting_for")
+			wf := phpjson.Get(wait.Raw, "waiting_for")
 			if wf.IsNull() {
-				wf = get(wait.Raw, "signal_names")
+				wf = phpjson.Get(wait.Raw, "signal_names")
 			}
-			if isArray(wf) {
+			if phpjson.IsArray(wf) {
 				r.WaitingFor = []string{}
-				for _, v := range phpValues(wf) {
-					r.WaitingFor = append(r.WaitingFor, toString(v))
+				for _, v := range phpjson.Values(wf) {
+					r.WaitingFor = append(r.WaitingFor, phpjson.ToString(v))
 				}
 			}
-			if m, ok := get(wait.Raw, "wait_mode").AsString(); ok {
+			if m, ok := phpjson.Get(wait.Raw, "wait_mode").AsString(); ok {
 				r.WaitMode = &m
 			}
 		} else {
@@ -213,7 +213,7 @@ func budgetSummary(state *State) (*phpjson.Object, error) {
 	if b.IsZero() {
 		return nil, nil
 	}
-	o := cloneObject(phpArray(b.Value()))
+	o := phpjson.CloneObject(phpjson.AsArray(b.Value()))
 	c := state.WorkflowCounters()
 	size, err := state.publicSize()
 	if err != nil {
@@ -246,8 +246,8 @@ func (e *Engine) waitDetails(ctx context.Context, workflowID int64, state *State
 	step, ok := state.Step(current)
 	if !ok || step.IsLegacy() {
 		if wait.Raw != nil {
-			setIf(out, "step_name", get(wait.Raw, "step_name"))
-			setIf(out, "result_key", get(wait.Raw, "result_key"))
+			setIf(out, "step_name", phpjson.Get(wait.Raw, "step_name"))
+			setIf(out, "result_key", phpjson.Get(wait.Raw, "result_key"))
 		}
 		return out, nil
 	}
@@ -259,7 +259,7 @@ func (e *Engine) waitDetails(ctx context.Context, workflowID int64, state *State
 		return nil, err
 	}
 	if wait.Raw != nil {
-		setIf(out, "wait_mode", get(wait.Raw, "wait_mode"))
+		setIf(out, "wait_mode", phpjson.Get(wait.Raw, "wait_mode"))
 	}
 	return out, nil
 }

@@ -111,7 +111,7 @@ func exArray(s *string) phpjson.Value {
 		return phpjson.List()
 	}
 	v, err := phpjson.DecodeString(*s)
-	if err != nil || !isArray(v) {
+	if err != nil || !phpjson.IsArray(v) {
 		return phpjson.List()
 	}
 	return v
@@ -334,7 +334,7 @@ func (e *Engine) PutArtifact(ctx context.Context, workflowID int64, key string, 
 	if workflowID < 1 {
 		return &RuntimeError{Message: "Artifacts require a valid workflow ID."}
 	}
-	key, kind = phpTrim(key), phpTrim(kind)
+	key, kind = phpjson.Trim(key), phpjson.Trim(kind)
 	if key == "" {
 		return &RuntimeError{Message: "Artifacts require a non-empty key."}
 	}
@@ -368,7 +368,7 @@ func (e *Engine) PutArtifact(ctx context.Context, workflowID int64, key string, 
 // GetArtifact is ArtifactStore::get (store.ErrArtifactNotFound when
 // missing).
 func (e *Engine) GetArtifact(ctx context.Context, workflowID int64, key string) (*Artifact, error) {
-	a, err := e.store.GetArtifact(ctx, workflowID, phpTrim(key))
+	a, err := e.store.GetArtifact(ctx, workflowID, phpjson.Trim(key))
 	if err != nil {
 		return nil, err
 	}
@@ -415,5 +415,5 @@ func artifactOf(a *store.Artifact) *Artifact {
 
 // DeleteArtifact is ArtifactStore::delete.
 func (e *Engine) DeleteArtifact(ctx context.Context, workflowID int64, key string) error {
-	return e.store.DeleteArtifact(ctx, workflowID, phpTrim(key))
+	return e.store.DeleteArtifact(ctx, workflowID, phpjson.Trim(key))
 }

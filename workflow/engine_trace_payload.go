@@ -24,10 +24,10 @@ func takeStepTrace(out *phpjson.Object) *stepTrace {
 		return nil
 	}
 	raw, ok := out.Get(KeyQueuetyTrace)
-	if !ok || !isArray(raw) {
+	if !ok || !phpjson.IsArray(raw) {
 		return nil
 	}
-	payload := phpArray(raw)
+	payload := phpjson.AsArray(raw)
 	t := &stepTrace{}
 	if v, ok := payload.Get("input"); ok {
 		t.input, t.hasInput = v, true
@@ -35,7 +35,7 @@ func takeStepTrace(out *phpjson.Object) *stepTrace {
 	if v, ok := payload.Get("output"); ok {
 		t.output, t.hasOutput = v, true
 	}
-	if v, ok := payload.Get("context"); ok && isArray(v) {
+	if v, ok := payload.Get("context"); ok && phpjson.IsArray(v) {
 		t.context = stringKeyed(v)
 	}
 	for _, list := range []struct {
@@ -43,8 +43,8 @@ func takeStepTrace(out *phpjson.Object) *stepTrace {
 		dst *[]phpjson.Value
 	}{{"artifacts", &t.artifacts}, {"chunks", &t.chunks}} {
 		if v, ok := payload.Get(list.key); ok {
-			for _, e := range phpValues(v) {
-				if isArray(e) {
+			for _, e := range phpjson.Values(v) {
+				if phpjson.IsArray(e) {
 					*list.dst = append(*list.dst, phpjson.ObjectValue(stringKeyed(e)))
 				}
 			}
@@ -60,16 +60,16 @@ func (t *stepTrace) mergeInto(input, output, context phpjson.Value) (phpjson.Val
 	if t == nil {
 		return input, output, context
 	}
-	if t.hasInput && isArray(t.input) {
+	if t.hasInput && phpjson.IsArray(t.input) {
 		input = t.input
 	}
-	if t.hasOutput && isArray(t.output) {
-		output = phpjson.ObjectValue(phpArray(t.output))
+	if t.hasOutput && phpjson.IsArray(t.output) {
+		output = phpjson.ObjectValue(phpjson.AsArray(t.output))
 	}
 	if t.context != nil {
 		merged := phpjson.NewObject()
-		if isArray(context) {
-			merged = cloneObject(phpArray(context))
+		if phpjson.IsArray(context) {
+			merged = phpjson.CloneObject(phpjson.AsArray(context))
 		}
 		for k, v := range t.context.All() {
 			merged.Set(k, v)

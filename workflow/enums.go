@@ -1,6 +1,8 @@
 package workflow
 
 import (
+	"github.com/queuety-go/queuety/internal/phpjson"
+
 	"fmt"
 	"strings"
 )
@@ -34,7 +36,7 @@ func (p Priority) String() string {
 // ("low", "normal", "high", "urgent", with what PHP's trim() strips around
 // them ignored, as StepDispatchOptions::priority_value does).
 func ParsePriority(s string) (Priority, bool) {
-	switch phpTrim(s) {
+	switch phpjson.Trim(s) {
 	case "low":
 		return PriorityLow, true
 	case "normal":

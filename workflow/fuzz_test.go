@@ -132,10 +132,10 @@ func FuzzParseStep(f *testing.F) {
 func FuzzParseSteps(f *testing.F) {
 	fuzzValues(f, func(t *testing.T, v phpjson.Value) {
 		steps := ParseSteps(v)
-		if !isArray(v) {
+		if !phpjson.IsArray(v) {
 			require.Empty(t, steps, "a value that is not an array has no steps")
 		}
-		require.LessOrEqual(t, len(steps), len(phpValues(v)))
+		require.LessOrEqual(t, len(steps), len(phpjson.Values(v)))
 		for i, s := range steps {
 			k := s.Value().Kind()
 			require.True(t, k == phpjson.KindString || k == phpjson.KindObject, "step %d is a %s", i, k)
@@ -151,7 +151,7 @@ func FuzzParseHandlerRef(f *testing.F) {
 			return
 		}
 		require.NotEmpty(t, ref.Class)
-		require.Equal(t, phpTrim(ref.Class), ref.Class, "the class is trimmed")
+		require.Equal(t, phpjson.Trim(ref.Class), ref.Class, "the class is trimmed")
 		require.NotNil(t, ref.Payload)
 		// The structured form the bundle path persists reads back the same.
 		back, ok := ParseHandlerRef(ref.Value())

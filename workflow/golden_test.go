@@ -226,13 +226,13 @@ func TestGoldenDefinitionDispatch(t *testing.T) {
 			require.NoError(t, err)
 			initial, err := phpjson.DecodeString(str(t, c.Line, "initial"))
 			require.NoError(t, err)
-			opts := phpArray(get(c.Line, "options"))
+			opts := phpjson.AsArray(phpjson.Get(c.Line, "options"))
 			nullable := func(key string) sql.NullInt64 {
-				n, ok := get(opts, key).AsInt64()
+				n, ok := phpjson.Get(opts, key).AsInt64()
 				return sql.NullInt64{Int64: n, Valid: ok}
 			}
-			key, _ := get(opts, "idempotency_key").AsString()
-			d, err := def.Dispatch(phpArray(initial), DefinitionDispatchOptions{
+			key, _ := phpjson.Get(opts, "idempotency_key").AsString()
+			d, err := def.Dispatch(phpjson.AsArray(initial), DefinitionDispatchOptions{
 				ParentWorkflowID:    nullable("parent_workflow_id"),
 				ParentStepIndex:     nullable("parent_step_index"),
 				StartedByWorkflowID: nullable("started_by_workflow_id"),
@@ -249,15 +249,15 @@ func TestGoldenDefinitionDispatch(t *testing.T) {
 // requireGoldenDispatch compares a Dispatch with a golden line's rows.
 func requireGoldenDispatch(t *testing.T, line *phpjson.Object, d *Dispatch) {
 	t.Helper()
-	row := mustObject(t, get(line, "workflow"))
+	row := mustObject(t, phpjson.Get(line, "workflow"))
 	require.Equal(t, str(t, row, "state"), string(d.Workflow.State), "state")
 	require.Equal(t, str(t, row, "name"), d.Workflow.Name)
 	require.Equal(t, string(StatusRunning), str(t, row, "status"))
 	require.EqualValues(t, 0, num(t, row, "current_step"))
 	require.EqualValues(t, num(t, row, "total_steps"), d.Workflow.TotalSteps)
-	requireNullInt(t, get(row, "parent_workflow_id"), d.Workflow.ParentWorkflowID, "parent_workflow_id")
-	requireNullInt(t, get(row, "parent_step_index"), d.Workflow.ParentStepIndex, "parent_step_index")
-	if deadline := get(row, "deadline_seconds"); deadline.IsNull() {
+	requireNullInt(t, phpjson.Get(row, "parent_workflow_id"), d.Workflow.ParentWorkflowID, "parent_workflow_id")
+	requireNullInt(t, phpjson.Get(row, "parent_step_index"), d.Workflow.ParentStepIndex, "parent_step_index")
+	if deadline := phpjson.Get(row, "deadline_seconds"); deadline.IsNull() {
 		require.False(t, d.Workflow.DeadlineSeconds.Valid, "deadline")
 	} else {
 		require.True(t, d.Workflow.DeadlineSeconds.Valid, "deadline")
@@ -273,7 +273,7 @@ func requireGoldenDispatch(t *testing.T, line *phpjson.Object, d *Dispatch) {
 		require.InDelta(t, num(t, jo, "delay_seconds"), d.Jobs[i].DelaySeconds, 1, "available_at - created_at")
 	}
 
-	logRow := mustObject(t, get(line, "started_log"))
+	logRow := mustObject(t, phpjson.Get(line, "started_log"))
 	require.Equal(t, d.Workflow.Name, str(t, logRow, "handler"))
 	require.Equal(t, str(t, logRow, "queue"), d.Queue, "workflow_started queue")
 	require.Equal(t, nullStr(t, line, "dispatch_key"), d.IdempotencyKey)

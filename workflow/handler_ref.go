@@ -21,21 +21,21 @@ type HandlerRef struct {
 // non-blank class (or handler) and a payload (or config). ok is false when
 // v names no handler.
 func ParseHandlerRef(v phpjson.Value) (ref HandlerRef, ok bool) {
-	if class, ok := stringValue(v); ok {
+	if class, ok := phpjson.StringValue(v); ok {
 		return HandlerRef{Class: class, Payload: phpjson.NewObject()}, true
 	}
-	if v.Kind() == phpjson.KindString || !isArray(v) {
+	if v.Kind() == phpjson.KindString || !phpjson.IsArray(v) {
 		return HandlerRef{}, false
 	}
-	o := phpArray(v)
-	class, ok := stringValue(coalesce(get(o, "class"), get(o, "handler")))
+	o := phpjson.AsArray(v)
+	class, ok := phpjson.StringValue(phpjson.Coalesce(phpjson.Get(o, "class"), phpjson.Get(o, "handler")))
 	if !ok {
 		// PHP checks is_string and trim() on the coalesced value: a
 		// non-string "class" does not fall back to "handler".
 		return HandlerRef{}, false
 	}
-	payload := coalesce(get(o, "payload"), get(o, "config"))
-	return HandlerRef{Class: class, Payload: cloneObject(phpArray(payload))}, true
+	payload := phpjson.Coalesce(phpjson.Get(o, "payload"), phpjson.Get(o, "config"))
+	return HandlerRef{Class: class, Payload: phpjson.CloneObject(phpjson.AsArray(payload))}, true
 }
 
 // Value returns the structured form {"class":..,"payload":..} the

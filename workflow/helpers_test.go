@@ -89,7 +89,7 @@ func (f fixture) jobsOf(t *testing.T, i int, id int64) []*phpjson.Object {
 	t.Helper()
 	var out []*phpjson.Object
 	for _, j := range f.Snapshots[i].Jobs {
-		if wf, ok := get(j, "workflow_id").AsInt64(); ok && wf == id {
+		if wf, ok := phpjson.Get(j, "workflow_id").AsInt64(); ok && wf == id {
 			out = append(out, j)
 		}
 	}
@@ -124,7 +124,7 @@ func str(t *testing.T, o *phpjson.Object, key string) string {
 // nullStr returns a nullable string column ("" for NULL).
 func nullStr(t *testing.T, o *phpjson.Object, key string) string {
 	t.Helper()
-	if get(o, key).IsNull() {
+	if phpjson.Get(o, key).IsNull() {
 		return ""
 	}
 	return str(t, o, key)
@@ -132,7 +132,7 @@ func nullStr(t *testing.T, o *phpjson.Object, key string) string {
 
 func num(t *testing.T, o *phpjson.Object, key string) int64 {
 	t.Helper()
-	n, ok := get(o, key).AsInt64()
+	n, ok := phpjson.Get(o, key).AsInt64()
 	require.True(t, ok, "%q is not an integer", key)
 	return n
 }
@@ -140,7 +140,7 @@ func num(t *testing.T, o *phpjson.Object, key string) int64 {
 // nullNum returns a nullable integer column (0 for NULL).
 func nullNum(t *testing.T, o *phpjson.Object, key string) int64 {
 	t.Helper()
-	if get(o, key).IsNull() {
+	if phpjson.Get(o, key).IsNull() {
 		return 0
 	}
 	return num(t, o, key)

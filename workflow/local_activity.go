@@ -361,8 +361,8 @@ func (a *advanceTx) startLocal(step Step, index int, fresh bool, x *store.Activi
 		// Committed history is the authority: resume with the recorded
 		// result, never run the class again.
 		out := phpjson.NewObject()
-		if v, err := phpjson.DecodeString(x.Result.String); err == nil && isArray(v) {
-			out = phpArray(v)
+		if v, err := phpjson.DecodeString(x.Result.String); err == nil && phpjson.IsArray(v) {
+			out = phpjson.AsArray(v)
 		}
 		a.trace = lc.trace(step, "", int(x.AttemptCount))
 		return nil, a.finalize(out, true)
@@ -416,7 +416,7 @@ func (lc *localTx) newAttempt(step Step, number int, reason string, sched time.T
 	att := &localAttempt{
 		job: *a.job, policy: pol, id: ulid.Make().String(), number: number,
 		reason: reason, index: lc.index, start: now,
-		state: NewState(cloneObject(a.state.Object())), stepOf: step.EventHandler(),
+		state: NewState(phpjson.CloneObject(a.state.Object())), stepOf: step.EventHandler(),
 		sched: sched, beat: make(chan struct{}, 1),
 	}
 	if pol.StartToClose > 0 {
@@ -472,7 +472,7 @@ func (lc *localTx) startNew(step Step, fresh bool) (*localAttempt, error) {
 	// History entries are written before the row exists: they carry no
 	// activity_execution_id (it is the row's own id).
 	scheduled := lc.markers().
-		Set("activity", phpjson.ObjectValue(cloneObject(pol.Snapshot).Set("local_activity", phpjson.Bool(true)))).
+		Set("activity", phpjson.ObjectValue(phpjson.CloneObject(pol.Snapshot).Set("local_activity", phpjson.Bool(true)))).
 		Set("schedule_to_close_deadline_at", timeValue(sched))
 	if err := appendHistory(x, ActivityScheduled, scheduled, phpjson.Null(), now); err != nil {
 		return nil, err

@@ -52,7 +52,7 @@ func localContext(ctx phpjson.Value) (activityEvent string, local bool) {
 	}
 	v, _ := o.Get("local_activity")
 	b, _ := v.AsBool()
-	name, _ := get(o, "activity_event").AsString()
+	name, _ := phpjson.Get(o, "activity_event").AsString()
 	return name, b
 }
 

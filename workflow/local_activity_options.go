@@ -159,8 +159,8 @@ func parseLocalStep(step Step, meta HandlerMetadataSource) (*localPolicy, error)
 	}
 	raw := step.field(LocalActivityKey)
 	snap := phpjson.NewObject()
-	if isArray(raw) {
-		snap = phpArray(raw)
+	if phpjson.IsArray(raw) {
+		snap = phpjson.AsArray(raw)
 	}
 	for _, k := range append([]string{"workerSession", "scheduleToStartTimeout"}, RejectedLocalActivityOptions...) {
 		if v, ok := snap.Get(k); ok && !v.IsNull() {
@@ -170,7 +170,7 @@ func parseLocalStep(step Step, meta HandlerMetadataSource) (*localPolicy, error)
 	p.Snapshot = snap
 	var o LocalActivityOptions
 	intOpt := func(key string) (int64, error) {
-		v := get(snap, key)
+		v := phpjson.Get(snap, key)
 		if v.IsNull() {
 			return 0, nil
 		}
@@ -193,14 +193,14 @@ func parseLocalStep(step Step, meta HandlerMetadataSource) (*localPolicy, error)
 	if o.HeartbeatTimeout, err = intOpt("heartbeat_timeout"); err != nil {
 		return nil, err
 	}
-	switch b := get(snap, "backoff"); {
+	switch b := phpjson.Get(snap, "backoff"); {
 	case b.IsNull():
 	case b.IsInt():
 		n, _ := b.AsInt64()
 		o.Backoff = []int64{n}
-	case isArray(b):
+	case phpjson.IsArray(b):
 		o.Backoff = []int64{}
-		for _, e := range phpValues(b) {
+		for _, e := range phpjson.Values(b) {
 			n, ok := e.AsInt64()
 			if !ok {
 				return nil, fmt.Errorf("local activity backoff entries must be integers, got %s", string(mustEncode(e)))
@@ -210,7 +210,7 @@ func parseLocalStep(step Step, meta HandlerMetadataSource) (*localPolicy, error)
 	default:
 		return nil, fmt.Errorf("local activity backoff must be an integer or a list of integers, got %s", string(mustEncode(b)))
 	}
-	for _, t := range phpValues(get(snap, "non_retryable_error_types")) {
+	for _, t := range phpjson.Values(phpjson.Get(snap, "non_retryable_error_types")) {
 		s, ok := t.AsString()
 		if !ok {
 			return nil, errors.New("local activity non_retryable_error_types must be strings")

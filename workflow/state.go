@@ -74,10 +74,10 @@ func ParseState(b []byte) (*State, error) {
 	if err != nil {
 		return nil, &corruptStateError{fmt.Errorf("workflow: state is not valid JSON: %w", err)}
 	}
-	if !isArray(v) {
+	if !phpjson.IsArray(v) {
 		return nil, &corruptStateError{fmt.Errorf("workflow: state is a JSON %s, not an object", v.Kind())}
 	}
-	return &State{obj: phpArray(v)}, nil
+	return &State{obj: phpjson.AsArray(v)}, nil
 }
 
 // ErrCorruptState matches (errors.Is) the error of a stored state that

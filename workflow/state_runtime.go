@@ -36,26 +36,26 @@ type Wait struct {
 // Wait returns the current wait context (Workflow::wait_context_from_state):
 // an _wait array with a type, else a non-empty legacy _waiting_for_signal.
 func (s *State) Wait() (Wait, bool) {
-	if v := s.field(KeyWait); isArray(v) {
-		o := phpArray(v)
-		if t := get(o, "type"); !t.IsNull() {
+	if v := s.field(KeyWait); phpjson.IsArray(v) {
+		o := phpjson.AsArray(v)
+		if t := phpjson.Get(o, "type"); !t.IsNull() {
 			w := Wait{
-				Type:           toString(t),
-				StepIndex:      toInt(get(o, "step_index")),
-				Mode:           WaitMode(toString(get(o, "wait_mode"))),
-				ResultKey:      toString(get(o, "result_key")),
-				StepName:       toString(get(o, "step_name")),
-				GroupKey:       toString(get(o, "group_key")),
-				Quorum:         toInt(get(o, "quorum")),
-				HumanWait:      HumanWait(toString(get(o, "human_wait"))),
-				CorrelationKey: toString(get(o, "correlation_key")),
+				Type:           phpjson.ToString(t),
+				StepIndex:      phpjson.ToInt(phpjson.Get(o, "step_index")),
+				Mode:           WaitMode(phpjson.ToString(phpjson.Get(o, "wait_mode"))),
+				ResultKey:      phpjson.ToString(phpjson.Get(o, "result_key")),
+				StepName:       phpjson.ToString(phpjson.Get(o, "step_name")),
+				GroupKey:       phpjson.ToString(phpjson.Get(o, "group_key")),
+				Quorum:         phpjson.ToInt(phpjson.Get(o, "quorum")),
+				HumanWait:      HumanWait(phpjson.ToString(phpjson.Get(o, "human_wait"))),
+				CorrelationKey: phpjson.ToString(phpjson.Get(o, "correlation_key")),
 				Raw:            o,
 			}
-			if m := get(o, "match_payload"); isArray(m) {
-				w.MatchPayload = phpArray(m)
+			if m := phpjson.Get(o, "match_payload"); phpjson.IsArray(m) {
+				w.MatchPayload = phpjson.AsArray(m)
 			}
-			for _, e := range phpValues(get(o, "waiting_for")) {
-				w.WaitingFor = append(w.WaitingFor, toString(e))
+			for _, e := range phpjson.Values(phpjson.Get(o, "waiting_for")) {
+				w.WaitingFor = append(w.WaitingFor, phpjson.ToString(e))
 			}
 			return w, true
 		}
@@ -95,20 +95,20 @@ type ForEachEntry struct {
 // The map is int-keyed in PHP, so it is stored as a list when it holds
 // step 0 only, and as an object otherwise.
 func (s *State) ForEachRuntime(stepIndex int) (ForEachRuntime, bool) {
-	v := phpIndex(phpjson.ObjectValue(phpArray(s.field(KeyForEachSteps))), itoa(stepIndex))
-	if !isArray(v) {
+	v := phpjson.Index(phpjson.ObjectValue(phpjson.AsArray(s.field(KeyForEachSteps))), itoa(stepIndex))
+	if !phpjson.IsArray(v) {
 		return ForEachRuntime{}, false
 	}
-	o := phpArray(v)
+	o := phpjson.AsArray(v)
 	rt := ForEachRuntime{
-		Initialized: truthy(get(o, "initialized")),
-		Items:       phpValues(get(o, "items")),
-		Results:     forEachEntries(get(o, "results")),
-		Failures:    forEachEntries(get(o, "failures")),
-		Settled:     truthy(get(o, "settled")),
+		Initialized: phpjson.Truthy(phpjson.Get(o, "initialized")),
+		Items:       phpjson.Values(phpjson.Get(o, "items")),
+		Results:     forEachEntries(phpjson.Get(o, "results")),
+		Failures:    forEachEntries(phpjson.Get(o, "failures")),
+		Settled:     phpjson.Truthy(phpjson.Get(o, "settled")),
 	}
-	if w := get(o, "winner_index"); !w.IsNull() {
-		rt.WinnerIndex, rt.HasWinnerIndex = toInt(w), true
+	if w := phpjson.Get(o, "winner_index"); !w.IsNull() {
+		rt.WinnerIndex, rt.HasWinnerIndex = phpjson.ToInt(w), true
 	}
 	return rt, true
 }
@@ -119,13 +119,13 @@ func forEachEntries(v phpjson.Value) []ForEachEntry {
 	norm := normalizeForEachEntries(v)
 	out := make([]ForEachEntry, 0, norm.Len())
 	for k, e := range norm.All() {
-		o := phpArray(e)
+		o := phpjson.AsArray(e)
 		out = append(out, ForEachEntry{
-			Index:        stringToInt(k),
-			Item:         get(o, "item"),
-			Output:       get(o, "output"),
-			ErrorMessage: toString(get(o, "error_message")),
-			JobID:        toInt(get(o, "job_id")),
+			Index:        phpjson.StringToInt(k),
+			Item:         phpjson.Get(o, "item"),
+			Output:       phpjson.Get(o, "output"),
+			ErrorMessage: phpjson.ToString(phpjson.Get(o, "error_message")),
+			JobID:        phpjson.ToInt(phpjson.Get(o, "job_id")),
 		})
 	}
 	return out
@@ -145,13 +145,13 @@ func normalizeForEachEntries(v phpjson.Value) *phpjson.Object {
 	}
 	var list []entry
 	pos := map[int64]int{}
-	for k, e := range phpArray(v).All() {
-		if !isArray(e) {
+	for k, e := range phpjson.AsArray(v).All() {
+		if !phpjson.IsArray(e) {
 			continue
 		}
-		index := stringToInt(k)
-		if iv, ok := phpArray(e).Get("index"); ok {
-			index = toInt(iv)
+		index := phpjson.StringToInt(k)
+		if iv, ok := phpjson.AsArray(e).Get("index"); ok {
+			index = phpjson.ToInt(iv)
 		}
 		if i, dup := pos[index]; dup {
 			list[i].v = e
@@ -171,11 +171,11 @@ func normalizeForEachEntries(v phpjson.Value) *phpjson.Object {
 // RepeatIterations returns how many times the repeat step at stepIndex has
 // jumped back (_repeat_steps; never reset during a run).
 func (s *State) RepeatIterations(stepIndex int) int64 {
-	entry := phpIndex(phpjson.ObjectValue(phpArray(s.field(KeyRepeatSteps))), itoa(stepIndex))
-	if !isArray(entry) {
+	entry := phpjson.Index(phpjson.ObjectValue(phpjson.AsArray(s.field(KeyRepeatSteps))), itoa(stepIndex))
+	if !phpjson.IsArray(entry) {
 		return 0
 	}
-	return max(0, toInt(get(phpArray(entry), "iterations")))
+	return max(0, phpjson.ToInt(phpjson.Get(phpjson.AsArray(entry), "iterations")))
 }
 
 // WorkflowGroup is one group of workflows a start_workflows step started.
@@ -187,7 +187,7 @@ type WorkflowGroup struct {
 // WorkflowGroups returns the started groups in stored order.
 func (s *State) WorkflowGroups() []WorkflowGroup {
 	var groups []WorkflowGroup
-	for k, v := range phpArray(s.field(KeyWorkflowGroups)).All() {
+	for k, v := range phpjson.AsArray(s.field(KeyWorkflowGroups)).All() {
 		groups = append(groups, WorkflowGroup{Key: k, IDs: normalizeWorkflowIDs(v)})
 	}
 	return groups
@@ -206,17 +206,17 @@ type CompensationEntry struct {
 // CompensationStack returns the stack in push order; it runs in reverse.
 func (s *State) CompensationStack() []CompensationEntry {
 	var out []CompensationEntry
-	for _, e := range phpValues(s.field(KeyCompensationStack)) {
-		if !isArray(e) {
+	for _, e := range phpjson.Values(s.field(KeyCompensationStack)) {
+		if !phpjson.IsArray(e) {
 			continue
 		}
-		o := phpArray(e)
-		handler, _ := get(o, "handler").AsString()
+		o := phpjson.AsArray(e)
+		handler, _ := phpjson.Get(o, "handler").AsString()
 		out = append(out, CompensationEntry{
-			StepIndex: toInt(get(o, "step_index")),
+			StepIndex: phpjson.ToInt(phpjson.Get(o, "step_index")),
 			Handler:   handler,
-			Payload:   phpArray(get(o, "payload")),
-			State:     phpArray(get(o, "state")),
+			Payload:   phpjson.AsArray(phpjson.Get(o, "payload")),
+			State:     phpjson.AsArray(phpjson.Get(o, "state")),
 		})
 	}
 	return out
@@ -225,8 +225,8 @@ func (s *State) CompensationStack() []CompensationEntry {
 // Compensated reports whether compensations already ran (retry() is then
 // refused) and why: "cancel", "failure" or "deadline".
 func (s *State) Compensated() (cause string, ok bool) {
-	if !truthy(s.field(KeyCompensated)) {
+	if !phpjson.Truthy(s.field(KeyCompensated)) {
 		return "", false
 	}
-	return toString(s.field(KeyCompensationCause)), true
+	return phpjson.ToString(s.field(KeyCompensationCause)), true
 }

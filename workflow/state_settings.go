@@ -15,7 +15,7 @@ import (
 func (s *State) Queue() string {
 	q := "default"
 	if v := s.field(KeyQueue); !v.IsNull() {
-		q = toString(v)
+		q = phpjson.ToString(v)
 	}
 	if q == "" {
 		return "default"
@@ -26,7 +26,7 @@ func (s *State) Queue() string {
 // Priority is the workflow's default job priority (_priority; PriorityLow
 // when missing or not one of 0..3).
 func (s *State) Priority() Priority {
-	p := Priority(toInt(s.field(KeyPriority)))
+	p := Priority(phpjson.ToInt(s.field(KeyPriority)))
 	if !p.Valid() {
 		return PriorityLow
 	}
@@ -40,7 +40,7 @@ func (s *State) MaxAttempts() int64 {
 	if v.IsNull() {
 		return 3
 	}
-	if n := toInt(v); n > 0 {
+	if n := phpjson.ToInt(v); n > 0 {
 		return n
 	}
 	return 3
@@ -49,7 +49,7 @@ func (s *State) MaxAttempts() int64 {
 // trimmedString reads an optional string setting: a non-blank string,
 // trimmed.
 func (s *State) trimmedString(key string) (string, bool) {
-	return stringValue(s.field(key))
+	return phpjson.StringValue(s.field(key))
 }
 
 // DefinitionHash is the sha256 of the builder's definition (informational;
@@ -75,17 +75,17 @@ func (s *State) DeadlineSeconds() (int64, bool) {
 	if v.IsNull() {
 		return 0, false
 	}
-	return toInt(v), true
+	return phpjson.ToInt(v), true
 }
 
 // PruneStateAfter returns N of prune_state_after(N) and whether pruning is
 // on. The runtime prunes only while _step_outputs is also an array.
 func (s *State) PruneStateAfter() (int64, bool) {
 	v, ok := s.Get(KeyPruneStateAfter)
-	if !ok || v.IsNull() || !isArray(s.field(KeyStepOutputs)) {
+	if !ok || v.IsNull() || !phpjson.IsArray(s.field(KeyStepOutputs)) {
 		return 0, false
 	}
-	return toInt(v), true
+	return phpjson.ToInt(v), true
 }
 
 // StepOutputs returns the pruning record: step index to the public keys
@@ -93,14 +93,14 @@ func (s *State) PruneStateAfter() (int64, bool) {
 // an object depending on which steps are recorded; both read the same.
 func (s *State) StepOutputs() map[int][]string {
 	out := map[int][]string{}
-	for k, keys := range phpArray(s.field(KeyStepOutputs)).All() {
+	for k, keys := range phpjson.AsArray(s.field(KeyStepOutputs)).All() {
 		var names []string
-		for _, key := range phpValues(keys) {
+		for _, key := range phpjson.Values(keys) {
 			if str, ok := key.AsString(); ok {
 				names = append(names, str)
 			}
 		}
-		out[int(stringToInt(k))] = names
+		out[int(phpjson.StringToInt(k))] = names
 	}
 	return out
 }
@@ -143,12 +143,12 @@ func (b Budget) Value() phpjson.Value {
 func (s *State) WorkflowBudget() Budget {
 	var b Budget
 	v := s.field(KeyWorkflowBudget)
-	if !isArray(v) {
+	if !phpjson.IsArray(v) {
 		return b
 	}
-	o := phpArray(v)
+	o := phpjson.AsArray(v)
 	for i, f := range b.fields() {
-		if n := toInt(get(o, budgetKeys[i])); n > 0 {
+		if n := phpjson.ToInt(phpjson.Get(o, budgetKeys[i])); n > 0 {
 			*f = n
 		}
 	}
@@ -173,17 +173,17 @@ func (c Counters) Value() phpjson.Value {
 
 // WorkflowCounters returns the budget counters (zeros when missing).
 func (s *State) WorkflowCounters() Counters {
-	o := phpArray(s.field(KeyWorkflowCounters))
+	o := phpjson.AsArray(s.field(KeyWorkflowCounters))
 	return Counters{
-		Transitions:      toInt(get(o, "transitions")),
-		CostUnits:        toInt(get(o, "cost_units")),
-		StartedWorkflows: toInt(get(o, "started_workflows")),
+		Transitions:      phpjson.ToInt(phpjson.Get(o, "transitions")),
+		CostUnits:        phpjson.ToInt(phpjson.Get(o, "cost_units")),
+		StartedWorkflows: phpjson.ToInt(phpjson.Get(o, "started_workflows")),
 	}
 }
 
 // CompensateOnFailure reports compensate_on_failure(): compensations also
 // run when the workflow fails, not only on cancel.
-func (s *State) CompensateOnFailure() bool { return truthy(s.field(KeyCompensateOnFailure)) }
+func (s *State) CompensateOnFailure() bool { return phpjson.Truthy(s.field(KeyCompensateOnFailure)) }
 
 // StartedBy returns the workflow and step that started this one with
 // start_workflows/start_agents (informational; such children are top-level
@@ -193,7 +193,7 @@ func (s *State) StartedBy() (workflowID, stepIndex int64, ok bool) {
 	if !present || v.IsNull() {
 		return 0, 0, false
 	}
-	return toInt(v), toInt(s.field(KeyStartedByStepIndex)), true
+	return phpjson.ToInt(v), phpjson.ToInt(s.field(KeyStartedByStepIndex)), true
 }
 
 // itoa is strconv.Itoa, named for the int-keyed PHP arrays it builds keys for.

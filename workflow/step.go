@@ -33,7 +33,7 @@ func ParseStep(v phpjson.Value) (Step, error) {
 	case phpjson.KindList:
 		// Still a PHP array to the runtime, with int keys; read it as the
 		// object {"0":..} (nothing the builder writes looks like this).
-		return Step{v: phpjson.ObjectValue(phpArray(v))}, nil
+		return Step{v: phpjson.ObjectValue(phpjson.AsArray(v))}, nil
 	}
 	return Step{}, fmt.Errorf("workflow: a step must be an object or a class string, not %s", v.Kind())
 }
@@ -43,7 +43,7 @@ func ParseStep(v phpjson.Value) (Step, error) {
 // else (which shifts later indexes, as in PHP). A value that is not an
 // array yields no steps.
 func ParseSteps(v phpjson.Value) []Step {
-	vals := phpValues(v)
+	vals := phpjson.Values(v)
 	steps := make([]Step, 0, len(vals))
 	for _, e := range vals {
 		if s, err := ParseStep(e); err == nil {

@@ -53,7 +53,7 @@ func (s Step) Definition() (StepDefinition, error) {
 	case StepRunWorkflow:
 		return s.runWorkflowDef(c), nil
 	case StepDelay:
-		return &DelayStep{StepCommon: c, Seconds: toInt(s.field("delay_seconds"))}, nil
+		return &DelayStep{StepCommon: c, Seconds: phpjson.ToInt(s.field("delay_seconds"))}, nil
 	case StepWaitForSignal:
 		return s.waitForSignalDef(c), nil
 	case StepWaitForWorkflows:
@@ -108,13 +108,13 @@ type ParallelBranch struct {
 
 func (s Step) parallelDef(c StepCommon) *ParallelStep {
 	p := &ParallelStep{StepCommon: c}
-	for _, h := range phpValues(s.field("handlers")) {
+	for _, h := range phpjson.Values(s.field("handlers")) {
 		if str, ok := h.AsString(); ok {
 			p.Handlers = append(p.Handlers, str)
 		}
 	}
 	for _, b := range ParallelBranches(s.Object()) {
-		name, _ := get(b, "name").AsString()
+		name, _ := phpjson.Get(b, "name").AsString()
 		p.Branches = append(p.Branches, ParallelBranch{Class: BranchHandler(b), Name: name, Definition: b})
 	}
 	return p
@@ -152,13 +152,13 @@ func (f *ForEachStep) AggregateKey(index int) string {
 	if f.storedName.IsNull() {
 		return strconv.Itoa(index) + "_results"
 	}
-	return toString(f.storedName) + "_results"
+	return phpjson.ToString(f.storedName) + "_results"
 }
 
 func (s Step) forEachDef(c StepCommon) (*ForEachStep, error) {
 	mode := ForEachAll
 	if v := s.field("mode"); !v.IsNull() {
-		mode = ForEachMode(toString(v))
+		mode = ForEachMode(phpjson.ToString(v))
 	}
 	switch mode {
 	case ForEachAll, ForEachFirstSuccess, ForEachQuorum:
@@ -168,11 +168,11 @@ func (s Step) forEachDef(c StepCommon) (*ForEachStep, error) {
 	}
 	f := &ForEachStep{
 		StepCommon: c,
-		ItemsKey:   toString(s.field("items_key")),
+		ItemsKey:   phpjson.ToString(s.field("items_key")),
 		Class:      s.Class(),
-		ResultKey:  optionalString(s.field("result_key")),
+		ResultKey:  phpjson.OptionalString(s.field("result_key")),
 		Mode:       mode,
-		Quorum:     toInt(s.field("quorum")),
+		Quorum:     phpjson.ToInt(s.field("quorum")),
 		storedName: s.field("name"),
 	}
 	// A structured "reducer" wins over the builder's "reducer_class".
@@ -206,7 +206,7 @@ func (*RepeatStep) Type() StepType { return StepRepeat }
 func (s Step) repeatDef(c StepCommon) (*RepeatStep, error) {
 	mode := RepeatWhile
 	if v := s.field("repeat_mode"); !v.IsNull() {
-		mode = RepeatMode(toString(v))
+		mode = RepeatMode(phpjson.ToString(v))
 	}
 	if mode != RepeatWhile && mode != RepeatUntil {
 		return nil, fmt.Errorf("workflow: repeat step %q: Unsupported repeat mode '%s'.", c.Name, mode)
@@ -214,8 +214,8 @@ func (s Step) repeatDef(c StepCommon) (*RepeatStep, error) {
 	r := &RepeatStep{
 		StepCommon: c,
 		Mode:       mode,
-		TargetStep: phpTrim(toString(s.field("target_step"))),
-		StateKey:   phpTrim(toString(s.field("state_key"))),
+		TargetStep: phpjson.Trim(phpjson.ToString(s.field("target_step"))),
+		StateKey:   phpjson.Trim(phpjson.ToString(s.field("state_key"))),
 		Expected:   phpjson.Bool(true),
 	}
 	if v := s.field("expected"); !v.IsNull() {
@@ -227,7 +227,7 @@ func (s Step) repeatDef(c StepCommon) (*RepeatStep, error) {
 		r.Condition = &ref
 	}
 	if v := s.field("max_iterations"); !v.IsNull() {
-		r.MaxIterations = toInt(v)
+		r.MaxIterations = phpjson.ToInt(v)
 	}
 	return r, nil
 }
@@ -259,16 +259,16 @@ func (s Step) runWorkflowDef(c StepCommon) *RunWorkflowStep {
 		WorkflowSteps: ParseSteps(s.field("workflow_steps")),
 	}
 	if v := s.field("workflow_name"); !v.IsNull() {
-		r.WorkflowName = toString(v)
+		r.WorkflowName = phpjson.ToString(v)
 	}
 	if v := s.field("workflow_queue"); !v.IsNull() {
-		r.WorkflowQueue, r.HasWorkflowQueue = toString(v), true
+		r.WorkflowQueue, r.HasWorkflowQueue = phpjson.ToString(v), true
 	}
 	if v := s.field("workflow_priority"); !v.IsNull() {
-		r.WorkflowPriority, r.HasWorkflowPriority = Priority(toInt(v)), true
+		r.WorkflowPriority, r.HasWorkflowPriority = Priority(phpjson.ToInt(v)), true
 	}
 	if v := s.field("workflow_max_attempts"); !v.IsNull() {
-		r.WorkflowMaxAttempts, r.HasWorkflowMaxAttempts = toInt(v), true
+		r.WorkflowMaxAttempts, r.HasWorkflowMaxAttempts = phpjson.ToInt(v), true
 	}
 	return r
 }
@@ -312,18 +312,18 @@ func (s Step) startWorkflowsDef(c StepCommon) (*StartWorkflowsStep, error) {
 	}
 	st := &StartWorkflowsStep{
 		StepCommon:         c,
-		ItemsKey:           phpTrim(toString(s.field("items_key"))),
+		ItemsKey:           phpjson.Trim(phpjson.ToString(s.field("items_key"))),
 		ResultKey:          "started_workflow_ids",
 		PayloadKey:         "item",
-		InheritState:       truthy(s.field("inherit_state")),
-		GroupKey:           phpTrim(toString(s.field("group_key"))),
+		InheritState:       phpjson.Truthy(s.field("inherit_state")),
+		GroupKey:           phpjson.Trim(phpjson.ToString(s.field("group_key"))),
 		WorkflowDefinition: def,
 	}
 	if v := s.field("result_key"); !v.IsNull() {
-		st.ResultKey = phpTrim(toString(v))
+		st.ResultKey = phpjson.Trim(phpjson.ToString(v))
 	}
 	if v := s.field("payload_key"); !v.IsNull() {
-		st.PayloadKey = phpTrim(toString(v))
+		st.PayloadKey = phpjson.Trim(phpjson.ToString(v))
 	}
 	return st, nil
 }

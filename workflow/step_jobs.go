@@ -66,7 +66,7 @@ func StepJobs(step Step, index int, defaults DispatchDefaults, meta HandlerMetad
 		var delay *int64
 		if step.Type() == StepDelay {
 			// The step's own delay wins over any job_delay option.
-			d := toInt(step.field("delay_seconds"))
+			d := phpjson.ToInt(step.field("delay_seconds"))
 			delay = &d
 		}
 		job, err := newStepJob(placeholder, index, opts, delay)

@@ -61,10 +61,10 @@ func decodeStepOutput(handler string, b []byte) (*phpjson.Object, error) {
 	if v.IsNull() {
 		return phpjson.NewObject(), nil
 	}
-	if !isArray(v) {
+	if !phpjson.IsArray(v) {
 		return nil, runtimeErrorf("Step %s returned %s, not an array.", handler, v.Kind())
 	}
-	return phpArray(v), nil
+	return phpjson.AsArray(v), nil
 }
 
 // CallableRunner runs a workflow's PHP callables that have no Go

@@ -14,7 +14,7 @@ func sessionQueue(ws phpjson.Value) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return stringValue(get(o, "queue"))
+	return phpjson.StringValue(phpjson.Get(o, "queue"))
 }
 
 // bindWorkerSession fills the session columns of a step job from its
@@ -56,7 +56,7 @@ var sessionStepTypes = map[StepType]bool{StepSingle: true, StepParallel: true, S
 func ValidateWorkerSessions(steps []Step) error {
 	for i, step := range steps {
 		def := step.Object()
-		ws := get(def, KeyWorkerSession)
+		ws := phpjson.Get(def, KeyWorkerSession)
 		if !ws.IsNull() && !sessionStepTypes[step.Type()] {
 			return &BuildError{Method: "dispatch", Class: InvalidArgumentException, Message: fmt.Sprintf(
 				"Workflow step field [worker_session] is not valid on a %s step (step %d). worker_session pins a sequence of handler jobs to one worker and only applies to single, parallel and for_each steps.",
@@ -66,7 +66,7 @@ func ValidateWorkerSessions(steps []Step) error {
 		if step.Type() == StepParallel {
 			checks = checks[:0]
 			for _, branch := range ParallelBranches(def) {
-				checks = append(checks, get(MergeParallelBranch(def, branch), KeyWorkerSession))
+				checks = append(checks, phpjson.Get(MergeParallelBranch(def, branch), KeyWorkerSession))
 			}
 		}
 		for _, v := range checks {

@@ -35,25 +35,25 @@ func (s Step) waitForSignalDef(c StepCommon) *WaitForSignalStep {
 	w := &WaitForSignalStep{
 		StepCommon:     c,
 		Mode:           parseWaitMode(waitModeString(s.field("wait_mode"))),
-		ResultKey:      optionalString(s.field("result_key")),
-		MatchPayload:   phpArray(s.field("match_payload")),
-		CorrelationKey: optionalString(s.field("correlation_key")),
+		ResultKey:      phpjson.OptionalString(s.field("result_key")),
+		MatchPayload:   phpjson.AsArray(s.field("match_payload")),
+		CorrelationKey: phpjson.OptionalString(s.field("correlation_key")),
 		DecisionMap:    phpjson.NewObject(),
 	}
-	if names := s.field("signal_names"); isArray(names) {
-		for _, n := range phpValues(names) {
-			if name := phpTrim(toString(n)); name != "" {
+	if names := s.field("signal_names"); phpjson.IsArray(names) {
+		for _, n := range phpjson.Values(names) {
+			if name := phpjson.Trim(phpjson.ToString(n)); name != "" {
 				w.SignalNames = append(w.SignalNames, name)
 			}
 		}
-	} else if name := phpTrim(toString(s.field("signal_name"))); name != "" {
+	} else if name := phpjson.Trim(phpjson.ToString(s.field("signal_name"))); name != "" {
 		w.SignalNames = []string{name}
 	}
 	if h, ok := s.field("human_wait").AsString(); ok {
 		w.HumanWait = HumanWait(h)
 	}
-	if m := s.field("decision_map"); isArray(m) {
-		w.DecisionMap = phpArray(m)
+	if m := s.field("decision_map"); phpjson.IsArray(m) {
+		w.DecisionMap = phpjson.AsArray(m)
 	}
 	return w
 }
@@ -63,7 +63,7 @@ func waitModeString(v phpjson.Value) string {
 	if v.IsNull() {
 		return string(WaitAll)
 	}
-	return toString(v)
+	return phpjson.ToString(v)
 }
 
 // WaitForWorkflowsStep parks the workflow until other workflows finish
@@ -95,16 +95,16 @@ func (*WaitForWorkflowsStep) Type() StepType { return StepWaitForWorkflows }
 func (s Step) waitForWorkflowsDef(c StepCommon) *WaitForWorkflowsStep {
 	w := &WaitForWorkflowsStep{
 		StepCommon:       c,
-		WorkflowIDKey:    phpTrim(toString(s.field("workflow_id_key"))),
-		WorkflowGroupKey: optionalString(s.field("workflow_group_key")),
+		WorkflowIDKey:    phpjson.Trim(phpjson.ToString(s.field("workflow_id_key"))),
+		WorkflowGroupKey: phpjson.OptionalString(s.field("workflow_group_key")),
 		Mode:             parseWaitMode(waitModeString(s.field("wait_mode"))),
-		ResultKey:        optionalString(s.field("result_key")),
+		ResultKey:        phpjson.OptionalString(s.field("result_key")),
 	}
-	if ids := s.field("workflow_ids"); isArray(ids) {
+	if ids := s.field("workflow_ids"); phpjson.IsArray(ids) {
 		w.WorkflowIDs, w.HasWorkflowIDs = normalizeWorkflowIDs(ids), true
 	}
 	if q := s.field("quorum"); !q.IsNull() {
-		if n := toInt(q); n > 0 {
+		if n := phpjson.ToInt(q); n > 0 {
 			w.Quorum = n
 		}
 	}
@@ -120,8 +120,8 @@ func (w *WaitForWorkflowsStep) ResolveIDs(state *State) []int64 {
 		return w.WorkflowIDs
 	}
 	if w.WorkflowGroupKey != "" {
-		if groups, ok := state.Get(KeyWorkflowGroups); ok && isArray(groups) {
-			if ids, ok := phpArray(groups).Get(w.WorkflowGroupKey); ok {
+		if groups, ok := state.Get(KeyWorkflowGroups); ok && phpjson.IsArray(groups) {
+			if ids, ok := phpjson.AsArray(groups).Get(w.WorkflowGroupKey); ok {
 				return normalizeWorkflowIDs(ids)
 			}
 		}
@@ -139,16 +139,16 @@ func (w *WaitForWorkflowsStep) ResolveIDs(state *State) []int64 {
 // normalizeWorkflowIDs is Workflow::normalize_workflow_ids: one id or a
 // list of ids, as ints > 0, duplicates dropped keeping the first.
 func normalizeWorkflowIDs(v phpjson.Value) []int64 {
-	if !isArray(v) {
-		if id := toInt(v); id > 0 {
+	if !phpjson.IsArray(v) {
+		if id := phpjson.ToInt(v); id > 0 {
 			return []int64{id}
 		}
 		return nil
 	}
 	var ids []int64
 	seen := map[int64]bool{}
-	for _, e := range phpValues(v) {
-		if id := toInt(e); id > 0 && !seen[id] {
+	for _, e := range phpjson.Values(v) {
+		if id := phpjson.ToInt(e); id > 0 && !seen[id] {
 			seen[id] = true
 			ids = append(ids, id)
 		}
