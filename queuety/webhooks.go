@@ -120,11 +120,12 @@ type webhookNotifier struct {
 	closed bool
 	queue  chan webhookDelivery
 
-	ctx      context.Context // cancelled when Stop's grace is over
-	cancel   context.CancelFunc
-	senders  sync.WaitGroup
-	stop     chan struct{}
-	loopDone chan struct{}
+	ctx     context.Context // cancelled when Stop's grace is over
+	cancel  context.CancelFunc
+	senders sync.WaitGroup
+	// refresher rereads the webhooks table every cfg.Refresh of the
+	// clock, in the worker's one loop shape (service.go).
+	refresher *tickerService
 
 	stopOnce sync.Once
 	dropped  atomic.Int64
@@ -139,18 +140,21 @@ func newWebhookNotifier(s *store.Store, cfg WebhookConfig, log *slog.Logger, clk
 }
 
 // Start reads the webhooks table, then starts the senders and the refresh.
+// The notifier is not a service of its own: its Stop takes the worker's
+// shutdown grace for the queued requests; its refresh loop is one.
 // A failed read is logged and retried at the next refresh: webhooks are
 // best effort, as in the plugin, and never keep the worker from starting.
 func (n *webhookNotifier) Start(ctx context.Context) {
 	n.queue = make(chan webhookDelivery, n.cfg.QueueSize)
 	n.ctx, n.cancel = context.WithCancel(context.Background())
-	n.stop, n.loopDone = make(chan struct{}), make(chan struct{})
 	n.refresh(ctx)
 	for i := 0; i < n.cfg.Senders; i++ {
 		n.senders.Add(1)
 		go n.send()
 	}
-	go n.refreshLoop()
+	n.refresher = &tickerService{name: "webhook refresh", interval: n.cfg.Refresh, log: n.log, clock: n.clock,
+		skipFirst: true, round: func(ctx context.Context, _ time.Time) { n.refresh(ctx) }}
+	_ = n.refresher.Start(n.ctx)
 }
 
 // Stop takes no more events and sends what is queued until ctx ends; what
@@ -161,8 +165,7 @@ func (n *webhookNotifier) Stop(ctx context.Context) {
 }
 
 func (n *webhookNotifier) stopNow(ctx context.Context) {
-	close(n.stop)
-	<-n.loopDone
+	n.refresher.Stop()
 	n.mu.Lock()
 	n.closed = true
 	close(n.queue)
@@ -178,20 +181,6 @@ func (n *webhookNotifier) stopNow(ctx context.Context) {
 	n.cancel()
 	if d := n.dropped.Load(); d > 0 {
 		n.log.Warn("webhook requests dropped", "count", d)
-	}
-}
-
-func (n *webhookNotifier) refreshLoop() {
-	defer close(n.loopDone)
-	t := time.NewTicker(n.cfg.Refresh)
-	defer t.Stop()
-	for {
-		select {
-		case <-n.stop:
-			return
-		case <-t.C:
-			n.refresh(n.ctx)
-		}
 	}
 }
 

@@ -215,6 +215,25 @@ func TestWebhookRefresh(t *testing.T) {
 	require.True(t, strings.Contains(string(got[0]), `"job_id":2`))
 }
 
+// TestWebhookRefreshTicksOnTheClock: the table is read again every
+// Refresh of the notifier's clock, so a fake clock drives it.
+func TestWebhookRefreshTicksOnTheClock(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, nil)
+	ctx := context.Background()
+	clk := clock.NewFake(time.Date(2026, 12, 1, 11, 10, 21, 0, time.UTC))
+	cfg := WebhookConfig{Senders: 1}
+	require.NoError(t, cfg.validate())
+	n := newWebhookNotifier(c.store, cfg, testLogger(), clk, nil)
+	n.Start(ctx)
+	defer n.Stop(ctx)
+	_, err := c.AddWebhook(ctx, WebhookJobCompleted, "http://127.0.0.1:1/c")
+	require.NoError(t, err)
+	require.False(t, n.wants(WebhookJobCompleted), "read at Start only")
+	clk.Advance(cfg.Refresh)
+	waitFor(t, 10*time.Second, "the refresh on the tick", func() bool { return n.wants(WebhookJobCompleted) })
+}
+
 // TestWebhookInvalidUTF8Message: an error message that is not UTF-8 is
 // sent as the logs row stores it (U+FFFD), never dropped.
 func TestWebhookInvalidUTF8Message(t *testing.T) {
