@@ -345,7 +345,7 @@ func normalizeBudgets(m map[string]int64) map[string]int64 {
 	}
 	out := make(map[string]int64, len(m))
 	for k, v := range m {
-		if k = strings.TrimSpace(k); k != "" && v >= 1 {
+		if k = phpjson.Trim(k); k != "" && v >= 1 { // normalize_int_map_constant trims with trim()
 			out[k] = v
 		}
 	}

@@ -57,3 +57,12 @@ func TestMachineBuilderTrimsLikePHP(t *testing.T) {
 	require.Len(t, tr, 1)
 	require.Equal(t, "go", phpjson.ToString(phpjson.Get(phpjson.AsArray(tr[0]), "event")))
 }
+
+// QUEUETY_QUEUE_COST_BUDGETS and QUEUETY_GROUP_COST_BUDGETS keys are trimmed
+// with PHP's trim() (Config::normalize_int_map_constant): NUL and \v go,
+// \f stays, as PHP 8.2 does; earlier builds used strings.TrimSpace.
+func TestCostBudgetKeysTrimLikePHP(t *testing.T) {
+	t.Parallel()
+	got := normalizeBudgets(map[string]int64{"\x00emails\x0b": 3, " \fbulk ": 2, " ": 5, "zero": 0})
+	require.Equal(t, map[string]int64{"emails": 3, "\fbulk": 2}, got)
+}

@@ -82,7 +82,7 @@ func (o LocalActivityOptions) validate() error {
 	}
 	seen := map[string]bool{}
 	for i, t := range o.NonRetryableErrorTypes {
-		if strings.TrimSpace(t) == "" {
+		if phpjson.Trim(t) == "" {
 			return fmt.Errorf("local activity non_retryable_error_types entry %d must be a non-empty string", i)
 		}
 		if seen[t] {
@@ -324,7 +324,7 @@ const localJobMaxAttempts = 255
 // workflow task its attempts run under. It goes on the run's queue with
 // its priority (a local activity takes no routing of its own).
 func localStepJobs(step Step, index int, defaults DispatchDefaults) ([]StepJob, error) {
-	payload := StepPayload(step.Object())
+	payload := stepPayload(step.Object())
 	payload.Set(RuntimePayloadKey, phpjson.ObjectValue(phpjson.NewObject().Set("max_attempts", phpjson.Int(localJobMaxAttempts))))
 	b, err := phpjson.Encode(phpjson.ObjectValue(payload))
 	if err != nil {

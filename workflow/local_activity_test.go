@@ -428,6 +428,11 @@ func TestLocalActivityRejectsRoutingOptions(t *testing.T) {
 	require.Error(t, err)
 	_, err = New("x").LocalActivity("A", LocalActivityOptions{NonRetryableErrorTypes: []string{"X", "X"}}).Build(nil)
 	require.Error(t, err)
+	// Blank as PHP's trim() sees it: NUL is, \f is not.
+	_, err = New("x").LocalActivity("A", LocalActivityOptions{NonRetryableErrorTypes: []string{"\x00 "}}).Build(nil)
+	require.ErrorContains(t, err, "non_retryable_error_types entry 0 must be a non-empty string")
+	_, err = New("x").LocalActivity("A", LocalActivityOptions{NonRetryableErrorTypes: []string{"\f"}}).Build(nil)
+	require.NoError(t, err)
 
 	// Dispatch time: a definition written elsewhere with a queue on the step.
 	d, err := New("x").LocalActivity("A", LocalActivityOptions{}).Build(nil)
