@@ -207,7 +207,7 @@ func (a *Advance) finalize(out *phpjson.Object, logCompletion bool) error {
 	next := a.current + 1
 	if v, ok := out.Get(KeyNextStep); ok && !v.IsNull() {
 		name := phpjson.ToString(v)
-		i, found := FindStep(a.steps, name)
+		i, found := findStep(a.steps, name)
 		if !found {
 			return runtimeErrorf("Workflow %d: _next_step target '%s' not found.", a.wf.ID, name)
 		}

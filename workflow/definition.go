@@ -199,7 +199,7 @@ func finishDispatch(row NewWorkflow, state *State, defaults DispatchDefaults, qu
 	}
 	row.State = encoded
 	steps := state.Steps()
-	if err := ValidateWorkerSessions(steps); err != nil {
+	if err := validateWorkerSessions(steps); err != nil {
 		return nil, err
 	}
 	row.TotalSteps = len(steps)

@@ -206,10 +206,10 @@ func durationSeconds(v phpjson.Value) int64 {
 	return max(0, part("seconds")+part("minutes")*60+part("hours")*3600+part("days")*86400)
 }
 
-// StepPayload is the payload a definition gives its handler job (its
+// stepPayload is the payload a definition gives its handler job (its
 // "payload" array with string keys; empty when none). nil def is a legacy
 // string step.
-func StepPayload(def *phpjson.Object) *phpjson.Object {
+func stepPayload(def *phpjson.Object) *phpjson.Object {
 	return phpjson.CloneObject(phpjson.AsArray(phpjson.Get(def, "payload")))
 }
 
@@ -252,24 +252,24 @@ func normalizeBranch(b phpjson.Value) *phpjson.Object {
 			out.Set(k, v)
 		}
 	}
-	handler := BranchHandler(out)
+	handler := branchHandler(out)
 	if handler == "" {
 		return nil
 	}
 	return out.Set("class", phpjson.String(handler))
 }
 
-// BranchHandler is the handler of a branch: its "class", else "handler".
-func BranchHandler(branch *phpjson.Object) string {
+// branchHandler is the handler of a branch: its "class", else "handler".
+func branchHandler(branch *phpjson.Object) string {
 	h, _ := phpjson.StringValue(phpjson.Coalesce(phpjson.Get(branch, "class"), phpjson.Get(branch, "handler")))
 	return h
 }
 
-// MergeParallelBranch returns the definition one branch job is dispatched
+// mergeParallelBranch returns the definition one branch job is dispatched
 // with: the step's keys (minus branches, handlers and type) overridden by
 // the branch's, with config, retry, resources and payload merged one level
 // deep.
-func MergeParallelBranch(step, branch *phpjson.Object) *phpjson.Object {
+func mergeParallelBranch(step, branch *phpjson.Object) *phpjson.Object {
 	parent := phpjson.CloneObject(step)
 	parent.Delete("branches")
 	parent.Delete("handlers")

@@ -65,7 +65,7 @@ func (s Step) Definition() (StepDefinition, error) {
 	}
 	// "single", a legacy string, and any type the runtime does not know:
 	// all are enqueued as one job for the step's class.
-	return &SingleStep{StepCommon: c, Class: s.Class(), Legacy: s.IsLegacy(), Payload: StepPayload(s.Object())}, nil
+	return &SingleStep{StepCommon: c, Class: s.Class(), Legacy: s.IsLegacy(), Payload: stepPayload(s.Object())}, nil
 }
 
 // SingleStep runs one handler job (builder: then()).
@@ -115,7 +115,7 @@ func (s Step) parallelDef(c StepCommon) *ParallelStep {
 	}
 	for _, b := range ParallelBranches(s.Object()) {
 		name, _ := phpjson.Get(b, "name").AsString()
-		p.Branches = append(p.Branches, ParallelBranch{Class: BranchHandler(b), Name: name, Definition: b})
+		p.Branches = append(p.Branches, ParallelBranch{Class: branchHandler(b), Name: name, Definition: b})
 	}
 	return p
 }

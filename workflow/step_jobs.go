@@ -44,9 +44,9 @@ func StepJobs(step Step, index int, defaults DispatchDefaults, meta HandlerMetad
 	if step.Type() == StepParallel {
 		var jobs []StepJob
 		for _, branch := range ParallelBranches(def) {
-			merged := MergeParallelBranch(def, branch)
-			handler := BranchHandler(merged)
-			opts := ResolveStepDispatchOptions(merged, handler, defaults, StepPayload(merged), 1, metadataFor(meta, handler))
+			merged := mergeParallelBranch(def, branch)
+			handler := branchHandler(merged)
+			opts := ResolveStepDispatchOptions(merged, handler, defaults, stepPayload(merged), 1, metadataFor(meta, handler))
 			job, err := newStepJob(handler, index, opts, nil)
 			if err != nil {
 				return nil, err
@@ -77,7 +77,7 @@ func StepJobs(step Step, index int, defaults DispatchDefaults, meta HandlerMetad
 	}
 
 	handler := step.Class()
-	opts := ResolveStepDispatchOptions(def, handler, defaults, StepPayload(def), 1, metadataFor(meta, handler))
+	opts := ResolveStepDispatchOptions(def, handler, defaults, stepPayload(def), 1, metadataFor(meta, handler))
 	job, err := newStepJob(handler, index, opts, nil)
 	if err != nil {
 		return nil, err
@@ -121,7 +121,7 @@ func stepClasses(step Step) []string {
 	var classes []string
 	if step.Type() == StepParallel {
 		for _, branch := range ParallelBranches(step.Object()) {
-			classes = append(classes, BranchHandler(MergeParallelBranch(step.Object(), branch)))
+			classes = append(classes, branchHandler(mergeParallelBranch(step.Object(), branch)))
 		}
 	} else {
 		classes = append(classes, step.Class())

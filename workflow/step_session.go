@@ -49,11 +49,11 @@ func bindWorkerSession(job *StepJob, ws phpjson.Value) error {
 // schedule_activity, and these are Queuety's activity-running steps.
 var sessionStepTypes = map[StepType]bool{StepSingle: true, StepParallel: true, StepForEach: true}
 
-// ValidateWorkerSessions checks every worker_session of a step list (each
+// validateWorkerSessions checks every worker_session of a step list (each
 // step's and each parallel branch's) before anything is written, with the
 // WorkflowCommandNormalizer's messages, and rejects one on a step type
 // that runs no handler job of its own.
-func ValidateWorkerSessions(steps []Step) error {
+func validateWorkerSessions(steps []Step) error {
 	for i, step := range steps {
 		def := step.Object()
 		ws := phpjson.Get(def, KeyWorkerSession)
@@ -66,7 +66,7 @@ func ValidateWorkerSessions(steps []Step) error {
 		if step.Type() == StepParallel {
 			checks = checks[:0]
 			for _, branch := range ParallelBranches(def) {
-				checks = append(checks, phpjson.Get(MergeParallelBranch(def, branch), KeyWorkerSession))
+				checks = append(checks, phpjson.Get(mergeParallelBranch(def, branch), KeyWorkerSession))
 			}
 		}
 		for _, v := range checks {
