@@ -46,17 +46,11 @@ type Advance struct {
 	// is then localNext (local_activity.go).
 	runLocal  bool
 	localNext *localAttempt
-	// jobCompleted: the caller already completed a.job (a local step's
-	// fenced completion), so finalize does not.
-	jobCompleted bool
 	// chained: the next step's job, enqueued claimed for the worker
 	// (chain.go); written: the state bytes writeStep stored.
 	chained *Chained
 	written []byte
 }
-
-// advanceTx is the engine's own name for Advance.
-type advanceTx = Advance
 
 // stepTx runs body in one step transaction: a fresh Advance over a copy
 // of the job's trace (a retried transaction starts from the same trace),
@@ -217,10 +211,8 @@ func (a *Advance) finalize(out *phpjson.Object, logCompletion bool) error {
 	if err := a.writeStep(next, isLast); err != nil {
 		return err
 	}
-	if !a.jobCompleted {
-		if err := a.tx.CompleteJob(a.job.ID); err != nil {
-			return err
-		}
+	if err := a.tx.CompleteJob(a.job.ID); err != nil {
+		return err
 	}
 	if logCompletion {
 		if err := a.tx.InsertLogs(a.e.completedLog(a.job, a.wf.ID, a.current, a.dur)); err != nil {
@@ -538,7 +530,7 @@ func HasForEachItemIndex(payload string) bool { return hasItemIndex(payload) }
 // StripTrace returns a step output without _queuety_trace.
 func StripTrace(out *phpjson.Object) *phpjson.Object { return stripTrace(out) }
 
-func (a *advanceTx) persistState() error {
+func (a *Advance) persistState() error {
 	b, err := a.state.Encode()
 	if err != nil {
 		return err

@@ -69,7 +69,7 @@ func (e *Engine) RunChained(ctx context.Context, c *Chained, decide Decide) (ste
 
 // chainable reports whether the job enqueued for step may be chained by
 // this transaction.
-func (a *advanceTx) chainable(step Step, job StepJob) bool {
+func (a *Advance) chainable(step Step, job StepJob) bool {
 	r := a.e.chain
 	if r == nil || r.Owner == "" || !a.trace.chainOK || a.trace.depth >= r.Max || a.ctx.Err() != nil {
 		return false
@@ -90,7 +90,7 @@ func (a *advanceTx) chainable(step Step, job StepJob) bool {
 
 // enqueueChained writes the job of step index claimed for the worker and
 // records it as the transaction's chained step.
-func (a *advanceTx) enqueueChained(job StepJob, index int) error {
+func (a *Advance) enqueueChained(job StepJob, index int) error {
 	// The step starts from the state as stored, as a claimed one would:
 	// PHP's JSON does not round-trip every value (an object keyed 0…n-1
 	// reads back as a list, 2.0 as 2).

@@ -81,7 +81,7 @@ func callCompensation(ctx context.Context, fn CompensationFunc, entry Compensati
 
 // afterFailure runs the compensations a failure asked for, once its
 // transaction committed.
-func (e *Engine) afterFailure(ctx context.Context, a *advanceTx) error {
+func (e *Engine) afterFailure(ctx context.Context, a *Advance) error {
 	if a == nil || !a.compensate {
 		return nil
 	}

@@ -63,11 +63,11 @@ func (e *Engine) failOverdue(ctx context.Context, workflowID int64) (bool, error
 			_ = e.callLifecycleHandler(ctx, ref, state.Public()) // PHP ignores its failure
 		}
 	}
-	var a *advanceTx
+	var a *Advance
 	failed := false
 	err = e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
 		failed = false
-		a = &advanceTx{ctx: ctx, e: e, tx: tx}
+		a = &Advance{ctx: ctx, e: e, tx: tx}
 		var err error
 		if a.wf, err = tx.LockWorkflow(workflowID); err != nil || a.wf == nil {
 			return err

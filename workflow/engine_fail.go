@@ -14,7 +14,7 @@ import (
 // live workflow fails; then workflow_failed is logged (job_id = the failing
 // job, handler "", queue "default") and every other active job of the
 // workflow is buried with the same message.
-func (a *advanceTx) failLocked(jobID int64, message string) error {
+func (a *Advance) failLocked(jobID int64, message string) error {
 	b, err := a.state.Encode()
 	if err != nil {
 		return err
@@ -26,13 +26,13 @@ func (a *advanceTx) failLocked(jobID int64, message string) error {
 // fails with message (the buried step's error, which says why) and keeps
 // the stored state bytes, where PHP would write its empty decoding over
 // them; no compensation can be read, so none runs (docs/compat.md).
-func (a *advanceTx) failCorrupt(jobID int64, message string) error {
+func (a *Advance) failCorrupt(jobID int64, message string) error {
 	return a.markFailed(jobID, []byte(a.wf.State), message, false)
 }
 
 // markFailed writes the failure with state, then, when the row changed,
 // the workflow_failed log row and the burial of the other active jobs.
-func (a *advanceTx) markFailed(jobID int64, state []byte, message string, compensate bool) error {
+func (a *Advance) markFailed(jobID int64, state []byte, message string, compensate bool) error {
 	changed, err := a.tx.MarkFailed(a.wf.ID, state, message)
 	if err != nil || !changed {
 		return err
@@ -52,9 +52,9 @@ func (a *advanceTx) markFailed(jobID int64, state []byte, message string, compen
 // failed for good; then its compensations (compensate_on_failure) run and
 // what waits on it is woken.
 func (e *Engine) Fail(ctx context.Context, workflowID, jobID int64, message string) error {
-	var a *advanceTx
+	var a *Advance
 	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a = &advanceTx{ctx: ctx, e: e, tx: tx}
+		a = &Advance{ctx: ctx, e: e, tx: tx}
 		var err error
 		if a.wf, err = tx.LockWorkflow(workflowID); err != nil || a.wf == nil {
 			return err
@@ -77,10 +77,10 @@ func (e *Engine) Fail(ctx context.Context, workflowID, jobID int64, message stri
 // branch job is buried and its step's kind records the failure; the
 // workflow fails only when the kind says the step can no longer complete.
 func (e *Engine) branchFailed(ctx context.Context, workflowID, jobID int64, message string) (failed bool, err error) {
-	var a *advanceTx
+	var a *Advance
 	err = e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
 		failed = false
-		a = &advanceTx{ctx: ctx, e: e, tx: tx}
+		a = &Advance{ctx: ctx, e: e, tx: tx}
 		if a.wf, err = tx.LockWorkflow(workflowID); err != nil {
 			return err
 		}

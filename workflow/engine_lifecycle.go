@@ -162,8 +162,8 @@ func (e *Engine) Pause(ctx context.Context, workflowID int64) (changed bool, err
 
 // lockInStatus locks a workflow for a lifecycle operation that needs it in
 // status want; notWant is the error message (with the id) otherwise.
-func (e *Engine) lockInStatus(ctx context.Context, tx *store.WorkflowTx, workflowID int64, want Status, notWant string) (*advanceTx, error) {
-	a := &advanceTx{ctx: ctx, e: e, tx: tx}
+func (e *Engine) lockInStatus(ctx context.Context, tx *store.WorkflowTx, workflowID int64, want Status, notWant string) (*Advance, error) {
+	a := &Advance{ctx: ctx, e: e, tx: tx}
 	var err error
 	if a.wf, err = tx.LockWorkflow(workflowID); err != nil {
 		return nil, err

@@ -26,9 +26,9 @@ func (e *Engine) Signal(ctx context.Context, workflowID int64, name string, payl
 	if err != nil {
 		return err
 	}
-	var a *advanceTx
+	var a *Advance
 	err = e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a = &advanceTx{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}}
+		a = &Advance{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}}
 		if err := tx.InsertSignal(workflowID, name, data); err != nil {
 			return err
 		}
@@ -47,10 +47,10 @@ func (e *Engine) Signal(ctx context.Context, workflowID int64, name string, payl
 // whether the wait settled. When settling would break a budget the
 // workflow fails (Signal returns the violation instead, as PHP throws it).
 func (e *Engine) ResumeSignalWait(ctx context.Context, workflowID int64) (bool, error) {
-	var a *advanceTx
+	var a *Advance
 	settled := false
 	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a = &advanceTx{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}}
+		a = &Advance{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}}
 		if err := a.resumeSignalWait(workflowID, ""); err != nil {
 			return err
 		}
@@ -72,7 +72,7 @@ func (e *Engine) ResumeSignalWait(ctx context.Context, workflowID int64) (bool, 
 // workflow; when it is waiting_for_signal, its current step's kind settles
 // the wait if it waits for name ("" = any of its names) and the stored
 // signals satisfy it.
-func (a *advanceTx) resumeSignalWait(workflowID int64, name string) error {
+func (a *Advance) resumeSignalWait(workflowID int64, name string) error {
 	var err error
 	if a.wf, err = a.tx.LockWorkflow(workflowID); err != nil || a.wf == nil {
 		return err

@@ -11,7 +11,7 @@ import (
 // afterCommit is what every engine transaction runs once it committed:
 // the compensations a failure asked for, then the wake-ups of what waited
 // on the workflows it made terminal.
-func (e *Engine) afterCommit(ctx context.Context, a *advanceTx) error {
+func (e *Engine) afterCommit(ctx context.Context, a *Advance) error {
 	err := e.afterFailure(ctx, a)
 	if a != nil {
 		e.afterTerminal(ctx, a.terminal...)
@@ -95,9 +95,9 @@ func isTerminalStatus(s string) bool {
 // the workflow that became terminal (0 when the sweeper re-evaluates).
 // It returns the workflows the transaction made terminal.
 func (e *Engine) reconcileWaiter(ctx context.Context, workflowID int64, step int, dependency int64, depStatus string) ([]int64, error) {
-	var a *advanceTx
+	var a *Advance
 	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a = &advanceTx{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}}
+		a = &Advance{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}}
 		if dependency > 0 && depStatus == string(StatusCompleted) {
 			if err := tx.MarkDependencySatisfied(workflowID, step, dependency); err != nil {
 				return err
@@ -141,7 +141,7 @@ func (e *Engine) reconcileWaiter(ctx context.Context, workflowID int64, step int
 // parent waiting at the child's step gets the child's public keys and moves
 // to its next step (or completes, and so on upward), in the same
 // transaction.
-func (a *advanceTx) workflowCompleted(id int64, state *State) error {
+func (a *Advance) workflowCompleted(id int64, state *State) error {
 	a.terminal = append(a.terminal, id)
 	var parentID, parentStep sql.NullInt64
 	if a.wf != nil && a.wf.ID == id {
@@ -167,7 +167,7 @@ func (a *advanceTx) workflowCompleted(id int64, state *State) error {
 // kind of a live parent still at the child's step resumes it. Unlike PHP
 // a parent that is no longer live or has moved on is left alone (PHP also
 // writes into a cancelled parent, and could move one twice).
-func (a *advanceTx) resumeParent(parent *store.WorkflowRow, step int, child *State) error {
+func (a *Advance) resumeParent(parent *store.WorkflowRow, step int, child *State) error {
 	if !liveStatus(parent.Status) || parent.CurrentStep != step {
 		return nil
 	}
@@ -199,9 +199,9 @@ func (e *Engine) enqueueFor(tx *store.WorkflowTx, id int64, state *State, step S
 // failed or cancelled one fails it. PHP leaves the parent waiting forever
 // on a failed child (docs/compat.md).
 func (e *Engine) settleParent(ctx context.Context, childID int64) ([]int64, error) {
-	var a *advanceTx
+	var a *Advance
 	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a = &advanceTx{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}}
+		a = &Advance{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}}
 		parentID, parentStep, err := tx.ParentOf(childID)
 		if err != nil || !parentID.Valid {
 			return err
@@ -252,9 +252,9 @@ func (e *Engine) settleParent(ctx context.Context, childID int64) ([]int64, erro
 // runs in the background, so the workflow fails as a step breaking its
 // budget does.
 func (e *Engine) failForViolation(ctx context.Context, workflowID int64, violation error) ([]int64, error) {
-	var a *advanceTx
+	var a *Advance
 	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a = &advanceTx{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}}
+		a = &Advance{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}}
 		var err error
 		if a.wf, err = tx.LockWorkflow(workflowID); err != nil || a.wf == nil {
 			return err

@@ -15,7 +15,7 @@ import (
 // park is set_wait_context, the waiting status and the workflow_waiting
 // event. details are the _wait keys after waiting_for (nulls dropped);
 // output the event's keys after waiting_for (nulls kept).
-func (a *advanceTx) park(index int, step Step, waitType, status, handler string, waitingFor []phpjson.Value,
+func (a *Advance) park(index int, step Step, waitType, status, handler string, waitingFor []phpjson.Value,
 	mode WaitMode, resultKey string, details, output *phpjson.Object) error {
 	before := a.state.Public()
 	wait := phpjson.NewObject().
@@ -59,7 +59,7 @@ func (a *advanceTx) park(index int, step Step, waitType, status, handler string,
 // merge the output, compensation snapshot, transitions, budget, then
 // 'running' (even when the workflow was paused) at the next step with its
 // jobs, or 'completed'; the workflow_resumed event. _next_step is ignored.
-func (a *advanceTx) settleWait(index int, out *phpjson.Object) error {
+func (a *Advance) settleWait(index int, out *phpjson.Object) error {
 	a.settled = true
 	before := a.state.Public()
 	a.state.Delete(KeyWait)

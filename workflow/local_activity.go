@@ -83,11 +83,6 @@ type LocalRuntime struct {
 	Context func() context.Context
 }
 
-// SetLocalRuntime lets the engine run local activities in process; without
-// it every local activity job goes through the ordinary claim first (and
-// still runs as a local attempt in whichever worker claimed it).
-func (e *Engine) SetLocalRuntime(r *LocalRuntime) { e.local = r }
-
 func (e *Engine) localLog() *slog.Logger {
 	if e.local != nil && e.local.Logger != nil {
 		return e.local.Logger
@@ -104,7 +99,7 @@ func (e *Engine) localLease() time.Duration {
 
 // acceptsLocal reports whether a step transaction may claim a local step
 // for this worker to run right after its commit.
-func (a *advanceTx) acceptsLocal() bool {
+func (a *Advance) acceptsLocal() bool {
 	r := a.e.local
 	return a.runLocal && r != nil && r.Owner != "" && (r.Accept == nil || r.Accept()) && a.ctx.Err() == nil
 }
@@ -222,7 +217,7 @@ func nullTimeOf(t sql.NullTime) time.Time {
 // localEvent records one history event of execution x (locked):
 // appendHistory, then the workflow_events row when the event has a
 // Queuety counterpart.
-func (a *advanceTx) localEvent(x *store.ActivityExecution, name string, index int, ctxObj *phpjson.Object, errVal phpjson.Value, now time.Time) error {
+func (a *Advance) localEvent(x *store.ActivityExecution, name string, index int, ctxObj *phpjson.Object, errVal phpjson.Value, now time.Time) error {
 	if err := appendHistory(x, name, ctxObj, errVal, now); err != nil {
 		return err
 	}
@@ -260,7 +255,7 @@ func appendHistory(x *store.ActivityExecution, name string, ctxObj *phpjson.Obje
 
 // queuetyEvent writes the workflow_events row of a history event that has
 // a Queuety counterpart (queuetyEventOf), with the markers as context.
-func (a *advanceTx) queuetyEvent(name string, index int, ctxObj *phpjson.Object, errVal phpjson.Value) error {
+func (a *Advance) queuetyEvent(name string, index int, ctxObj *phpjson.Object, errVal phpjson.Value) error {
 	qe := queuetyEventOf(name)
 	if qe == "" {
 		return nil
@@ -295,7 +290,7 @@ func errorObject(message, class string) phpjson.Value {
 // enqueueLocal is enqueue for a local activity step in a worker's step
 // transaction: the job is inserted claimed by this worker and attempt 1
 // starts in the same transaction; the attempt runs after the commit.
-func (a *advanceTx) enqueueLocal(step Step, index int) error {
+func (a *Advance) enqueueLocal(step Step, index int) error {
 	jobs, err := localStepJobs(step, index, a.state.DispatchDefaults())
 	if err != nil {
 		return err
@@ -343,7 +338,7 @@ func (a *advanceTx) enqueueLocal(step Step, index int) error {
 // lease was just taken (inserted claimed, or claimed a moment ago) and is
 // not renewed. It returns the started attempt, or nil when the transaction
 // settled the step.
-func (a *advanceTx) startLocal(step Step, index int, fresh bool, x *store.ActivityExecution) (*localAttempt, error) {
+func (a *Advance) startLocal(step Step, index int, fresh bool, x *store.ActivityExecution) (*localAttempt, error) {
 	e, job := a.e, a.job
 	now := e.store.PreciseNow()
 	pol, perr := parseLocalStep(step, e.metadata())
@@ -512,7 +507,7 @@ func (lc *localTx) startNew(step Step, fresh bool) (*localAttempt, error) {
 
 // localInvalid fails a step whose definition cannot run as a local
 // activity (routing options, values out of range).
-func (a *advanceTx) localInvalid(index int, cause error) error {
+func (a *Advance) localInvalid(index int, cause error) error {
 	msg := cause.Error()
 	ev := phpjson.NewObject().Set("execution_mode", phpjson.String("local")).Set("local_activity", phpjson.Bool(true)).
 		Set("workflow_task_id", phpjson.String(itoa(int(a.job.ID))))
@@ -533,7 +528,7 @@ func (a *advanceTx) localInvalid(index int, cause error) error {
 
 // localTx is one local activity transaction on a locked job and execution.
 type localTx struct {
-	a     *advanceTx
+	a     *Advance
 	pol   *localPolicy
 	x     *store.ActivityExecution
 	index int
@@ -735,7 +730,7 @@ func passedDeadline(x *store.ActivityExecution, now time.Time) (string, time.Tim
 // attempt and whatever local steps follow it.
 func (e *Engine) runLocalClaimed(ctx context.Context, job *store.JobRow) error {
 	var att *localAttempt
-	a, err := e.stepTx(ctx, &jobTrace{}, 0, func(a *advanceTx) error {
+	a, err := e.stepTx(ctx, &jobTrace{}, 0, func(a *Advance) error {
 		att = nil
 		x, err := a.lockLocal(job.WorkflowID.Int64, job.ID)
 		if err != nil {
@@ -902,7 +897,7 @@ func (e *Engine) watchDeadlines(ctx context.Context, att *localAttempt) (stop fu
 func (e *Engine) finishLocal(ctx context.Context, att *localAttempt, out *phpjson.Object, callErr error, interrupted bool, dur time.Duration) (*localAttempt, error) {
 	var stale bool
 	fast := true
-	body := func(a *advanceTx) error {
+	body := func(a *Advance) error {
 		stale = false
 		a.runLocal = true
 		if fast {
@@ -1015,7 +1010,7 @@ func (e *Engine) finishLocal(ctx context.Context, att *localAttempt, out *phpjso
 
 // lockLocal locks the workflow, then the step job with its execution (one
 // round trip), as the local activity transactions start.
-func (a *advanceTx) lockLocal(workflowID, jobID int64) (*store.ActivityExecution, error) {
+func (a *Advance) lockLocal(workflowID, jobID int64) (*store.ActivityExecution, error) {
 	var err error
 	if a.wf, err = a.tx.LockWorkflow(workflowID); err != nil {
 		return nil, err
@@ -1046,7 +1041,7 @@ func (a *advanceTx) lockLocal(workflowID, jobID int64) (*store.ActivityExecution
 // the general path in the same transaction, on which nothing was changed.
 // A fence that fails, or any failure after the fences were set, fails the
 // transaction with errLocalFastMissed: it is run again on the general path.
-func (a *advanceTx) completeLocalFast(att *localAttempt, out *phpjson.Object, callErr error, interrupted bool) (done bool, err error) {
+func (a *Advance) completeLocalFast(att *localAttempt, out *phpjson.Object, callErr error, interrupted bool) (done bool, err error) {
 	if callErr != nil || interrupted || att.wf.ID == 0 {
 		return false, nil
 	}

@@ -24,7 +24,7 @@ type localEnv struct {
 
 func newLocalEnv(t *testing.T) *localEnv {
 	env := &localEnv{engineEnv: newEngineEnv(t)}
-	env.e.SetLocalRuntime(&LocalRuntime{Owner: "test-worker", Lease: time.Minute, Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))})
+	env.e.local = &LocalRuntime{Owner: "test-worker", Lease: time.Minute, Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))}
 	return env
 }
 
@@ -403,7 +403,7 @@ func TestLocalActivityChainAndFirstStep(t *testing.T) {
 func TestLocalActivityWithoutRuntimeGoesThroughTheClaim(t *testing.T) {
 	t.Parallel()
 	env := newLocalEnv(t)
-	env.e.SetLocalRuntime(nil)
+	env.e.local = nil
 	id := env.dispatch(New("q").Then("IncStep").LocalActivity("IncStep", LocalActivityOptions{}), obj("n", 0))
 	env.claimAndRun()
 	require.Len(t, env.pendingJobs(), 1)
