@@ -281,10 +281,10 @@ func (a *Advance) afterStep(next int, isLast bool) error {
 	return a.enqueue(step, next)
 }
 
-// MissingStepMessage is the error a workflow fails with when it advances to
+// missingStepMessage is the error a workflow fails with when it advances to
 // step index, which its definition lacks: _steps holds fewer usable entries
 // (objects or class strings, as the plugin keeps them) than total_steps.
-func MissingStepMessage(workflowID int64, index, usable, total int) string {
+func missingStepMessage(workflowID int64, index, usable, total int) string {
 	return fmt.Sprintf("Workflow %d cannot run step %d: its _steps definition has %d usable steps of total_steps %d.",
 		workflowID, index, usable, total)
 }
@@ -298,7 +298,7 @@ func (a *Advance) failMissingStep(next int) error {
 	if a.job != nil {
 		jobID = a.job.ID
 	}
-	return a.failLocked(jobID, MissingStepMessage(a.wf.ID, next, len(a.steps), a.wf.TotalSteps))
+	return a.failLocked(jobID, missingStepMessage(a.wf.ID, next, len(a.steps), a.wf.TotalSteps))
 }
 
 // enqueue inserts the jobs of step index (enqueue_step_def).

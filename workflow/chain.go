@@ -31,9 +31,9 @@ import (
 // DefaultChainSteps is queuety's default EngineConfig.ChainSteps.
 const DefaultChainSteps = 8
 
-// ChainRuntime lets a worker run the workflow steps it enqueues; NewEngine
+// chainRuntime lets a worker run the workflow steps it enqueues; NewEngine
 // builds it from EngineConfig.Host and ChainSteps.
-type ChainRuntime struct {
+type chainRuntime struct {
 	// Owner is the worker's reserved_by value.
 	Owner string
 	// Accept reports whether the worker would claim a job of handler on

@@ -44,16 +44,16 @@ func (e *Engine) StuckWorkflows(ctx context.Context, scan store.StuckScan) ([]St
 	}
 	var out []StuckWorkflow
 	for _, r := range rows {
-		if s, stuck := DiagnoseWorkflow(r); stuck {
+		if s, stuck := diagnoseWorkflow(r); stuck {
 			out = append(out, s)
 		}
 	}
 	return out, nil
 }
 
-// DiagnoseWorkflow decides whether a live workflow row can never finish
+// diagnoseWorkflow decides whether a live workflow row can never finish
 // as it is, and why.
-func DiagnoseWorkflow(r store.WorkflowCandidate) (StuckWorkflow, bool) {
+func diagnoseWorkflow(r store.WorkflowCandidate) (StuckWorkflow, bool) {
 	s := StuckWorkflow{ID: r.ID, Name: r.Name, Status: r.Status, Queue: "default"}
 	state, err := ParseState([]byte(r.State))
 	if err != nil {

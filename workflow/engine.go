@@ -41,7 +41,7 @@ type Engine struct {
 	classMeta HandlerMetadataSource
 	// local lets a worker run local activities in process
 	// (local_activity.go); nil sends them through the claim.
-	local *LocalRuntime
+	local *localRuntime
 	// stepBatch is how many step completions, submitted at the same time
 	// by different goroutines, may share one database transaction (group
 	// commit, step_batch.go); 1 gives every step its own.
@@ -51,7 +51,7 @@ type Engine struct {
 	// every workflow that ends (coalesce.go).
 	states *coalescer[store.DependencyRow]
 	// chain lets a worker run the steps it enqueues (chain.go).
-	chain *ChainRuntime
+	chain *chainRuntime
 	wakes *coalescer[store.WakeFacts]
 	// stepFailure hears of each recorded failed step attempt (notify.go).
 	stepFailure func(StepFailure)
@@ -125,7 +125,7 @@ type Host interface {
 	// context is cancelled at the limit.
 	StepTimeout(job *store.JobRow) (time.Duration, error)
 	// JobContext is the context local attempts run under: the worker's,
-	// not the settled step job's (LocalRuntime.Context).
+	// not the settled step job's (localRuntime.Context).
 	JobContext() context.Context
 	// MemoryKB is logs.memory_peak_kb (PHP writes memory_get_peak_usage).
 	MemoryKB() int64
@@ -149,10 +149,10 @@ func NewEngine(cfg EngineConfig) *Engine {
 	if h := cfg.Host; h != nil {
 		// Local activities the host's step completions reach run in its
 		// process (local_activity.go).
-		e.local = &LocalRuntime{Owner: h.Owner(), Lease: cfg.LocalLease, Accept: h.Accepting, Logger: cfg.Logger,
+		e.local = &localRuntime{Owner: h.Owner(), Lease: cfg.LocalLease, Accept: h.Accepting, Logger: cfg.Logger,
 			Context: h.JobContext}
 		if cfg.ChainSteps > 0 {
-			e.chain = &ChainRuntime{Owner: h.Owner(), Max: cfg.ChainSteps, Accept: h.Chains}
+			e.chain = &chainRuntime{Owner: h.Owner(), Max: cfg.ChainSteps, Accept: h.Chains}
 		}
 	}
 	return e

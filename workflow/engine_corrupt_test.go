@@ -53,7 +53,7 @@ func TestAdvanceToMissingStepFailsWorkflow(t *testing.T) {
 
 			wf := env.workflow(id)
 			require.Equal(t, "failed", wf.Status, "a workflow at a missing step must not stay running")
-			require.Equal(t, MissingStepMessage(id, 1, 1, 3), wf.ErrorMessage.String)
+			require.Equal(t, missingStepMessage(id, 1, 1, 3), wf.ErrorMessage.String)
 			require.Equal(t, 1, wf.CurrentStep)
 			require.Empty(t, env.pendingJobs())
 			require.Contains(t, env.logEvents(id), store.EventWorkflowFailed)

@@ -63,9 +63,9 @@ import (
 //     longer live returns ErrActivityCancelled, and the completion of an
 //     attempt whose workflow was cancelled records step_cancelled.
 
-// LocalRuntime is what a worker gives the engine so that the local
+// localRuntime is what a worker gives the engine so that the local
 // activities its own step completions reach run in its process.
-type LocalRuntime struct {
+type localRuntime struct {
 	// Owner is the worker's reserved_by value.
 	Owner string
 	// Lease is how long the workflow task lease lasts after a renewal (the

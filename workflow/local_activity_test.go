@@ -24,7 +24,7 @@ type localEnv struct {
 
 func newLocalEnv(t *testing.T) *localEnv {
 	env := &localEnv{engineEnv: newEngineEnv(t)}
-	env.e.local = &LocalRuntime{Owner: "test-worker", Lease: time.Minute, Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))}
+	env.e.local = &localRuntime{Owner: "test-worker", Lease: time.Minute, Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))}
 	return env
 }
 

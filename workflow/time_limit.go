@@ -29,13 +29,13 @@ type timeLimit struct {
 	cause error
 }
 
-// WithTimeLimit is ctx with a time limit for StartTimeLimit to start: d,
+// withTimeLimit is ctx with a time limit for StartTimeLimit to start: d,
 // ending with cause (the caller's TimeoutError).
-func WithTimeLimit(ctx context.Context, d time.Duration, cause error) context.Context {
+func withTimeLimit(ctx context.Context, d time.Duration, cause error) context.Context {
 	return context.WithValue(ctx, timeLimitKey{}, timeLimit{d: d, cause: cause})
 }
 
-// StartTimeLimit starts the time limit WithTimeLimit handed over in ctx,
+// StartTimeLimit starts the time limit withTimeLimit handed over in ctx,
 // from now; without one it returns ctx and a no-op cancel.
 func StartTimeLimit(ctx context.Context) (context.Context, context.CancelFunc) {
 	if l, ok := ctx.Value(timeLimitKey{}).(timeLimit); ok && l.d > 0 {
@@ -48,7 +48,7 @@ func StartTimeLimit(ctx context.Context) (context.Context, context.CancelFunc) {
 // over, any other handler gets a deadline now.
 func LimitFor(ctx context.Context, h any, d time.Duration, cause error) (context.Context, context.CancelFunc) {
 	if _, ok := h.(TimeLimitStarter); ok {
-		return context.WithCancel(WithTimeLimit(ctx, d, cause))
+		return context.WithCancel(withTimeLimit(ctx, d, cause))
 	}
 	return context.WithTimeoutCause(ctx, d, cause)
 }
