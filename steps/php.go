@@ -23,18 +23,3 @@ func stateField(s *workflow.State, key string) phpjson.Value {
 func runtimeErrorf(format string, args ...any) error {
 	return &workflow.RuntimeError{Message: fmt.Sprintf(format, args...)}
 }
-
-// setIf sets key unless v is null (array_filter of nulls).
-func setIf(o *phpjson.Object, key string, v phpjson.Value) {
-	if !v.IsNull() {
-		o.Set(key, v)
-	}
-}
-
-// optString is s, or null when it is empty.
-func optString(s string) phpjson.Value {
-	if s == "" {
-		return phpjson.Null()
-	}
-	return phpjson.String(s)
-}

@@ -23,30 +23,10 @@ func (waitForSignal) Placeholder() string { return workflow.HandlerWaitForSignal
 
 func (waitForSignal) WaitType() string { return "signal" }
 
-// RunPlaceholder runs __queuety_wait_for_signal as the worker does: the
-// job is completed first (Queue::complete, whatever its status), then the
-// step is evaluated (handle_signal_step) when the workflow is still there,
-// at that step and live or waiting, then the worker's `completed` log; all
-// in one transaction here.
+// RunPlaceholder runs __queuety_wait_for_signal as the worker does
+// (runWaitPlaceholder), evaluating handle_signal_step.
 func (waitForSignal) RunPlaceholder(ctx context.Context, r *workflow.Run) error {
-	job, index := r.Job(), r.Index()
-	_, err := r.Transact(ctx, func(a *workflow.Advance) error {
-		tx := a.Tx()
-		if err := tx.CompleteJobAny(job.ID); err != nil {
-			return err
-		}
-		step, ok, err := a.LockStep(job.WorkflowID.Int64, index)
-		if err != nil {
-			return err
-		}
-		if ok && phpjson.ToString(field(step, "type")) == string(workflow.StepWaitForSignal) && a.Current() == index &&
-			(workflow.IsLive(a.Workflow().Status) || a.Workflow().Status == string(workflow.StatusWaitingForSignal)) {
-			if err := evaluateSignalWait(a, index, step); err != nil {
-				return err
-			}
-		}
-		return tx.InsertLogs(r.CompletedLog(r.Elapsed()))
-	})
+	_, err := runWaitPlaceholder(ctx, r, workflow.StepWaitForSignal, workflow.StatusWaitingForSignal, evaluateSignalWait)
 	return err
 }
 
@@ -96,14 +76,14 @@ func evaluateSignalWait(a *workflow.Advance, index int, step workflow.Step) erro
 		Set("step_name", field(step, "name")).
 		Set("human_wait", field(step, "human_wait")).
 		Set("match_payload", match).
-		Set("correlation_key", optString(def.CorrelationKey))
+		Set("correlation_key", phpjson.NullIfEmpty(def.CorrelationKey))
 	output := phpjson.NewObject().
 		Set("wait_mode", phpjson.String(string(def.Mode))).
 		Set("step_name", field(step, "name")).
 		Set("human_wait", field(step, "human_wait")).
-		Set("result_key", optString(def.ResultKey)).
+		Set("result_key", phpjson.NullIfEmpty(def.ResultKey)).
 		Set("match_payload", match).
-		Set("correlation_key", optString(def.CorrelationKey))
+		Set("correlation_key", phpjson.NullIfEmpty(def.CorrelationKey))
 	return a.Park(index, step, "signal", store.StatusWaitingForSignal, workflow.HandlerWaitForSignal,
 		names, def.Mode, def.ResultKey, details, output)
 }
@@ -288,15 +268,15 @@ func signalWaitDetails(ctx context.Context, e *workflow.Engine, workflowID int64
 		}
 	}
 	out := phpjson.NewObject()
-	setIf(out, "step_name", field(step, "name"))
-	setIf(out, "result_key", optString(phpjson.Trim(phpjson.OptionalString(field(step, "result_key")))))
-	setIf(out, "human_wait", field(step, "human_wait"))
+	phpjson.SetUnlessNull(out, "step_name", field(step, "name"))
+	phpjson.SetUnlessNull(out, "result_key", phpjson.NullIfEmpty(phpjson.Trim(phpjson.OptionalString(field(step, "result_key")))))
+	phpjson.SetUnlessNull(out, "human_wait", field(step, "human_wait"))
 	out.Set("match_payload", phpjson.ObjectValue(def.MatchPayload))
 	out.Set("matched", phpjson.Strings(matched))
 	out.Set("remaining", phpjson.Strings(remaining))
 	if def.CorrelationKey != "" {
 		out.Set("correlation_key", phpjson.String(def.CorrelationKey))
-		setIf(out, "correlation_value", stateField(state, def.CorrelationKey))
+		phpjson.SetUnlessNull(out, "correlation_value", stateField(state, def.CorrelationKey))
 	}
 	return out, nil
 }

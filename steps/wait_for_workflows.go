@@ -25,30 +25,13 @@ func (waitForWorkflows) Placeholder() string { return workflow.HandlerWaitForWor
 
 func (waitForWorkflows) WaitType() string { return "workflow" }
 
-// RunPlaceholder runs __queuety_wait_for_workflows as the worker does: the
-// job is completed first, then the step is evaluated
-// (handle_wait_for_workflows_step) when the workflow is still there, at
-// that step and live or waiting, then the worker's `completed` log; all in
-// one transaction here.
+// RunPlaceholder runs __queuety_wait_for_workflows as the worker does
+// (runWaitPlaceholder), evaluating handle_wait_for_workflows_step.
 func (waitForWorkflows) RunPlaceholder(ctx context.Context, r *workflow.Run) error {
-	job, index := r.Job(), r.Index()
-	a, err := r.Transact(ctx, func(a *workflow.Advance) error {
-		tx := a.Tx()
-		if err := tx.CompleteJobAny(job.ID); err != nil {
-			return err
-		}
-		step, ok, err := a.LockStep(job.WorkflowID.Int64, index)
-		if err != nil {
-			return err
-		}
-		if ok && phpjson.ToString(field(step, "type")) == string(workflow.StepWaitForWorkflows) && a.Current() == index &&
-			(workflow.IsLive(a.Workflow().Status) || a.Workflow().Status == string(workflow.StatusWaitingForWorkflows)) {
-			if err := evaluateDependencies(a, index, step, true); err != nil {
-				return err
-			}
-		}
-		return tx.InsertLogs(r.CompletedLog(r.Elapsed()))
-	})
+	a, err := runWaitPlaceholder(ctx, r, workflow.StepWaitForWorkflows, workflow.StatusWaitingForWorkflows,
+		func(a *workflow.Advance, index int, step workflow.Step) error {
+			return evaluateDependencies(a, index, step, true)
+		})
 	if err != nil {
 		return err
 	}
@@ -56,7 +39,7 @@ func (waitForWorkflows) RunPlaceholder(ctx context.Context, r *workflow.Run) err
 		// A dependency that became terminal while this transaction was
 		// open found no dependency rows to wake (PHP's race, spec §4.8):
 		// evaluate once more now that they are committed.
-		return r.Engine().ReevaluateWait(ctx, job.WorkflowID.Int64, index)
+		return r.Engine().ReevaluateWait(ctx, r.Job().WorkflowID.Int64, r.Index())
 	}
 	return nil
 }
@@ -140,7 +123,7 @@ func evaluateDependencies(a *workflow.Advance, index int, step workflow.Step, pa
 		Set("step_name", field(step, "name")).
 		Set("group_key", groupKey).
 		Set("quorum", quorum).
-		Set("result_key", optString(def.ResultKey))
+		Set("result_key", phpjson.NullIfEmpty(def.ResultKey))
 	return a.Park(index, step, "workflow", store.StatusWaitingForWorkflows, workflow.HandlerWaitForWorkflows,
 		waitingFor, def.Mode, def.ResultKey, details, output)
 }
@@ -275,9 +258,9 @@ func workflowWaitDetails(ctx context.Context, e *workflow.Engine, step workflow.
 		}
 	}
 	out := phpjson.NewObject()
-	setIf(out, "step_name", field(step, "name"))
-	setIf(out, "group_key", optString(def.WorkflowGroupKey))
-	setIf(out, "result_key", optString(phpjson.Trim(phpjson.OptionalString(field(step, "result_key")))))
+	phpjson.SetUnlessNull(out, "step_name", field(step, "name"))
+	phpjson.SetUnlessNull(out, "group_key", phpjson.NullIfEmpty(def.WorkflowGroupKey))
+	phpjson.SetUnlessNull(out, "result_key", phpjson.NullIfEmpty(phpjson.Trim(phpjson.OptionalString(field(step, "result_key")))))
 	if def.Quorum > 0 {
 		out.Set("quorum", phpjson.Int(def.Quorum))
 	}

@@ -226,28 +226,14 @@ func budgetSummary(state *State) (*phpjson.Object, error) {
 	return o, nil
 }
 
-// setIf sets key unless v is null (PHP's array_filter on null).
-func setIf(o *phpjson.Object, key string, v phpjson.Value) {
-	if !v.IsNull() {
-		o.Set(key, v)
-	}
-}
-
-func optString(s string) phpjson.Value {
-	if s == "" {
-		return phpjson.Null()
-	}
-	return phpjson.String(s)
-}
-
 // waitDetails is wait_details_from_state.
 func (e *Engine) waitDetails(ctx context.Context, workflowID int64, state *State, current int, wait Wait) (*phpjson.Object, error) {
 	out := phpjson.NewObject()
 	step, ok := state.Step(current)
 	if !ok || step.IsLegacy() {
 		if wait.Raw != nil {
-			setIf(out, "step_name", phpjson.Get(wait.Raw, "step_name"))
-			setIf(out, "result_key", phpjson.Get(wait.Raw, "result_key"))
+			phpjson.SetUnlessNull(out, "step_name", phpjson.Get(wait.Raw, "step_name"))
+			phpjson.SetUnlessNull(out, "result_key", phpjson.Get(wait.Raw, "result_key"))
 		}
 		return out, nil
 	}
@@ -259,7 +245,7 @@ func (e *Engine) waitDetails(ctx context.Context, workflowID int64, state *State
 		return nil, err
 	}
 	if wait.Raw != nil {
-		setIf(out, "wait_mode", phpjson.Get(wait.Raw, "wait_mode"))
+		phpjson.SetUnlessNull(out, "wait_mode", phpjson.Get(wait.Raw, "wait_mode"))
 	}
 	return out, nil
 }

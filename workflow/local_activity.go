@@ -614,12 +614,12 @@ func (lc *localTx) retry(reason, message, class, timeoutKind, afterID string, af
 		Set("retry_of_task_id", phpjson.String(itoa(int(a.job.ID)))).
 		Set("retry_available_at", timeValue(lc.now.Add(time.Duration(delay)*time.Second))).
 		Set("retry_backoff_seconds", phpjson.Int(delay)).
-		Set("retry_after_attempt_id", optString(afterID)).
+		Set("retry_after_attempt_id", phpjson.NullIfEmpty(afterID)).
 		Set("retry_after_attempt", phpjson.Int(int64(afterNumber))).
 		Set("max_attempts", phpjson.Int(pol.MaxAttempts)).
 		Set("retry_policy", phpjson.ObjectValue(pol.retryPolicy())).
-		Set("timeout_kind", optString(timeoutKind)).
-		Set("exception_class", optString(class)).
+		Set("timeout_kind", phpjson.NullIfEmpty(timeoutKind)).
+		Set("exception_class", phpjson.NullIfEmpty(class)).
 		Set("message", phpjson.String(message))
 	errVal := phpjson.Null()
 	if message != "" {
@@ -649,7 +649,7 @@ func (lc *localTx) failed(event, message, class, timeoutKind string, nonRetryabl
 			Set("schedule_to_close_deadline_at", timeValue(nullTimeOf(lc.x.ScheduleToCloseDeadlineAt)))
 	default:
 		c.Set("failure_category", phpjson.String("activity")).Set("non_retryable", phpjson.Bool(nonRetryable)).
-			Set("exception_class", optString(class))
+			Set("exception_class", phpjson.NullIfEmpty(class))
 	}
 	if err := a.localEvent(lc.x, event, lc.index, c, errorObject(message, class), lc.now); err != nil {
 		return err

@@ -361,3 +361,19 @@ func Strings(ss []string) Value {
 	}
 	return List(vs...)
 }
+
+// SetUnlessNull sets key to v unless v is null: an array literal the
+// plugin passes through array_filter to drop its null entries.
+func SetUnlessNull(o *Object, key string, v Value) {
+	if !v.IsNull() {
+		o.Set(key, v)
+	}
+}
+
+// NullIfEmpty is s, or null when s is "" (a nullable string field).
+func NullIfEmpty(s string) Value {
+	if s == "" {
+		return Null()
+	}
+	return String(s)
+}
