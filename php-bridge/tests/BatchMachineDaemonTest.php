@@ -6,6 +6,7 @@ namespace Queuety\Tests;
 
 use Queuety\Tests\Support\DaemonProcess;
 use Queuety\Tests\Support\DatabaseTestCase;
+use Queuety\Tests\Support\RecordedCalls;
 use Queuety\Tests\Support\QueuetyBinary;
 
 /**
@@ -17,19 +18,20 @@ use Queuety\Tests\Support\QueuetyBinary;
  */
 final class BatchMachineDaemonTest extends DatabaseTestCase
 {
+    use RecordedCalls;
+
     private const WAIT = 20.0;
 
-    private string $calls;
 
     protected function setUp(): void
     {
         parent::setUp();
-        $this->calls = tempnam(sys_get_temp_dir(), 'calls');
+        $this->recordCalls(false);
     }
 
     protected function tearDown(): void
     {
-        @unlink($this->calls);
+        $this->forgetCalls();
         parent::tearDown();
     }
 
@@ -118,11 +120,6 @@ final class BatchMachineDaemonTest extends DatabaseTestCase
     }
 
     /** @return list<array<mixed>> */
-    private function reported(): array
-    {
-        $lines = array_filter(explode("\n", (string) file_get_contents($this->calls)));
-        return array_map(static fn (string $l): array => json_decode($l, true), array_values($lines));
-    }
 
     /** @return array<string, mixed> */
     private function machine(): array

@@ -8,6 +8,7 @@ use Queuety\Enums\WorkflowStatus;
 use Queuety\Queuety;
 use Queuety\Tests\Support\DaemonProcess;
 use Queuety\Tests\Support\DatabaseTestCase;
+use Queuety\Tests\Support\RecordedCalls;
 use Queuety\Tests\Support\QueuetyBinary;
 
 require_once __DIR__ . '/fixtures/callback-classes.php';
@@ -26,23 +27,22 @@ require_once __DIR__ . '/fixtures/dropin-classes.php';
  */
 final class DropInDaemonTest extends DatabaseTestCase
 {
+    use RecordedCalls;
+
     private const WAIT = 40.0;
     private const TIMES = ['available_at', 'reserved_at', 'completed_at', 'failed_at', 'created_at', 'finished_at', 'cancelled_at',
         'started_at', 'updated_at'];
 
-    private string $calls;
 
     protected function setUp(): void
     {
         parent::setUp();
-        $this->calls = tempnam(sys_get_temp_dir(), 'qtcalls');
-        putenv('QUEUETY_TEST_CALLS=' . $this->calls);
+        $this->recordCalls();
     }
 
     protected function tearDown(): void
     {
-        putenv('QUEUETY_TEST_CALLS');
-        @unlink($this->calls);
+        $this->forgetCalls();
         parent::tearDown();
     }
 
@@ -353,11 +353,6 @@ final class DropInDaemonTest extends DatabaseTestCase
     }
 
     /** @return list<array<mixed>> */
-    private function reported(): array
-    {
-        $lines = array_filter(explode("\n", (string) file_get_contents($this->calls)));
-        return array_map(static fn (string $l): array => json_decode($l, true), array_values($lines));
-    }
 
     private function count_calls(string $call): int
     {

@@ -7,6 +7,7 @@ namespace Queuety\Tests;
 use Queuety\Queuety;
 use Queuety\Tests\Support\DaemonProcess;
 use Queuety\Tests\Support\DatabaseTestCase;
+use Queuety\Tests\Support\RecordedCalls;
 
 require_once __DIR__ . '/fixtures/job-classes.php';
 
@@ -20,21 +21,20 @@ require_once __DIR__ . '/fixtures/job-classes.php';
  */
 final class JobClassDaemonTest extends DatabaseTestCase
 {
+    use RecordedCalls;
+
     private const WAIT = 20.0;
 
-    private string $calls;
 
     protected function setUp(): void
     {
         parent::setUp();
-        $this->calls = tempnam(sys_get_temp_dir(), 'qtcalls');
-        putenv('QUEUETY_TEST_CALLS=' . $this->calls);
+        $this->recordCalls();
     }
 
     protected function tearDown(): void
     {
-        putenv('QUEUETY_TEST_CALLS');
-        @unlink($this->calls);
+        $this->forgetCalls();
         parent::tearDown();
     }
 
@@ -55,7 +55,7 @@ final class JobClassDaemonTest extends DatabaseTestCase
             $daemon->stop();
         }
         // The pool runs both at once (several slots a process): order by n.
-        $calls = $this->calls();
+        $calls = $this->reported();
         usort($calls, static fn (array $x, array $y): int => $x['n'] <=> $y['n']);
         $this->assertSame([
             ['call' => 'handle', 'class' => 'E2eFetchJob', 'n' => 1, 'colour' => 'blue', 'tags' => ['x' => '/y']],
@@ -91,7 +91,7 @@ final class JobClassDaemonTest extends DatabaseTestCase
         $this->assertSame([
             ['call' => 'failed', 'class' => 'E2eProcessJob', 'n' => 2, 'error' => 'process failed (2)'],
             ['call' => 'failed', 'class' => 'E2eBackoffJob', 'n' => 3],
-        ], $this->calls(), 'failed() once per job, on the bury only');
+        ], $this->reported(), 'failed() once per job, on the bury only');
     }
 
     public function test_middleware_locks_as_the_plugin_writes_them(): void
@@ -113,7 +113,7 @@ final class JobClassDaemonTest extends DatabaseTestCase
         } finally {
             $daemon->stop();
         }
-        $calls = $this->calls();
+        $calls = $this->reported();
         $this->assertCount(1, $calls, 'job 2 never ran: ' . json_encode($calls));
         $this->assertSame('nightly-report', $calls[0]['locks'][0]['lock_key']);
         $this->assertMatchesRegularExpression('/^[0-9a-f]{32}$/', $calls[0]['locks'][0]['owner']);
@@ -155,9 +155,4 @@ final class JobClassDaemonTest extends DatabaseTestCase
     }
 
     /** @return list<array<mixed>> */
-    private function calls(): array
-    {
-        $lines = array_filter(explode("\n", (string) file_get_contents($this->calls)));
-        return array_values(array_map(static fn (string $l): array => json_decode($l, true, 512, JSON_THROW_ON_ERROR), $lines));
-    }
 }
