@@ -16,17 +16,11 @@ import (
 // a definition bundle (Queuety::dispatch_definition) from a file.
 
 // artifactListing is one artifacts row as the plugin's list gives it:
-// content only with --with-content.
+// content only with --with-content (the outer Content hides the
+// artifact's own in the JSON).
 type artifactListing struct {
-	ID         int64          `json:"id"`
-	WorkflowID int64          `json:"workflow_id"`
-	Key        string         `json:"key"`
-	Kind       string         `json:"kind"`
-	StepIndex  *int64         `json:"step_index"`
-	Metadata   phpjson.Value  `json:"metadata"`
-	CreatedAt  string         `json:"created_at"`
-	UpdatedAt  string         `json:"updated_at"`
-	Content    *phpjson.Value `json:"content,omitempty"`
+	*workflow.Artifact
+	Content *phpjson.Value `json:"content,omitempty"`
 }
 
 func (a *app) artifactsCommand() *cli.Command {
@@ -46,8 +40,7 @@ func (a *app) artifactsCommand() *cli.Command {
 			withContent := c.Bool("with-content")
 			out := make([]artifactListing, len(list))
 			for i, art := range list {
-				out[i] = artifactListing{ID: art.ID, WorkflowID: art.WorkflowID, Key: art.Key, Kind: art.Kind,
-					StepIndex: art.StepIndex, Metadata: art.Metadata, CreatedAt: art.CreatedAt, UpdatedAt: art.UpdatedAt}
+				out[i] = artifactListing{Artifact: art}
 				if withContent {
 					out[i].Content = &list[i].Content
 				}
