@@ -59,7 +59,10 @@ type limitAdmission struct {
 }
 
 type rateUse struct {
-	limit  workflow.RateLimit
+	limit workflow.RateLimit
+	// first is the claim's first row of the handler: slots are kept for
+	// the rows ahead of it (RateLimitUsed).
+	first  *store.JobRow
 	used   int
 	locked bool
 }
@@ -95,7 +98,7 @@ func (w *Worker) prepareLimits(ctx context.Context, tx *store.ClaimTx, g *groupA
 		limits[i] = w.rateLimitOf(r)
 		if rl := limits[i].rate; rl != nil && l.rates[r.Handler] == nil {
 			handlers = append(handlers, r.Handler)
-			l.rates[r.Handler] = &rateUse{limit: *rl}
+			l.rates[r.Handler] = &rateUse{limit: *rl, first: r}
 		}
 		if r.CostUnits <= 0 {
 			continue
@@ -118,7 +121,7 @@ func (w *Worker) prepareLimits(ctx context.Context, tx *store.ClaimTx, g *groupA
 		}
 		for _, h := range locked {
 			u := l.rates[h]
-			if u.used, err = tx.RateLimitUsed(ctx, h, u.limit.Window); err != nil {
+			if u.used, err = tx.RateLimitUsed(ctx, u.first, u.limit.Window); err != nil {
 				return nil, err
 			}
 			u.locked = true

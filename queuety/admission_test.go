@@ -82,6 +82,46 @@ func TestRateLimitHoldsAcrossWorkers(t *testing.T) {
 	require.LessOrEqual(t, most.Load(), int32(2), "never more than the limit running at once")
 }
 
+// A rate limit's slots go in claim order: while a concurrent claim holds
+// the older of two jobs of a handler limited to one a minute (its row
+// locked, so SKIP LOCKED hides it), a second claim does not spend the one
+// slot on the newer job. Without the slot kept for the older row, which
+// of the two ran depended on which claim lane took the named lock first.
+func TestRateLimitSlotsGoInClaimOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := newTestClient(t, nil)
+	var ran []int
+	reg := NewRegistry()
+	reg.HandleFunc("limited", func(_ context.Context, j *Job) error {
+		var p struct{ N int }
+		if err := j.Decode(&p); err != nil {
+			return err
+		}
+		ran = append(ran, p.N)
+		return nil
+	}, WithRateLimit(1, time.Minute))
+	older, err := c.Dispatch(ctx, "limited", map[string]int{"n": 1})
+	require.NoError(t, err)
+	_, err = c.Dispatch(ctx, "limited", map[string]int{"n": 2})
+	require.NoError(t, err)
+	w, err := c.NewWorker(reg)
+	require.NoError(t, err)
+
+	other, err := c.store.DB().BeginTxx(ctx, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Rollback() }) // a failed check must not leave the row locked
+	var id int64
+	require.NoError(t, other.Get(&id, "SELECT id FROM `"+c.store.Tables()["jobs"]+"` WHERE id = ? FOR UPDATE", older.ID))
+	require.Equal(t, 0, claimN(t, w, 2), "the newer job waits while another claim holds the older")
+	require.NoError(t, other.Rollback())
+
+	require.Equal(t, 1, claimN(t, w, 2))
+	require.Equal(t, 0, claimN(t, w, 2), "the limit is spent")
+	require.Equal(t, []int{1}, ran, "the older job took the slot")
+	require.Equal(t, 1, countStatus(t, c, store.StatusPending))
+}
+
 // A queue read again in one claim (its head jobs were deferred) does not
 // take the rows it already took a second time: its own row locks do not
 // hide them from SKIP LOCKED.

@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -247,7 +245,7 @@ func (c *ClaimTx) lockNamed(ctx context.Context, kind string, groups []string, t
 	groups = slices.Compact(groups)
 	var locked []string
 	for _, g := range groups {
-		name := c.s.groupLockName(kind + g)
+		name := c.s.groupLockKey(kind + g)
 		var got sql.NullInt64
 		if err := c.conn.GetContext(ctx, &got, c.s.query(qGetGroupLock), name, timeout.Seconds()); err != nil {
 			return locked, fmt.Errorf("group lock %q: %w", g, err)
@@ -260,11 +258,20 @@ func (c *ClaimTx) lockNamed(ctx context.Context, kind string, groups []string, t
 	return locked, nil
 }
 
-// groupLockName is a GET_LOCK name (64 characters at most) unique to this
-// jobs table and group.
-func (s *Store) groupLockName(group string) string {
-	h := sha256.Sum256([]byte(s.tables["jobs"] + "\x00" + group))
-	return "queuety-go:group:" + hex.EncodeToString(h[:20])
+// groupLockKey is the key of a group's named lock: the jobs table and the
+// group; the server adds the database and hashes it (get-group-lock).
+func (s *Store) groupLockKey(group string) string {
+	return s.tables["jobs"] + "\x00" + group
+}
+
+// groupLockHeld reports whether some connection holds the named lock of a
+// concurrency group (kind "" as in LockGroups).
+func (s *Store) groupLockHeld(ctx context.Context, group string) (bool, error) {
+	var id sql.NullInt64
+	if err := s.db.GetContext(ctx, &id, s.query(qGroupLockHolder), s.groupLockKey(group)); err != nil {
+		return false, err
+	}
+	return id.Valid, nil
 }
 
 // ProcessingByGroup counts processing jobs per concurrency group.

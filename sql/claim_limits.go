@@ -33,11 +33,15 @@ func (c *ClaimTx) LockGroupCosts(ctx context.Context, groups []string, timeout t
 	return c.lockNamed(ctx, lockGroupCost, groups, timeout)
 }
 
-// RateLimitUsed is how much of handler's rate limit the last window
-// used: its completed log rows since now - window, and its processing jobs.
-func (c *ClaimTx) RateLimitUsed(ctx context.Context, handler string, window int64) (int, error) {
+// RateLimitUsed is how much of a handler's rate limit the last window
+// used: its completed log rows since now - window and its processing jobs,
+// plus the slots kept for its rows ahead of first, the claim's first row of
+// the handler, that a concurrent claim holds.
+func (c *ClaimTx) RateLimitUsed(ctx context.Context, first *JobRow, window int64) (int, error) {
 	var n int
-	if err := c.tx.GetContext(ctx, &n, c.s.query(qRateLimitUsed), handler, window, handler); err != nil {
+	handler := first.Handler
+	if err := c.tx.GetContext(ctx, &n, c.s.query(qRateLimitUsed), handler, window, handler,
+		handler, first.Queue, first.Priority, first.Priority, first.ID); err != nil {
 		return 0, fmt.Errorf("rate limit of %s: %w", handler, err)
 	}
 	return n, nil

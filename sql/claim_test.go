@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -531,17 +530,23 @@ func TestClaimLockGroups(t *testing.T) {
 	require.Equal(t, []string{"c"}, locked, "a is held by the other window")
 	require.NoError(t, b.Rollback())
 
-	// The lock names are per jobs table: another install's group "a" is free.
+	// The lock names are per jobs table and database: another install's
+	// group "a" is free, in this database or in another with our prefix.
 	other, err := New(e.db, mustResolve(t, Naming{DBPrefix: "site2_"}), e.clk)
 	require.NoError(t, err)
-	require.NotEqual(t, e.s.groupLockName("a"), other.groupLockName("a"))
-	require.LessOrEqual(t, len(e.s.groupLockName("a")), 64)
-	o, err := other.BeginClaim(e.ctx)
-	require.NoError(t, err)
-	locked, err = o.LockGroups(e.ctx, []string{"a"}, 0)
-	require.NoError(t, err)
-	require.Equal(t, []string{"a"}, locked)
-	require.NoError(t, o.Rollback())
+	require.NotEqual(t, e.s.groupLockKey("a"), other.groupLockKey("a"))
+	freeThere := func(s *Store) {
+		o, err := s.BeginClaim(e.ctx)
+		require.NoError(t, err)
+		locked, err := o.LockGroups(e.ctx, []string{"a"}, 0)
+		require.NoError(t, err)
+		require.Equal(t, []string{"a"}, locked)
+		require.NoError(t, o.Rollback())
+	}
+	freeThere(other)
+	t.Run("another database", func(t *testing.T) {
+		freeThere(newEnv(t).s)
+	})
 
 	// Ending the claim (here: a Commit) releases its locks.
 	require.NoError(t, a.Commit(e.ctx, ClaimCommit{WorkerID: "w"}))
@@ -551,7 +556,7 @@ func TestClaimLockGroups(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "b"}, locked)
 	require.NoError(t, c.Rollback())
-	var used sql.NullInt64
-	require.NoError(t, e.db.GetContext(e.ctx, &used, "SELECT IS_USED_LOCK(?)", e.s.groupLockName("a")))
-	require.False(t, used.Valid, "released at rollback")
+	held, err := e.s.groupLockHeld(e.ctx, "a")
+	require.NoError(t, err)
+	require.False(t, held, "released at rollback")
 }

@@ -39,6 +39,7 @@ const (
 	qClaimSkipGroups    = "claim-which-skip-groups"
 	qGetGroupLock       = "get-group-lock"
 	qReleaseGroupLock   = "release-group-lock"
+	qGroupLockHolder    = "group-lock-holder"
 	qInsertLogsNarrow   = "insert-logs-narrow"
 	qInsertLogs         = "insert-logs"
 	qLockAttempts       = "lock-attempts"

@@ -104,10 +104,18 @@ GROUP BY concurrency_group
 
 -- name: get-group-lock
 -- Serializes concurrency-group admission between Go workers (see LockGroups).
-SELECT GET_LOCK(?, ?)
+-- GET_LOCK names are server-wide, so the name carries the database besides
+-- the jobs table and group the key holds (64 characters at most): two
+-- sites on one server with the same table prefix do not wait for each
+-- other's admission.
+SELECT GET_LOCK(CONCAT('queuety-go:group:', LEFT(SHA2(CONCAT(DATABASE(), '.', ?), 256), 40)), ?)
 
 -- name: release-group-lock
-SELECT RELEASE_LOCK(?)
+SELECT RELEASE_LOCK(CONCAT('queuety-go:group:', LEFT(SHA2(CONCAT(DATABASE(), '.', ?), 256), 40)))
+
+-- name: group-lock-holder
+-- The connection holding a group's lock, or NULL (tests and diagnostics).
+SELECT IS_USED_LOCK(CONCAT('queuety-go:group:', LEFT(SHA2(CONCAT(DATABASE(), '.', ?), 256), 40)))
 
 -- name: claim-running
 -- A claim's write: the rows it locked become processing rows held by this

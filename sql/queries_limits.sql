@@ -18,9 +18,21 @@ job.id NOT IN (?)
 -- minus the window), plus the handler's jobs processing now: those finish
 -- inside the window too, so a batched claim or a second worker cannot start
 -- more than the limit before the first ones are logged.
+-- The third term keeps the limit's slots in the claim order: the handler's
+-- claimable rows ahead of the claim's first one in its queue (by priority,
+-- then id) that the claim did not see are locked by a concurrent claim
+-- (SKIP LOCKED hid them), so their slots are kept for them. Without it, a
+-- second claim lane could take the one slot of a limit for a newer job
+-- while the older one waits for the window to pass.
 SELECT (SELECT COUNT(*) FROM {logs}
 		WHERE handler = ? AND event = 'completed' AND created_at >= NOW() - INTERVAL ? SECOND)
 	+ (SELECT COUNT(*) FROM {jobs} WHERE handler = ? AND status = 'processing')
+	+ (SELECT COUNT(*) FROM {jobs} AS job
+		WHERE job.handler = ? AND job.queue = ? AND job.status = 'pending'
+			AND job.available_at <= NOW() AND job.session_id IS NULL
+			AND (job.priority > ? OR (job.priority = ? AND job.id < ?))
+			AND (job.depends_on IS NULL
+				OR (SELECT dep.status FROM {jobs} dep WHERE dep.id = job.depends_on) = 'completed'))
 
 -- name: queue-cost-processing
 -- ResourceManager::active_queue_cost_units.
