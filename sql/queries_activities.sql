@@ -184,12 +184,14 @@ WHERE j.id = ? AND j.status = 'processing' AND j.reserved_by = ? AND j.attempts 
 -- name: advance-assumed-workflow
 -- advance-workflow of a row the transaction did not lock first
 -- (WorkflowTx.AssumeWorkflow): fenced on the status, step and state its
--- writer last committed, compared byte for byte.
+-- writer last committed, the state by its SHA-256 (the bytes as stored):
+-- sending the state a second time to compare it byte for byte made this
+-- the second dearest statement of a local step.
 UPDATE {workflows} SET state = ?, current_step = ?
-WHERE id = ? AND status = ? AND current_step = ? AND state = CAST(? AS BINARY)
+WHERE id = ? AND status = ? AND current_step = ? AND SHA2(state, 256) = ?
 
 -- name: complete-assumed-workflow
 -- complete-workflow of an assumed row, fenced as advance-assumed-workflow.
 UPDATE {workflows}
 SET state = ?, current_step = ?, status = 'completed', completed_at = NOW()
-WHERE id = ? AND status = ? AND current_step = ? AND state = CAST(? AS BINARY)
+WHERE id = ? AND status = ? AND current_step = ? AND SHA2(state, 256) = ?

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -74,7 +76,8 @@ func (w *WorkflowTx) writeAssumed(r *WorkflowRow, state []byte, step int, comple
 	if complete {
 		name = qCompleteAssumedWorkflow
 	}
-	n, err := w.exec(name, string(state), step, r.ID, r.Status, r.CurrentStep, r.State)
+	sum := sha256.Sum256([]byte(r.State))
+	n, err := w.exec(name, string(state), step, r.ID, r.Status, r.CurrentStep, hex.EncodeToString(sum[:]))
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,8 @@ import (
 
 // A write of an assumed workflow row goes through only while the row is
 // what its writer last committed: its status, step and state, the state
-// compared byte for byte (not by the column's case-insensitive collation).
+// compared by the SHA-256 of its bytes (not by the column's
+// case-insensitive collation), multi-byte characters included.
 func TestAssumedWorkflowWritesAreFenced(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -44,6 +45,9 @@ func TestAssumedWorkflowWritesAreFenced(t *testing.T) {
 	require.ErrorIs(t, write(known, true), ErrAssumptionFailed, "the row moved on")
 	require.NoError(t, write(get(), true))
 	require.Equal(t, "completed", get().Status)
+
+	e.exec("UPDATE {workflows} SET status = 'running', current_step = 0, state = '{\"a\":\"é ✓ 🦫\"}' WHERE id = ?", id)
+	require.NoError(t, write(get(), false), "the hash is the stored bytes'")
 
 	// A lock of the assumed row reads it and checks it.
 	err = e.s.WorkflowTx(e.ctx, func(tx *WorkflowTx) error {

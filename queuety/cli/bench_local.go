@@ -78,7 +78,7 @@ worker's idle wait) is part of both figures; 5ms keeps it small.
 			jsonFlag(),
 		}, &cli.IntFlag{Name: "concurrency", Value: 4, Usage: "worker slots"},
 			&cli.DurationFlag{Name: "poll-interval", Value: 5 * time.Millisecond, Usage: "idle wait between claims (at least 5ms)"},
-			benchDSNFlag()),
+			benchDSNFlag(), profileFlags()[0]),
 		Action: a.benchLocal,
 	}
 }
@@ -158,6 +158,11 @@ func (a *app) benchLocal(c *cli.Context) error {
 		}
 		return ms[len(ms)/2], sum / float64(len(ms)), w.Stats().Claimed / int64((runs+2)*conc), nil
 	}
+	stopProfile, err := startCPUProfile(c)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	if res.QueuedP50ms, res.QueuedMeanms, res.QueuedClaims, err = measure(queued, -1, &res.QueuedCPU); err != nil {
 		return err
 	}
