@@ -48,12 +48,13 @@ func (a *app) benchPHPWorkflows(c *cli.Context) error {
 	if !usePHP || c.String("php-step") == "" {
 		return usagef("--php and --php-step are required: the PHP pool's command and the step class it runs")
 	}
-	// work --php's default slots (openBench reads the flag).
+	// work --php's default slots and connections (openBench reads the
+	// concurrency flag, so the connections are decided before it is set).
+	cfg.MaxConns = phpMaxConns(c, cfg.MaxConns, phpCfg.Workers)
 	if err := c.Set("concurrency", strconv.Itoa(phpConcurrency(c, c.Int("concurrency"), phpCfg.Workers))); err != nil {
 		return err
 	}
 	cfg.Workflows = true
-	cfg.MaxConns = 16
 	client, done, err := openBench(c, cfg)
 	if err != nil {
 		return err

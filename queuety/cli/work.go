@@ -27,7 +27,7 @@ import (
 func workerFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "queue", Aliases: []string{"q"}, Value: queuety.DefaultQueue, EnvVars: []string{"QUEUETY_QUEUES"}, Usage: "queues in strict priority order, comma-separated"},
-		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: queuety.DefaultConcurrency, EnvVars: []string{"QUEUETY_CONCURRENCY"}, Usage: "jobs run at once (with --php and no --concurrency: at least 16 for each PHP process, so claims group)"},
+		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: queuety.DefaultConcurrency, EnvVars: []string{"QUEUETY_CONCURRENCY"}, Usage: "jobs run at once (with --php and no --concurrency: 200 for each PHP process, so claims and commits group; see README Performance)"},
 		&cli.BoolFlag{Name: "claim-all", EnvVars: []string{"QUEUETY_CLAIM_ALL"}, Usage: "claim every handler, burying those this binary lacks; without it they stay for PHP workers"},
 		workflowsFlag(), noWorkflowsFlag("leave workflow steps and their workflows to PHP workers (the default runs the steps this binary or its PHP pool can run, as the plugin's worker does)"),
 		&cli.DurationFlag{Name: "wait-sweep-interval", Value: queuety.DefaultWaitSweepInterval, EnvVars: []string{"QUEUETY_WAIT_SWEEP_INTERVAL"}, Usage: "re-evaluate workflows waiting for other workflows this often (at least 10ms; negative: off)"},
@@ -233,6 +233,7 @@ pending completions are written, and work exits 1.`,
 			}
 			if usePHP {
 				cfg.Concurrency = phpConcurrency(c, cfg.Concurrency, phpCfg.Workers)
+				cfg.MaxConns = phpMaxConns(c, cfg.MaxConns, phpCfg.Workers)
 			}
 			// Metrics are counted only when something serves them.
 			var obs *observability
@@ -293,12 +294,25 @@ pending completions are written, and work exits 1.`,
 }
 
 // phpSlotsPerProcess is the slots `work --php` gives each PHP process
-// when --concurrency is not set: measured with `bench php-workflows`, 10
-// slots for 4 processes ran 628 steps/s and 64 ran 1,294 (claims group the
-// more slots free at once), 200 no more. A slot waiting for a free process
-// does not spend its job's time limit (workflow/time_limit.go), so the
-// extra slots cost queued jobs nothing but their rows held processing.
-const phpSlotsPerProcess = 16
+// when --concurrency is not set. Measured with `bench php-workflows
+// --count 3000` (3 PHP steps, 4 processes, alternated in one run): 16 a
+// process ran 1,248-1,432 steps/s, 50 1,936-2,188, 100 2,364-2,871, 200
+// 2,920-3,197. The pool runs 4 steps at a time whatever the slots; what
+// the slots buy is grouping: claims take many rows in one statement and
+// the step completions of many slots share one commit, so the server's
+// CPU per step falls from about 650 µs to 300 µs. A slot waiting for a
+// free process does not spend its job's time limit
+// (workflow/time_limit.go); its row stays processing, heartbeated, which
+// is the price: another worker (a PHP worker of the plugin beside this
+// one) cannot take those rows, and after a crash they wait for the stale
+// timeout. --concurrency sets fewer.
+const phpSlotsPerProcess = 200
+
+// phpConnsPerProcess caps the database connections of those slots when
+// --max-conns is not set: they wait for PHP, not for the database, and
+// concurrency/4+4 (204 for 800 slots) would pass MariaDB's default
+// max_connections (151) and take the site's own connections.
+const phpConnsPerProcess = 4
 
 // phpConcurrency is the slots with a PHP pool of workers processes:
 // --concurrency when given, else at least phpSlotsPerProcess a process.
@@ -307,6 +321,16 @@ func phpConcurrency(c *cli.Context, concurrency, workers int) int {
 		return concurrency
 	}
 	return max(concurrency, phpSlotsPerProcess*workers)
+}
+
+// phpMaxConns is the connections with a PHP pool: --max-conns when given
+// (or --concurrency, whose default applies), else phpConnsPerProcess a
+// process and 4 for the claims and completions.
+func phpMaxConns(c *cli.Context, maxConns, workers int) int {
+	if c.IsSet("max-conns") || c.IsSet("concurrency") {
+		return maxConns
+	}
+	return phpConnsPerProcess*workers + 4
 }
 
 // phpFlags configure the PHP handler pool (work, bench).

@@ -24,7 +24,7 @@ func TestBenchDrainsPHPWorkflowsThroughThePool(t *testing.T) {
 	require.Equal(t, 3, res.Steps)
 	require.Equal(t, "EmptyStep", res.StepClass)
 	require.Equal(t, 2, res.PHPWorkers)
-	require.Equal(t, 32, res.Concurrency, "work --php's default: 16 slots a PHP process")
+	require.Equal(t, 400, res.Concurrency, "work --php's default: 200 slots a PHP process")
 	require.Positive(t, res.StepsPerSec)
 	require.Equal(t, "step", res.CPU.Unit)
 
