@@ -23,11 +23,14 @@ job.id NOT IN (?)
 -- then id) that the claim did not see are locked by a concurrent claim
 -- (SKIP LOCKED hid them), so their slots are kept for them. Without it, a
 -- second claim lane could take the one slot of a limit for a newer job
--- while the older one waits for the window to pass.
+-- while the older one waits for the window to pass. Forced onto the claim's
+-- index, it reads the range the claim read ahead of that row, not every
+-- pending job of the handler (a rate-limited handler's backlog can be
+-- long).
 SELECT (SELECT COUNT(*) FROM {logs}
 		WHERE handler = ? AND event = 'completed' AND created_at >= NOW() - INTERVAL ? SECOND)
 	+ (SELECT COUNT(*) FROM {jobs} WHERE handler = ? AND status = 'processing')
-	+ (SELECT COUNT(*) FROM {jobs} AS job
+	+ (SELECT COUNT(*) FROM {jobs} AS job FORCE INDEX (idx_qgo_claim)
 		WHERE job.handler = ? AND job.queue = ? AND job.status = 'pending'
 			AND job.available_at <= NOW() AND job.session_id IS NULL
 			AND (job.priority > ? OR (job.priority = ? AND job.id < ?))
