@@ -264,16 +264,6 @@ func (s *Store) groupLockKey(group string) string {
 	return s.tables["jobs"] + "\x00" + group
 }
 
-// groupLockHeld reports whether some connection holds the named lock of a
-// concurrency group (kind "" as in LockGroups).
-func (s *Store) groupLockHeld(ctx context.Context, group string) (bool, error) {
-	var id sql.NullInt64
-	if err := s.db.GetContext(ctx, &id, s.query(qGroupLockHolder), s.groupLockKey(group)); err != nil {
-		return false, err
-	}
-	return id.Valid, nil
-}
-
 // ProcessingByGroup counts processing jobs per concurrency group.
 func (c *ClaimTx) ProcessingByGroup(ctx context.Context, groups []string) (map[string]int, error) {
 	out := map[string]int{}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -512,6 +513,16 @@ func TestClaimProcessingByGroup(t *testing.T) {
 	got, err = c.ProcessingByGroup(e.ctx, nil)
 	require.NoError(t, err)
 	require.Empty(t, got)
+}
+
+// groupLockHeld reports whether some connection holds the named lock of a
+// concurrency group (kind "" as in LockGroups).
+func (s *Store) groupLockHeld(ctx context.Context, group string) (bool, error) {
+	var id sql.NullInt64
+	if err := s.db.GetContext(ctx, &id, s.query(qGroupLockHolder), s.groupLockKey(group)); err != nil {
+		return false, err
+	}
+	return id.Valid, nil
 }
 
 func TestClaimLockGroups(t *testing.T) {

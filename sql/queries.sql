@@ -114,7 +114,8 @@ SELECT GET_LOCK(CONCAT('queuety-go:group:', LEFT(SHA2(CONCAT(DATABASE(), '.', ?)
 SELECT RELEASE_LOCK(CONCAT('queuety-go:group:', LEFT(SHA2(CONCAT(DATABASE(), '.', ?), 256), 40)))
 
 -- name: group-lock-holder
--- The connection holding a group's lock, or NULL (tests and diagnostics).
+-- The connection holding a group's lock, or NULL (the tests' check that a
+-- claim released its locks).
 SELECT IS_USED_LOCK(CONCAT('queuety-go:group:', LEFT(SHA2(CONCAT(DATABASE(), '.', ?), 256), 40)))
 
 -- name: claim-running

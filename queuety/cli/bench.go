@@ -162,9 +162,16 @@ func benchWorkerFlags(concurrency int) []cli.Flag {
 // profileFlags are the Go profiles a benchmark can write (bench jobs, bench workflows).
 func profileFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.PathFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the timed part to `FILE` (go tool pprof)"},
+		cpuProfileFlag(),
 		&cli.PathFlag{Name: "memprofile", Usage: "write a Go allocation profile, taken after the timed part, to `FILE`"},
 	}
+}
+
+// cpuProfileFlag is --cpuprofile alone (bench local-activities, whose
+// modes each run a worker of their own, has no one part to take an
+// allocation profile after).
+func cpuProfileFlag() cli.Flag {
+	return &cli.PathFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the timed part to `FILE` (go tool pprof)"}
 }
 
 // startCPUProfile starts the --cpuprofile profile, if asked for; the

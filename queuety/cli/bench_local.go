@@ -78,7 +78,7 @@ worker's idle wait) is part of both figures; 5ms keeps it small.
 			jsonFlag(),
 		}, &cli.IntFlag{Name: "concurrency", Value: 4, Usage: "worker slots"},
 			&cli.DurationFlag{Name: "poll-interval", Value: 5 * time.Millisecond, Usage: "idle wait between claims (at least 5ms)"},
-			benchDSNFlag(), profileFlags()[0]),
+			benchDSNFlag(), cpuProfileFlag()),
 		Action: a.benchLocal,
 	}
 }
