@@ -21,6 +21,7 @@ import (
 type Client struct {
 	cfg    Config
 	db     *sqlx.DB
+	pipe   *sqlx.DB // pipelined transactions' connections (store.UsePipeline)
 	store  *store.Store
 	log    *slog.Logger
 	server store.ServerInfo
@@ -53,7 +54,8 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	if err := info.CheckServer(cfg.AllowNonUTC); err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, cfg.DSN, cfg.MaxConns, cfg.Logger)
+	mainConns, pipeConns := splitConns(cfg.MaxConns)
+	db, err := store.Open(ctx, cfg.DSN, mainConns, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -62,8 +64,18 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	// Local activities' outcome transactions are pipelined (fewer round
+	// trips a step) on a few connections of their own.
+	var pipe *sqlx.DB
+	if pipeConns > 0 {
+		if pipe, err = store.OpenPipeline(ctx, cfg.DSN, pipeConns, cfg.Logger); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
+		st.UsePipeline(pipe)
+	}
 	reg := sessions.New(st, sessions.Config{StaleAfter: cfg.WorkerStaleAfter, Logger: cfg.Logger, Clock: cfg.Clock})
-	return &Client{cfg: cfg, db: db, store: st, log: cfg.Logger, server: info, sessions: reg}, nil
+	return &Client{cfg: cfg, db: db, pipe: pipe, store: st, log: cfg.Logger, server: info, sessions: reg}, nil
 }
 
 // ConfigError is a configuration that cannot work (a bad value, a table
@@ -73,8 +85,27 @@ type ConfigError struct{ Err error }
 func (e *ConfigError) Error() string { return e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-// Close closes the database handle.
-func (c *Client) Close() error { return c.db.Close() }
+// splitConns shares MaxConns between the main handle and the pipeline
+// (store.UsePipeline): one pipeline connection in 16, at least one, once
+// the main handle keeps the two it needs. A local chain holds a pipeline
+// connection only for its outcome transactions, and one that finds none
+// free runs unpipelined on the main handle, so a few serve many.
+func splitConns(maxConns int) (main, pipe int) {
+	if maxConns < 3 {
+		return maxConns, 0
+	}
+	pipe = max(1, maxConns/16)
+	return maxConns - pipe, pipe
+}
+
+// Close closes the database handles.
+func (c *Client) Close() error {
+	err := c.db.Close()
+	if c.pipe != nil {
+		err = errors.Join(err, c.pipe.Close())
+	}
+	return err
+}
 
 // Store exposes the storage seam for packages built on the client (the
 // workflow engine, the CLI).

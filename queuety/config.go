@@ -81,7 +81,9 @@ type Config struct {
 	// AllowNonUTC lets the daemon start on a server whose default time zone
 	// is not UTC. Only safe when every writer sets its session zone to UTC.
 	AllowNonUTC bool
-	// MaxConns caps open database connections (default Concurrency/4+4).
+	// MaxConns caps open database connections (default Concurrency/4+4);
+	// one in 16 of them (once the other two are kept) serves local
+	// activities' pipelined outcome transactions (store.UsePipeline).
 	MaxConns int
 
 	// Queues are claimed in strict order: a later queue is served only when

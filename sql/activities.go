@@ -130,14 +130,8 @@ func nullStr(s string) sql.NullString {
 // InsertClaimedStepJob inserts a local activity's step job already claimed
 // by workerID (processing, attempts 1) and returns its id.
 func (w *WorkflowTx) InsertClaimedStepJob(workflowID int64, j StepJob, workerID string) (int64, error) {
-	if err := w.real(); err != nil {
-		return 0, err
-	}
-	res, err := w.tx.ExecContext(w.ctx, w.s.query(qInsertClaimedStepJob), claimedStepJobArgs(workflowID, j, workerID)...)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", qInsertClaimedStepJob, err)
-	}
-	return res.LastInsertId()
+	_, id, err := w.send(qInsertClaimedStepJob, claimedStepJobArgs(workflowID, j, workerID)...)
+	return id, err
 }
 
 // InsertChainedStepJob inserts the job of a workflow's next step already
@@ -373,7 +367,7 @@ func (w *WorkflowTx) LockJobWithExecution(jobID int64) (*JobRow, *ActivityExecut
 		return nil, nil, err
 	}
 	var r lockedJob
-	err := w.tx.Unsafe().GetContext(w.ctx, &r, w.s.query(qLockJobWithExecution), jobID)
+	err := w.utx.GetContext(w.ctx, &r, w.s.query(qLockJobWithExecution), jobID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, nil
 	}
@@ -405,24 +399,17 @@ type NewRunningExecution struct {
 // first attempt and returns its id.
 func (w *WorkflowTx) InsertRunningActivityExecution(p NewRunningExecution) (int64, error) {
 	now := p.Now.UTC()
-	if err := w.real(); err != nil {
-		return 0, err
-	}
-	res, err := w.tx.ExecContext(w.ctx, w.s.query(qInsertRunningActivityExecution), p.WorkflowID, p.StepIndex, p.JobID,
+	_, id, err := w.send(qInsertRunningActivityExecution, p.WorkflowID, p.StepIndex, p.JobID,
 		p.ActivityType, p.AttemptID, string(p.Options), string(p.RetryPolicy), string(p.History),
 		nullTime(p.ScheduleToCloseDeadline), nullTime(p.CloseDeadline), nullTime(p.HeartbeatDeadline), now, now, now)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", qInsertRunningActivityExecution, err)
-	}
-	return res.LastInsertId()
+	return id, err
 }
 
 // InsertActivityAttempt inserts a running attempt row (the execution was
 // written running by the caller).
 func (w *WorkflowTx) InsertActivityAttempt(p StartAttempt) error {
-	_, err := w.exec(qInsertActivityAttempt, p.AttemptID, p.ExecutionID, p.WorkflowID, p.JobID, p.AttemptNumber,
+	return w.execChecked(qInsertActivityAttempt, nil, p.AttemptID, p.ExecutionID, p.WorkflowID, p.JobID, p.AttemptNumber,
 		p.LeaseOwner, nullStr(p.RetryReason), p.Now.UTC(), nullTime(p.LeaseExpires))
-	return err
 }
 
 // CompleteActivity closes the running attempt and completes the execution

@@ -105,10 +105,23 @@ func (d driverLogger) Print(v ...any) { d.l.Debug("mysql driver", "msg", fmt.Spr
 
 // Open connects with prepare's settings and checks the connection.
 func Open(ctx context.Context, dsn string, maxConns int, logger *slog.Logger) (*sqlx.DB, error) {
+	return open(ctx, dsn, maxConns, logger, false)
+}
+
+// OpenPipeline is Open for Store.UsePipeline: its connections accept
+// several statements a packet (the driver's multiStatements), which only
+// pipelined transactions send. It is kept apart from the main handle so
+// that no other statement can ever be sent on such a connection.
+func OpenPipeline(ctx context.Context, dsn string, maxConns int, logger *slog.Logger) (*sqlx.DB, error) {
+	return open(ctx, dsn, maxConns, logger, true)
+}
+
+func open(ctx context.Context, dsn string, maxConns int, logger *slog.Logger, multi bool) (*sqlx.DB, error) {
 	cfg, err := prepare(dsn, logger)
 	if err != nil {
 		return nil, err
 	}
+	cfg.MultiStatements = multi
 	// Every transaction of ours runs READ COMMITTED (no gap locks, so
 	// concurrent claims and step transactions do not deadlock on
 	// index gaps). Setting it per session, not per transaction, saves a

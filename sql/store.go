@@ -21,6 +21,10 @@ type Store struct {
 	tables Tables
 	q      map[string]string
 	clock  clock.Clock
+	// pipe, when set, runs PipelinedWorkflowTx (pipeline.go); pipeSlots
+	// bounds how many run at once to its connections.
+	pipe      *sqlx.DB
+	pipeSlots chan struct{}
 }
 
 // New builds a Store. The clock supplies Queuety's app-clock times
@@ -88,14 +92,20 @@ func ConnectionLost(err error) bool {
 // inTx runs fn in a transaction, retrying it quietly on deadlocks and lock
 // wait timeouts: under many concurrent claimers these are expected, not errors.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	return s.retrying(ctx, func() error { return s.tryTx(ctx, fn) })
+}
+
+// retrying runs one try of a transaction until it succeeds, fails for a
+// reason other than a deadlock or lock wait, or has been tried 8 times.
+func (s *Store) retrying(ctx context.Context, try func() error) error {
 	const maxTries = 8
-	for try := 1; ; try++ {
-		err := s.tryTx(ctx, fn)
-		if err == nil || !Transient(err) || try == maxTries {
+	for n := 1; ; n++ {
+		err := try()
+		if err == nil || !Transient(err) || n == maxTries {
 			return err
 		}
 		// Jittered, growing pause so colliding transactions spread out.
-		d := time.Duration(try*try)*time.Millisecond + rand.N(5*time.Millisecond)
+		d := time.Duration(n*n)*time.Millisecond + rand.N(5*time.Millisecond)
 		select {
 		case <-ctx.Done():
 			return errors.Join(err, ctx.Err())

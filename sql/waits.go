@@ -281,15 +281,8 @@ func (s *Store) SignalWaiters(ctx context.Context, after, upto int64) ([]int64, 
 // start_workflows) in the transaction: the row, its first jobs and its
 // workflow_started log. Children have no idempotency key.
 func (w *WorkflowTx) InsertChildWorkflow(p InsertWorkflow) (int64, error) {
-	if err := w.real(); err != nil {
-		return 0, err
-	}
-	res, err := w.tx.ExecContext(w.ctx, w.s.query(qInsertWorkflow), p.Name, string(p.State), p.TotalSteps,
+	_, id, err := w.send(qInsertWorkflow, p.Name, string(p.State), p.TotalSteps,
 		p.ParentWorkflowID, p.ParentStepIndex, p.DeadlineAt)
-	if err != nil {
-		return 0, fmt.Errorf("insert workflow: %w", err)
-	}
-	id, err := res.LastInsertId()
 	if err != nil {
 		return 0, err
 	}

@@ -101,7 +101,7 @@ func (s *Store) InsertWorkflow(ctx context.Context, p InsertWorkflow) (id int64,
 				return fmt.Errorf("insert dispatch key: %w", err)
 			}
 		}
-		w := &WorkflowTx{s: s, tx: tx, ctx: ctx}
+		w := &WorkflowTx{s: s, tx: tx, utx: tx.Unsafe(), ctx: ctx}
 		if err := w.InsertStepJobs(id, p.Jobs); err != nil {
 			return err
 		}
@@ -194,9 +194,13 @@ func nullBytes(b []byte) sql.NullString {
 // WorkflowTx is one workflow transaction: the engine's only way to the
 // tables while it advances a workflow.
 type WorkflowTx struct {
-	s   *Store
-	tx  *sqlx.Tx
-	ctx context.Context
+	s *Store
+	// tx is what statements are sent on: the transaction, or the
+	// connection of a pipelined one (pipe set, pipeline.go); utx is the
+	// same for SELECT * reads into structs that map a subset.
+	tx, utx txConn
+	pipe    *pipeline
+	ctx     context.Context
 	// logs and events are written at the end of the transaction, one
 	// multi-row INSERT per table in the order they were added: a step
 	// writes four to six of them, and a round trip each was a third of
@@ -220,7 +224,7 @@ type WorkflowTx struct {
 // deadlocks, so fn must not keep state across calls.
 func (s *Store) WorkflowTx(ctx context.Context, fn func(*WorkflowTx) error) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		w := &WorkflowTx{s: s, tx: tx, ctx: ctx}
+		w := &WorkflowTx{s: s, tx: tx, utx: tx.Unsafe(), ctx: ctx}
 		if err := fn(w); err != nil {
 			return err
 		}
@@ -233,7 +237,7 @@ func (s *Store) WorkflowTx(ctx context.Context, fn func(*WorkflowTx) error) erro
 
 // flush writes the log and event rows the transaction collected.
 func (w *WorkflowTx) flush() error {
-	if err := w.s.insertLogs(w.ctx, w.tx, w.logs); err != nil {
+	if err := w.s.insertLogs(w.ctx, w.execer(qInsertLogs), w.logs); err != nil {
 		return err
 	}
 	// Events carry whole states: insertRows bounds each statement's size.
@@ -256,16 +260,62 @@ func (e *WorkflowEvent) size() int {
 		len(e.Artifacts) + len(e.Chunks) + len(e.Error) + 256
 }
 
+// txConn is a transaction or the connection a pipelined one runs on.
+type txConn interface {
+	sqlx.ExecerContext
+	GetContext(ctx context.Context, dest any, query string, args ...any) error
+	SelectContext(ctx context.Context, dest any, query string, args ...any) error
+}
+
+// exec sends the named statement and returns its row count.
 func (w *WorkflowTx) exec(name string, args ...any) (int64, error) {
+	n, _, err := w.send(name, args...)
+	return n, err
+}
+
+// execChecked is exec for a write whose row count is only checked: check
+// gets it (nil: none). A pipelined transaction sends it with its next
+// statement that needs an answer, and runs check then.
+func (w *WorkflowTx) execChecked(name string, check func(n int64) error, args ...any) error {
+	if w.pipe != nil && w.batch == nil {
+		w.pipe.queue(pipedStmt{name: name, query: w.s.query(name), args: args, check: check})
+		return nil
+	}
+	n, err := w.exec(name, args...)
+	if err != nil || check == nil {
+		return err
+	}
+	return check(n)
+}
+
+// send sends the named statement and returns its row count and insert
+// id; in a pipelined transaction, with the statements queued before it.
+func (w *WorkflowTx) send(name string, args ...any) (affected, id int64, err error) {
+	if w.pipe != nil && w.batch == nil {
+		return w.pipe.send(pipedStmt{name: name, query: w.s.query(name), args: args})
+	}
 	if err := w.real(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	res, err := w.tx.ExecContext(w.ctx, w.s.query(name), args...)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", name, err)
+		return 0, 0, fmt.Errorf("%s: %w", name, err)
 	}
-	n, err := res.RowsAffected()
-	return n, err
+	if affected, err = res.RowsAffected(); err != nil {
+		return 0, 0, err
+	}
+	id, err = res.LastInsertId()
+	return affected, id, err
+}
+
+// execer is what statements that return nothing the caller uses (multi-row
+// INSERTs of logs and events) are sent on: queued in a pipelined
+// transaction.
+func (w *WorkflowTx) execer(name string) sqlx.ExecerContext {
+	if w.pipe != nil && w.batch == nil {
+		return pipedExecer{p: w.pipe, name: name}
+	}
+	return w.tx
 }
 
 // LockWorkflow reads and locks a workflow row (nil when missing).
@@ -277,7 +327,7 @@ func (w *WorkflowTx) LockWorkflow(id int64) (*WorkflowRow, error) {
 		return nil, err
 	}
 	var r WorkflowRow
-	err := w.tx.Unsafe().GetContext(w.ctx, &r, w.s.query(qLockWorkflow), id)
+	err := w.utx.GetContext(w.ctx, &r, w.s.query(qLockWorkflow), id)
 	found := err == nil
 	if errors.Is(err, sql.ErrNoRows) {
 		err = nil
@@ -305,7 +355,7 @@ func (w *WorkflowTx) LockJob(id int64) (*JobRow, error) {
 		return nil, err
 	}
 	var r JobRow
-	err := w.tx.Unsafe().GetContext(w.ctx, &r, w.s.query(qLockJob), id)
+	err := w.utx.GetContext(w.ctx, &r, w.s.query(qLockJob), id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -77,14 +77,13 @@ func (w *WorkflowTx) writeAssumed(r *WorkflowRow, state []byte, step int, comple
 		name = qCompleteAssumedWorkflow
 	}
 	sum := sha256.Sum256([]byte(r.State))
-	n, err := w.exec(name, string(state), step, r.ID, r.Status, r.CurrentStep, hex.EncodeToString(sum[:]))
-	if err != nil {
-		return err
-	}
-	if n != 1 {
-		return fmt.Errorf("workflow %d: %w", r.ID, ErrAssumptionFailed)
-	}
-	return nil
+	id := r.ID
+	return w.execChecked(name, func(n int64) error {
+		if n != 1 {
+			return fmt.Errorf("workflow %d: %w", id, ErrAssumptionFailed)
+		}
+		return nil
+	}, string(state), step, r.ID, r.Status, r.CurrentStep, hex.EncodeToString(sum[:]))
 }
 
 // checkAssumed compares the locked row got (found: it exists) with the
@@ -101,13 +100,12 @@ func (w *WorkflowTx) checkAssumed(r, got *WorkflowRow, found bool) error {
 func (w *WorkflowTx) completeLocalStep(d *LocalStepDone) error {
 	w.localDone = nil
 	now := d.Now.UTC()
-	n, err := w.exec(qCompleteLocalStep, string(d.Result), string(d.History), now, now, now,
+	job, attempt := d.JobID, d.AttemptID
+	return w.execChecked(qCompleteLocalStep, func(n int64) error {
+		if n != 3 {
+			return fmt.Errorf("local step job %d (attempt %s): %w", job, attempt, ErrAssumptionFailed)
+		}
+		return nil
+	}, string(d.Result), string(d.History), now, now, now,
 		d.JobID, d.Owner, d.Attempts, d.ExecutionID, d.AttemptID, d.AttemptID)
-	if err != nil {
-		return err
-	}
-	if n != 3 {
-		return fmt.Errorf("local step job %d (attempt %s): %w", d.JobID, d.AttemptID, ErrAssumptionFailed)
-	}
-	return nil
 }

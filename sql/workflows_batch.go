@@ -58,10 +58,10 @@ func (s *Store) WorkflowTxBatch(ctx context.Context, bodies []BatchBody) (errs [
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBatchAborted, err)
 	}
-	all := &WorkflowTx{s: s, tx: tx, ctx: ctx, batch: batch}
+	all := &WorkflowTx{s: s, tx: tx, utx: tx.Unsafe(), ctx: ctx, batch: batch}
 	errs = make([]error, len(bodies))
 	for i, body := range bodies {
-		w := &WorkflowTx{s: s, tx: tx, ctx: ctx, batch: batch, savepoint: fmt.Sprintf("queuety_b%d", i)}
+		w := &WorkflowTx{s: s, tx: tx, utx: tx.Unsafe(), ctx: ctx, batch: batch, savepoint: fmt.Sprintf("queuety_b%d", i)}
 		ferr := body.Fn(w)
 		if ferr == nil {
 			if !w.deferred.empty() {

@@ -138,6 +138,9 @@ func (w *WorkflowTx) lockedJob(id int64) (*JobRow, bool) {
 func (w *WorkflowTx) real() error {
 	b := w.batch
 	if b == nil {
+		if w.pipe != nil {
+			return w.pipe.flush() // reads see the queued writes, checked
+		}
 		return nil
 	}
 	if err := w.flushPending(); err != nil {
@@ -340,7 +343,7 @@ func insertTuples[T any](w *WorkflowTx, name string, rows []T, args func(*T) []a
 		}
 		all = append(all, args(&rows[i])...)
 	}
-	if _, err := w.tx.ExecContext(w.ctx, b.String(), all...); err != nil {
+	if _, err := w.execer(name).ExecContext(w.ctx, b.String(), all...); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil

@@ -75,13 +75,21 @@ func (e *Engine) stepTxIn(ctx context.Context, batchKey, batchJob int64, tr *job
 		return body(a)
 	}
 	var err error
-	if batchKey != 0 && e.stepBatch > 1 {
+	switch {
+	case batchKey == pipelined:
+		err = e.store.PipelinedWorkflowTx(ctx, fn)
+	case batchKey != 0 && e.stepBatch > 1:
 		err = e.batch.run(ctx, e, batchKey, batchJob, fn)
-	} else {
+	default:
 		err = e.store.WorkflowTx(ctx, fn)
 	}
 	return a, err
 }
+
+// pipelined as stepTxIn's batchKey runs the transaction pipelined
+// (store.PipelinedWorkflowTx): never batched, its statements sent in as
+// few packets as their results allow.
+const pipelined = -1
 
 // advance settles a job with its output in one transaction (advance_step).
 // extra are log rows the worker writes after it (the second `completed`

@@ -41,3 +41,23 @@ func TestLocalActivityOutcomeMergesIntoAStateWrittenMeanwhile(t *testing.T) {
 		require.Equal(t, store.AttemptCompleted, a.Status)
 	}
 }
+
+// The same when the step is the workflow's last: its fences are checked
+// at the commit (nothing after them needs an answer), and a failed one
+// also sends the outcome down the general path instead of losing it.
+func TestLocalActivityLastOutcomeMergesIntoAStateWrittenMeanwhile(t *testing.T) {
+	t.Parallel()
+	env := newLocalEnv(t)
+	env.step(t, "LastMeanwhile", func(context.Context, *State) (*phpjson.Object, error) {
+		env.db.MustExec("UPDATE `"+env.s.Tables()["workflows"]+"` SET state = JSON_SET(state, '$.outside', 7) WHERE name = ?", "last-meanwhile")
+		return obj("r", true), nil
+	})
+	id := env.dispatch(New("last-meanwhile").LocalActivity("IncStep", LocalActivityOptions{}).
+		LocalActivity("LastMeanwhile", LocalActivityOptions{}), obj("n", 0))
+	env.claimAndRun()
+	require.Equal(t, "completed", env.workflow(id).Status)
+	require.Equal(t, `{"n":1,"outside":7,"r":true}`, env.publicJSON(id))
+	for _, x := range env.executions(id) {
+		require.Equal(t, store.ActivityCompleted, x.Status)
+	}
+}

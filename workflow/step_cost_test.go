@@ -20,8 +20,10 @@ import (
 	store "github.com/queuety-go/queuety/sql"
 )
 
-// What one workflow step costs the database, counted at the driver:
-// statements (one round trip each: the store interpolates parameters),
+// What one workflow step costs the database, counted at the driver: round
+// trips (a statement, or a packet of several from a pipelined
+// transaction, sql/pipeline.go; the store interpolates parameters, so a
+// statement is never more than one), the statements themselves,
 // transactions and commits (each writing commit is a redo log flush on a
 // server with innodb_flush_log_at_trx_commit=1). A local activity exists
 // for low latency, so a local step must cost no more than a chained step
@@ -30,6 +32,7 @@ import (
 
 // sqlCounts is what a countingConnector saw while on.
 type sqlCounts struct {
+	RoundTrips                             int
 	Statements, Begins, Commits, Rollbacks int
 	Rows                                   int64 // rows affected by writes
 	Verbs                                  map[string]int
@@ -42,8 +45,8 @@ func (c sqlCounts) String() string {
 		verbs = append(verbs, fmt.Sprintf("%s %d", v, n))
 	}
 	sort.Strings(verbs)
-	return fmt.Sprintf("%d statements (%s), %d begins, %d commits, %d rollbacks, %d rows written",
-		c.Statements, strings.Join(verbs, ", "), c.Begins, c.Commits, c.Rollbacks, c.Rows)
+	return fmt.Sprintf("%d round trips: %d statements (%s), %d begins, %d commits, %d rollbacks, %d rows written",
+		c.RoundTrips, c.Statements, strings.Join(verbs, ", "), c.Begins, c.Commits, c.Rollbacks, c.Rows)
 }
 
 // countingConnector counts what its connections send while on.
@@ -52,6 +55,8 @@ type countingConnector struct {
 	mu sync.Mutex
 	on bool
 	c  sqlCounts
+	// into, when set, is the connector whose counts this one adds to.
+	into *countingConnector
 }
 
 func (cc *countingConnector) start() {
@@ -68,6 +73,9 @@ func (cc *countingConnector) stop() sqlCounts {
 }
 
 func (cc *countingConnector) count(f func(c *sqlCounts)) {
+	if cc.into != nil {
+		cc = cc.into
+	}
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if cc.on {
@@ -77,19 +85,39 @@ func (cc *countingConnector) count(f func(c *sqlCounts)) {
 
 func (cc *countingConnector) statement(query string, res driver.Result) {
 	cc.count(func(c *sqlCounts) {
-		c.Statements++
-		q := strings.TrimSpace(query)
-		verb, _, _ := strings.Cut(q, " ")
-		c.Verbs[strings.ToUpper(verb)]++
-		if res != nil {
+		c.RoundTrips++
+		if mr, ok := res.(mysql.Result); ok {
+			for _, n := range mr.AllRowsAffected() { // every statement of a packet
+				c.Rows += n
+			}
+		} else if res != nil {
 			if n, err := res.RowsAffected(); err == nil {
 				c.Rows += n
 			}
 		}
-		if len(q) > 90 {
-			q = q[:90]
+		// A pipelined packet joins its statements with ";\n"; the texts
+		// are the queries before interpolation, so no value splits them.
+		for _, part := range strings.Split(query, ";\n") {
+			q := strings.TrimSpace(part)
+			verb, _, _ := strings.Cut(q, " ")
+			switch strings.ToUpper(verb) {
+			case "START":
+				c.Begins++
+				continue
+			case "COMMIT":
+				c.Commits++
+				continue
+			case "ROLLBACK":
+				c.Rollbacks++
+				continue
+			}
+			c.Statements++
+			c.Verbs[strings.ToUpper(verb)]++
+			if len(q) > 90 {
+				q = q[:90]
+			}
+			c.Texts = append(c.Texts, strings.Join(strings.Fields(q), " "))
 		}
-		c.Texts = append(c.Texts, strings.Join(strings.Fields(q), " "))
 	})
 }
 
@@ -113,7 +141,7 @@ func (c *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driv
 	if err != nil {
 		return nil, err
 	}
-	c.cc.count(func(s *sqlCounts) { s.Begins++ })
+	c.cc.count(func(s *sqlCounts) { s.Begins++; s.RoundTrips++ })
 	return &countingTx{Tx: tx, cc: c.cc}, nil
 }
 
@@ -156,12 +184,12 @@ type countingTx struct {
 }
 
 func (t *countingTx) Commit() error {
-	t.cc.count(func(s *sqlCounts) { s.Commits++ })
+	t.cc.count(func(s *sqlCounts) { s.Commits++; s.RoundTrips++ })
 	return t.Tx.Commit()
 }
 
 func (t *countingTx) Rollback() error {
-	t.cc.count(func(s *sqlCounts) { s.Rollbacks++ })
+	t.cc.count(func(s *sqlCounts) { s.Rollbacks++; s.RoundTrips++ })
 	return t.Tx.Rollback()
 }
 
@@ -194,10 +222,18 @@ func newCountingEnv(t *testing.T) (*localEnv, *countingConnector) {
 	require.NotNil(t, db, "no connection with READ COMMITTED")
 	db.SetMaxOpenConns(8)
 	t.Cleanup(func() { _ = db.Close() })
+	// The pipeline's connections (store.OpenPipeline), counted alike.
+	cfg.MultiStatements = true
+	pconn, err := mysql.NewConnector(cfg)
+	require.NoError(t, err)
+	pdb := sqlx.NewDb(sql.OpenDB(&countingConnector{Connector: pconn, into: cc}), "mysql")
+	pdb.SetMaxOpenConns(2)
+	t.Cleanup(func() { _ = pdb.Close() })
 	tables, err := store.Naming{DBPrefix: "wp_"}.Resolve()
 	require.NoError(t, err)
 	s, err := store.New(db, tables, nil)
 	require.NoError(t, err)
+	s.UsePipeline(pdb)
 	_, err = s.Migrate(ctx)
 	require.NoError(t, err)
 	e := NewEngine(EngineConfig{Store: s, Handlers: fixtureHandlers(t), Kinds: TestKinds, Host: costHost{},
@@ -232,7 +268,7 @@ func (env *localEnv) stepCost(cc *countingConnector, b *Builder) sqlCounts {
 
 // minus is c less d, field by field (the verbs and texts are dropped).
 func (c sqlCounts) minus(d sqlCounts) sqlCounts {
-	return sqlCounts{Statements: c.Statements - d.Statements, Begins: c.Begins - d.Begins,
+	return sqlCounts{RoundTrips: c.RoundTrips - d.RoundTrips, Statements: c.Statements - d.Statements, Begins: c.Begins - d.Begins,
 		Commits: c.Commits - d.Commits, Rollbacks: c.Rollbacks - d.Rollbacks, Rows: c.Rows - d.Rows}
 }
 
@@ -273,6 +309,7 @@ func TestLocalStepCostsNoMoreThanChainedStep(t *testing.T) {
 			}
 		}
 	}
+	require.LessOrEqual(t, loStep.RoundTrips, chStep.RoundTrips, "round trips of 10 local steps vs 10 chained ones")
 	require.LessOrEqual(t, loStep.Statements, chStep.Statements, "statements of 10 local steps vs 10 chained ones")
 	require.LessOrEqual(t, loStep.Begins, chStep.Begins, "transactions of 10 local steps vs 10 chained ones")
 	require.LessOrEqual(t, loStep.Commits, chStep.Commits, "commits of 10 local steps vs 10 chained ones")

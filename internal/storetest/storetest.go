@@ -17,17 +17,23 @@ import (
 )
 
 // New returns a Store with every table migrated, on the clock clk (nil:
-// the wall clock), and its database handle, closed at cleanup.
+// the wall clock), and its database handle, closed at cleanup. The store
+// pipelines on two connections of its own, as a client's does.
 func New(t testing.TB, clk clock.Clock, maxConns int) (*store.Store, *sqlx.DB) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.New(t), maxConns, nil)
+	dsn := testdb.New(t)
+	db, err := store.Open(ctx, dsn, maxConns, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
+	pipe, err := store.OpenPipeline(ctx, dsn, 2, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pipe.Close() })
 	tables, err := store.Naming{DBPrefix: "wp_"}.Resolve()
 	require.NoError(t, err)
 	st, err := store.New(db, tables, clk)
 	require.NoError(t, err)
+	st.UsePipeline(pipe)
 	_, err = st.Migrate(ctx)
 	require.NoError(t, err)
 	return st, db

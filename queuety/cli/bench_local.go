@@ -55,9 +55,11 @@ func (a *app) benchLocalCommand() *cli.Command {
 		Usage: "time one workflow of N local-activity steps against the same workflow of queued steps",
 		Description: `Runs --runs workflows one at a time, each of --steps noop steps, first as
 ordinary queued steps (then()) every one of them claimed (--chain-steps -1),
-then the same with chained steps (the worker's default: a step enqueued
-already claimed by the worker that ran the one before), then as local
-activities (local_activity), with one worker (--workflows) and times each
+on a worker of their own; then, on one worker with the default chaining
+(a step enqueued already claimed by the worker that ran the one before),
+the same workflow with chained steps and as local activities
+(local_activity), taking turns (chained then local, then local then
+chained, ...) so that both see the machine alike. Each workflow is timed
 from dispatch to the workflow row being completed (polled every
 millisecond). Prints the median and mean of each, the ratios to local
 (medians) and the claims each workflow needed: all of its steps when
@@ -101,77 +103,28 @@ func (a *app) benchLocal(c *cli.Context) error {
 	res := LocalBenchResult{Runs: runs, Steps: steps, PollInterval: c.Duration("poll-interval").String()}
 	conc := max(1, c.Int("concurrent"))
 	res.Concurrent = conc
-	// measure times b on a worker of its own, with chainSteps.
-	measure := func(b *workflow.Builder, chainSteps int, cpu *CPUCost) (p50, mean float64, claims int64, err error) {
-		mcfg := cfg
-		mcfg.WorkflowChainSteps = chainSteps
-		client, done, err := openBench(c, mcfg)
-		if err != nil {
-			return 0, 0, 0, err
-		}
-		defer done()
-		res.Server = client.Server().Version
-		if err := client.Store().TruncateActivities(c.Context); err != nil {
-			return 0, 0, 0, err
-		}
-		reg := queuety.NewRegistry()
-		reg.RegisterStep(BenchLocalClass, func(context.Context, *workflow.State) (*phpjson.Object, error) {
-			return phpjson.NewObject(), nil
-		})
-		w, err := client.NewWorker(reg)
-		if err != nil {
-			return 0, 0, 0, err
-		}
-		meter := startCPU(c.Context, client.Store())
-		if err := w.Start(c.Context); err != nil {
-			return 0, 0, 0, err
-		}
-		defer func() { _ = w.Stop(context.Background()) }()
-		var ms []float64
-		for i := -2; i < runs; i++ { // two warm-up runs
-			started := map[int64]time.Time{}
-			for k := 0; k < conc; k++ {
-				d, err := b.Build(phpjson.NewObject().Set("i", phpjson.Int(int64(i*conc+k))))
-				if err != nil {
-					return 0, 0, 0, err
-				}
-				t0 := time.Now()
-				id, _, err := client.DispatchWorkflow(c.Context, d)
-				if err != nil {
-					return 0, 0, 0, err
-				}
-				started[id] = t0
-			}
-			took, err := awaitWorkflows(c.Context, client, started, time.Minute)
-			if err != nil {
-				return 0, 0, 0, err
-			}
-			if i >= 0 {
-				ms = append(ms, took...)
-			}
-		}
-		*cpu = meter.per((runs+2)*conc, "workflow")
-		slices.Sort(ms)
-		sum := 0.0
-		for _, v := range ms {
-			sum += v
-		}
-		return ms[len(ms)/2], sum / float64(len(ms)), w.Stats().Claimed / int64((runs+2)*conc), nil
-	}
 	stopProfile, err := startCPUProfile(c)
 	if err != nil {
 		return err
 	}
 	defer stopProfile()
-	if res.QueuedP50ms, res.QueuedMeanms, res.QueuedClaims, err = measure(queued, -1, &res.QueuedCPU); err != nil {
+	// Every step claimed needs a worker that chains nothing; chained and
+	// local steps share one worker and take turns, workflow by workflow,
+	// so that a machine whose speed drifts during the run (a small VM
+	// does) moves both figures alike.
+	queuedOnly, err := a.timeLocalModes(c, cfg, -1, runs, conc, queued)
+	if err != nil {
 		return err
 	}
-	if res.ChainedP50ms, res.ChainedMeanms, res.ChainedClaims, err = measure(queued, queuety.DefaultWorkflowChainSteps, &res.ChainedCPU); err != nil {
+	both, err := a.timeLocalModes(c, cfg, queuety.DefaultWorkflowChainSteps, runs, conc, queued, local)
+	if err != nil {
 		return err
 	}
-	if res.LocalP50ms, res.LocalMeanms, res.LocalClaims, err = measure(local, queuety.DefaultWorkflowChainSteps, &res.LocalCPU); err != nil {
-		return err
-	}
+	res.Server = both[0].server
+	q, ch, lo := queuedOnly[0], both[0], both[1]
+	res.QueuedP50ms, res.QueuedMeanms, res.QueuedClaims, res.QueuedCPU = q.p50, q.mean, q.claims, q.cpu
+	res.ChainedP50ms, res.ChainedMeanms, res.ChainedClaims, res.ChainedCPU = ch.p50, ch.mean, ch.claims, ch.cpu
+	res.LocalP50ms, res.LocalMeanms, res.LocalClaims, res.LocalCPU = lo.p50, lo.mean, lo.claims, lo.cpu
 	res.Ratio = res.QueuedP50ms / res.LocalP50ms
 	res.ChainedRatio = res.ChainedP50ms / res.LocalP50ms
 	if c.Bool("json") {
@@ -190,6 +143,89 @@ func (a *app) benchLocal(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "  %-8s %s\n", m.name+":", m.cpu)
 	}
 	return nil
+}
+
+// modeTimes is what timeLocalModes measured of one workflow definition.
+type modeTimes struct {
+	p50, mean float64 // ms, dispatch to completed
+	claims    int64   // per workflow
+	cpu       CPUCost // per workflow, warm-up runs included
+	server    string
+}
+
+// timeLocalModes runs runs+2 rounds (two warm-ups) on one worker with
+// chainSteps; a round dispatches conc workflows of each builder in turn
+// and waits for them before the next builder's, the builders' order
+// reversed every other round. Each builder gets its own times, claims and
+// CPU.
+func (a *app) timeLocalModes(c *cli.Context, cfg queuety.Config, chainSteps, runs, conc int, builders ...*workflow.Builder) ([]modeTimes, error) {
+	cfg.WorkflowChainSteps = chainSteps
+	client, done, err := openBench(c, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if err := client.Store().TruncateActivities(c.Context); err != nil {
+		return nil, err
+	}
+	reg := queuety.NewRegistry()
+	reg.RegisterStep(BenchLocalClass, func(context.Context, *workflow.State) (*phpjson.Object, error) {
+		return phpjson.NewObject(), nil
+	})
+	w, err := client.NewWorker(reg)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Start(c.Context); err != nil {
+		return nil, err
+	}
+	defer func() { _ = w.Stop(context.Background()) }()
+	out := make([]modeTimes, len(builders))
+	ms := make([][]float64, len(builders))
+	cpu := make([]cpuSum, len(builders))
+	claims := make([]int64, len(builders))
+	for i := -2; i < runs; i++ { // two warm-up rounds
+		for k := range builders {
+			if i%2 != 0 {
+				k = len(builders) - 1 - k
+			}
+			meter := startCPU(c.Context, client.Store())
+			claimed := w.Stats().Claimed
+			started := map[int64]time.Time{}
+			for j := range conc {
+				d, err := builders[k].Build(phpjson.NewObject().Set("i", phpjson.Int(int64((i+2)*conc+j))))
+				if err != nil {
+					return nil, err
+				}
+				t0 := time.Now()
+				id, _, err := client.DispatchWorkflow(c.Context, d)
+				if err != nil {
+					return nil, err
+				}
+				started[id] = t0
+			}
+			took, err := awaitWorkflows(c.Context, client, started, time.Minute)
+			if err != nil {
+				return nil, err
+			}
+			cpu[k].add(meter)
+			claims[k] += w.Stats().Claimed - claimed
+			if i >= 0 {
+				ms[k] = append(ms[k], took...)
+			}
+		}
+	}
+	n := (runs + 2) * conc
+	for k := range builders {
+		slices.Sort(ms[k])
+		sum := 0.0
+		for _, v := range ms[k] {
+			sum += v
+		}
+		out[k] = modeTimes{p50: ms[k][len(ms[k])/2], mean: sum / float64(len(ms[k])), claims: claims[k] / int64(n),
+			cpu: cpu[k].per(n, "workflow"), server: client.Server().Version}
+	}
+	return out, nil
 }
 
 // awaitWorkflows polls the workflows' statuses every millisecond until all

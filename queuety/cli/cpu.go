@@ -58,16 +58,42 @@ func startCPU(ctx context.Context, st *store.Store) cpuMeter {
 
 // per returns the CPU spent since start divided over n units.
 func (m cpuMeter) per(n int, unit string) CPUCost {
+	var sum cpuSum
+	sum.add(m)
+	return sum.per(n, unit)
+}
+
+// cpuSum adds up the CPU of several timed parts (cpuMeter.per of each
+// would round each part's share to its unit).
+type cpuSum struct {
+	daemon, server time.Duration
+	parts          int
+	serverParts    int // parts whose server figure could be read
+}
+
+// add adds the CPU spent since m started.
+func (s *cpuSum) add(m cpuMeter) {
+	s.parts++
+	s.daemon += selfCPU() - m.self0
+	if m.serverPID != 0 {
+		if t, err := procCPU(m.serverPID); err == nil {
+			s.server += t - m.server0
+			s.serverParts++
+		}
+	}
+}
+
+// per divides the sum over n units; the server's figure only when every
+// part had one.
+func (s *cpuSum) per(n int, unit string) CPUCost {
 	c := CPUCost{Unit: unit}
 	if n <= 0 {
 		return c
 	}
-	c.DaemonUS = float64((selfCPU() - m.self0).Microseconds()) / float64(n)
-	if m.serverPID != 0 {
-		if t, err := procCPU(m.serverPID); err == nil {
-			c.ServerUS = float64((t - m.server0).Microseconds()) / float64(n)
-			c.ServerMeasured = true
-		}
+	c.DaemonUS = float64(s.daemon.Microseconds()) / float64(n)
+	if s.parts > 0 && s.serverParts == s.parts {
+		c.ServerUS = float64(s.server.Microseconds()) / float64(n)
+		c.ServerMeasured = true
 	}
 	return c
 }
