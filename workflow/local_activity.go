@@ -730,7 +730,9 @@ func passedDeadline(x *store.ActivityExecution, now time.Time) (string, time.Tim
 // attempt and whatever local steps follow it.
 func (e *Engine) runLocalClaimed(ctx context.Context, job *store.JobRow) error {
 	var att *localAttempt
-	a, err := e.stepTx(ctx, &jobTrace{}, 0, func(a *Advance) error {
+	// Pipelined too: its writes go in the packet of the execution's
+	// insert and the commit's.
+	a, err := e.stepTxIn(ctx, pipelined, 0, &jobTrace{}, 0, func(a *Advance) error {
 		att = nil
 		x, err := a.lockLocal(job.WorkflowID.Int64, job.ID)
 		if err != nil {
