@@ -195,3 +195,19 @@ func TestPipelinedTxBodyErrorAndFallback(t *testing.T) {
 		return nil
 	}))
 }
+
+// Joining queries into one packet is safe: no named query holds a
+// statement separator or a comment that would swallow the separator after
+// it.
+func TestNamedQueriesJoinIntoPackets(t *testing.T) {
+	t.Parallel()
+	tables, err := Naming{DBPrefix: "wp_"}.Resolve()
+	require.NoError(t, err)
+	q, err := loadQueries(tables)
+	require.NoError(t, err)
+	for name, text := range q {
+		require.NotContains(t, text, ";", name)
+		require.NotContains(t, text, "--", name)
+		require.NotContains(t, text, "#", name)
+	}
+}
