@@ -196,8 +196,9 @@ func nullBytes(b []byte) sql.NullString {
 type WorkflowTx struct {
 	s *Store
 	// tx is what statements are sent on: the transaction, or the
-	// connection of a pipelined one (pipe set, pipeline.go); utx is the
-	// same for SELECT * reads into structs that map a subset.
+	// connection of a pipelined one (pipe set, pipeline.go; never in a
+	// batch); utx is the same for SELECT * reads into structs that map a
+	// subset.
 	tx, utx txConn
 	pipe    *pipeline
 	ctx     context.Context
@@ -277,7 +278,7 @@ func (w *WorkflowTx) exec(name string, args ...any) (int64, error) {
 // gets it (nil: none). A pipelined transaction sends it with its next
 // statement that needs an answer, and runs check then.
 func (w *WorkflowTx) execChecked(name string, check func(n int64) error, args ...any) error {
-	if w.pipe != nil && w.batch == nil {
+	if w.pipe != nil {
 		w.pipe.queue(pipedStmt{name: name, query: w.s.query(name), args: args, check: check})
 		return nil
 	}
@@ -291,7 +292,7 @@ func (w *WorkflowTx) execChecked(name string, check func(n int64) error, args ..
 // send sends the named statement and returns its row count and insert
 // id; in a pipelined transaction, with the statements queued before it.
 func (w *WorkflowTx) send(name string, args ...any) (affected, id int64, err error) {
-	if w.pipe != nil && w.batch == nil {
+	if w.pipe != nil {
 		return w.pipe.send(pipedStmt{name: name, query: w.s.query(name), args: args})
 	}
 	if err := w.real(); err != nil {
@@ -312,7 +313,7 @@ func (w *WorkflowTx) send(name string, args ...any) (affected, id int64, err err
 // INSERTs of logs and events) are sent on: queued in a pipelined
 // transaction.
 func (w *WorkflowTx) execer(name string) sqlx.ExecerContext {
-	if w.pipe != nil && w.batch == nil {
+	if w.pipe != nil {
 		return pipedExecer{p: w.pipe, name: name}
 	}
 	return w.tx
