@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -217,4 +218,64 @@ func TestLocalActivityKilledWorkerColdReplays(t *testing.T) {
 	}
 	require.Equal(t, []string{"ActivityScheduled", "ActivityStarted", "ActivityRetryScheduled", "ActivityStarted", "ActivityCompleted"}, names)
 	require.Zero(t, countStatus(t, c, store.StatusBuried), "nothing buried by the sweep")
+}
+
+// Many local chains at once on two workers of their own pools (two
+// processes' worth): with one pipeline connection each, most outcome
+// transactions find it taken and run unpipelined beside the pipelined
+// ones. Every step's handler runs exactly once and every execution
+// completes on its first attempt.
+func TestLocalActivitiesConcurrentPipelinedAndNot(t *testing.T) {
+	t.Parallel()
+	const workflows, steps = 40, 5
+	first := newTestClient(t, func(cfg *Config) { cfg.Workflows = true; cfg.Concurrency = 8; cfg.MaxConns = 4 })
+	second, err := Open(context.Background(), first.Config())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = second.Close() })
+	require.Equal(t, 1, first.pipe.Stats().MaxOpenConnections)
+	var runs sync.Map // "workflow/step" -> *atomic.Int64
+	reg := NewRegistry()
+	reg.RegisterLocalActivity("CountedStep", func(_ context.Context, s *workflow.State) (*phpjson.Object, error) {
+		k, _ := s.Get("k")
+		key, _ := k.AsInt64()
+		n, _ := s.Get("n")
+		step, _ := n.AsInt64()
+		c, _ := runs.LoadOrStore(fmt.Sprintf("%d/%d", key, step), new(atomic.Int64))
+		c.(*atomic.Int64).Add(1)
+		return phpjson.NewObject().Set("n", phpjson.Int(step+1)), nil
+	})
+	startWorker(t, first, reg)
+	startWorker(t, second, reg)
+	b := workflow.New("counted")
+	for range steps {
+		b.LocalActivity("CountedStep", workflow.LocalActivityOptions{})
+	}
+	ids := make([]int64, workflows)
+	for i := range ids {
+		d, err := b.Build(phpjson.NewObject().Set("k", phpjson.Int(int64(i))).Set("n", phpjson.Int(0)))
+		require.NoError(t, err)
+		ids[i], _, err = first.DispatchWorkflow(context.Background(), d)
+		require.NoError(t, err)
+	}
+	waitFor(t, 60*time.Second, "every workflow completed", func() bool {
+		n, err := first.Store().CountWorkflows(context.Background(), "completed")
+		require.NoError(t, err)
+		return n == workflows
+	})
+	for i := range workflows {
+		for s := range steps {
+			c, ok := runs.Load(fmt.Sprintf("%d/%d", i, s))
+			require.True(t, ok, "workflow %d step %d ran", i, s)
+			require.EqualValues(t, 1, c.(*atomic.Int64).Load(), "workflow %d step %d ran once", i, s)
+		}
+	}
+	for _, id := range ids {
+		acts, err := first.LocalActivities(context.Background(), id)
+		require.NoError(t, err)
+		require.Len(t, acts, steps)
+		for _, a := range acts {
+			require.Equal(t, "completed", a.Status)
+			require.Len(t, a.Attempts, 1)
+		}
+	}
 }
