@@ -54,24 +54,19 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	if err := info.CheckServer(cfg.AllowNonUTC); err != nil {
 		return nil, err
 	}
+	// Local activities' outcome transactions are pipelined (fewer round
+	// trips a step) on a few connections of their own.
 	mainConns, pipeConns := splitConns(cfg.MaxConns)
-	db, err := store.Open(ctx, cfg.DSN, mainConns, cfg.Logger)
+	db, pipe, err := store.OpenWithPipeline(ctx, cfg.DSN, mainConns, pipeConns, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
 	st, err := store.New(db, tables, cfg.Clock)
 	if err != nil {
-		_ = db.Close()
+		_ = (&Client{db: db, pipe: pipe}).Close()
 		return nil, err
 	}
-	// Local activities' outcome transactions are pipelined (fewer round
-	// trips a step) on a few connections of their own.
-	var pipe *sqlx.DB
-	if pipeConns > 0 {
-		if pipe, err = store.OpenPipeline(ctx, cfg.DSN, pipeConns, cfg.Logger); err != nil {
-			_ = db.Close()
-			return nil, err
-		}
+	if pipe != nil {
 		st.UsePipeline(pipe)
 	}
 	reg := sessions.New(st, sessions.Config{StaleAfter: cfg.WorkerStaleAfter, Logger: cfg.Logger, Clock: cfg.Clock})

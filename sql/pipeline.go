@@ -41,7 +41,7 @@ type pipeline struct {
 	ctx    context.Context
 	conn   *sqlx.Conn // unsafe (SELECT * into structs that map a subset)
 	queued []pipedStmt
-	open   bool // START TRANSACTION was sent
+	open   bool // a packet was sent (the first begins the transaction) and no COMMIT went through
 }
 
 // pipedStmt is one statement waiting for the next packet. check, when set,
@@ -97,10 +97,7 @@ func (s *Store) tryPipelined(ctx context.Context, fn func(*WorkflowTx) error) (e
 	if err := fn(w); err != nil {
 		return err
 	}
-	if w.localDone != nil {
-		return fmt.Errorf("local step job %d: its completion was never written", w.localDone.JobID)
-	}
-	if err := w.flush(); err != nil {
+	if err := w.finish(); err != nil {
 		return err
 	}
 	return p.commit()
@@ -193,9 +190,7 @@ func (p *pipeline) roundTrip(stmts []pipedStmt) (counts, ids []int64, err error)
 			args = append(args, driver.NamedValue{Ordinal: len(args) + 1, Value: a})
 		}
 	}
-	if stmts[0].query == "START TRANSACTION" {
-		p.open = true // even when the packet fails: the server may have begun
-	}
+	p.open = true // even when the packet fails: the server may have begun
 	err = p.conn.Raw(func(dc any) error {
 		if c, ok := dc.(driver.NamedValueChecker); ok {
 			for i := range args {

@@ -12,9 +12,9 @@ import (
 func newPipelineEnv(t *testing.T, conns int) *testEnv {
 	t.Helper()
 	e := newEnv(t)
-	pdb, err := OpenPipeline(e.ctx, e.dsn, conns, nil)
+	main, pdb, err := OpenWithPipeline(e.ctx, e.dsn, 1, conns, nil)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = pdb.Close() })
+	t.Cleanup(func() { _ = main.Close(); _ = pdb.Close() })
 	e.s.UsePipeline(pdb)
 	return e
 }

@@ -105,29 +105,26 @@ func (d driverLogger) Print(v ...any) { d.l.Debug("mysql driver", "msg", fmt.Spr
 
 // Open connects with prepare's settings and checks the connection.
 func Open(ctx context.Context, dsn string, maxConns int, logger *slog.Logger) (*sqlx.DB, error) {
-	return open(ctx, dsn, maxConns, logger, false)
+	db, _, err := OpenWithPipeline(ctx, dsn, maxConns, 0, logger)
+	return db, err
 }
 
-// OpenPipeline is Open for Store.UsePipeline: its connections accept
+// OpenWithPipeline is Open, and with pipeConns > 0 a second handle for
+// Store.UsePipeline: the same settings, and connections that accept
 // several statements a packet (the driver's multiStatements), which only
 // pipelined transactions send. It is kept apart from the main handle so
-// that no other statement can ever be sent on such a connection.
-func OpenPipeline(ctx context.Context, dsn string, maxConns int, logger *slog.Logger) (*sqlx.DB, error) {
-	return open(ctx, dsn, maxConns, logger, true)
-}
-
-func open(ctx context.Context, dsn string, maxConns int, logger *slog.Logger, multi bool) (*sqlx.DB, error) {
+// that no other statement is ever sent on such a connection, and it
+// connects only when a pipelined transaction first runs.
+func OpenWithPipeline(ctx context.Context, dsn string, maxConns, pipeConns int, logger *slog.Logger) (db, pipe *sqlx.DB, err error) {
 	cfg, err := prepare(dsn, logger)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	cfg.MultiStatements = multi
 	// Every transaction of ours runs READ COMMITTED (no gap locks, so
 	// concurrent claims and step transactions do not deadlock on
 	// index gaps). Setting it per session, not per transaction, saves a
 	// round trip per transaction. MySQL 8 and MariaDB 11.1+ name the
 	// variable transaction_isolation, older MariaDB only tx_isolation.
-	var db *sqlx.DB
 	for _, name := range []string{"transaction_isolation", "tx_isolation"} {
 		cfg.Params[name] = "'READ-COMMITTED'"
 		db, err = connect(ctx, cfg, maxConns)
@@ -138,12 +135,22 @@ func open(ctx context.Context, dsn string, maxConns int, logger *slog.Logger, mu
 		delete(cfg.Params, name)
 	}
 	if err != nil {
-		return nil, connectError(cfg.FormatDSN(), err)
+		return nil, nil, connectError(cfg.FormatDSN(), err)
 	}
-	return db, nil
+	if pipeConns <= 0 {
+		return db, nil, nil
+	}
+	multi := cfg.Clone() // the isolation variable the main handle found
+	multi.MultiStatements = true
+	if pipe, err = pool(multi, pipeConns); err != nil {
+		_ = db.Close()
+		return nil, nil, err
+	}
+	return db, pipe, nil
 }
 
-func connect(ctx context.Context, cfg *mysql.Config, maxConns int) (*sqlx.DB, error) {
+// pool is a handle on cfg of at most maxConns connections, none opened yet.
+func pool(cfg *mysql.Config, maxConns int) (*sqlx.DB, error) {
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, err
@@ -152,6 +159,15 @@ func connect(ctx context.Context, cfg *mysql.Config, maxConns int) (*sqlx.DB, er
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
 	db.SetConnMaxLifetime(5 * time.Minute)
+	return db, nil
+}
+
+// connect is pool, checked with a ping.
+func connect(ctx context.Context, cfg *mysql.Config, maxConns int) (*sqlx.DB, error) {
+	db, err := pool(cfg, maxConns)
+	if err != nil {
+		return nil, err
+	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := db.PingContext(pingCtx); err != nil {

@@ -229,11 +229,17 @@ func (s *Store) WorkflowTx(ctx context.Context, fn func(*WorkflowTx) error) erro
 		if err := fn(w); err != nil {
 			return err
 		}
-		if w.localDone != nil {
-			return fmt.Errorf("local step job %d: its completion was never written", w.localDone.JobID)
-		}
-		return w.flush()
+		return w.finish()
 	})
+}
+
+// finish ends a body that succeeded: every promised write was made, and
+// the collected log and event rows are written.
+func (w *WorkflowTx) finish() error {
+	if w.localDone != nil {
+		return fmt.Errorf("local step job %d: its completion was never written", w.localDone.JobID)
+	}
+	return w.flush()
 }
 
 // flush writes the log and event rows the transaction collected.

@@ -65,31 +65,37 @@ func (e *Engine) stepTx(ctx context.Context, tr *jobTrace, dur time.Duration, bo
 // batchKey, the workflow the body locks first, is not 0; batchJob is the
 // job it locks next (0: none).
 func (e *Engine) stepTxIn(ctx context.Context, batchKey, batchJob int64, tr *jobTrace, dur time.Duration, body func(a *Advance) error) (*Advance, error) {
+	return e.stepTxOn(ctx, tr, dur, body, func(fn func(*store.WorkflowTx) error) error {
+		if batchKey != 0 && e.stepBatch > 1 {
+			return e.batch.run(ctx, e, batchKey, batchJob, fn)
+		}
+		return e.store.WorkflowTx(ctx, fn)
+	})
+}
+
+// pipelinedStepTx is stepTx on a pipelined transaction
+// (store.PipelinedWorkflowTx): never batched, its statements sent in as
+// few packets as their results allow.
+func (e *Engine) pipelinedStepTx(ctx context.Context, tr *jobTrace, dur time.Duration, body func(a *Advance) error) (*Advance, error) {
+	return e.stepTxOn(ctx, tr, dur, body, func(fn func(*store.WorkflowTx) error) error {
+		return e.store.PipelinedWorkflowTx(ctx, fn)
+	})
+}
+
+// stepTxOn runs body as a step transaction through run, which runs the
+// transaction's function (once, or again on a retry).
+func (e *Engine) stepTxOn(ctx context.Context, tr *jobTrace, dur time.Duration, body func(a *Advance) error, run func(func(*store.WorkflowTx) error) error) (*Advance, error) {
 	var a *Advance
-	fn := func(tx *store.WorkflowTx) error {
+	err := run(func(tx *store.WorkflowTx) error {
 		t := *tr
 		a = &Advance{ctx: ctx, e: e, tx: tx, trace: &t, dur: dur}
 		if err := t.writeStart(tx); err != nil {
 			return err
 		}
 		return body(a)
-	}
-	var err error
-	switch {
-	case batchKey == pipelined:
-		err = e.store.PipelinedWorkflowTx(ctx, fn)
-	case batchKey != 0 && e.stepBatch > 1:
-		err = e.batch.run(ctx, e, batchKey, batchJob, fn)
-	default:
-		err = e.store.WorkflowTx(ctx, fn)
-	}
+	})
 	return a, err
 }
-
-// pipelined as stepTxIn's batchKey runs the transaction pipelined
-// (store.PipelinedWorkflowTx): never batched, its statements sent in as
-// few packets as their results allow.
-const pipelined = -1
 
 // advance settles a job with its output in one transaction (advance_step).
 // extra are log rows the worker writes after it (the second `completed`

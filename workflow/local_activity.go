@@ -732,7 +732,7 @@ func (e *Engine) runLocalClaimed(ctx context.Context, job *store.JobRow) error {
 	var att *localAttempt
 	// Pipelined too: its writes go in the packet of the execution's
 	// insert and the commit's.
-	a, err := e.stepTxIn(ctx, pipelined, 0, &jobTrace{}, 0, func(a *Advance) error {
+	a, err := e.pipelinedStepTx(ctx, &jobTrace{}, 0, func(a *Advance) error {
 		att = nil
 		x, err := a.lockLocal(job.WorkflowID.Int64, job.ID)
 		if err != nil {
@@ -987,10 +987,10 @@ func (e *Engine) finishLocal(ctx context.Context, att *localAttempt, out *phpjso
 	}
 	// The hot path's statements need no answer but their ids and row
 	// counts: pipelined, they take three round trips instead of nine.
-	a, err := e.stepTxIn(ctx, pipelined, 0, &jobTrace{}, dur, body)
+	a, err := e.pipelinedStepTx(ctx, &jobTrace{}, dur, body)
 	// A fence checked at the commit (a last step's: nothing after it
 	// needed an answer) fails outside the body, unwrapped.
-	if fast && (errors.Is(err, errLocalFastMissed) || errors.Is(err, store.ErrAssumptionFailed)) {
+	if errors.Is(err, errLocalFastMissed) || errors.Is(err, store.ErrAssumptionFailed) {
 		// Someone wrote the workflow or the claim since the attempt
 		// started (a signal, a pause, a rescue), or the step failed:
 		// decide on the rows as they are now.

@@ -222,7 +222,7 @@ func newCountingEnv(t *testing.T) (*localEnv, *countingConnector) {
 	require.NotNil(t, db, "no connection with READ COMMITTED")
 	db.SetMaxOpenConns(8)
 	t.Cleanup(func() { _ = db.Close() })
-	// The pipeline's connections (store.OpenPipeline), counted alike.
+	// The pipeline's connections (store.OpenWithPipeline), counted alike.
 	cfg.MultiStatements = true
 	pconn, err := mysql.NewConnector(cfg)
 	require.NoError(t, err)
