@@ -19,6 +19,9 @@ type lane struct {
 	slotFreed chan struct{}
 	kick      chan struct{} // new work this process made: claim now, not after the poll interval
 	idleAfter atomic.Int64  // worker_limits.go: the finish count its last empty round began after
+	// idle: the lane's last round claimed nothing, so the next one looks
+	// before it claims (claimRound). Only the lane's claimLoop touches it.
+	idle bool
 }
 
 func (w *Worker) claimLoop(l *lane) {
@@ -43,6 +46,7 @@ func (w *Worker) claimLoop(l *lane) {
 			continue
 		}
 		n, err := w.claimRound(l, want)
+		l.idle = err == nil && n == 0
 		w.endRound(l, gen, want, n, err)
 		if store.ConnectionLost(err) {
 			w.dbTroubleAt.Store(time.Now().UnixNano())
@@ -122,6 +126,20 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	paused := w.pausedQueues(ctx)
+	// An idle lane looks first: an idle poll is then one short read, not a
+	// claim transaction. QUEUETY_DEBUG keeps the plugin's rows of every
+	// poll ("Attempting to claim…"), which only the claim writes.
+	if l.idle && !w.cfg.Debug {
+		due, err := w.store.AnyDue(ctx, openQueues(w.cfg.Queues, paused))
+		if err != nil {
+			return 0, err
+		}
+		if !due {
+			w.stats.idleLooks.Add(1)
+			return 0, nil
+		}
+	}
+	w.stats.claimRounds.Add(1)
 	start := time.Now()
 	rows, err := claimWindow(ctx, w.store, w.id, func(ctx context.Context, tx *store.ClaimTx) ([]store.JobRow, []store.LogRow, error) {
 		g := w.newGroupAdmission()

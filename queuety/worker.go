@@ -101,6 +101,7 @@ type Worker struct {
 
 type workerCounters struct {
 	claimed, completed, retried, buried, handedBack, refused, chained atomic.Int64
+	claimRounds, idleLooks                                            atomic.Int64
 }
 
 // WorkerStats are a Worker's counters since Start.
@@ -115,7 +116,12 @@ type WorkerStats struct {
 	// before them enqueued them, without a claim (workflow/chain.go); they
 	// are not in Claimed.
 	Chained int64 `json:"chained"`
-	Running int   `json:"running"`
+	// ClaimRounds counts claim transactions opened; IdleLooks the polls of
+	// an idle worker that a plain read found nothing due for, so that no
+	// claim was opened.
+	ClaimRounds int64 `json:"claim_rounds"`
+	IdleLooks   int64 `json:"idle_looks"`
+	Running     int   `json:"running"`
 }
 
 // NewWorker builds a worker over the client's configuration. Every handler
@@ -218,7 +224,8 @@ func (w *Worker) Stats() WorkerStats {
 	return WorkerStats{
 		Claimed: w.stats.claimed.Load(), Completed: w.stats.completed.Load(), Retried: w.stats.retried.Load(),
 		Buried: w.stats.buried.Load(), HandedBack: w.stats.handedBack.Load(), Refused: w.stats.refused.Load(),
-		Chained: w.stats.chained.Load(), Running: n,
+		Chained: w.stats.chained.Load(), ClaimRounds: w.stats.claimRounds.Load(), IdleLooks: w.stats.idleLooks.Load(),
+		Running: n,
 	}
 }
 

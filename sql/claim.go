@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -84,6 +85,26 @@ func (s *Store) BeginClaim(ctx context.Context) (*ClaimTx, error) {
 		return nil, err
 	}
 	return &ClaimTx{s: s, conn: conn, tx: tx}, nil
+}
+
+// AnyDue reports whether a job of queues is pending and due: the cheap
+// look an idle worker takes before it opens a claim (see any-due).
+func (s *Store) AnyDue(ctx context.Context, queues []string) (bool, error) {
+	if len(queues) == 0 {
+		return false, nil
+	}
+	q, args, err := s.in(qAnyDue, queues)
+	if err != nil {
+		return false, err
+	}
+	var one int
+	switch err := s.db.QueryRowContext(ctx, q, args...).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("%s: %w", qAnyDue, err)
+	}
+	return true, nil
 }
 
 // end releases the claim's group locks and its connection.

@@ -571,3 +571,38 @@ func TestClaimLockGroups(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, held, "released at rollback")
 }
+
+// TestAnyDue: the idle look sees exactly the rows a claim could take:
+// pending and due, in the queues asked about; delayed, processing and
+// other queues' rows are not due, whatever their claim predicate says.
+func TestAnyDue(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	due := func(queues ...string) bool {
+		t.Helper()
+		ok, err := e.s.AnyDue(e.ctx, queues)
+		require.NoError(t, err)
+		return ok
+	}
+	require.False(t, due("default"), "an empty table")
+	require.False(t, due(), "no queues")
+
+	later := e.dispatch(InsertJob{Queue: "mail"})
+	e.exec("UPDATE {jobs} SET available_at = NOW() + INTERVAL 1 HOUR WHERE id = ?", later)
+	busy := e.dispatch(InsertJob{Queue: "mail"})
+	e.exec("UPDATE {jobs} SET status = 'processing' WHERE id = ?", busy)
+	e.dispatch(InsertJob{Queue: "other"})
+	require.False(t, due("mail"), "a delayed job and a processing one")
+	require.True(t, due("mail", "other"), "a due job in the second queue")
+
+	// A row another claim holds locked is still due: the claim that
+	// follows finds it locked and takes nothing, as it would have anyway.
+	id := e.dispatch(InsertJob{Queue: "mail"})
+	c, err := e.s.BeginClaim(e.ctx)
+	require.NoError(t, err)
+	defer func() { _ = c.Rollback() }()
+	rows, err := c.Select(e.ctx, ClaimParams{Queue: "mail", Limit: 10})
+	require.NoError(t, err)
+	require.Equal(t, []int64{id}, idsOf(rows))
+	require.True(t, due("mail"), "a due row locked by an open claim")
+}

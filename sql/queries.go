@@ -27,6 +27,7 @@ const (
 	qFindUniqueJob      = "find-unique-job"
 	qInsertJob          = "insert-job"
 	qClaimJobs          = "claim-jobs"
+	qAnyDue             = "any-due"
 	qClaimWhichPlain    = "claim-which-plain"
 	qSessionCandidates  = "claim-session-candidates"
 	qLockSessionJobs    = "lock-session-jobs"

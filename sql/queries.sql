@@ -74,6 +74,18 @@ WHERE job.id IN (?) AND job.status = 'pending' AND job.available_at <= NOW()
 ORDER BY job.priority DESC, job.id ASC
 FOR UPDATE SKIP LOCKED
 
+-- name: any-due
+-- An idle lane's look before it opens a claim: is any job of these queues
+-- pending and due? A plain read on the claim index, no lock and no
+-- transaction. Every claim-jobs and claim-session-candidates row is such a
+-- row, so "none" means the claim would take nothing; "some" (maybe
+-- locked by another claimer, or not this worker's) means it claims as
+-- usual. An idle poll is then one short statement where the claim is four
+-- round trips and a statement the server spends most of its time parsing.
+SELECT 1 FROM {jobs} FORCE INDEX (idx_qgo_claim)
+WHERE queue IN (?) AND status = 'pending' AND available_at <= NOW()
+LIMIT 1
+
 -- name: claim-which-plain
 job.workflow_id IS NULL
 
