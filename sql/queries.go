@@ -28,6 +28,7 @@ const (
 	qInsertJob          = "insert-job"
 	qClaimJobs          = "claim-jobs"
 	qAnyDue             = "any-due"
+	qAutoincSettings    = "autoinc-settings"
 	qClaimWhichPlain    = "claim-which-plain"
 	qSessionCandidates  = "claim-session-candidates"
 	qLockSessionJobs    = "lock-session-jobs"

@@ -74,6 +74,11 @@ WHERE job.id IN (?) AND job.status = 'pending' AND job.available_at <= NOW()
 ORDER BY job.priority DESC, job.id ASC
 FOR UPDATE SKIP LOCKED
 
+-- name: autoinc-settings
+-- How the server numbers the rows of one multi-row INSERT (see
+-- Store.consecutiveIDs).
+SELECT @@innodb_autoinc_lock_mode AS mode, @@auto_increment_increment AS step
+
 -- name: any-due
 -- An idle lane's look before it opens a claim: is any job of these queues
 -- pending and due? A plain read on the claim index, no lock and no

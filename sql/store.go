@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -25,6 +26,12 @@ type Store struct {
 	// bounds how many run at once to its connections.
 	pipe      *sqlx.DB
 	pipeSlots chan struct{}
+	// autoinc is how the server numbers a multi-row INSERT's rows, read
+	// once (consecutiveIDs).
+	autoinc struct {
+		once sync.Once
+		step int64 // 0: not consecutive, or unknown
+	}
 }
 
 // New builds a Store. The clock supplies Queuety's app-clock times
@@ -38,6 +45,27 @@ func New(db *sqlx.DB, tables Tables, clk clock.Clock) (*Store, error) {
 		clk = clock.Real{}
 	}
 	return &Store{db: db, unsafe: db.Unsafe(), tables: tables, q: q, clock: clk}, nil
+}
+
+// consecutiveIDs reports whether the rows of one multi-row INSERT get
+// consecutive ids, step (auto_increment_increment) apart: InnoDB does so
+// for a simple INSERT in lock modes 0 and 1, not in 2. Read once; a
+// failed read (or a server without the variable) answers no, and callers
+// then read the ids back.
+func (s *Store) consecutiveIDs(ctx context.Context) (step int64, ok bool) {
+	s.autoinc.once.Do(func() {
+		var v struct {
+			Mode int64 `db:"mode"`
+			Step int64 `db:"step"`
+		}
+		if err := s.db.GetContext(context.WithoutCancel(ctx), &v, s.query(qAutoincSettings)); err != nil {
+			return
+		}
+		if v.Mode <= 1 && v.Step >= 1 {
+			s.autoinc.step = v.Step
+		}
+	})
+	return s.autoinc.step, s.autoinc.step > 0
 }
 
 // DB returns the underlying handle.

@@ -235,13 +235,29 @@ func (w *WorkflowTx) sendWrites(d deferredWrites) error {
 
 func (p *pendingStepJob) size() int { return len(p.job.Payload) + len(p.job.WorkerSession) + 256 }
 
-// insertClaimed inserts chained step jobs (already claimed) and reads
-// their ids back: a multi-row INSERT reports only its first id, and ids
-// need not be consecutive (innodb_autoinc_lock_mode 2).
+// insertClaimed inserts chained step jobs (already claimed) and learns
+// their ids. A multi-row INSERT reports only its first id; the others
+// follow it by auto_increment_increment when the server hands a simple
+// INSERT consecutive ids (innodb_autoinc_lock_mode 0 or 1, MariaDB's
+// default), and are read back otherwise (2, MySQL 8's: interleaved).
 func (w *WorkflowTx) insertClaimed(jobs []pendingStepJob) error {
-	if err := insertTuples(w, qInsertClaimedStepJob, jobs, func(p *pendingStepJob) []any {
-		return claimedStepJobArgs(p.workflowID, p.job, p.claimedBy)
-	}); err != nil {
+	args := func(p *pendingStepJob) []any { return claimedStepJobArgs(p.workflowID, p.job, p.claimedBy) }
+	if step, ok := w.s.consecutiveIDs(w.ctx); ok && w.pipe == nil {
+		q, all := tuplesQuery(w.s.query(qInsertClaimedStepJob), jobs, args)
+		res, err := w.tx.ExecContext(w.ctx, q, all...)
+		if err != nil {
+			return fmt.Errorf("%s: %w", qInsertClaimedStepJob, err)
+		}
+		first, err := res.LastInsertId()
+		if err != nil {
+			return fmt.Errorf("%s: %w", qInsertClaimedStepJob, err)
+		}
+		for i, j := range jobs {
+			*j.id = first + int64(i)*step
+		}
+		return nil
+	}
+	if err := insertTuples(w, qInsertClaimedStepJob, jobs, args); err != nil {
 		return err
 	}
 	byOwner := map[string][]pendingStepJob{}
@@ -331,7 +347,15 @@ func insertRows[T any](w *WorkflowTx, name string, rows []T, size func(*T) int, 
 
 // insertTuples is one statement of insertRows.
 func insertTuples[T any](w *WorkflowTx, name string, rows []T, args func(*T) []any) error {
-	q := w.s.query(name)
+	q, all := tuplesQuery(w.s.query(name), rows, args)
+	if _, err := w.execer(name).ExecContext(w.ctx, q, all...); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// tuplesQuery repeats the VALUES tuple of the INSERT q once per row.
+func tuplesQuery[T any](q string, rows []T, args func(*T) []any) (string, []any) {
 	tuple := q[strings.LastIndex(q, "VALUES")+len("VALUES"):]
 	var b strings.Builder
 	b.WriteString(q)
@@ -343,10 +367,7 @@ func insertTuples[T any](w *WorkflowTx, name string, rows []T, args func(*T) []a
 		}
 		all = append(all, args(&rows[i])...)
 	}
-	if _, err := w.execer(name).ExecContext(w.ctx, b.String(), all...); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
+	return b.String(), all
 }
 
 // updateWorkflows is advance-workflows: one UPDATE of several rows.
