@@ -273,24 +273,26 @@ func (e *testEnv) dumpOf(cols, table, where string, args ...any) []map[string]st
 // workflow and step and in the single-statement path.
 func TestWorkflowTxBatchChainedJobIDs(t *testing.T) {
 	t.Parallel()
+	bothIDModes(t, testChainedJobIDs)
+}
+
+// bothIDModes runs test on a fresh database twice: with the ids of a
+// multi-row INSERT counted from its first (MariaDB's default
+// innodb_autoinc_lock_mode 1) and read back, as on a server in mode 2.
+func bothIDModes(t *testing.T, test func(*testing.T, *testEnv)) {
 	for _, readBack := range []bool{false, true} {
 		t.Run(map[bool]string{false: "consecutive ids", true: "ids read back"}[readBack], func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			if readBack {
-				forceIDReadBack(e.s)
-			} else {
-				_, ok := e.s.consecutiveIDs(e.ctx)
-				require.True(t, ok, "MariaDB's default innodb_autoinc_lock_mode (1) numbers a multi-row INSERT consecutively")
+				e.s.autoinc.once.Do(func() {}) // never read: not consecutive
 			}
-			testChainedJobIDs(t, e)
+			_, ok := e.s.consecutiveIDs(e.ctx)
+			require.Equal(t, !readBack, ok, "MariaDB's default innodb_autoinc_lock_mode (1) numbers a multi-row INSERT consecutively")
+			test(t, e)
 		})
 	}
 }
-
-// forceIDReadBack makes s read a multi-row INSERT's ids back, as on a
-// server in innodb_autoinc_lock_mode 2.
-func forceIDReadBack(s *Store) { s.autoinc.once.Do(func() {}) }
 
 func testChainedJobIDs(t *testing.T, e *testEnv) {
 	a, _ := e.insertWorkflowWithJob()
@@ -327,67 +329,60 @@ func testChainedJobIDs(t *testing.T, e *testEnv) {
 // own row, in both ways of learning them.
 func TestWorkflowTxBatchChainedJobIDsConcurrent(t *testing.T) {
 	t.Parallel()
-	for _, readBack := range []bool{false, true} {
-		t.Run(map[bool]string{false: "consecutive ids", true: "ids read back"}[readBack], func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t)
-			if readBack {
-				forceIDReadBack(e.s)
+	bothIDModes(t, func(t *testing.T, e *testEnv) {
+		const batches, per = 8, 12
+		wfs := make([][]int64, batches)
+		for b := range wfs {
+			for range per {
+				wf, _ := e.insertWorkflowWithJob()
+				wfs[b] = append(wfs[b], wf)
 			}
-			const batches, per = 8, 12
-			wfs := make([][]int64, batches)
-			for b := range wfs {
+		}
+		var wg sync.WaitGroup
+		got := make([]map[int64]*int64, batches)
+		errc := make(chan error, batches*2)
+		for b := range batches {
+			got[b] = map[int64]*int64{}
+			bodies := make([]BatchBody, per)
+			for i, wf := range wfs[b] {
+				bodies[i] = BatchBody{WorkflowID: wf, Fn: func(w *WorkflowTx) error {
+					id, err := w.InsertChainedStepJob(wf, StepJob{Queue: "q", Handler: fmt.Sprintf("Next%d", wf), Payload: []byte(`{}`), StepIndex: 1}, fmt.Sprintf("worker-%d", b%2))
+					got[b][wf] = id
+					return err
+				}}
+			}
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				errs, err := e.s.WorkflowTxBatch(e.ctx, bodies)
+				if err == nil {
+					err = errors.Join(errs...)
+				}
+				errc <- err
+			}()
+			go func() { // another writer's rows, interleaved with the batches'
+				defer wg.Done()
 				for range per {
-					wf, _ := e.insertWorkflowWithJob()
-					wfs[b] = append(wfs[b], wf)
-				}
-			}
-			var wg sync.WaitGroup
-			got := make([]map[int64]*int64, batches)
-			errc := make(chan error, batches*2)
-			for b := range batches {
-				got[b] = map[int64]*int64{}
-				bodies := make([]BatchBody, per)
-				for i, wf := range wfs[b] {
-					bodies[i] = BatchBody{WorkflowID: wf, Fn: func(w *WorkflowTx) error {
-						id, err := w.InsertChainedStepJob(wf, StepJob{Queue: "q", Handler: fmt.Sprintf("Next%d", wf), Payload: []byte(`{}`), StepIndex: 1}, fmt.Sprintf("worker-%d", b%2))
-						got[b][wf] = id
-						return err
-					}}
-				}
-				wg.Add(2)
-				go func() {
-					defer wg.Done()
-					errs, err := e.s.WorkflowTxBatch(e.ctx, bodies)
-					if err == nil {
-						err = errors.Join(errs...)
+					if _, _, err := e.s.InsertJob(e.ctx, InsertJob{Queue: "other", Handler: "noop", Payload: []byte(`{}`), MaxAttempts: 3}); err != nil {
+						errc <- err
+						return
 					}
-					errc <- err
-				}()
-				go func() { // another writer's rows, interleaved with the batches'
-					defer wg.Done()
-					for range per {
-						if _, _, err := e.s.InsertJob(e.ctx, InsertJob{Queue: "other", Handler: "noop", Payload: []byte(`{}`), MaxAttempts: 3}); err != nil {
-							errc <- err
-							return
-						}
-					}
-					errc <- nil
-				}()
-			}
-			wg.Wait()
-			close(errc)
-			for err := range errc {
-				require.NoError(t, err)
-			}
-			for b := range batches {
-				for _, wf := range wfs[b] {
-					j := e.job(*got[b][wf])
-					require.Equal(t, fmt.Sprintf("Next%d", wf), j.Handler, "batch %d workflow %d", b, wf)
-					require.Equal(t, wf, j.WorkflowID.Int64)
-					require.Equal(t, fmt.Sprintf("worker-%d", b%2), j.ReservedBy.String)
 				}
+				errc <- nil
+			}()
+		}
+		wg.Wait()
+		close(errc)
+		for err := range errc {
+			require.NoError(t, err)
+		}
+		for b := range batches {
+			for _, wf := range wfs[b] {
+				j := e.job(*got[b][wf])
+				require.Equal(t, fmt.Sprintf("Next%d", wf), j.Handler, "batch %d workflow %d", b, wf)
+				require.Equal(t, wf, j.WorkflowID.Int64)
+				require.Equal(t, fmt.Sprintf("worker-%d", b%2), j.ReservedBy.String)
 			}
-		})
-	}
+		}
+	})
 }
