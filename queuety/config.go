@@ -22,7 +22,7 @@ const (
 	DefaultConcurrency    = 10        //
 	DefaultMaxClaimBatch  = 500       // rows one claim round trip may take
 	DefaultPollInterval   = 50 * time.Millisecond
-	DefaultClaimLanes     = 2
+	DefaultClaimLanes     = 1
 	DefaultShutdownGrace  = 30 * time.Second
 	DefaultStaleTimeout   = 600 * time.Second  // QUEUETY_STALE_TIMEOUT
 	DefaultJobTimeout     = 300 * time.Second  // QUEUETY_MAX_EXECUTION_TIME
@@ -108,7 +108,11 @@ type Config struct {
 	// MaxClaimBatch caps the rows one claim round trip takes.
 	MaxClaimBatch int
 	// ClaimLanes is how many claims a worker keeps going at once,
-	// each with its share of Concurrency (default 2).
+	// each with its share of Concurrency (default 1). A second lane
+	// overlaps one claim with another, but it reads past the first's
+	// locked rows (SKIP LOCKED), which costs the server more than the
+	// overlap saves: noop jobs ran 13% faster on one lane at 200 slots,
+	// with less server CPU a job at 10 and 1,000 slots too.
 	ClaimLanes int
 	// PollInterval is how long an idle worker waits before claiming again
 	// (with ±20% jitter so idle workers do not poll in step); at least
