@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // ErrBatchAborted wraps the reason a WorkflowTxBatch rolled back as a
@@ -58,10 +59,14 @@ func (s *Store) WorkflowTxBatch(ctx context.Context, bodies []BatchBody) (errs [
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBatchAborted, err)
 	}
-	all := &WorkflowTx{s: s, tx: tx, utx: tx.Unsafe(), ctx: ctx, batch: batch}
+	utx := tx.Unsafe()
+	// A step writes about two log and two event rows: sized for that, the
+	// batch's lists are not regrown body by body.
+	all := &WorkflowTx{s: s, tx: tx, utx: utx, ctx: ctx, batch: batch,
+		logs: make([]LogRow, 0, 2*len(bodies)), events: make([]WorkflowEvent, 0, 2*len(bodies))}
 	errs = make([]error, len(bodies))
 	for i, body := range bodies {
-		w := &WorkflowTx{s: s, tx: tx, utx: tx.Unsafe(), ctx: ctx, batch: batch, savepoint: fmt.Sprintf("queuety_b%d", i)}
+		w := &WorkflowTx{s: s, tx: tx, utx: utx, ctx: ctx, batch: batch, savepoint: "queuety_b" + strconv.Itoa(i)}
 		ferr := body.Fn(w)
 		if ferr == nil {
 			if !w.deferred.empty() {

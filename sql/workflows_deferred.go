@@ -92,7 +92,7 @@ func lockByID[T any](ctx context.Context, s *Store, tx *sqlx.Tx, name string, id
 	if len(ids) == 0 {
 		return out, nil
 	}
-	var rows []T
+	rows := make([]T, 0, len(ids)) // sized: the scan appends without growing
 	if err := s.selectIn(ctx, tx.Unsafe(), &rows, name, ids); err != nil {
 		return nil, err
 	}
