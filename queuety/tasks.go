@@ -56,6 +56,12 @@ func (t *Tasks) Poll(ctx context.Context, ns, workerID string, queues []string, 
 		return nil, err
 	}
 	open := openQueues(queues, pausedSet(paused))
+	// A long poll asks again every poll interval while nothing is due:
+	// the plain look, not the claim's transaction, answers those (as an
+	// idle lane's, claim.go).
+	if due, err := t.c.store.AnyDue(ctx, open); err != nil || !due {
+		return nil, err
+	}
 	caps := map[string]bool{}
 	for _, c := range w.Capabilities {
 		caps[c] = true
