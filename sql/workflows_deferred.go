@@ -240,14 +240,16 @@ func (p *pendingStepJob) size() int { return len(p.job.Payload) + len(p.job.Work
 // follow it by auto_increment_increment when the server hands a simple
 // INSERT consecutive ids (innodb_autoinc_lock_mode 0 or 1, MariaDB's
 // default), and are read back otherwise (2, MySQL 8's: interleaved).
+// Only a batch defers these, and a batch is never pipelined, so the
+// INSERT's result is the server's.
 func (w *WorkflowTx) insertClaimed(jobs []pendingStepJob) error {
-	args := func(p *pendingStepJob) []any { return claimedStepJobArgs(p.workflowID, p.job, p.claimedBy) }
-	if step, ok := w.s.consecutiveIDs(w.ctx); ok && w.pipe == nil {
-		q, all := tuplesQuery(w.s.query(qInsertClaimedStepJob), jobs, args)
-		res, err := w.tx.ExecContext(w.ctx, q, all...)
-		if err != nil {
-			return fmt.Errorf("%s: %w", qInsertClaimedStepJob, err)
-		}
+	res, err := insertTuples(w, qInsertClaimedStepJob, jobs, func(p *pendingStepJob) []any {
+		return claimedStepJobArgs(p.workflowID, p.job, p.claimedBy)
+	})
+	if err != nil {
+		return err
+	}
+	if step, ok := w.s.consecutiveIDs(w.ctx); ok {
 		first, err := res.LastInsertId()
 		if err != nil {
 			return fmt.Errorf("%s: %w", qInsertClaimedStepJob, err)
@@ -256,9 +258,6 @@ func (w *WorkflowTx) insertClaimed(jobs []pendingStepJob) error {
 			*j.id = first + int64(i)*step
 		}
 		return nil
-	}
-	if err := insertTuples(w, qInsertClaimedStepJob, jobs, args); err != nil {
-		return err
 	}
 	byOwner := map[string][]pendingStepJob{}
 	for _, j := range jobs {
@@ -337,7 +336,7 @@ func batchPrefix[T any](items []T, size func(*T) int) int {
 func insertRows[T any](w *WorkflowTx, name string, rows []T, size func(*T) int, args func(*T) []any) error {
 	for rest := rows; len(rest) > 0; {
 		n := batchPrefix(rest, size)
-		if err := insertTuples(w, name, rest[:n], args); err != nil {
+		if _, err := insertTuples(w, name, rest[:n], args); err != nil {
 			return err
 		}
 		rest = rest[n:]
@@ -346,16 +345,8 @@ func insertRows[T any](w *WorkflowTx, name string, rows []T, size func(*T) int, 
 }
 
 // insertTuples is one statement of insertRows.
-func insertTuples[T any](w *WorkflowTx, name string, rows []T, args func(*T) []any) error {
-	q, all := tuplesQuery(w.s.query(name), rows, args)
-	if _, err := w.execer(name).ExecContext(w.ctx, q, all...); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
-}
-
-// tuplesQuery repeats the VALUES tuple of the INSERT q once per row.
-func tuplesQuery[T any](q string, rows []T, args func(*T) []any) (string, []any) {
+func insertTuples[T any](w *WorkflowTx, name string, rows []T, args func(*T) []any) (sql.Result, error) {
+	q := w.s.query(name)
 	tuple := q[strings.LastIndex(q, "VALUES")+len("VALUES"):]
 	var b strings.Builder
 	b.WriteString(q)
@@ -367,7 +358,11 @@ func tuplesQuery[T any](q string, rows []T, args func(*T) []any) (string, []any)
 		}
 		all = append(all, args(&rows[i])...)
 	}
-	return b.String(), all
+	res, err := w.execer(name).ExecContext(w.ctx, b.String(), all...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return res, nil
 }
 
 // updateWorkflows is advance-workflows: one UPDATE of several rows.
