@@ -67,7 +67,7 @@ func (a *app) dispatchCommand() *cli.Command {
 			&cli.StringFlag{Name: "payload", Value: "[]", Usage: "payload as a JSON object"},
 			&cli.StringFlag{Name: "queue", Value: queuety.DefaultQueue, Usage: "queue to put the job on (at most 64 characters)"},
 			&cli.StringFlag{Name: "priority", Value: "0", Usage: "0-3 or low, normal, high, urgent"},
-			&cli.DurationFlag{Name: "delay", Usage: "not claimable before this delay (e.g. 90s)"},
+			&cli.DurationFlag{Name: "delay", Usage: "not claimable before this delay: seconds as the plugin takes them (60) or a duration (90s)"},
 			&cli.IntFlag{Name: "max-attempts", Value: queuety.DefaultMaxAttempts, Usage: "attempts before the job is buried (1-255)"},
 			&cli.BoolFlag{Name: "unique", Usage: "skip if the same handler and payload is pending or processing"},
 			&cli.Int64Flag{Name: "after", Usage: "run only after this job id has completed"},
@@ -252,13 +252,20 @@ per queue and kind, with a few ids; --json puts them under each queue's
 the newest dependencies and the oldest live workflows, so it stays cheap on a
 large table.
 
+--queue shows one queue (its counts are zero when it has no job), as the
+plugin's status --queue does.
+
    queuety status
+   queuety status --queue emails
    queuety status --json | jq '.[] | select(.needs_attention)'`,
-		Flags: []cli.Flag{jsonFlag()},
+		Flags: []cli.Flag{&cli.StringFlag{Name: "queue", Usage: "only this queue"}, jsonFlag()},
 		Action: withClient(nil, func(c *cli.Context, client *queuety.Client) error {
 			stats, err := client.Status(c.Context)
 			if err != nil {
 				return err
+			}
+			if c.IsSet("queue") {
+				stats = oneQueue(stats, c.String("queue"))
 			}
 			if stats, err = withUnclaimed(c.Context, client, stats); err != nil {
 				return err
@@ -288,6 +295,17 @@ large table.
 			return printUnclaimed(c.App.Writer, stats)
 		}),
 	}
+}
+
+// oneQueue is the status of queue alone, with zero counts when it has no
+// job.
+func oneQueue(stats []store.QueueStats, queue string) []store.QueueStats {
+	for _, s := range stats {
+		if s.Queue == queue {
+			return []store.QueueStats{s}
+		}
+	}
+	return []store.QueueStats{{Queue: queue, Counts: map[string]int{}}}
 }
 
 // printAttention is status's "needs attention" section: per queue and

@@ -67,9 +67,12 @@ func Main(args []string, opts Options) int {
 	err = withHint(err)
 	fmt.Fprintln(app.ErrWriter, "queuety:", err)
 	var ue usageError
+	var ns noStateError
 	switch {
 	case errors.As(err, &ue):
 		return ExitUsage
+	case errors.As(err, &ns):
+		return ExitNotFound
 	case errors.Is(err, store.ErrJobNotFound), errors.Is(err, store.ErrWorkflowNotFound),
 		errors.Is(err, sessions.ErrSessionNotFound), errors.Is(err, store.ErrScheduleNotFound),
 		errors.Is(err, store.ErrWebhookNotFound), errors.Is(err, store.ErrMachineNotFound),
@@ -126,7 +129,7 @@ func New(opts Options) *cli.App {
 			a.jobCommand(), a.purgeCommand(), a.benchCommand(),
 			a.workflowCommand(), a.sessionCommand(), a.workerCommand(), a.serveCommand(),
 			a.activitiesCommand(), a.scheduleCommand(), a.versionCommand(), a.completionCommand(),
-			a.webhookCommand(), a.logCommand(), a.metricsCommand(), a.machineCommand(),
+			a.webhookCommand(), a.logCommand(), a.metricsCommand(), a.machineCommand(), a.discoverCommand(),
 		},
 		HideHelpCommand:      true,
 		EnableBashCompletion: true,
@@ -149,6 +152,7 @@ Every flag can also be set by the environment variable shown in its help.`,
 			walk(cmd.Subcommands)
 		}
 	}
+	cliApp.Commands = append(cliApp.Commands, a.pluginAliasCommands()...)
 	walk(cliApp.Commands)
 	return cliApp
 }

@@ -130,7 +130,9 @@ func (f durRange) check(d time.Duration) error {
 
 // secondsFlags take plain seconds ("600") as well as durations, like
 // their environment variables (PHP's QUEUETY_STALE_TIMEOUT is seconds).
-var secondsFlags = map[string]bool{"stale-timeout": true, "job-timeout": true, "shutdown-grace": true, "max-time": true}
+// dispatch --delay takes the plugin's seconds too (wp queuety dispatch
+// --delay=60).
+var secondsFlags = map[string]bool{"stale-timeout": true, "job-timeout": true, "shutdown-grace": true, "max-time": true, "delay": true}
 
 // plainSeconds turns "600" into "600s" for a seconds flag's value.
 func plainSeconds(flag, value string) string {

@@ -25,18 +25,25 @@ Prometheus metrics of a running worker are served by work --metrics-listen.)
    queuety metrics --minutes 1440 --json`,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "minutes", Value: 60, Usage: "the window, in `minutes`"},
-			jsonFlag(),
+			formatFlag(), jsonFlag(),
 		},
 		Action: withClient(func(c *cli.Context) error {
 			if c.Int("minutes") < 0 {
 				return usagef("--minutes %d: must not be negative", c.Int("minutes"))
 			}
-			return nil
+			return checkFormat(c, false)
 		}, func(c *cli.Context, client *queuety.Client) error {
 			minutes := c.Int("minutes")
 			stats, err := client.HandlerMetrics(c.Context, time.Duration(minutes)*time.Minute)
 			if err != nil {
 				return err
+			}
+			if f := c.String("format"); f != "table" && !c.Bool("json") {
+				it := items{fields: []string{"handler", "completed", "failed", "avg_ms", "p95_ms", "error_rate"}}
+				for _, s := range stats {
+					it.add(s.Handler, s.Completed, s.Failed, s.AvgMS, s.P95MS, s.ErrorRate)
+				}
+				return printItems(c, f, it)
 			}
 			if c.Bool("json") {
 				return printJSON(c, stats)

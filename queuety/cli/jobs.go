@@ -36,11 +36,14 @@ row without a usable reserved_at) are marked "stuck: <reason>" (JSON: "stuck");
 					&cli.StringFlag{Name: "handler", Usage: "only this handler"},
 					&cli.IntFlag{Name: "limit", Value: 50, Usage: "at most this many jobs"},
 					&cli.BoolFlag{Name: "stuck", Usage: "only jobs that can never run as they are, with the reason"},
-					jsonFlag(),
+					formatFlag(), jsonFlag(),
 				},
 				Action: func(c *cli.Context) error {
 					if c.Int("limit") < 1 {
 						return usagef("--limit %d: must be at least 1", c.Int("limit"))
+					}
+					if err := checkFormat(c, true); err != nil {
+						return err
 					}
 					if st := c.String("status"); st != "" && !slices.Contains(store.Statuses, st) {
 						return usagef("--status %q: want one of %s", st, strings.Join(store.Statuses, ", "))
@@ -58,6 +61,14 @@ row without a usable reserved_at) are marked "stuck: <reason>" (JSON: "stuck");
 					stuck, err := client.StuckJobsByID(c.Context, jobIDs(rows))
 					if err != nil {
 						return err
+					}
+					if f := c.String("format"); f != "table" && !c.Bool("json") {
+						// The plugin's list: id, queue, handler, status, attempts, priority, created_at.
+						it := items{fields: []string{"id", "queue", "handler", "status", "attempts", "priority", "created_at"}}
+						for _, j := range rows {
+							it.add(j.ID, j.Queue, j.Handler, j.Status, j.Attempts, j.Priority, store.DateTime(j.CreatedAt))
+						}
+						return printItems(c, f, it)
 					}
 					if c.Bool("json") {
 						views := make([]jobView, len(rows))

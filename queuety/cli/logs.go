@@ -70,7 +70,7 @@ unless it says otherwise) or an age ("90m", "2h", "7d").
 			&cli.StringFlag{Name: "event", Usage: "only this event: " + strings.Join(store.LogEvents, ", ")},
 			&cli.StringFlag{Name: "since", Usage: "rows created at or after this `time` or age"},
 			&cli.IntFlag{Name: "limit", Value: 50, Usage: "at most this many rows"},
-			jsonFlag(),
+			formatFlag(), jsonFlag(),
 		},
 		Subcommands: []*cli.Command{a.logPurgeCommand()},
 		Action: func(c *cli.Context) error {
@@ -81,10 +81,21 @@ unless it says otherwise) or an age ("90m", "2h", "7d").
 			if err != nil {
 				return err
 			}
+			if err := checkFormat(c, true); err != nil {
+				return err
+			}
 			return withClient(nil, func(c *cli.Context, client *queuety.Client) error {
 				rows, err := client.Logs(c.Context, f)
 				if err != nil {
 					return err
+				}
+				if format := c.String("format"); format != "table" && !c.Bool("json") {
+					it := items{fields: []string{"id", "event", "handler", "job_id", "workflow_id", "step_index", "attempt", "duration_ms", "created_at"}}
+					for _, l := range rows {
+						it.add(l.ID, l.Event, l.Handler, orNil(i64(l.JobID)), orNil(i64(l.WorkflowID)), orNil(i64(l.StepIndex)),
+							orNil(i64(l.Attempt)), orNil(i64(l.DurationMS)), store.DateTime(l.CreatedAt))
+					}
+					return printItems(c, format, it)
 				}
 				if c.Bool("json") {
 					views := make([]logRowView, len(rows))

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -41,16 +39,9 @@ Enabled (yes/no), Last Run (— when never), Next Run (UTC).
    queuety schedule list
    queuety schedule list --json | jq '.[] | select(.Enabled == "yes") | .Handler'`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, json or csv (as wp-cli's --format)"},
-			jsonFlag(),
+			formatFlag(), jsonFlag(),
 		},
-		Action: withClient(func(c *cli.Context) error {
-			switch c.String("format") {
-			case "table", "json", "csv":
-				return nil
-			}
-			return usagef("--format %q: want table, json or csv", c.String("format"))
-		}, func(c *cli.Context, client *queuety.Client) error {
+		Action: withClient(func(c *cli.Context) error { return checkFormat(c, true) }, func(c *cli.Context, client *queuety.Client) error {
 			rows, err := client.Schedules(c.Context)
 			if err != nil {
 				return err
@@ -78,39 +69,18 @@ func scheduleItem(s *queuety.Schedule) []string {
 }
 
 func printSchedules(c *cli.Context, rows []queuety.Schedule, format string) error {
-	switch format {
-	case "json":
-		// wp-cli's format_items json: one object per row, the column names
-		// as keys, ID a number.
-		out := make([]json.RawMessage, 0, len(rows))
+	if format != "table" {
+		// wp-cli's format_items: the column names as keys, ID a number.
+		it := items{fields: scheduleColumns}
 		for i := range rows {
-			item := scheduleItem(&rows[i])
-			b := []byte("{")
-			for k, col := range scheduleColumns {
-				if k > 0 {
-					b = append(b, ',')
-				}
-				key, _ := json.Marshal(col)
-				b = append(b, key...)
-				b = append(b, ':')
-				if col == "ID" {
-					b = append(b, item[k]...)
-					continue
-				}
-				val, _ := json.Marshal(item[k])
-				b = append(b, val...)
+			row := make([]any, 0, len(scheduleColumns))
+			row = append(row, rows[i].ID)
+			for _, v := range scheduleItem(&rows[i])[1:] {
+				row = append(row, v)
 			}
-			out = append(out, append(b, '}'))
+			it.add(row...)
 		}
-		return printJSON(c, out)
-	case "csv":
-		w := csv.NewWriter(c.App.Writer)
-		_ = w.Write(scheduleColumns)
-		for i := range rows {
-			_ = w.Write(scheduleItem(&rows[i]))
-		}
-		w.Flush()
-		return w.Error()
+		return printItems(c, format, it)
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 	for k, col := range scheduleColumns {

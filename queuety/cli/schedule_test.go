@@ -116,7 +116,7 @@ func TestScheduleCommandsRefuseBadInput(t *testing.T) {
 		{[]string{"schedule", "remove"}, "want one <handler>"},
 		{[]string{"schedule", "remove", "x", "--yes", "--dry-run"}, "choose one"},
 		{[]string{"schedule", "run", "x"}, "run takes no arguments"},
-		{[]string{"schedule", "list", "--format", "yaml"}, "--format \"yaml\""},
+		{[]string{"schedule", "list", "--format", "xml"}, "--format \"xml\""},
 		{[]string{"work", "--schedule-interval", "1ns"}, "--schedule-interval"},
 	} {
 		r := run(t, on(dsn, c.args...)...)

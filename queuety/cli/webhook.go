@@ -44,8 +44,8 @@ them; a running worker sees a change within --webhook-refresh.
 				Name: "list", Usage: "registered webhooks, oldest first",
 				Description: `   queuety webhook list
    queuety webhook list --json | jq '.[] | select(.event == "job.buried")'`,
-				Flags: []cli.Flag{jsonFlag()},
-				Action: withClient(nil, func(c *cli.Context, client *queuety.Client) error {
+				Flags: []cli.Flag{formatFlag(), jsonFlag()},
+				Action: withClient(func(c *cli.Context) error { return checkFormat(c, true) }, func(c *cli.Context, client *queuety.Client) error {
 					rows, err := client.Webhooks(c.Context)
 					if err != nil {
 						return err
@@ -53,6 +53,13 @@ them; a running worker sees a change within --webhook-refresh.
 					views := make([]webhookView, len(rows))
 					for i := range rows {
 						views[i] = viewOfWebhook(&rows[i])
+					}
+					if f := c.String("format"); f != "table" && !c.Bool("json") {
+						it := items{fields: []string{"id", "event", "url", "created_at"}}
+						for _, v := range views {
+							it.add(v.ID, v.Event, v.URL, v.CreatedAt)
+						}
+						return printItems(c, f, it)
 					}
 					if c.Bool("json") {
 						return printJSON(c, views)

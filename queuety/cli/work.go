@@ -193,8 +193,11 @@ forces it: running jobs are cancelled at once and handed back to pending,
 pending completions are written, and work exits 1.`,
 		Flags: append(append(append(append(append(workerFlags(), webhookFlags()...), limitFlags()...), phpFlags()...), append(httpAPIFlags(),
 			&cli.StringFlag{Name: "http", EnvVars: []string{"QUEUETY_HTTP"}, Usage: "also serve the HTTP API (as queuety serve does) on this `address`, e.g. 127.0.0.1:8080"},
-			metricsListenFlag(), debugFlag())...), runLimitFlags()...),
+			metricsListenFlag(), debugFlag())...), append(runLimitFlags(), pluginWorkerFlags()...)...),
 		Action: func(c *cli.Context) error {
+			if err := applyPluginWorkers(c); err != nil {
+				return err
+			}
 			httpAddr := c.String("http")
 			if httpAddr != "" {
 				if err := checkHTTPAuth(c, httpAddr); err != nil {

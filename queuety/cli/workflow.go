@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -42,11 +43,14 @@ func (a *app) workflowCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "status", Usage: strings.Join(workflowStatuses, ", ")},
 					&cli.StringFlag{Name: "name", Usage: "only workflows of this name"},
-					&cli.IntFlag{Name: "limit", Value: 50, Usage: "at most this many workflows"}, jsonFlag(),
+					&cli.IntFlag{Name: "limit", Value: 50, Usage: "at most this many workflows"}, formatFlag(), jsonFlag(),
 				},
 				Action: withClient(func(c *cli.Context) error {
 					if c.Int("limit") < 1 {
 						return usagef("--limit %d: must be at least 1", c.Int("limit"))
+					}
+					if err := checkFormat(c, true); err != nil {
+						return err
 					}
 					if st := c.String("status"); st != "" && !slices.Contains(workflowStatuses, st) {
 						return usagef("--status %q: want one of %s", st, strings.Join(workflowStatuses, ", "))
@@ -59,6 +63,9 @@ func (a *app) workflowCommand() *cli.Command {
 					list, err := client.ListWorkflows(c.Context, queuety.WorkflowFilter{Status: c.String("status"), Name: c.String("name"), Limit: c.Int("limit")})
 					if err != nil {
 						return err
+					}
+					if f := c.String("format"); f != "table" && !c.Bool("json") {
+						return printItems(c, f, workflowItems(list))
 					}
 					if c.Bool("json") {
 						if list == nil {
@@ -93,19 +100,42 @@ func (a *app) workflowCommand() *cli.Command {
 			},
 			{
 				Name: "timeline", Usage: "a workflow's events, oldest first", ArgsUsage: "<id>",
-				Description: `   queuety workflow timeline 42
+				Description: `--offset skips that many earlier events, as the plugin's timeline does;
+--after skips the events up to an event id (both may be given: --after first).
+
+   queuety workflow timeline 42
+   queuety workflow timeline 42 --limit 100 --offset 100 --format csv
    queuety workflow timeline 42 --after 120 --limit 50 --json`,
 				Flags: []cli.Flag{
 					&cli.Int64Flag{Name: "after", Usage: "only events after this event id"},
-					&cli.IntFlag{Name: "limit", Usage: "at most this many events (0: all)"}, jsonFlag(),
+					&cli.IntFlag{Name: "offset", Usage: "skip this many earlier events"},
+					&cli.IntFlag{Name: "limit", Usage: "at most this many events (0: all)"}, formatFlag(), jsonFlag(),
 				},
 				Action: byWorkflow(func(c *cli.Context, client *queuety.Client, id int64) error {
-					if c.Int("limit") < 0 || c.Int64("after") < 0 {
-						return usagef("--limit and --after must not be negative")
+					if c.Int("limit") < 0 || c.Int64("after") < 0 || c.Int("offset") < 0 {
+						return usagef("--limit, --offset and --after must not be negative")
 					}
-					events, err := client.WorkflowTimeline(c.Context, id, c.Int64("after"), c.Int("limit"))
+					if err := checkFormat(c, true); err != nil {
+						return err
+					}
+					events, err := timelinePage(c, client, id)
 					if err != nil {
 						return err
+					}
+					if f := c.String("format"); f != "table" && !c.Bool("json") {
+						it := items{fields: []string{"ID", "Step", "Event", "Handler", "Duration_ms", "Error", "Created_at"}}
+						for _, e := range events {
+							var errText any
+							if !e.Error.IsNull() {
+								b, err := phpjson.Encode(e.Error)
+								if err != nil {
+									return err
+								}
+								errText = string(b)
+							}
+							it.add(e.ID, e.StepIndex, e.Event, e.Handler, orNil(e.DurationMS), errText, e.CreatedAt)
+						}
+						return printItems(c, f, it)
 					}
 					if c.Bool("json") {
 						if events == nil {
@@ -131,6 +161,7 @@ func (a *app) workflowCommand() *cli.Command {
 			a.cancelCommand(),
 			a.signalCommand("input", "send input data to a workflow waiting for it (submit_workflow_input)", "<id>", "input"),
 			a.artifactsCommand(), a.artifactCommand(), a.dispatchDefinitionCommand(),
+			a.rewindCommand(), a.forkCommand(), a.replayCommand(), a.stateAtCommand(),
 			a.workflowAction("pause", "pause a running workflow (the step in flight finishes)",
 				func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
 					return fmt.Sprintf("Workflow #%d paused.", id), client.PauseWorkflow(c.Context, id)
@@ -148,9 +179,12 @@ func (a *app) workflowCommand() *cli.Command {
 				Description: `Prints what Queuety's export_workflow writes: the workflow with its full state,
 its jobs, events, logs, signals, artifacts, chunks and wait dependencies.
 
-   queuety workflow export 42 > workflow-42.json
+   queuety workflow export 42 --output workflow-42.json
    queuety workflow export 42 --json | jq '.events | length'`,
-				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "compact JSON instead of the pretty form export_json writes"}},
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "json", Usage: "compact JSON instead of the pretty form export_json writes"},
+					&cli.StringFlag{Name: "output", Usage: "write the JSON to this `file` instead of stdout (export_workflow_to_file)"},
+				},
 				Action: byWorkflow(func(c *cli.Context, client *queuety.Client, id int64) error {
 					doc, err := client.ExportWorkflow(c.Context, id)
 					if err != nil {
@@ -165,12 +199,64 @@ its jobs, events, logs, signals, artifacts, chunks and wait dependencies.
 					if err != nil {
 						return err
 					}
+					if out := c.String("output"); out != "" {
+						if err := os.WriteFile(out, b, 0o644); err != nil {
+							return fmt.Errorf("write workflow export to %s: %w", out, err)
+						}
+						fmt.Fprintf(c.App.Writer, "Workflow #%d exported to %s.\n", id, out)
+						return nil
+					}
 					_, err = fmt.Fprintf(c.App.Writer, "%s\n", b)
 					return err
 				}),
 			},
 		},
 	}
+}
+
+// timelinePage reads the events of `workflow timeline`: after --after,
+// --offset skipped, at most --limit.
+func timelinePage(c *cli.Context, client *queuety.Client, id int64) ([]workflow.TimelineEvent, error) {
+	limit, offset := c.Int("limit"), c.Int("offset")
+	read := limit
+	if limit > 0 {
+		read = limit + offset
+	}
+	events, err := client.WorkflowTimeline(c.Context, id, c.Int64("after"), read)
+	if err != nil || offset == 0 {
+		return events, err
+	}
+	if offset >= len(events) {
+		return nil, nil
+	}
+	return events[offset:], nil
+}
+
+// workflowItems are the rows of the plugin's workflow list.
+func workflowItems(list []*workflow.StatusReport) items {
+	it := items{fields: []string{"ID", "Name", "Version", "Hash", "Status", "Step", "StepName", "WaitMode", "Waiting"}}
+	dash := func(p *string) string {
+		if p == nil {
+			return "-"
+		}
+		return *p
+	}
+	for _, r := range list {
+		hash := "-"
+		if r.DefinitionHash != nil {
+			hash = *r.DefinitionHash
+			if len(hash) > 12 {
+				hash = hash[:12]
+			}
+		}
+		waiting := "-"
+		if r.WaitType != nil && len(r.WaitingFor) > 0 {
+			waiting = *r.WaitType + ":" + strings.Join(r.WaitingFor, ",")
+		}
+		it.add(r.WorkflowID, r.Name, dash(r.DefinitionVersion), hash, string(r.Status),
+			fmt.Sprintf("%d/%d", r.CurrentStep, r.TotalSteps), dash(r.CurrentStepName), dash(r.WaitMode), waiting)
+	}
+	return it
 }
 
 // byWorkflow is withClient for commands taking one workflow id.

@@ -26,16 +26,34 @@ type artifactListing struct {
 func (a *app) artifactsCommand() *cli.Command {
 	return &cli.Command{
 		Name: "artifacts", Usage: "a workflow's stored artifacts, by key", ArgsUsage: "<id>",
-		Description: `   queuety workflow artifacts 42
+		Description: `--format json prints the artifacts as --json does (the plugin's json_encode of
+them); csv, yaml and count use the plugin's columns Key, Kind, Step, UpdatedAt
+(and Content with --with-content).
+
+   queuety workflow artifacts 42
+   queuety workflow artifacts 42 --limit 10 --format csv
    queuety workflow artifacts 42 --with-content --json`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "with-content", Usage: "include each artifact's content"}, jsonFlag()},
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "with-content", Usage: "include each artifact's content"},
+			&cli.IntFlag{Name: "limit", Value: 50, Usage: "at most this many artifacts, by key"},
+			formatFlag(), jsonFlag(),
+		},
 		Action: byWorkflow(func(c *cli.Context, client *queuety.Client, id int64) error {
+			if c.Int("limit") < 1 {
+				return usagef("--limit %d: must be at least 1", c.Int("limit"))
+			}
+			if err := checkFormat(c, false); err != nil {
+				return err
+			}
 			if _, err := client.WorkflowStatus(c.Context, id); err != nil {
 				return err // a missing workflow is exit 3, not an empty list
 			}
 			list, err := client.Artifacts(c.Context, id)
 			if err != nil {
 				return err
+			}
+			if len(list) > c.Int("limit") {
+				list = list[:c.Int("limit")]
 			}
 			withContent := c.Bool("with-content")
 			out := make([]artifactListing, len(list))
@@ -45,8 +63,29 @@ func (a *app) artifactsCommand() *cli.Command {
 					out[i].Content = &list[i].Content
 				}
 			}
-			if c.Bool("json") {
+			if f := c.String("format"); c.Bool("json") || f == "json" {
 				return printJSON(c, out)
+			} else if f != "table" {
+				it := items{fields: []string{"Key", "Kind", "Step", "UpdatedAt"}}
+				if withContent {
+					it.fields = append(it.fields, "Content")
+				}
+				for _, l := range out {
+					step := any("-")
+					if l.StepIndex != nil {
+						step = *l.StepIndex
+					}
+					row := []any{l.Key, l.Kind, step, l.UpdatedAt}
+					if l.Content != nil {
+						b, err := phpjson.Encode(*l.Content)
+						if err != nil {
+							return err
+						}
+						row = append(row, string(b))
+					}
+					it.add(row...)
+				}
+				return printItems(c, f, it)
 			}
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 			header := "KEY\tKIND\tSTEP\tUPDATED"

@@ -22,30 +22,41 @@ func (a *app) rerunCommand(name, usage, done string, run func(c *cli.Context, cl
 			"   queuety workflow %s 42 --php \"php php-bridge/bin/queuety-php-worker --bootstrap app.php\"", name, name, name),
 		Flags: append([]cli.Flag{jsonFlag()}, phpFlags()...),
 		Action: byWorkflow(func(c *cli.Context, client *queuety.Client, id int64) error {
-			usePHP, stop, err := a.startCommandPool(c)
+			err := a.withClassSettings(c, func(opts ...queuety.RerunOption) error { return run(c, client, id, opts...) })
 			if err != nil {
 				return err
-			}
-			defer stop()
-			var unread []string
-			var opts []queuety.RerunOption
-			if !usePHP {
-				opts = append(opts, queuety.OnUnreadClassSettings(func(class string) {
-					if !slices.Contains(unread, class) {
-						unread = append(unread, class)
-					}
-				}))
-			}
-			if err := run(c, client, id, opts...); err != nil {
-				return err
-			}
-			for _, class := range unread {
-				fmt.Fprintf(c.App.ErrWriter, "warning: step class %s has no Go handler: its job got the workflow's settings, "+
-					"which may differ from the class's config() and attributes; pass --php to read them\n", class)
 			}
 			return printResult(c, client, id, fmt.Sprintf(done, id))
 		}),
 	}
+}
+
+// withClassSettings runs fn, a command that enqueues step jobs (retry,
+// resume, rewind, fork, replay), with a PHP pool for --php. Without one,
+// each step class whose settings could not be read gets a warning.
+func (a *app) withClassSettings(c *cli.Context, fn func(opts ...queuety.RerunOption) error) error {
+	usePHP, stop, err := a.startCommandPool(c)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	var unread []string
+	var opts []queuety.RerunOption
+	if !usePHP {
+		opts = append(opts, queuety.OnUnreadClassSettings(func(class string) {
+			if !slices.Contains(unread, class) {
+				unread = append(unread, class)
+			}
+		}))
+	}
+	if err := fn(opts...); err != nil {
+		return err
+	}
+	for _, class := range unread {
+		fmt.Fprintf(c.App.ErrWriter, "warning: step class %s has no Go handler: its job got the workflow's settings, "+
+			"which may differ from the class's config() and attributes; pass --php to read them\n", class)
+	}
+	return nil
 }
 
 // startCommandPool starts a PHP pool for one command when --php is given,
