@@ -38,9 +38,11 @@ func (a *app) discoverCommand() *cli.Command {
 <namespace>\Sub\Name) that implement Queuety\Handler, Queuety\Step or
 Queuety\Contracts\Job and are not abstract, as the plugin's discover does, and
 lists each with its type (handler, step, job) and its #[QueuetyHandler] name.
-It runs --php-binary over the directory (no WordPress, no database): the
---bootstrap files must make Queuety's classes loadable (php-bridge/autoload.php,
-or the application's bootstrap); the directory's classes load by PSR-4 too.
+It runs --php-binary over the directory (no WordPress, no database). The
+directory's classes load by PSR-4; --bootstrap files (php-bridge/autoload.php,
+the application's vendor/autoload.php) load what else they need. Without
+Queuety's classes, empty stand-ins of its Handler, Step and Contracts\Job
+interfaces are declared, enough for classes that only implement them.
 
 --register counts the named handlers, as the plugin's does. Like the plugin's,
 the registration lives only in the process that makes it: a worker that runs
@@ -51,7 +53,7 @@ them registers them at start (its bootstrap).
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "register", Usage: "count the named handlers registered, as the plugin prints them"},
 			&cli.StringFlag{Name: "php-binary", Value: "php", EnvVars: []string{"QUEUETY_PHP_BINARY"}, Usage: "the PHP `command` that runs the scan"},
-			&cli.StringSliceFlag{Name: "bootstrap", Usage: "PHP `file` to require first, making Queuety's and the application's classes loadable (repeatable)"},
+			&cli.StringSliceFlag{Name: "bootstrap", Usage: "PHP `file` to require first, loading Queuety's and the application's classes (repeatable)"},
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {

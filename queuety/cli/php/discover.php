@@ -6,7 +6,7 @@
  *
  * The classes are loaded by the bootstrap files (the application's, or
  * php-bridge/autoload.php) and, failing that, by a PSR-4 loader of
- * <namespace> from <directory>.
+ * <namespace> from <directory>. No WordPress and no database are needed.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -39,10 +39,13 @@ spl_autoload_register(static function (string $class) use ($directory, $prefix):
     }
 });
 
-$contracts = ['Queuety\\Handler', 'Queuety\\Step', 'Queuety\\Contracts\\Job'];
-foreach ($contracts as $contract) {
+// Without Queuety's classes (no bootstrap), empty stand-ins of its three
+// contracts let the classes that only implement them load; a class that
+// needs more of Queuety fails to load, and the error says to bootstrap.
+foreach (['Queuety\\Handler', 'Queuety\\Step', 'Queuety\\Contracts\\Job'] as $contract) {
     if (!interface_exists($contract)) {
-        $fail("Queuety's {$contract} cannot be loaded: pass --bootstrap with php-bridge/autoload.php or the application's bootstrap");
+        $at = strrpos($contract, '\\');
+        eval('namespace ' . substr($contract, 0, $at) . '; interface ' . substr($contract, $at + 1) . ' {}');
     }
 }
 
@@ -74,11 +77,11 @@ foreach ($files as $path) {
     }
     $type = $isStep ? 'step' : (($isJob && !$isHandler) ? 'job' : 'handler');
     $name = null;
-    if (class_exists('Queuety\\Attributes\\QueuetyHandler')) {
-        $attrs = $ref->getAttributes('Queuety\\Attributes\\QueuetyHandler');
-        if ($attrs !== []) {
-            $name = $attrs[0]->newInstance()->name;
-        }
+    // The attribute's arguments, so its class need not be loadable.
+    $attrs = $ref->getAttributes('Queuety\\Attributes\\QueuetyHandler');
+    if ($attrs !== []) {
+        $args = $attrs[0]->getArguments();
+        $name = $args['name'] ?? $args[0] ?? null;
     }
     $found[] = ['class' => $class, 'type' => $type, 'name' => $name];
 }
