@@ -19,7 +19,7 @@ foreach (array_slice($argv, 3) as $bootstrap) {
 }
 
 $fail = static function (string $message): never {
-    fwrite(STDERR, $message . "\n");
+    file_put_contents('php://stderr', $message . "\n"); // STDERR is not defined for a script read from stdin
     exit(2);
 };
 
