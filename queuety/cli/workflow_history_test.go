@@ -38,7 +38,8 @@ func TestWorkflowStateAt(t *testing.T) {
 // TestWorkflowRewind: a completed workflow rewound to step 0 takes the
 // state step 0 left, runs again from step 1 (one job enqueued, logged
 // workflow_rewound) and completes as before; a second rewind buries the
-// first one's job ("Superseded by workflow rewind"); the last step and a
+// first one's job ("Superseded by workflow rewind"), a processing one too;
+// the last step and a
 // step with no recorded state are refused.
 func TestWorkflowRewind(t *testing.T) {
 	t.Parallel()
@@ -58,7 +59,9 @@ func TestWorkflowRewind(t *testing.T) {
 	require.Equal(t, 1, count(t, db, pendingStep1, id))
 	require.Equal(t, 1, count(t, db, "SELECT COUNT(*) FROM `"+logsTable+"` WHERE workflow_id = ? AND event = 'workflow_rewound' AND context = '{\"rewound_to_step\":0}'", id))
 
-	// Rewinding again supersedes the job the first rewind enqueued.
+	// Rewinding again supersedes the job the first rewind enqueued, even
+	// one a worker holds: it is buried, so it never completes the step.
+	exec1(t, db, "UPDATE `"+jobsTable+"` SET status = 'processing', reserved_at = NOW(), attempts = 1 WHERE workflow_id = ? AND status = 'pending'", id)
 	runOK(t, on(dsn, "workflow", "rewind", itoa(id), "0")...)
 	require.Equal(t, 1, count(t, db, pendingStep1, id))
 	require.Equal(t, 1, count(t, db, "SELECT COUNT(*) FROM `"+jobsTable+"` WHERE workflow_id = ? AND status = 'buried' AND error_message = 'Superseded by workflow rewind'", id))
