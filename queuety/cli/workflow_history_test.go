@@ -120,7 +120,8 @@ func TestWorkflowFork(t *testing.T) {
 
 // TestWorkflowExportOutputAndReplay: export --output writes the file; a
 // replay of a completed workflow copies it (completed, at its last step,
-// its events plus workflow_replayed, no job); a replay of a running one
+// its events plus workflow_replayed, its logs, artifacts, signals, chunks
+// and wait dependencies, no job); a replay of a running one
 // enqueues its current step, which then runs.
 func TestWorkflowExportOutputAndReplay(t *testing.T) {
 	t.Parallel()
@@ -131,6 +132,13 @@ func TestWorkflowExportOutputAndReplay(t *testing.T) {
 	runWorkflows(t, dsn, done)
 	live := dispatchWorkflow(t, dsn, workflow.New("live").Then("IncStep"), map[string]any{"n": 40})
 
+	// History a replay copies besides the events and logs.
+	exec1(t, db, "INSERT INTO `wp_queuety_artifacts` (workflow_id, artifact_key, kind, content, metadata, step_index) VALUES (?, 'report', 'json', '{\"ok\":true}', '{\"by\":\"test\"}', 1)", done)
+	exec1(t, db, "INSERT INTO `wp_queuety_artifacts` (workflow_id, artifact_key, kind, content) VALUES (?, 'note', 'text', 'plain words')", done)
+	exec1(t, db, "INSERT INTO `wp_queuety_signals` (workflow_id, signal_name, payload, received_at) VALUES (?, 'approval', '{\"by\":\"ana\"}', '2026-11-30 10:00:00')", done)
+	exec1(t, db, "INSERT INTO `wp_queuety_chunks` (job_id, workflow_id, step_index, chunk_index, content) VALUES (5, ?, 1, 0, 'chunk-0')", done)
+	exec1(t, db, "INSERT INTO `wp_queuety_workflow_dependencies` (waiting_workflow_id, step_index, dependency_workflow_id) VALUES (?, 1, ?)", done, live)
+
 	doneFile, liveFile := filepath.Join(dir, "done.json"), filepath.Join(dir, "live.json")
 	r := runOK(t, on(dsn, "workflow", "export", itoa(done), "--output", doneFile)...)
 	require.Equal(t, "Workflow #"+itoa(done)+" exported to "+doneFile+".\n", r.stdout)
@@ -138,6 +146,17 @@ func TestWorkflowExportOutputAndReplay(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, strings.TrimSpace(runOK(t, on(dsn, "workflow", "export", itoa(done))...).stdout), string(b))
 	runOK(t, on(dsn, "workflow", "export", itoa(live), "--output="+liveFile)...)
+	copied := []string{
+		"SELECT COUNT(*) FROM `" + logsTable + "` WHERE workflow_id = ? AND job_id IS NULL",
+		"SELECT COUNT(*) FROM `wp_queuety_artifacts` WHERE workflow_id = ? AND ((artifact_key = 'report' AND kind = 'json' AND content = '{\"ok\":true}' AND metadata = '{\"by\":\"test\"}' AND step_index = 1) OR (artifact_key = 'note' AND content = 'plain words'))",
+		"SELECT COUNT(*) FROM `wp_queuety_signals` WHERE workflow_id = ? AND signal_name = 'approval' AND payload = '{\"by\":\"ana\"}' AND received_at = '2026-11-30 10:00:00'",
+		"SELECT COUNT(*) FROM `wp_queuety_chunks` WHERE workflow_id = ? AND job_id = 5 AND content = 'chunk-0'",
+		"SELECT COUNT(*) FROM `wp_queuety_workflow_dependencies` WHERE waiting_workflow_id = ? AND step_index = 1",
+	}
+	exported := make([]int, len(copied)) // the source's rows as exported
+	for i, q := range copied {
+		exported[i] = count(t, db, strings.Replace(q, " AND job_id IS NULL", "", 1), done)
+	}
 	// The live one is cancelled so only its replay's job is left to run.
 	runOK(t, on(dsn, "workflow", "cancel", itoa(live))...)
 
@@ -151,6 +170,10 @@ func TestWorkflowExportOutputAndReplay(t *testing.T) {
 	require.Equal(t, count(t, db, events, done)+1, count(t, db, events, copyOf.WorkflowID))
 	require.Equal(t, 1, count(t, db, events+" AND event = 'workflow_replayed' AND handler = '__queuety_replay' AND context LIKE ?", copyOf.WorkflowID, `{"source_workflow_id":`+itoa(done)+`,"source_status":"completed"%`))
 	require.Equal(t, 0, count(t, db, "SELECT COUNT(*) FROM `"+jobsTable+"` WHERE workflow_id = ?", copyOf.WorkflowID))
+	for i, q := range copied {
+		require.Equal(t, exported[i], count(t, db, q, copyOf.WorkflowID), q)
+		require.Positive(t, exported[i], q)
+	}
 
 	r = runOK(t, on(dsn, "workflow", "replay", liveFile)...)
 	require.Contains(t, r.stdout, "Workflow replayed. New workflow ID: ")
