@@ -1,7 +1,9 @@
 // Package wpconfig reads the database settings out of a WordPress
-// wp-config.php without running PHP.
+// wp-config.php.
 //
-// The file is scanned with a small PHP lexer (comments, inline HTML and all
+// Load evaluates the file with php-cli when there is one (php.go): the
+// constants are what WordPress would see, whatever computes them. Without
+// php, and in Parse and ParseFile, the file is scanned with a small PHP lexer (comments, inline HTML and all
 // string forms are understood), and only literal values are taken:
 //
 //	define( 'DB_NAME', 'wordpress' );   // or "..." with PHP escapes
@@ -21,6 +23,8 @@ package wpconfig
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -47,6 +51,9 @@ type Settings struct {
 	// type (strings, numbers, booleans, null, flat arrays), for the
 	// plugin's QUEUETY_* settings (constants.go).
 	Constants map[string]Constant
+
+	// Reader says how Load read the file ("" from Parse and ParseFile).
+	Reader Reader
 }
 
 // hint is appended to errors about the connection settings.
@@ -59,12 +66,12 @@ func ParseFile(path string) (Settings, error) {
 	if err != nil {
 		return Settings{}, fmt.Errorf("reading wp-config: %w", err)
 	}
-	return parse(path, src)
+	return parse(path, src, true)
 }
 
 // Parse parses the source of a wp-config.php. Errors are prefixed with
 // "wp-config.php".
-func Parse(src []byte) (Settings, error) { return parse("wp-config.php", src) }
+func Parse(src []byte) (Settings, error) { return parse("wp-config.php", src, true) }
 
 // binding is an expression assigned to a name; expr is empty for a define()
 // whose name was a literal but whose value we could not delimit.
@@ -73,7 +80,14 @@ type binding struct {
 	at   int // source offset, for line numbers
 }
 
-func parse(name string, src []byte) (Settings, error) {
+// scanned is what scan finds: the first define() of each constant and the
+// last assignment to $table_prefix.
+type scanned struct {
+	consts map[string]binding
+	prefix *binding
+}
+
+func scan(src []byte) scanned {
 	toks := lex(src)
 	consts := map[string]binding{}
 	var prefix *binding
@@ -99,7 +113,15 @@ func parse(name string, src []byte) (Settings, error) {
 			prefix = &binding{toks[i+2 : end], t.start}
 		}
 	}
+	return scanned{consts, prefix}
+}
 
+// parse is the literal reader. needDB is false when the caller has the
+// DSN from elsewhere: the DB_* constants are then neither required nor
+// checked.
+func parse(name string, src []byte, needDB bool) (Settings, error) {
+	found := scan(src)
+	consts, prefix := found.consts, found.prefix
 	e := &evaluator{name: name, src: src}
 	s := Settings{TablePrefix: "wp_", Defines: map[string]string{}}
 	for _, f := range []struct {
@@ -113,6 +135,9 @@ func parse(name string, src []byte) (Settings, error) {
 		{"DB_HOST", &s.DBHost, true},
 	} {
 		b, ok := consts[f.name]
+		if !needDB {
+			continue
+		}
 		if !ok {
 			if f.required {
 				return Settings{}, fmt.Errorf("%s: %s is not defined%s", name, f.name, hint)
@@ -145,13 +170,24 @@ func parse(name string, src []byte) (Settings, error) {
 		if err != nil {
 			return Settings{}, err
 		}
-		if strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != "" {
-			return Settings{}, fmt.Errorf("%s:%d: $table_prefix %q can only contain numbers, letters, and underscores",
-				name, e.line(prefix.at), v)
+		if err := checkPrefix(name, e.line(prefix.at), v); err != nil {
+			return Settings{}, err
 		}
 		s.TablePrefix = v
 	}
 	return s, nil
+}
+
+// checkPrefix refuses a $table_prefix WordPress would refuse; line 0 is
+// unknown.
+func checkPrefix(name string, line int, v string) error {
+	if strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == "" {
+		return nil
+	}
+	if line > 0 {
+		name += ":" + strconv.Itoa(line)
+	}
+	return fmt.Errorf("%s: $table_prefix %q can only contain numbers, letters, and underscores", name, v)
 }
 
 func nesting(t token) int {
@@ -197,7 +233,49 @@ func (e *evaluator) literal(what string, b binding) (string, error) {
 	if len(b.expr) == 1 && b.expr[0].kind == kStr && b.expr[0].err == nil {
 		return b.expr[0].text, nil
 	}
-	return "", fmt.Errorf("%s:%d: %s is not a string literal (%s)", e.name, e.line(b.at), what, e.describe(b.expr))
+	desc := e.describe(b.expr)
+	if secret(what) {
+		desc = construct(b.expr)
+	}
+	return "", fmt.Errorf("%s:%d: %s is not a string literal (%s)", e.name, e.line(b.at), what, desc)
+}
+
+// secret reports whether a constant's value must never appear in a
+// message: the database login, and WordPress's keys and salts.
+func secret(name string) bool {
+	n := strings.ToUpper(name)
+	return n == "DB_USER" || strings.Contains(n, "PASSWORD") || strings.Contains(n, "SECRET") ||
+		strings.Contains(n, "TOKEN") || strings.HasSuffix(n, "_KEY") || strings.HasSuffix(n, "_SALT")
+}
+
+// construct names the kind of a non-literal expression without any of its
+// text but function and constant names, for the values of secrets.
+func construct(expr []token) string {
+	isP := func(t token, s ...string) bool { return t.kind == kPunct && slices.Contains(s, t.text) }
+	switch {
+	case len(expr) == 0:
+		return "empty"
+	case len(expr) == 1 && expr[0].kind == kStr && expr[0].err != nil:
+		switch msg := expr[0].err.Error(); {
+		case strings.Contains(msg, "interpolation"):
+			return "an interpolated string"
+		case strings.Contains(msg, "heredoc"):
+			return "a heredoc"
+		}
+		return "a string the literal reader cannot read"
+	case len(expr) == 1 && expr[0].kind == kIdent:
+		return "the constant " + expr[0].text
+	case len(expr) >= 2 && expr[0].kind == kIdent && isP(expr[1], "("):
+		if _, end := callArgs(expr, 1); end == len(expr)-1 {
+			return expr[0].text + "(...)"
+		}
+	}
+	for _, t := range expr {
+		if isP(t, ".") {
+			return "a concatenation"
+		}
+	}
+	return "an expression"
 }
 
 // describe gives a short rendering of a non-literal expression for errors.

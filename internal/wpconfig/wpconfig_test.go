@@ -144,12 +144,14 @@ func TestParseErrors(t *testing.T) {
 		{"first definition wins even if non-literal",
 			"<?php define('DB_NAME', $_ENV['DB']);" + base,
 			"wp-config.php:1: DB_NAME is not a string literal ($_ENV['DB']); pass --dsn instead"},
-		{"concatenation", "<?php define('DB_USER', 'wp' . '_user');" + base,
-			"wp-config.php:1: DB_USER is not a string literal ('wp' . '_user'); pass --dsn instead"},
+		{"concatenation", "<?php define('DB_NAME', 'wp' . '_site');" + base,
+			"wp-config.php:1: DB_NAME is not a string literal ('wp' . '_site'); pass --dsn instead"},
+		{"concatenated user", "<?php define('DB_USER', 'wp' . '_user');" + base,
+			"wp-config.php:1: DB_USER is not a string literal (a concatenation); pass --dsn instead"},
 		{"constant", "<?php define('DB_HOST', MY_DB_HOST);" + base,
 			"wp-config.php:1: DB_HOST is not a string literal (MY_DB_HOST); pass --dsn instead"},
 		{"interpolated password", `<?php define("DB_PASSWORD", "pa$secret");` + base,
-			`wp-config.php:1: DB_PASSWORD is not a string literal ("pa$secret": variable interpolation "$secret" is not supported); pass --dsn instead`},
+			`wp-config.php:1: DB_PASSWORD is not a string literal (an interpolated string); pass --dsn instead`},
 		{"braced interpolation", `<?php define("DB_HOST", "db.{$env}.internal");` + base,
 			`wp-config.php:1: DB_HOST is not a string literal ("db.{$env}.internal": variable interpolation "{$env" is not supported); pass --dsn instead`},
 		{"long expression is shortened, call form only for a whole call",
@@ -171,6 +173,30 @@ func TestParseErrors(t *testing.T) {
 			_, err := Parse([]byte(tt.src))
 			require.EqualError(t, err, tt.err)
 		})
+	}
+}
+
+// The login's value never appears in an error, whatever construct holds
+// it (issue 23, N7): only the constant and the kind of expression.
+func TestParseErrorsHideSecrets(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ expr, construct string }{
+		{`'Hunter2-' . 'TopSecret'`, "a concatenation"},
+		{`"Hunter2-$x-TopSecret"`, "an interpolated string"},
+		{"<<<EOT\nHunter2-TopSecret\nEOT", "a heredoc"},
+		{"<<<'EOT'\nHunter2-TopSecret\nEOT", "a heredoc"},
+		{`$secrets['Hunter2-TopSecret'] ?? 'Hunter2'`, "an expression"},
+		{`"Hunter2-{$x}-TopSecret"`, "an interpolated string"},
+		{"`echo Hunter2-TopSecret`", "a string the literal reader cannot read"},
+		{`trim('Hunter2-TopSecret')`, "trim(...)"},
+	} {
+		for _, name := range []string{"DB_PASSWORD", "DB_USER"} {
+			src := "<?php\ndefine('" + name + "', " + tc.expr + ");\n" + base
+			_, err := Parse([]byte(src))
+			require.EqualError(t, err, "wp-config.php:2: "+name+" is not a string literal ("+tc.construct+"); pass --dsn instead", tc.expr)
+			require.NotContains(t, err.Error(), "Hunter2")
+			require.NotContains(t, err.Error(), "TopSecret")
+		}
 	}
 }
 
