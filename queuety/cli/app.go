@@ -22,7 +22,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/internal/sessions"
-	"github.com/queuety-go/queuety/internal/wpconfig"
 	"github.com/queuety-go/queuety/queuety"
 	store "github.com/queuety-go/queuety/sql"
 )
@@ -266,7 +265,7 @@ type app struct {
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "dsn", EnvVars: []string{"QUEUETY_DSN"}, Usage: "MySQL DSN, e.g. 'user:pass@tcp(127.0.0.1:3306)/wordpress'"},
-		&cli.StringFlag{Name: "wp-config", EnvVars: []string{"QUEUETY_WP_CONFIG"}, Usage: "read DB_* and $table_prefix from this `wp-config.php` (used when --dsn is not set)"},
+		&cli.StringFlag{Name: "wp-config", EnvVars: []string{"QUEUETY_WP_CONFIG"}, Usage: "read DB_*, $table_prefix and the QUEUETY_* settings from this `wp-config.php` (run by php-cli when there is one, stopping before WordPress loads); with --dsn, the database comes from --dsn"},
 		&cli.StringFlag{Name: "prefix", EnvVars: []string{"QUEUETY_DB_PREFIX"}, DefaultText: "\"wp_\", or wp-config's $table_prefix", Usage: "WordPress table prefix; an empty one means none, as in PHP"},
 		&cli.StringFlag{Name: "table-prefix", EnvVars: []string{"QUEUETY_TABLE_PREFIX"}, DefaultText: "\"queuety_\"", Usage: "Queuety's own table prefix, as the QUEUETY_TABLE_PREFIX constant; blank means none"},
 		&cli.BoolFlag{Name: "allow-non-utc", EnvVars: []string{"QUEUETY_ALLOW_NON_UTC"}, Usage: "start even when the server's default time zone is not UTC"},
@@ -285,13 +284,16 @@ func baseConfig(c *cli.Context) (queuety.Config, error) {
 	cfg.Logger = logger
 	cfg.DSN = c.String("dsn")
 	cfg.AllowNonUTC = c.Bool("allow-non-utc")
-	if path := c.String("wp-config"); path != "" && cfg.DSN == "" {
-		s, err := wpconfig.ParseFile(path)
-		if err != nil {
-			return cfg, usageError{fmt.Errorf("--wp-config: %w", err)}
-		}
-		if cfg.DSN, err = s.DSN(""); err != nil {
-			return cfg, usageError{fmt.Errorf("--wp-config: %w", err)}
+	s, err := readWPConfig(c)
+	if err != nil {
+		return cfg, err
+	}
+	if s != nil {
+		logger.Debug("wp-config read", "path", c.String("wp-config"), "reader", string(s.Reader))
+		if cfg.DSN == "" {
+			if cfg.DSN, err = s.DSN(""); err != nil {
+				return cfg, usageError{fmt.Errorf("--wp-config: %w", err)}
+			}
 		}
 		setTablePrefix(&cfg, s.TablePrefix)
 		cfg.QueuetyTablePrefix = s.QueuetyTablePrefix

@@ -62,9 +62,33 @@ func TestWPConfig(t *testing.T) {
 	r = runOK(t, "--wp-config", path, "--prefix", "alt_", "migrate")
 	require.Contains(t, r.stdout, "created table alt_queuety_jobs\n")
 
-	// --dsn wins over --wp-config, which is then not even read.
-	r = runOK(t, "--dsn", dsn, "--wp-config", filepath.Join(t.TempDir(), "missing.php"), "migrate")
-	require.Contains(t, r.stdout, "created table wp_queuety_jobs\n")
+	// --dsn beside --wp-config: a file that --wp-config names must exist.
+	r = run(t, "--dsn", dsn, "--wp-config", filepath.Join(t.TempDir(), "missing.php"), "migrate")
+	require.Equal(t, cli.ExitUsage, r.code, r.String())
+	require.Contains(t, r.stderr, "missing.php")
+}
+
+// --dsn beside --wp-config: the database from --dsn, the table prefix and
+// every QUEUETY_* setting from the file, whose DB_* are then not needed.
+func TestWPConfigWithDSN(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.New(t)
+	path := filepath.Join(t.TempDir(), "wp-config.php")
+	require.NoError(t, os.WriteFile(path, []byte(`<?php
+define( 'DB_NAME', 'somewhere_else' );
+define( 'DB_PASSWORD', 'Hunter2-' . getenv( 'NOPE' ) );
+define( 'QUEUETY_TABLE_PREFIX', 'themequeue' );
+define( 'QUEUETY_STALE_TIMEOUT', 3600 );
+$table_prefix = 'site_';
+`), 0o600))
+	r := runOK(t, "--dsn", dsn, "--wp-config", path, "migrate")
+	require.Contains(t, r.stdout, "created table site_themequeue_jobs\n")
+	require.True(t, tableExists(t, dsn, "site_themequeue_jobs"))
+
+	runOK(t, "--dsn", dsn, "--wp-config", path, "dispatch", "php_export")
+	exec1(t, openDB(t, dsn), "UPDATE site_themequeue_jobs SET status = 'processing', reserved_at = NOW() - INTERVAL 20 MINUTE")
+	r = runOK(t, "--dsn", dsn, "--wp-config", path, "recover")
+	require.Equal(t, "Recovered 0 stale jobs (0 retried, 0 buried).\n", r.stdout, "the site's QUEUETY_STALE_TIMEOUT (1 h) applies with --dsn")
 }
 
 // QUEUETY_TABLE_PREFIX and QUEUETY_TABLE_<NAME> defines in wp-config choose

@@ -266,18 +266,14 @@ type siteConfig struct {
 	unused   []string          // defines the daemon has no use for, with why
 }
 
-// siteDefines parses the wp-config when baseConfig uses it (--wp-config
-// without --dsn); nil otherwise.
+// siteDefines gives the wp-config's constants when --wp-config is set
+// (with or without --dsn); nil otherwise.
 func siteDefines(c *cli.Context) (map[string]wpconfig.Constant, string, error) {
-	path := c.String("wp-config")
-	if path == "" || c.String("dsn") != "" {
-		return nil, "", nil
+	s, err := readWPConfig(c)
+	if err != nil || s == nil {
+		return nil, "", err
 	}
-	s, err := wpconfig.ParseFile(path)
-	if err != nil {
-		return nil, "", usageError{fmt.Errorf("--wp-config: %w", err)}
-	}
-	return s.Constants, path, nil
+	return s.Constants, c.String("wp-config"), nil
 }
 
 // applySiteSettings feeds the wp-config defines into the command's flags
@@ -292,7 +288,7 @@ func applySiteSettings(c *cli.Context) (*siteConfig, error) {
 	sc := &siteConfig{fromSite: map[string]string{}}
 	for _, s := range siteSettings {
 		def, defined := defines[s.define]
-		where := fmt.Sprintf("wp-config %s (line %d)", s.define, def.Line)
+		where := "wp-config " + defineRef(s.define, def)
 		switch {
 		case s.none != "":
 			if defined {
@@ -307,9 +303,9 @@ func applySiteSettings(c *cli.Context) (*siteConfig, error) {
 				err = c.Set(s.flag, text)
 			}
 			if err != nil {
-				return nil, usagef("wp-config's %s (line %d): %v", s.define, def.Line, err)
+				return nil, usagef("wp-config's %s: %v", defineRef(s.define, def), err)
 			}
-			sc.fromSite[s.flag] = fmt.Sprintf("wp-config's %s (line %d)", s.define, def.Line)
+			sc.fromSite[s.flag] = "wp-config's " + defineRef(s.define, def)
 			sc.sources = append(sc.sources, settingSource{Name: "--" + s.flag, Value: text, From: where})
 		case s.toConfig != nil:
 			val, from := def, where
@@ -330,6 +326,16 @@ func applySiteSettings(c *cli.Context) (*siteConfig, error) {
 		}
 	}
 	return sc, nil
+}
+
+// defineRef names a define for messages, with its line in wp-config.php
+// when it is there (Bedrock's are in config/application.php; the official
+// image's come from the environment).
+func defineRef(name string, c wpconfig.Constant) string {
+	if c.Line == 0 {
+		return name
+	}
+	return fmt.Sprintf("%s (line %d)", name, c.Line)
 }
 
 // apply sets the settings without a flag on cfg.
@@ -462,6 +468,9 @@ func logSettings(log *slog.Logger, c *cli.Context, sc *siteConfig) {
 	}
 	for _, s := range all {
 		log.Info("setting", "name", s.Name, "value", s.Value, "from", s.From)
+	}
+	if s, ok := c.App.Metadata[wpConfigKey].(*wpconfig.Settings); ok {
+		log.Info("wp-config read", "path", c.String("wp-config"), "reader", string(s.Reader))
 	}
 	for _, u := range sc.unused {
 		log.Info("wp-config setting not used", "why", u)
