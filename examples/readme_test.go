@@ -1,6 +1,7 @@
-// Package examples holds the README's Go code as whole programs, one
-// directory each, built and tested against the public API as a user's
-// module meets it. This test keeps the README and the files the same.
+// Package examples holds the Go code of the README and docs/ as whole
+// programs, one directory each, built and tested against the public API as
+// a user's module meets it. This test keeps the pages and the files the
+// same.
 package examples
 
 import (
@@ -12,19 +13,36 @@ import (
 	"testing"
 )
 
-// link is a README link to an example file: [`examples/x/main.go`](…).
+// link is a page's link to an example file: [`examples/x/main.go`](…).
 var link = regexp.MustCompile("`examples/([^`]+\\.go)`")
 
-// Every ```go block of the README is a file of this module, byte for byte:
-// the one the text before it links to, since the last block or heading. A
-// block with no link, a link to a missing file or a block that differs
-// from its file fails, naming the README line.
+// Every ```go block of the README and of docs/*.md is a file of this
+// module, byte for byte: the one the text before it links to, since the
+// last block or heading. A block with no link, a link to a missing file or
+// a block that differs from its file fails, naming the page's line.
 func TestReadmeGoBlocksAreTheExampleFiles(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	pages, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.SplitAfter(string(readme), "\n")
+	blocks := 0
+	for _, page := range append([]string{filepath.Join("..", "README.md")}, pages...) {
+		blocks += checkGoBlocks(t, page)
+	}
+	if blocks < 3 {
+		t.Fatalf("README.md and docs/ have %d Go blocks: are they the pages?", blocks)
+	}
+}
+
+// checkGoBlocks checks one page's Go blocks and returns how many it has.
+func checkGoBlocks(t *testing.T, page string) int {
+	t.Helper()
+	src, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimPrefix(filepath.ToSlash(page), "../")
+	lines := strings.SplitAfter(string(src), "\n")
 	var linked string // the example file the text since the last block names
 	blocks := 0
 	for i := 0; i < len(lines); i++ {
@@ -40,14 +58,14 @@ func TestReadmeGoBlocksAreTheExampleFiles(t *testing.T) {
 			}
 			blocks++
 			if linked == "" {
-				t.Errorf("README.md:%d: a Go block whose text links no example file: keep it as a whole program in examples/ and link it", start)
+				t.Errorf("%s:%d: a Go block whose text links no example file: keep it as a whole program in examples/ and link it", name, start)
 				continue
 			}
 			want, err := os.ReadFile(filepath.FromSlash(linked))
 			if err != nil {
-				t.Errorf("README.md:%d: %v", start, err)
+				t.Errorf("%s:%d: %v", name, start, err)
 			} else if got := body.String(); got != string(want) {
-				t.Errorf("README.md:%d: the Go block differs from examples/%s: %s", start, linked, firstDifference(got, string(want)))
+				t.Errorf("%s:%d: the Go block differs from examples/%s: %s", name, start, linked, firstDifference(got, string(want)))
 			}
 			linked = ""
 		default:
@@ -56,9 +74,7 @@ func TestReadmeGoBlocksAreTheExampleFiles(t *testing.T) {
 			}
 		}
 	}
-	if blocks < 3 {
-		t.Fatalf("README.md has %d Go blocks: is it the README?", blocks)
-	}
+	return blocks
 }
 
 // firstDifference names the first line where the README's block (got) and

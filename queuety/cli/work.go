@@ -27,7 +27,7 @@ import (
 func workerFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "queue", Aliases: []string{"q"}, Value: queuety.DefaultQueue, EnvVars: []string{"QUEUETY_QUEUES"}, Usage: "queues in strict priority order, comma-separated"},
-		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: queuety.DefaultConcurrency, EnvVars: []string{"QUEUETY_CONCURRENCY"}, Usage: "jobs run at once (with --php and no --concurrency: 200 for each PHP process, so claims and commits group; see README Performance)"},
+		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: queuety.DefaultConcurrency, EnvVars: []string{"QUEUETY_CONCURRENCY"}, Usage: "jobs run at once (with --php and no --concurrency: 200 for each PHP process, so claims and commits group; see docs/performance.md)"},
 		&cli.BoolFlag{Name: "claim-all", EnvVars: []string{"QUEUETY_CLAIM_ALL"}, Usage: "claim every handler, burying those this binary lacks; without it they stay for PHP workers"},
 		workflowsFlag(), noWorkflowsFlag("leave workflow steps and their workflows to PHP workers (the default runs the steps this binary or its PHP pool can run, as the plugin's worker does)"),
 		&cli.DurationFlag{Name: "wait-sweep-interval", Value: queuety.DefaultWaitSweepInterval, EnvVars: []string{"QUEUETY_WAIT_SWEEP_INTERVAL"}, Usage: "re-evaluate workflows waiting for other workflows this often (at least 10ms; negative: off)"},
