@@ -21,9 +21,15 @@ var (
 )
 
 // Queuety builds cmd/queuety on first use and returns its path. Call
-// Cleanup from TestMain once the tests are done.
+// Cleanup from TestMain once the tests are done. When QUEUETY_BIN names a
+// binary (scripts/test.sh builds one for the whole run), that one is used:
+// each test package would otherwise link its own.
 func Queuety() (string, error) {
 	once.Do(func() {
+		var ok bool
+		if path, ok, err = prebuilt(); ok {
+			return
+		}
 		if dir, err = os.MkdirTemp("", "queuety-bin-"); err != nil {
 			return
 		}
@@ -37,6 +43,18 @@ func Queuety() (string, error) {
 		}
 	})
 	return path, err
+}
+
+// prebuilt is the binary QUEUETY_BIN names, if it is set.
+func prebuilt() (string, bool, error) {
+	p := os.Getenv("QUEUETY_BIN")
+	if p == "" {
+		return "", false, nil
+	}
+	if _, err := os.Stat(p); err != nil {
+		return p, true, fmt.Errorf("QUEUETY_BIN: %w", err)
+	}
+	return p, true, nil
 }
 
 // Cleanup removes the built binary, if any.
