@@ -81,9 +81,18 @@ func Load(ctx context.Context, path string, opts Options) (Settings, error) {
 type phpResult struct {
 	Finished    bool                `json:"finished"`
 	Output      int                 `json:"output"` // bytes the file printed, blank space left out
-	Error       string              `json:"error"`
+	Failure     *phpFailure         `json:"failure"`
 	Constants   map[string]phpValue `json:"constants"`
 	TablePrefix *phpValue           `json:"table_prefix"`
+}
+
+// phpFailure is how the file ended php early: "uncaught <class>" or
+// "fatal error", and where. PHP's message is left out (it may quote a
+// secret), but for an undefined function's.
+type phpFailure struct {
+	What string `json:"what"`
+	File string `json:"file"`
+	Line int    `json:"line"`
 }
 
 type phpValue struct {
@@ -130,6 +139,8 @@ func evaluate(ctx context.Context, php, path string, opts Options) (Settings, er
 		"-d", "allow_url_fopen=0", "-d", "allow_url_include=0",
 		"-d", "disable_functions="+disabledFunctions,
 		"-d", "max_execution_time="+strconv.Itoa(int(timeout/time.Second)+1),
+		// php-cli has no memory limit by default; a wp-config needs little.
+		"-d", "memory_limit=128M",
 		script, abs, result)
 	cmd.Dir = filepath.Dir(abs) // as when WordPress serves the site
 	cmd.Env = opts.Env
@@ -156,8 +167,9 @@ func evaluate(ctx context.Context, php, path string, opts Options) (Settings, er
 		return Settings{}, fmt.Errorf("%s: reading php's result: %w", path, err)
 	}
 	switch {
-	case r.Error != "":
-		return Settings{}, fmt.Errorf("%s: php stopped with an error: %s%s", path, r.Error, hint)
+	case r.Failure != nil:
+		return Settings{}, fmt.Errorf("%s: php stopped: %s at %s:%d (PHP's message is not shown: it may quote a secret)%s",
+			path, r.Failure.What, r.Failure.File, r.Failure.Line, hint)
 	case !r.Finished:
 		return Settings{}, fmt.Errorf("%s: the file ended php (exit or die) before it finished%s", path, hint)
 	case r.Output > 0 || len(bytes.TrimSpace(stdout.Bytes())) > 0:

@@ -113,7 +113,7 @@ func TestLoadBedrock(t *testing.T) {
 	// Missing .env values: the site's own check fails, and the message says so.
 	require.NoError(t, os.WriteFile(filepath.Join(root, ".env"), []byte("WP_HOME=x\nWP_SITEURL=y\n"), 0o600))
 	_, err = Load(context.Background(), filepath.Join(root, "web", "wp-config.php"), Options{PHP: php, Env: []string{}})
-	require.ErrorContains(t, err, "php stopped with an error: Uncaught RuntimeException: One or more environment variables failed assertions: DB_NAME is missing. in "+filepath.Join(root, "vendor", "vlucas", "phpdotenv", "src", "Dotenv.php")+":54; pass --dsn instead")
+	require.ErrorContains(t, err, "php stopped: uncaught RuntimeException at "+filepath.Join(root, "vendor", "vlucas", "phpdotenv", "src", "Dotenv.php")+":54 (PHP's message is not shown: it may quote a secret); pass --dsn instead")
 }
 
 // A hostile or broken wp-config.php gets a clear error, and a file that
@@ -130,9 +130,13 @@ func TestLoadHostile(t *testing.T) {
 		{"inline HTML", db + "?>\n<p>Hunter2-TopSecret</p>\n", "the file printed output when read"},
 		{"exits", db + "exit(0);\n", "the file ended php (exit or die) before it finished; pass --dsn instead"},
 		{"dies with a message", db + "die('Hunter2-TopSecret');\n", "the file ended php (exit or die) before it finished"},
-		{"fatal error", db + "no_such_function();\n", "php stopped with an error: Uncaught Error: Call to undefined function no_such_function()"},
+		{"fatal error", db + "no_such_function();\n", "php stopped: uncaught Error (Call to undefined function no_such_function()) at "},
+		{"exception quoting a secret", db + "throw new RuntimeException('bad value [' . DB_PASSWORD . ']');\n", "php stopped: uncaught RuntimeException at "},
+		{"syntax error", db + "define('X', 'Hunter2-TopSecret' 'more');\n", "php stopped: uncaught ParseError at "},
+		{"unquoted password", "<?php\ndefine('DB_PASSWORD', Hunter2_TopSecret);\n", "php stopped: uncaught Error at "},
+		{"memory", db + "$a = []; for (;;) { $a[] = str_repeat('x', 1 << 20); }\n", "php stopped: fatal error at "},
 		{"loops", db + "while (true) { usleep(1000); }\n", "php did not finish reading the file within 1s (does it loop, sleep or wait on the network?); pass --dsn instead"},
-		{"network", db + "fsockopen('127.0.0.1', 3306);\n", "php stopped with an error: Uncaught Error: Call to undefined function fsockopen()"},
+		{"network", db + "fsockopen('127.0.0.1', 3306);\n", "php stopped: uncaught Error (Call to undefined function fsockopen()) at "},
 		{"password from a missing variable", "<?php\ndefine('DB_NAME', 'n'); define('DB_USER', 'u'); define('DB_PASSWORD', getenv('NOPE')); define('DB_HOST', 'h');\n",
 			"DB_PASSWORD is a boolean when the file is run, not a string (an environment variable not set?); pass --dsn instead"},
 		{"no DB_HOST", "<?php\ndefine('DB_NAME', 'n'); define('DB_USER', 'u');\n", "DB_HOST is not defined when the file is run; pass --dsn instead"},
@@ -146,6 +150,7 @@ func TestLoadHostile(t *testing.T) {
 			_, err := Load(context.Background(), path, Options{PHP: php, Timeout: time.Second, Env: []string{}})
 			require.ErrorContains(t, err, path+": "+tc.err)
 			require.NotContains(t, err.Error(), "Hunter2")
+			require.NotContains(t, err.Error(), "TopSecret")
 			require.Less(t, time.Since(start), 30*time.Second, "never hangs")
 		})
 	}
@@ -208,4 +213,15 @@ func TestLoadStopsBeforeWordPress(t *testing.T) {
 		require.Equal(t, "db", s.DBName)
 		require.NotContains(t, s.Constants, "WORDPRESS_LOADED", abspath)
 	}
+}
+
+// What real sites have and WordPress tolerates is not "output": a UTF-8
+// byte-order mark before <?php and blank lines after a closing ?>.
+func TestLoadToleratesBOMAndTrailingBlankLines(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "wp-config.php")
+	require.NoError(t, os.WriteFile(path, []byte("\xEF\xBB\xBF<?php"+base+"?>\n\n  \n"), 0o600))
+	s, err := Load(context.Background(), path, Options{PHP: phpBinary(t), Env: []string{}})
+	require.NoError(t, err)
+	require.Equal(t, "db", s.DBName)
 }

@@ -42,13 +42,15 @@ final class QueuetyWpConfigReader
         return null;
     }
 
+    // output is how much the file printed: blank space and byte-order
+    // marks (a BOM before "<?php" is common, and harmless) left out.
     public static function output(): int
     {
         $out = '';
         while (ob_get_level() > 0) {
             $out .= ob_get_clean();
         }
-        return strlen(trim($out));
+        return strlen(trim(str_replace("\xEF\xBB\xBF", '', $out)));
     }
 
     public static function finish(bool $hasPrefix, $prefix): void
@@ -71,26 +73,40 @@ final class QueuetyWpConfigReader
         file_put_contents(self::$result, json_encode($r));
     }
 
-    // firstLine is a fatal error's message without the stack trace (an
-    // uncaught exception's message already says where it was thrown).
-    public static function firstLine(array $e): string
+    /** @var array{what: string, file: string, line: int}|null */
+    public static ?array $failure = null;
+
+    // caught records an uncaught exception: its class and where it was
+    // thrown. Its message is kept only for PHP's "Call to undefined function
+    // x()" (a disabled function says so), which names code: a site's
+    // exception (phpdotenv's "unexpected whitespace at [pass word]"), a
+    // ParseError ("unexpected identifier ...") or an undefined constant (a
+    // password left unquoted) may quote a secret.
+    public static function caught(\Throwable $e): void
     {
-        $lines = explode("\n", $e['message']);
-        return count($lines) > 1 ? $lines[0] : $e['message'] . ' in ' . $e['file'] . ':' . $e['line'];
+        $what = 'uncaught ' . get_class($e);
+        if (get_class($e) === 'Error' && str_starts_with($e->getMessage(), 'Call to undefined function ')) {
+            $what .= ' (' . $e->getMessage() . ')';
+        }
+        self::$failure = ['what' => $what, 'file' => $e->getFile(), 'line' => $e->getLine()];
     }
 
-    // shutdown reports a file that ended PHP early: exit/die or a fatal error.
+    // shutdown reports a file that ended PHP early: exit/die, an uncaught
+    // exception or a fatal error.
     public static function shutdown(): void
     {
         if (self::$done) {
             return;
         }
+        $failure = self::$failure;
         $e = error_get_last();
-        $fatal = $e !== null && in_array($e['type'], [E_ERROR, E_PARSE, E_CORE_ERROR, E_COMPILE_ERROR, E_USER_ERROR], true);
+        if ($failure === null && $e !== null && in_array($e['type'], [E_ERROR, E_PARSE, E_CORE_ERROR, E_COMPILE_ERROR, E_USER_ERROR], true)) {
+            $failure = ['what' => 'fatal error', 'file' => $e['file'], 'line' => $e['line']];
+        }
         file_put_contents(self::$result, json_encode([
             'finished' => false,
             'output' => self::output(),
-            'error' => $fatal ? self::firstLine($e) : '',
+            'failure' => $failure,
         ]));
     }
 }
@@ -115,6 +131,7 @@ if (!function_exists('getenv_docker')) {
 }
 
 register_shutdown_function([QueuetyWpConfigReader::class, 'shutdown']);
+set_exception_handler([QueuetyWpConfigReader::class, 'caught']);
 ob_start();
 // At the top level, so $table_prefix and the file's other variables are
 // globals as they are when WordPress includes it from wp-load.php.
