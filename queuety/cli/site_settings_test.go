@@ -45,5 +45,6 @@ func TestWorkLogsSiteSettings(t *testing.T) {
 	require.Regexp(t, `msg=setting name=--stale-timeout value=3600s from="wp-config QUEUETY_STALE_TIMEOUT \(line \d+\)"`, r.stderr)
 	require.Regexp(t, `msg=setting name=--debug value=true from="wp-config QUEUETY_DEBUG \(line \d+\)"`, r.stderr)
 	require.Contains(t, r.stderr, "msg=setting name=--concurrency value=3 from=flag")
+	require.Contains(t, r.stderr, `msg="wp-config read" path=`+path+" reader=php", "which reader, at info")
 	require.Contains(t, r.stdout, "Worker stopped (empty): 0 jobs")
 }
