@@ -95,3 +95,21 @@ func TestMigrateWPConfigHostile(t *testing.T) {
 		require.False(t, tableExists(t, dsn, "wp_queuety_jobs"), tc.name)
 	}
 }
+
+// Without php the literal reader reads wp-config.php, says so, and names
+// the limit when a value is computed. t.Setenv forbids t.Parallel.
+func TestWPConfigWithoutPHP(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	dsn := testdb.New(t)
+	path := writeWPConfig(t, dsn, "")
+	r := runOK(t, "--wp-config", path, "--log-level", "debug", "migrate")
+	require.Contains(t, r.stdout, "created table wpt_queuety_jobs\n")
+	require.Contains(t, r.stderr, `msg="wp-config read" path=`+path+` reader=literal`)
+
+	computed := filepath.Join(t.TempDir(), "wp-config.php")
+	require.NoError(t, os.WriteFile(computed, []byte("<?php\ndefine('DB_NAME', 'db');\ndefine('DB_USER', 'root');\ndefine('DB_PASSWORD', 'Hunter2' . getenv('X'));\ndefine('DB_HOST', 'localhost');\n"), 0o600))
+	r = run(t, "--wp-config", computed, "migrate")
+	require.Equal(t, cli.ExitUsage, r.code, r.String())
+	require.Contains(t, r.stderr, computed+":4: DB_PASSWORD is not a string literal (a concatenation); pass --dsn instead (no php on the PATH: only literal define()s can be read)")
+	require.NotContains(t, r.stderr, "Hunter2")
+}
