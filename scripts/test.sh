@@ -20,7 +20,19 @@ scripts/ensure-php.sh
 scripts/ensure-browser.sh
 stage "setup"
 bin=$(mktemp -d)
-trap 'rm -rf "$bin"' EXIT
+# The summary is printed on failure too: a stage that failed shows how long
+# it ran.
+summary() {
+	local code=$?
+	printf 'time by stage:\n'
+	printf '  %s\n' "${times[@]}"
+	if [ "$code" != 0 ]; then
+		printf '  %-28s %4ds\n' "(failed in the next stage)" $((SECONDS - stage_start))
+	fi
+	printf '  %-28s %4ds\n' "total" "$SECONDS"
+	return "$code"
+}
+trap 'summary; rm -rf "$bin"' EXIT
 go build -o "$bin/queuety" ./cmd/queuety
 export QUEUETY_BIN="$bin/queuety"
 stage "build cmd/queuety"
@@ -44,6 +56,3 @@ FUZZTIME=${FUZZTIME:-2s} scripts/fuzz.sh
 stage "fuzz"
 phpunit -c php-bridge/phpunit.xml  # the PHP bridge (php-bridge/tests), on the same MariaDB
 stage "phpunit"
-printf 'time by stage:\n'
-printf '  %s\n' "${times[@]}"
-printf '  %-28s %4ds\n' "total" "$SECONDS"
