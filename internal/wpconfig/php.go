@@ -8,11 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -144,8 +144,8 @@ func evaluate(ctx context.Context, php, path string, opts Options) (Settings, er
 		script, abs, result)
 	cmd.Dir = filepath.Dir(abs) // as when WordPress serves the site
 	cmd.Env = opts.Env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &limited{&stdout, 4096}, &limited{&stderr, 4096}
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &limited{&stdout, 4096}, io.Discard
 	cmd.WaitDelay = time.Second
 	runErr := cmd.Run()
 	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -156,11 +156,9 @@ func evaluate(ctx context.Context, php, path string, opts Options) (Settings, er
 	}
 	raw, err := os.ReadFile(result)
 	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if i := strings.IndexByte(msg, '\n'); i >= 0 {
-			msg = msg[:i]
-		}
-		return Settings{}, fmt.Errorf("%s: php (%s) gave no result: %v %s%s", path, php, runErr, msg, hint)
+		// What php wrote to stderr is not shown: the file may have written
+		// there too.
+		return Settings{}, fmt.Errorf("%s: php (%s) gave no result (%v; is it php-cli 8?)%s", path, php, runErr, hint)
 	}
 	var r phpResult
 	if err := json.Unmarshal(raw, &r); err != nil {
@@ -185,7 +183,7 @@ func evaluate(ctx context.Context, php, path string, opts Options) (Settings, er
 const disabledFunctions = "exec,shell_exec,system,passthru,proc_open,popen,pcntl_exec,pcntl_fork," +
 	"fsockopen,pfsockopen,stream_socket_client,stream_socket_server,socket_create,socket_connect," +
 	"curl_init,curl_exec,curl_multi_exec,mail,mysqli_connect,mysqli_real_connect,mysqli_init," +
-	"gethostbyname,gethostbynamel,dns_get_record,header,setcookie,session_start"
+	"gethostbyname,gethostbynamel,dns_get_record,header,setcookie,session_start,posix_kill,pcntl_signal"
 
 func settingsFrom(path string, src []byte, r phpResult, needDB bool) (Settings, error) {
 	lines := scan(src) // where each constant is defined in this file, for messages

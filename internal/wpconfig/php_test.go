@@ -134,6 +134,7 @@ func TestLoadHostile(t *testing.T) {
 		{"exception quoting a secret", db + "throw new RuntimeException('bad value [' . DB_PASSWORD . ']');\n", "php stopped: uncaught RuntimeException at "},
 		{"syntax error", db + "define('X', 'Hunter2-TopSecret' 'more');\n", "php stopped: uncaught ParseError at "},
 		{"unquoted password", "<?php\ndefine('DB_PASSWORD', Hunter2_TopSecret);\n", "php stopped: uncaught Error at "},
+		{"signals", db + "posix_kill(getmypid(), 9);\n", "php stopped: uncaught Error (Call to undefined function posix_kill()) at "},
 		{"memory", db + "$a = []; for (;;) { $a[] = str_repeat('x', 1 << 20); }\n", "php stopped: fatal error at "},
 		{"loops", db + "while (true) { usleep(1000); }\n", "php did not finish reading the file within 1s (does it loop, sleep or wait on the network?); pass --dsn instead"},
 		{"network", db + "fsockopen('127.0.0.1', 3306);\n", "php stopped: uncaught Error (Call to undefined function fsockopen()) at "},
@@ -224,4 +225,15 @@ func TestLoadToleratesBOMAndTrailingBlankLines(t *testing.T) {
 	s, err := Load(context.Background(), path, Options{PHP: phpBinary(t), Env: []string{}})
 	require.NoError(t, err)
 	require.Equal(t, "db", s.DBName)
+}
+
+// A php that is not php-cli (or dies before the reader runs) gives no
+// result: an error naming it, without what it wrote to stderr.
+func TestLoadBrokenPHP(t *testing.T) {
+	t.Parallel()
+	fake := filepath.Join(t.TempDir(), "php")
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho Hunter2-TopSecret >&2\nexit 3\n"), 0o755))
+	path := filepath.Join("testdata", "wp-config.php")
+	_, err := Load(context.Background(), path, Options{PHP: fake})
+	require.EqualError(t, err, path+": php ("+fake+") gave no result (exit status 3; is it php-cli 8?); pass --dsn instead")
 }
