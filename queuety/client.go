@@ -252,8 +252,8 @@ func CheckDispatch(handler string, opts ...DispatchOption) error {
 
 func dispatchParams(handler string, opts []DispatchOption) (store.InsertJob, error) {
 	p := store.InsertJob{Queue: DefaultQueue, Handler: handler, MaxAttempts: DefaultMaxAttempts, CostUnits: 1}
-	if strings.TrimSpace(handler) == "" || len(handler) > 255 {
-		return p, fmt.Errorf("handler %q: must be 1 to 255 characters", handler)
+	if err := store.CheckName(store.HandlerName, handler); err != nil {
+		return p, err
 	}
 	for _, opt := range opts {
 		if err := opt(&p); err != nil {

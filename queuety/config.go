@@ -398,16 +398,10 @@ func (c *Config) naming() store.Naming {
 	return store.Naming{DBPrefix: c.TablePrefix, QueuetyPrefix: c.QueuetyTablePrefix, Overrides: c.TableOverrides}
 }
 
-// ValidateQueue checks a queue name fits jobs.queue (VARCHAR(64)).
-func ValidateQueue(q string) error {
-	switch {
-	case strings.TrimSpace(q) == "":
-		return errors.New("queue name is empty")
-	case len(q) > 64:
-		return fmt.Errorf("queue %q: longer than 64 characters", q)
-	}
-	return nil
-}
+// ValidateQueue checks a queue name by the rules of store.CheckName: it
+// fits jobs.queue (VARCHAR(64)) and holds no control character. The
+// error Is store.ErrInvalidName.
+func ValidateQueue(q string) error { return store.CheckName(store.QueueName, q) }
 
 // SplitQueues parses "a, b,,c" the way Queuety's worker does: split on
 // commas, trimmed, empty entries dropped, order kept.

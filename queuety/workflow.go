@@ -95,6 +95,13 @@ func stepMetadata(class string, opts []HandlerOption) workflow.HandlerMetadata {
 // plugin's dispatch() writes them. With an idempotency key already used it
 // returns the existing workflow's id and existing=true.
 func (c *Client) DispatchWorkflow(ctx context.Context, d *workflow.Dispatch) (id int64, existing bool, err error) {
+	// The plugin lets a workflow go unnamed; a name it has fits
+	// workflows.name and holds no control character.
+	if d.Workflow.Name != "" {
+		if err := store.CheckName(store.WorkflowName, d.Workflow.Name); err != nil {
+			return 0, false, err
+		}
+	}
 	if err := workflow.CheckLocalActivities(d); err != nil {
 		return 0, false, err
 	}

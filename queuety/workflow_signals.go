@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -31,6 +32,11 @@ const (
 // struct-free value phpjson.FromGo accepts. A missing workflow is not an
 // error, as in the plugin.
 func (c *Client) Signal(ctx context.Context, workflowID int64, name string, payload any) error {
+	// signals.signal_name is a VARCHAR(255): a longer name would reach
+	// the server as "Data too long" (N14).
+	if err := store.CheckName(store.SignalName, name); err != nil {
+		return err
+	}
 	data, err := signalPayload(payload)
 	if err != nil {
 		return fmt.Errorf("signal %q to workflow %d: %w", name, workflowID, err)
