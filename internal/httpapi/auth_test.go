@@ -28,7 +28,7 @@ func TestBearerSchemeAnyCase(t *testing.T) {
 func TestTokenStrength(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	long := strings.Repeat("k", MinTokenBytes)
+	long := "k0123456789abcdef"[:MinTokenBytes]
 	for _, tc := range []struct{ worker, operator, want string }{
 		{"w", long, "worker token is 1 bytes"},
 		{long, "               o", "operator token is 1 bytes"},
@@ -44,6 +44,22 @@ func TestTokenStrength(t *testing.T) {
 	require.ErrorContains(t, CheckToken("--worker-token", "   "), "--worker-token is only whitespace")
 	require.ErrorContains(t, CheckToken("--worker-token", "abc"), "--worker-token is 3 bytes: use a random token of at least 16 bytes")
 	require.NoError(t, CheckToken("--worker-token", long))
+}
+
+// N17: a token long enough but typed, not generated (fewer than
+// MinTokenDistinct different characters), is refused at start with the
+// rule; 32 hex digits pass.
+func TestWeakTokenRefused(t *testing.T) {
+	t.Parallel()
+	for _, weak := range []string{"aaaaaaaaaaaaaaaa", "abababababababababababab", "0000000011111111", "         aaaaaaaaaaaaaaaaa  "} {
+		err := CheckToken("--operator-token", weak)
+		require.ErrorContains(t, err, "guessable token is refused", "%q", weak)
+		require.NotContains(t, err.Error(), strings.TrimSpace(weak), "the message does not repeat the token")
+	}
+	require.NoError(t, CheckToken("--operator-token", "3f9a0c1e7b2d4a6f8e0c2b4d6f8a1c3e"))
+	e := newEnv(t)
+	_, err := New(Config{Registry: e.reg, WorkerToken: workerToken, OperatorToken: strings.Repeat("a", 16)})
+	require.ErrorContains(t, err, "operator token holds only 1 different characters")
 }
 
 // Plain HTTP on an address other hosts can reach is logged as a warning.

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
 )
 
 // readBody reads a JSON object body of at most max bytes. An empty body is
@@ -128,6 +129,54 @@ func (f *fields) str(key string, required bool, maxLen int) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// queue reads a queue name: a string meeting store.CheckName's rules
+// (at most 64 characters, no control character), else a field error
+// naming the rule (N14, N18).
+func (f *fields) queue(key string) (string, bool) {
+	q, ok := f.str(key, false, maxQueueLength)
+	if !ok {
+		return "", false
+	}
+	if msg := nameRule(q); msg != "" {
+		f.fail(key, msg)
+		return q, false
+	}
+	return q, true
+}
+
+// queues reads a list of queue names, each as queue does.
+func (f *fields) queues(key string) ([]string, bool) {
+	qs, ok := f.strings(key, maxQueueLength)
+	if !ok {
+		return qs, false
+	}
+	for i, q := range qs {
+		if msg := nameRule(q); msg != "" {
+			f.fail(fmt.Sprintf("%s.%d", key, i), msg)
+			ok = false
+		}
+	}
+	return qs, ok
+}
+
+// nameRule words a queue name's refusal as the field messages do ("" when
+// the name is good).
+func nameRule(q string) string {
+	var ne *store.NameError
+	if !errors.As(store.CheckName(store.QueueName, q), &ne) {
+		return ""
+	}
+	switch ne.Reason {
+	case store.NameEmpty:
+		return "must be a non-empty string"
+	case store.NameTooLong:
+		return fmt.Sprintf("must not be greater than %d characters", maxQueueLength)
+	case store.NameInvalidUTF8:
+		return "must be valid UTF-8"
+	}
+	return "must not contain control characters (NUL, ESC, tab, newline, DEL)"
 }
 
 // integer reads a JSON integer in [min, max] (max 0: unbounded).

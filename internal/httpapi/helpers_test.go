@@ -104,6 +104,7 @@ type req struct {
 	version      string // worker protocol header; "-" omits it
 	controlPlane string // "-" omits it
 	namespace    string
+	host         string // the Host header ("" = example.com, httptest's)
 	ctx          context.Context
 }
 
@@ -148,6 +149,9 @@ func (e *env) send(q req) (resp, error) {
 		ctx = e.ctx
 	}
 	r := httptest.NewRequestWithContext(ctx, q.method, q.path, rd)
+	if q.host != "" {
+		r.Host = q.host
+	}
 	if !q.noToken {
 		tok := q.token
 		if tok == "" {

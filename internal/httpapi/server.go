@@ -30,10 +30,17 @@ const (
 	// trimming): 16 random bytes cannot be guessed over the network, and
 	// nothing slows down failed attempts.
 	MinTokenBytes = 16
+	// MinTokenDistinct is the fewest different characters a token may
+	// hold: a token of 16 bytes with fewer (aaaaaaaaaaaaaaaa,
+	// abababababababab, 0000000011111111) was typed, not generated, and
+	// is guessed in a few tries. 32 hex digits from openssl rand -hex 16
+	// hold fewer than 8 different ones with odds below 1 in 10^14.
+	MinTokenDistinct = 8
 )
 
-// CheckToken refuses a token that is blank or shorter than MinTokenBytes
-// once trimmed (the header's token is trimmed too, so a token of spaces
+// CheckToken refuses a token that is blank, shorter than MinTokenBytes
+// once trimmed, or made of fewer than MinTokenDistinct different
+// characters (the header's token is trimmed too, so a token of spaces
 // could never match). name is how the caller names the setting.
 func CheckToken(name, token string) error {
 	t := strings.TrimSpace(token)
@@ -42,8 +49,19 @@ func CheckToken(name, token string) error {
 		return fmt.Errorf("%s is only whitespace: set a random token of at least %d bytes, e.g. from openssl rand -hex 16", name, MinTokenBytes)
 	case len(t) < MinTokenBytes:
 		return fmt.Errorf("%s is %d bytes: use a random token of at least %d bytes, e.g. from openssl rand -hex 16", name, len(t), MinTokenBytes)
+	case distinctChars(t) < MinTokenDistinct:
+		return fmt.Errorf("%s holds only %d different characters: a guessable token is refused (at least %d different); use a random one, e.g. from openssl rand -hex 16", name, distinctChars(t), MinTokenDistinct)
 	}
 	return nil
+}
+
+// distinctChars counts the different characters of s.
+func distinctChars(s string) int {
+	seen := map[rune]bool{}
+	for _, r := range s {
+		seen[r] = true
+	}
+	return len(seen)
 }
 
 // Config configures a Server. Registry is required; Tasks and Metrics are
@@ -333,6 +351,9 @@ func (s *Server) routes() {
 	mux.Handle("/", http.HandlerFunc(s.notFound))
 	s.mux = mux
 	s.handler = http.HandlerFunc(s.serve)
+	if s.cfg.InsecureNoAuth {
+		s.handler = LocalHostGuard(s.cfg.Listen, s.handler)
+	}
 }
 
 // emptySegment finds paths whose id segment is empty

@@ -121,13 +121,10 @@ func (s *Server) pollTask(w http.ResponseWriter, r *http.Request, rq *request) *
 	}
 	workerID := s.workerIDField(f)
 	var queues []string
-	if q, ok := f.str("task_queue", false, maxQueueLength); ok {
-		if blank(q) {
-			f.fail("task_queue", "must be a non-empty string")
-		}
+	if q, ok := f.queue("task_queue"); ok {
 		queues = append(queues, q)
 	}
-	if qs, ok := f.strings("task_queues", maxQueueLength); ok {
+	if qs, ok := f.queues("task_queues"); ok {
 		for _, q := range qs {
 			if !slices.Contains(queues, q) {
 				queues = append(queues, q)

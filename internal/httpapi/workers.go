@@ -39,13 +39,10 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, rq *request) *
 		reg.WorkerID = id
 	}
 	// No worker_id (or null): the registry generates a ULID, as the server does.
-	if q, ok := f.str("task_queue", false, maxQueueLength); ok {
-		if blank(q) {
-			f.fail("task_queue", "must be a non-empty string")
-		}
+	if q, ok := f.queue("task_queue"); ok {
 		reg.TaskQueue = q
 	}
-	if qs, ok := f.strings("task_queues", maxQueueLength); ok {
+	if qs, ok := f.queues("task_queues"); ok {
 		reg.Queues = qs
 	}
 	if reg.TaskQueue == "" && len(reg.Queues) == 0 && !errs.has("task_queue") && !hasPrefix(errs, "task_queues") {
@@ -151,7 +148,7 @@ func (s *Server) heartbeatWorker(w http.ResponseWriter, r *http.Request, rq *req
 	// The OpenAPI's heartbeat fields and the server's interval are
 	// accepted; the interval is set at registration, so it is not changed
 	// here (the response says which one is in force).
-	f.strings("task_queues", maxQueueLength)
+	f.queues("task_queues")
 	f.integer("active_slots", false, 0, 0)
 	f.integer("heartbeat_interval_seconds", false, 1, 3600)
 	f.done()

@@ -92,9 +92,12 @@ func (r *Registry) registrationRow(reg Registration) (store.WorkerRow, error) {
 	if len(queues) == 0 {
 		return store.WorkerRow{}, fmt.Errorf("%w: worker %s names no task queue; set TaskQueue (or Queues)", ErrInvalidRegistration, id)
 	}
+	// Queue names follow the jobs.queue rules (store.CheckName): a
+	// longer one could never match a job, and one with control bytes
+	// would reach logs, terminals and the dashboard (N18).
 	for _, q := range queues {
-		if utf8.RuneCountInString(q) > 191 {
-			return store.WorkerRow{}, fmt.Errorf("%w: queue %q is longer than 191 characters", ErrInvalidRegistration, q)
+		if err := store.CheckName(store.QueueName, q); err != nil {
+			return store.WorkerRow{}, fmt.Errorf("%w: %w", ErrInvalidRegistration, err)
 		}
 	}
 	caps := cleanStrings(reg.Capabilities)

@@ -128,8 +128,10 @@ type observability struct {
 	tables *lazyTables
 	log    *slog.Logger
 	srv    *http.Server
-	ln     net.Listener
-	done   chan struct{}
+	// idleTimeout overrides metricsIdleTimeout (tests).
+	idleTimeout time.Duration
+	ln          net.Listener
+	done        chan struct{}
 }
 
 // newObservability builds the metrics and sets cfg.Observer (work: worker
@@ -198,8 +200,13 @@ func (o *observability) startListener(ctx context.Context, stderr io.Writer, who
 		log.Warn("serving /metrics without a token on a non-loopback address: anyone who reaches it can read queue names and counts", "listen", o.addr)
 	}
 	o.ln = ln
-	o.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	var h http.Handler = mux
+	if httpapi.Loopback(o.addr) {
+		// No token here: a loopback listener answers only loopback Host
+		// names, so a rebinding page cannot read it (N10).
+		h = httpapi.LocalHostGuard(o.addr, h)
+	}
+	o.srv = metricsServer(h, log, o.idleTimeout)
 	o.done = make(chan struct{})
 	srv, done := o.srv, o.done
 	go func() {
@@ -210,6 +217,24 @@ func (o *observability) startListener(ctx context.Context, stderr io.Writer, who
 	}()
 	fmt.Fprintf(stderr, "queuety %s: metrics on http://%s/metrics\n", who, ln.Addr())
 	return nil
+}
+
+// metricsIdleTimeout closes a keep-alive connection to the metrics
+// listener idle for that long, as the API listener does: a scraper
+// reconnects in a millisecond, while connections nobody closes would
+// pile up to the file limit (N12).
+const metricsIdleTimeout = 2 * time.Minute
+
+// metricsServer is the metrics listener's server: every timeout set
+// (header, whole request, response, idle keep-alive); idle 0 is
+// metricsIdleTimeout.
+func metricsServer(h http.Handler, log *slog.Logger, idle time.Duration) *http.Server {
+	if idle <= 0 {
+		idle = metricsIdleTimeout
+	}
+	return &http.Server{Handler: h,
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: time.Minute, IdleTimeout: idle,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 }
 
 // stopListener stops the metrics listener, if it runs.

@@ -37,9 +37,12 @@ func TestServeRefusesUnsafeAuth(t *testing.T) {
 		{[]string{"serve", "--insecure-no-auth", "--listen", ":8080", "--worker-token=", "--operator-token="}, []string{"--insecure-no-auth", "loopback"}},
 		// Guessable or never-matching tokens.
 		{[]string{"serve", "--worker-token=w", "--operator-token=" + strings.Repeat("o", 16)}, []string{"--worker-token (QUEUETY_WORKER_TOKEN) is 1 bytes", "at least 16"}},
-		{[]string{"serve", "--worker-token=" + strings.Repeat("w", 16), "--operator-token=  o  "}, []string{"--operator-token (QUEUETY_OPERATOR_TOKEN) is 1 bytes"}},
+		{[]string{"serve", "--worker-token=wt-0123456789abcdef", "--operator-token=  o  "}, []string{"--operator-token (QUEUETY_OPERATOR_TOKEN) is 1 bytes"}},
 		{[]string{"serve", "--worker-token=   ", "--operator-token=" + strings.Repeat("o", 16)}, []string{"--worker-token (QUEUETY_WORKER_TOKEN) is only whitespace"}},
 		{[]string{"work", "--http", "127.0.0.1:0", "--worker-token=short", "--operator-token=" + strings.Repeat("o", 16)}, []string{"--worker-token (QUEUETY_WORKER_TOKEN) is 5 bytes"}},
+		// N17: long enough but typed, not generated.
+		{[]string{"serve", "--worker-token=wt-0123456789abcdef", "--operator-token=" + strings.Repeat("a", 16)}, []string{"--operator-token (QUEUETY_OPERATOR_TOKEN) holds only 1 different characters", "guessable"}},
+		{[]string{"serve", "--worker-token=" + strings.Repeat("ab", 20), "--operator-token=ot-0123456789abcdef"}, []string{"--worker-token (QUEUETY_WORKER_TOKEN) holds only 2 different characters"}},
 	}
 	for _, c := range cases {
 		r := run(t, c.args...)
@@ -56,7 +59,7 @@ func TestServeRefusesUnmigratedDatabase(t *testing.T) {
 	t.Parallel()
 	dsn := testdb.New(t)
 	r := run(t, on(dsn, "serve", "--listen", "127.0.0.1:0",
-		"--worker-token", strings.Repeat("w", 16), "--operator-token", strings.Repeat("o", 16))...)
+		"--worker-token", "wt-0123456789abcdef", "--operator-token", "ot-0123456789abcdef")...)
 	require.Equal(t, cli.ExitError, r.code, r.String())
 	require.Contains(t, r.stderr, "does not exist: run `queuety migrate`", r.String())
 	require.NotContains(t, r.stderr, "listening", r.String())

@@ -8,16 +8,19 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
 // cookieName holds a login: a random session id, its expiry and an HMAC
-// of both under a key made at start (so a restart logs everyone out, and
-// nothing about a session is stored).
+// of both under a key made at start (so a restart logs everyone out).
+// Only logged-out sessions are stored (auth.revoked, until they expire):
+// a cookie copied before a logout stops working at the logout (N16).
 const cookieName = "queuety_ui"
 
 // auth decides who may see and do what.
@@ -35,6 +38,12 @@ type auth struct {
 	ttl      time.Duration
 	now      func() time.Time
 	openCSRF string
+
+	mu sync.Mutex
+	// revoked holds logged-out session ids until their cookie's expiry.
+	revoked map[string]time.Time
+	// failures throttles wrong tokens per client (N17).
+	failures *loginThrottle
 }
 
 func newAuth(token string, open bool, ttl time.Duration, now func() time.Time) (*auth, error) {
@@ -42,7 +51,7 @@ func newAuth(token string, open bool, ttl time.Duration, now func() time.Time) (
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
-	a := &auth{token: token, open: open, key: key, ttl: ttl, now: now}
+	a := &auth{token: token, open: open, key: key, ttl: ttl, now: now, revoked: map[string]time.Time{}, failures: newLoginThrottle(now)}
 	a.openCSRF = a.mac("csrf", "open")
 	return a, nil
 }
@@ -123,7 +132,33 @@ func (a *auth) verify(v string) (string, bool) {
 	if err != nil || !a.now().Before(time.Unix(exp, 0)) {
 		return "", false
 	}
+	a.mu.Lock()
+	_, out := a.revoked[parts[0]]
+	a.mu.Unlock()
+	if out {
+		return "", false
+	}
 	return parts[0], true
+}
+
+// revoke ends the session of a cookie value, if it is a valid one. The
+// list holds only sessions that would still be valid, so it is as long as
+// the logouts of one session lifetime.
+func (a *auth) revoke(v string) {
+	id, ok := a.verify(v)
+	if !ok {
+		return
+	}
+	exp, _ := strconv.ParseInt(strings.Split(v, ".")[1], 10, 64)
+	now := a.now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for k, until := range a.revoked {
+		if !now.Before(until) {
+			delete(a.revoked, k)
+		}
+	}
+	a.revoked[id] = time.Unix(exp, 0)
 }
 
 // page guards a page: without credentials, a browser is sent to the
@@ -186,11 +221,21 @@ func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
+	client := clientOf(r)
+	if wait := d.auth.failures.wait(client); wait > 0 {
+		secs := int((wait + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		d.render(w, r, http.StatusTooManyRequests, "login", view{Title: "Log in",
+			Error: fmt.Sprintf("Too many wrong tokens from your address: try again in %d s.", secs), Data: next})
+		return
+	}
 	if !d.auth.validToken(r.PostFormValue("token")) {
-		d.log.Info("dashboard: login refused", "remote", r.RemoteAddr)
+		wait := d.auth.failures.fail(client)
+		d.log.Info("dashboard: login refused", "remote", r.RemoteAddr, "next_try_in", wait)
 		d.render(w, r, http.StatusUnauthorized, "login", view{Title: "Log in", Error: "That is not the operator token.", Data: next})
 		return
 	}
+	d.auth.failures.succeed(client)
 	v, exp := d.auth.issue()
 	http.SetCookie(w, &http.Cookie{
 		Name: cookieName, Value: v, Path: Prefix, Expires: exp,
@@ -200,6 +245,9 @@ func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *Dashboard) logout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(cookieName); err == nil {
+		d.auth.revoke(c.Value)
+	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure(r)})
 	http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
 }

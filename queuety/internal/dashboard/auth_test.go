@@ -128,7 +128,7 @@ func TestDashboardReadOnly(t *testing.T) {
 	resp, body := b.do("GET", "/ui/", nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, body, "read-only")
-	require.NotContains(t, body, `action="/ui/queues/default/pause"`)
+	require.NotContains(t, body, `action="/ui/queues/pause"`)
 	require.NotContains(t, body, `class="retry-group"`)
 	token := b.csrf("/ui/")
 

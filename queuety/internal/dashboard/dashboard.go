@@ -114,7 +114,14 @@ func (d *Dashboard) routes() {
 	mux.Handle("GET /ui/jobs/{id}", page(d.job))
 	mux.Handle("GET /ui/workflows", page(d.workflows))
 	mux.Handle("GET /ui/workflows/{id}", page(d.workflow))
-	mux.Handle("POST /ui/queues/{queue}/{action}", act(d.queueAction))
+	// A queue name is data: the overview's forms post it in a field to a
+	// fixed route, never in the path, where a name like
+	// "../workflows/7/approve?" or ".." would be resolved by the browser
+	// into another route (N1). The one-segment route stays for scripts
+	// using the bearer token; its segment is decoded once ("a%2Fb" is the
+	// queue a%2Fb only when sent as a%252Fb).
+	mux.Handle("POST /ui/queues/{action}", act(d.queueAction))
+	mux.Handle(queuePathRoute, act(d.queueAction))
 	mux.Handle("POST /ui/buried/retry", act(d.retryGroup))
 	mux.Handle("POST /ui/jobs/bulk", act(d.bulkJobs))
 	mux.Handle("POST /ui/workflows/bulk", act(d.bulkWorkflows))
@@ -187,10 +194,12 @@ func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, status int, msg
 	d.render(w, r, status, "error", view{Title: http.StatusText(status), Error: msg})
 }
 
-// internalError logs err and shows a short error page.
+// internalError logs err and shows a short error page. The page does not
+// repeat err: a database error carries SQL and server details, which
+// belong in the log (N13).
 func (d *Dashboard) internalError(w http.ResponseWriter, r *http.Request, err error) {
 	d.log.Error("dashboard: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-	d.fail(w, r, http.StatusInternalServerError, "The request failed: "+err.Error())
+	d.fail(w, r, http.StatusInternalServerError, "The request failed on the server; its log has the details.")
 }
 
 // done redirects after an action (post/redirect/get), with a message.

@@ -22,7 +22,25 @@ const (
 	// bulkLimit caps one bulk action (a click on "all N matching" acts on
 	// the oldest bulkLimit; a second click takes the next ones).
 	bulkLimit = 5000
+	// maxPage is the last page a list shows: pages reach back over the
+	// countLimit newest matching rows (filters narrow a longer list). A
+	// page past it, or one that is not a whole number, is a 400 with the
+	// reason; unchecked, a huge page overflowed the SQL OFFSET (N13).
+	maxPage = countLimit / pageSize
 )
+
+// readPage reads the page parameter: absent is page 1.
+func readPage(v url.Values) (int, error) {
+	raw := v.Get("page")
+	if raw == "" {
+		return 1, nil
+	}
+	p, err := strconv.Atoi(raw)
+	if err != nil || p < 1 || p > maxPage {
+		return 0, fmt.Errorf("page %s: a page is a whole number from 1 to %d", store.QuotePrefix(raw, 24), maxPage)
+	}
+	return p, nil
+}
 
 // sinceChoices are the time filter's options.
 var sinceChoices = []struct{ Value, Label string }{
@@ -100,6 +118,12 @@ type jobsData struct {
 
 func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
 	f := readJobFilter(r.URL.Query())
+	page, err := readPage(r.URL.Query())
+	if err != nil {
+		d.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	f.Page = page
 	st := d.cfg.Client.Store()
 	q, err := f.query(st.Now())
 	if err != nil {
@@ -128,7 +152,7 @@ func pages(v url.Values, page int, full bool) (prev, next string) {
 		v.Set("page", strconv.Itoa(page-1))
 		prev = "?" + v.Encode()
 	}
-	if full {
+	if full && page < maxPage {
 		v.Set("page", strconv.Itoa(page+1))
 		next = "?" + v.Encode()
 	}

@@ -242,18 +242,29 @@ func unserved(queues []queueRow, workers []sessions.Worker) []queueRow {
 	return out
 }
 
-// queueAction is POST /ui/queues/{queue}/pause|resume.
+// queueAction is POST /ui/queues/pause|resume with the queue in the form
+// field "queue", or POST /ui/queues/{queue}/pause|resume with it as one
+// path segment.
 func (d *Dashboard) queueAction(w http.ResponseWriter, r *http.Request) {
 	q, action := r.PathValue("queue"), r.PathValue("action")
-	var err error
-	switch action {
-	case "pause":
-		err = d.cfg.Client.Pause(r.Context(), q)
-	case "resume":
-		err = d.cfg.Client.Resume(r.Context(), q)
-	default:
-		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("No queue action %q (pause or resume).", action))
+	if r.Pattern != queuePathRoute {
+		q = r.PostFormValue("queue")
+	}
+	if action != "pause" && action != "resume" {
+		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("No queue action %s (pause or resume).", store.QuotePrefix(action, 40)))
 		return
+	}
+	// The name rules first: a name the column cannot hold is a 400 with
+	// the reason, not the server's "Data too long" as a 500 (N14).
+	if err := queuety.ValidateQueue(q); err != nil {
+		d.fail(w, r, http.StatusBadRequest, "Queue not "+action+"d: "+err.Error()+".")
+		return
+	}
+	var err error
+	if action == "pause" {
+		err = d.cfg.Client.Pause(r.Context(), q)
+	} else {
+		err = d.cfg.Client.Resume(r.Context(), q)
 	}
 	if err != nil {
 		d.internalError(w, r, err)
@@ -262,6 +273,9 @@ func (d *Dashboard) queueAction(w http.ResponseWriter, r *http.Request) {
 	d.log.Info("dashboard: queue "+action+"d", "queue", q)
 	d.done(w, r, Prefix, fmt.Sprintf("Queue %s %sd.", q, action))
 }
+
+// queuePathRoute is the route with the queue as its one path segment.
+const queuePathRoute = "POST /ui/queues/{queue}/{action}"
 
 // retryGroup is POST /ui/buried/retry: every buried job of one handler
 // and error (at most bulkLimit per click).

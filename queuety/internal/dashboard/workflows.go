@@ -70,6 +70,12 @@ type workflowsData struct {
 
 func (d *Dashboard) workflows(w http.ResponseWriter, r *http.Request) {
 	f := readWorkflowFilter(r.URL.Query())
+	page, err := readPage(r.URL.Query())
+	if err != nil {
+		d.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	f.Page = page
 	q, err := d.workflowQuery(f)
 	if err != nil {
 		d.fail(w, r, http.StatusBadRequest, err.Error())
@@ -227,7 +233,13 @@ func (d *Dashboard) workflowAction(w http.ResponseWriter, r *http.Request) {
 		err = d.lifecycle(r, action, id)
 	}
 	if errors.Is(err, errUnknownAction) {
-		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("No workflow action %q.", action))
+		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("No workflow action %s.", store.QuotePrefix(action, 40)))
+		return
+	}
+	// A signal name the column cannot hold is the caller's mistake: 400
+	// with the reason, not the server's "Data too long" (N14).
+	if errors.Is(err, store.ErrInvalidName) {
+		d.fail(w, r, http.StatusBadRequest, fmt.Sprintf("Workflow #%d: %s not sent: %v.", id, action, err))
 		return
 	}
 	if err != nil {
