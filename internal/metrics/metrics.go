@@ -9,8 +9,12 @@
 package metrics
 
 import (
+	"cmp"
 	"context"
+	"math"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +32,14 @@ const (
 	DefaultMaxHandlers = 200
 	// OtherHandler is the handler label of handlers past the cap.
 	OtherHandler = "other"
+	// DefaultMaxQueues caps the distinct queue label values of a scrape
+	// and of the worker's counters: anyone who can dispatch names queues,
+	// so without a cap 10,000 queues made 30,000 series (N8). The queues
+	// past it, and a queue named "other" itself, are summed under
+	// OtherQueue.
+	DefaultMaxQueues = 100
+	// OtherQueue is the queue label of the queues past the cap.
+	OtherQueue = "other"
 	// snapshotTimeout bounds one read of the tables.
 	snapshotTimeout = 5 * time.Second
 )
@@ -72,6 +84,7 @@ type Config struct {
 	Slots       Slots
 	CacheFor    time.Duration // default DefaultCacheFor
 	MaxHandlers int           // default DefaultMaxHandlers
+	MaxQueues   int           // default DefaultMaxQueues
 	// Now is the clock of the cache (default time.Now).
 	Now func() time.Time
 }
@@ -88,6 +101,7 @@ type Metrics struct {
 
 	mu       sync.RWMutex
 	handlers map[string]struct{}
+	queues   map[string]struct{} // queue labels of the in-process counters
 
 	snapMu  sync.Mutex
 	snap    Snapshot
@@ -104,10 +118,13 @@ func New(cfg Config) *Metrics {
 	if cfg.MaxHandlers <= 0 {
 		cfg.MaxHandlers = DefaultMaxHandlers
 	}
+	if cfg.MaxQueues <= 0 {
+		cfg.MaxQueues = DefaultMaxQueues
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	m := &Metrics{cfg: cfg, registry: prometheus.NewRegistry(), handlers: map[string]struct{}{}}
+	m := &Metrics{cfg: cfg, registry: prometheus.NewRegistry(), handlers: map[string]struct{}{}, queues: map[string]struct{}{}}
 	m.processed = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "queuety_jobs_processed_total",
 		Help: "Job attempts this process finished, by queue, handler and outcome (completed, retried, buried).",
@@ -141,30 +158,31 @@ func (m *Metrics) ObserveClaim(d time.Duration, _ int) { m.claim.Observe(d.Secon
 
 // ObserveJob records one finished attempt.
 func (m *Metrics) ObserveJob(queue, handler, outcome string, d time.Duration) {
-	handler = m.handlerLabel(handler)
+	handler = m.capped(m.handlers, m.cfg.MaxHandlers, handler, OtherHandler)
+	queue = m.capped(m.queues, m.cfg.MaxQueues, queue, OtherQueue)
 	m.processed.WithLabelValues(queue, handler, outcome).Inc()
 	m.duration.WithLabelValues(queue, handler).Observe(d.Seconds())
 }
 
-// handlerLabel is handler while fewer than MaxHandlers distinct ones were
-// seen, else OtherHandler.
-func (m *Metrics) handlerLabel(h string) string {
+// capped is v while fewer than limit distinct values were seen in seen,
+// else other.
+func (m *Metrics) capped(seen map[string]struct{}, limit int, v, other string) string {
 	m.mu.RLock()
-	_, ok := m.handlers[h]
+	_, ok := seen[v]
 	m.mu.RUnlock()
 	if ok {
-		return h
+		return v
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.handlers[h]; ok {
-		return h
+	if _, ok := seen[v]; ok {
+		return v
 	}
-	if len(m.handlers) >= m.cfg.MaxHandlers {
-		return OtherHandler
+	if len(seen) >= limit {
+		return other
 	}
-	m.handlers[h] = struct{}{}
-	return h
+	seen[v] = struct{}{}
+	return v
 }
 
 // snapshot returns the cached table snapshot, read again once it is older
@@ -220,23 +238,12 @@ func (t *tables) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descUp, 1)
 	gauge(descCompleted, snap.Completed)
-	queues := map[string]bool{}
-	for _, j := range snap.Jobs {
-		gauge(descJobs, j.N, j.Queue, j.Status)
-		queues[j.Queue] = true
-	}
-	paused := map[string]bool{}
-	for _, q := range snap.Paused {
-		paused[q] = true
-		queues[q] = true
-	}
-	for q := range queues {
-		gauge(descOldest, snap.OldestPending[q], q)
-		v := 0.0
-		if paused[q] {
-			v = 1
+	for _, q := range queueSeries(snap, t.m.cfg.MaxQueues) {
+		for _, st := range q.statuses {
+			gauge(descJobs, q.jobs[st], q.name, st)
 		}
-		gauge(descPaused, v, q)
+		gauge(descOldest, q.oldest, q.name)
+		gauge(descPaused, q.paused, q.name)
 	}
 	for st, n := range snap.Workflows {
 		gauge(descWorkflows, n, st)
@@ -247,4 +254,77 @@ func (t *tables) Collect(ch chan<- prometheus.Metric) {
 	for _, a := range snap.Activities {
 		gauge(descActs, a.N, a.Mode, a.State)
 	}
+}
+
+// queueLabel is one queue label's values.
+type queueLabel struct {
+	name     string
+	statuses []string // in first-seen order
+	jobs     map[string]float64
+	oldest   float64 // seconds; max over the queues folded into other
+	paused   float64 // 1 when paused; in other, how many folded queues are
+	open     float64 // open jobs, to rank queues
+}
+
+// queueSeries groups a snapshot by queue label: the max queues that rank
+// first keep their own label (paused ones first, then by open jobs, then
+// by name, so the choice is stable between scrapes), the rest are summed
+// under OtherQueue (its oldest age is the oldest of them, its paused
+// value how many of them are paused).
+func queueSeries(snap Snapshot, max int) []*queueLabel {
+	byName := map[string]*queueLabel{}
+	var order []*queueLabel
+	get := func(q string) *queueLabel {
+		s, ok := byName[q]
+		if !ok {
+			s = &queueLabel{name: q, jobs: map[string]float64{}}
+			byName[q] = s
+			order = append(order, s)
+		}
+		return s
+	}
+	for _, j := range snap.Jobs {
+		s := get(j.Queue)
+		if _, ok := s.jobs[j.Status]; !ok {
+			s.statuses = append(s.statuses, j.Status)
+		}
+		s.jobs[j.Status] += j.N
+		s.open += j.N
+	}
+	for _, q := range snap.Paused {
+		get(q).paused = 1
+	}
+	for _, s := range order {
+		s.oldest = snap.OldestPending[s.name]
+	}
+	if len(order) <= max && byName[OtherQueue] == nil {
+		return order
+	}
+	ranked := slices.Clone(order)
+	slices.SortFunc(ranked, func(a, b *queueLabel) int {
+		if c := cmp.Compare(b.paused, a.paused); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.open, a.open); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	other := &queueLabel{name: OtherQueue, jobs: map[string]float64{}}
+	out := make([]*queueLabel, 0, max+1)
+	for _, s := range ranked {
+		if s.name != OtherQueue && len(out) < max {
+			out = append(out, s)
+			continue
+		}
+		for _, st := range s.statuses {
+			if _, ok := other.jobs[st]; !ok {
+				other.statuses = append(other.statuses, st)
+			}
+			other.jobs[st] += s.jobs[st]
+		}
+		other.oldest = math.Max(other.oldest, s.oldest)
+		other.paused += s.paused
+	}
+	return append(out, other)
 }
