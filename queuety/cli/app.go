@@ -17,6 +17,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/urfave/cli/v2"
@@ -48,7 +49,37 @@ type Options struct {
 // usageError marks errors that deserve ExitUsage.
 type usageError struct{ error }
 
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+func usagef(format string, a ...any) error {
+	for i, x := range a {
+		if s, ok := x.(string); ok && len(s) > maxEchoBytes {
+			a[i] = clipArg(s)
+		}
+	}
+	return usageError{fmt.Errorf(format, a...)}
+}
+
+// maxEchoBytes is the most of an argument a usage error repeats: a flag
+// value of 80 KB (a 10,000-deep JSON --state) must not come back whole on
+// the terminal or in the journal (N20).
+const maxEchoBytes = 120
+
+// clipArg is the start of a long argument, marked with its full size.
+func clipArg(s string) string {
+	cut := maxEchoBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s))
+}
+
+// jsonWhy is the reason a JSON flag value was refused: the decoder's
+// error, or that it is not an object.
+func jsonWhy(err error) string {
+	if err != nil {
+		return ": " + err.Error()
+	}
+	return ""
+}
 
 // Main runs the app and returns the process exit code.
 func Main(args []string, opts Options) int {

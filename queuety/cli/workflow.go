@@ -16,6 +16,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/queuety"
+	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -331,6 +332,16 @@ func (a *app) signalCommand(name, usage, args, def string) *cli.Command {
 			if def == "" && strings.TrimSpace(c.Args().Get(1)) == "" {
 				return usagef("the signal name is empty")
 			}
+			// The name rules before connecting: a name signals.signal_name
+			// cannot hold is a usage error, not the server's "Data too
+			// long" (N14).
+			signal := c.Args().Get(1)
+			if def != "" {
+				signal = c.String("signal")
+			}
+			if err := store.CheckName(store.SignalName, signal); err != nil && (def == "" || signal != "") {
+				return usagef("%v", err)
+			}
 			v, err := phpjson.DecodeString(c.String("payload"))
 			o, ok := v.AsObject()
 			if err != nil || !ok {
@@ -339,7 +350,7 @@ func (a *app) signalCommand(name, usage, args, def string) *cli.Command {
 				}
 			}
 			if !ok {
-				return usagef("--payload %q: want a JSON object", c.String("payload"))
+				return usagef("--payload %q: want a JSON object%s", c.String("payload"), jsonWhy(err))
 			}
 			payload = o
 			return nil

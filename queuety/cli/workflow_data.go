@@ -201,7 +201,7 @@ func readDefinition(c *cli.Context) (workflow.RuntimeDefinition, *phpjson.Object
 		}
 	}
 	if err != nil || !ok {
-		return def, nil, usagef("--state %q: want a JSON object", c.String("state"))
+		return def, nil, usagef("--state %q: want a JSON object%s", c.String("state"), jsonWhy(err))
 	}
 	return def, initial, nil
 }
