@@ -28,16 +28,20 @@ func TestClientRefusesBadNames(t *testing.T) {
 
 	long := strings.Repeat("x", 300)
 	for name, call := range map[string]func() error{
-		"pause long":        func() error { return c.Pause(ctx, long) },
-		"pause NUL":         func() error { return c.Pause(ctx, "nul\x00q") },
-		"resume ESC":        func() error { return c.Resume(ctx, "esc\x1b[2J") },
-		"dispatch queue":    func() error { _, err := c.Dispatch(ctx, "h", nil, OnQueue("tab\tq")); return err },
-		"dispatch handler":  func() error { _, err := c.Dispatch(ctx, long, nil); return err },
-		"handler newline":   func() error { _, err := c.Dispatch(ctx, "h\nforged log line", nil); return err },
-		"signal long":       func() error { return c.Signal(ctx, wf, long, nil) },
-		"approve long":      func() error { return c.Approve(ctx, wf, nil, long) },
-		"signal NUL":        func() error { return c.Signal(ctx, wf, "a\x00", nil) },
-		"workflow name ESC": func() error { d2, _ := workflow.New("x\x1b[2J").Then("Draft").Build(phpjson.NewObject()); _, _, err := c.DispatchWorkflow(ctx, d2); return err },
+		"pause long":       func() error { return c.Pause(ctx, long) },
+		"pause NUL":        func() error { return c.Pause(ctx, "nul\x00q") },
+		"resume ESC":       func() error { return c.Resume(ctx, "esc\x1b[2J") },
+		"dispatch queue":   func() error { _, err := c.Dispatch(ctx, "h", nil, OnQueue("tab\tq")); return err },
+		"dispatch handler": func() error { _, err := c.Dispatch(ctx, long, nil); return err },
+		"handler newline":  func() error { _, err := c.Dispatch(ctx, "h\nforged log line", nil); return err },
+		"signal long":      func() error { return c.Signal(ctx, wf, long, nil) },
+		"approve long":     func() error { return c.Approve(ctx, wf, nil, long) },
+		"signal NUL":       func() error { return c.Signal(ctx, wf, "a\x00", nil) },
+		"workflow name ESC": func() error {
+			d2, _ := workflow.New("x\x1b[2J").Then("Draft").Build(phpjson.NewObject())
+			_, _, err := c.DispatchWorkflow(ctx, d2)
+			return err
+		},
 	} {
 		err := call()
 		require.ErrorIs(t, err, store.ErrInvalidName, name)
