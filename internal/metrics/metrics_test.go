@@ -112,6 +112,8 @@ func TestQueueLabelsCapped(t *testing.T) {
 	require.Contains(t, text, `queuety_jobs{queue="other",status="buried"} 3`)
 	require.Contains(t, text, `queuety_queue_oldest_pending_age_seconds{queue="other"} 9998`, "other's age is the oldest folded")
 	require.Less(t, len(text), 200_000, "a scrape stays small")
+	t.Logf("10,002 queues: %d queuety_jobs, %d oldest-age, %d paused series; %d bytes a scrape",
+		series["queuety_jobs"], series["queuety_queue_oldest_pending_age_seconds"], series["queuety_queue_paused"], len(text))
 
 	for i := range 300 {
 		m.ObserveJob(fmt.Sprintf("w%03d", i), "h", "completed", time.Millisecond)
