@@ -219,6 +219,10 @@ func (a *app) pauseCommand(pause bool) *cli.Command {
 			if c.NArg() != 1 {
 				return usagef("%s takes one queue name", name)
 			}
+			// The name rules before connecting: a usage error (exit 2).
+			if err := queuety.ValidateQueue(c.Args().First()); err != nil {
+				return usagef("%v", err)
+			}
 			client, err := connect(c)
 			if err != nil {
 				return err

@@ -33,9 +33,9 @@ func TestDeepJSONFlagIsNotEchoed(t *testing.T) {
 	require.Contains(t, r.stderr, "(60001 bytes)", "the size of what was cut")
 }
 
-// N14 on the command line: a 300-character signal name is a usage error
-// (exit 2) naming the rule, before any connection; so is a control
-// character.
+// N14/N18 on the command line: a 300-character signal or queue name is
+// a usage error (exit 2) naming the rule, before any connection; so is a
+// control character.
 func TestLongSignalNameIsUsageError(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("s", 300)
@@ -43,10 +43,12 @@ func TestLongSignalNameIsUsageError(t *testing.T) {
 		{"workflow", "signal", "1", long},
 		{"workflow", "approve", "1", "--signal", long},
 		{"workflow", "signal", "1", "go\x1b[2J"},
+		{"pause", strings.Repeat("s", 300)},
+		{"resume", "nul\x00q"},
 	} {
 		r := run(t, append([]string{"--dsn", "root@tcp(127.0.0.1:1)/none"}, args...)...)
 		require.Equal(t, cli.ExitUsage, r.code, r.String())
-		require.Regexp(t, "longer than 255 characters|control character", r.stderr)
+		require.Regexp(t, "longer than (255|64) characters|control character", r.stderr)
 		require.NotContains(t, r.stderr, strings.Repeat("s", 100), "a prefix only")
 	}
 }
