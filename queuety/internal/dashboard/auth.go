@@ -72,6 +72,20 @@ type session struct {
 	ok     bool
 	bearer bool
 	csrf   string // the form token of this session ("" for bearer)
+	// throttled: a bearer token from a client that must still wait this
+	// long after wrong tokens (it was not checked).
+	throttled time.Duration
+}
+
+// refuseThrottled answers 429 with Retry-After when s was throttled.
+func refuseThrottled(w http.ResponseWriter, s session) bool {
+	if s.throttled <= 0 {
+		return false
+	}
+	secs := int((s.throttled + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	http.Error(w, fmt.Sprintf("Too many wrong tokens from your address: try again in %d s.", secs), http.StatusTooManyRequests)
+	return true
 }
 
 type ctxKey struct{}
@@ -95,7 +109,18 @@ func (a *auth) identify(r *http.Request) session {
 		return session{ok: true, csrf: a.openCSRF}
 	}
 	if scheme, t, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
-		return session{ok: a.validToken(t), bearer: true}
+		// A bearer token is a login on every request: it is throttled as
+		// the login form is, or guessing would just move here.
+		client := clientOf(r)
+		if wait := a.failures.wait(client); wait > 0 {
+			return session{bearer: true, throttled: wait}
+		}
+		if !a.validToken(t) {
+			a.failures.fail(client)
+			return session{bearer: true}
+		}
+		a.failures.succeed(client)
+		return session{ok: true, bearer: true}
 	}
 	c, err := r.Cookie(cookieName)
 	if err != nil {
@@ -166,6 +191,9 @@ func (a *auth) revoke(v string) {
 func (a *auth) page(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s := a.identify(r)
+		if refuseThrottled(w, s) {
+			return
+		}
 		if !s.ok {
 			if s.bearer {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="queuety"`)
@@ -184,6 +212,9 @@ func (a *auth) page(h http.Handler) http.Handler {
 func (a *auth) action(readOnly bool, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s := a.identify(r)
+		if refuseThrottled(w, s) {
+			return
+		}
 		if !s.ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="queuety"`)
 			http.Error(w, "Log in first: the dashboard needs the operator token.", http.StatusUnauthorized)

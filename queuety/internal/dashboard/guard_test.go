@@ -238,3 +238,27 @@ func TestDashboardLoginThrottle(t *testing.T) {
 	resp, _ = b.do("POST", "/ui/login", wrong)
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a login cleared the count")
 }
+
+// N17 for the bearer token: wrong tokens in the Authorization header are
+// throttled like wrong logins (guessing cannot move there), the right
+// one is refused while the wait lasts, then works.
+func TestDashboardBearerThrottle(t *testing.T) {
+	t.Parallel()
+	clk := &fakeNow{t: time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)}
+	e := newEnv(t, func(c *dashboard.Config) { c.Now = clk.now })
+	b := newBrowser(t, e.server().URL)
+	b.header.Set("Authorization", "Bearer guess-0123456789abcdef")
+	for i := 0; i < 4; i++ {
+		resp, _ := b.do("GET", "/ui/", nil)
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "guess %d", i+1)
+	}
+	b.header.Set("Authorization", "Bearer "+operatorToken)
+	resp, body := b.do("POST", "/ui/queues/pause", url.Values{"queue": {"default"}})
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, body)
+	require.Equal(t, "1", resp.Header.Get("Retry-After"))
+	require.False(t, e.paused("default"))
+	clk.add(time.Second)
+	resp, _ = b.do("POST", "/ui/queues/pause", url.Values{"queue": {"default"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.True(t, e.paused("default"))
+}
