@@ -36,6 +36,7 @@ func TestClientRefusesBadNames(t *testing.T) {
 		"handler newline":  func() error { _, err := c.Dispatch(ctx, "h\nforged log line", nil); return err },
 		"signal long":      func() error { return c.Signal(ctx, wf, long, nil) },
 		"approve long":     func() error { return c.Approve(ctx, wf, nil, long) },
+		"schedule handler": func() error { return CheckSchedule(NewSchedule{Handler: "h\x1b[2J", Every: "1 minute"}) },
 		"signal NUL":       func() error { return c.Signal(ctx, wf, "a\x00", nil) },
 		"workflow name ESC": func() error {
 			d2, _ := workflow.New("x\x1b[2J").Then("Draft").Build(phpjson.NewObject())

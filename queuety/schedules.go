@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -55,8 +54,8 @@ func CheckSchedule(n NewSchedule) error {
 }
 
 func checkSchedule(n NewSchedule) (schedule.Expr, schedule.Policy, error) {
-	if strings.TrimSpace(n.Handler) == "" || len(n.Handler) > 255 {
-		return schedule.Expr{}, "", fmt.Errorf("handler %q: must be 1 to 255 characters", n.Handler)
+	if err := store.CheckName(store.HandlerName, n.Handler); err != nil {
+		return schedule.Expr{}, "", err
 	}
 	if n.Queue != "" {
 		if err := ValidateQueue(n.Queue); err != nil {
