@@ -139,8 +139,10 @@ func New(opts Options) *cli.App {
 	a := &app{reg: opts.Registry, stdin: stdin, tty: interactive(stdin)}
 	onUsage := func(c *cli.Context, err error, _ bool) error { return usageError{err} }
 	cliApp := &cli.App{
-		Name:      "queuety",
-		Usage:     "run Queuety jobs from the MySQL tables PHP writes, fast",
+		Name:  "queuety",
+		Usage: "run Queuety jobs from the MySQL tables PHP writes, fast",
+		// --version (and -v) print it, as `queuety version` does in full.
+		Version:   ReadBuildInfo().Version,
 		Writer:    opts.Stdout,
 		ErrWriter: opts.Stderr,
 		Flags:     globalFlags(),

@@ -10,8 +10,14 @@ import (
 
 // Version, when set at link time (-ldflags "-X
 // github.com/queuety-go/queuety/queuety/cli.Version=v1.2.3"), is what
-// `queuety version` prints; otherwise the module version Go recorded.
+// `queuety version` and `queuety --version` print; otherwise the module
+// version Go recorded. scripts/release.sh sets it from `git describe`.
 var Version string
+
+// Commit, when set at link time, is the commit `queuety version` names.
+// Release builds set it because they build with -buildvcs=false in CI
+// checkouts where Go cannot always read the VCS stamp.
+var Commit string
 
 // BuildInfo is what `queuety version` prints.
 type BuildInfo struct {
@@ -46,6 +52,9 @@ func ReadBuildInfo() BuildInfo {
 	}
 	if Version != "" {
 		b.Version = Version
+	}
+	if Commit != "" {
+		b.Commit = Commit
 	}
 	return b
 }

@@ -29,12 +29,18 @@ func TestVersion(t *testing.T) {
 func TestVersionLinkTime(t *testing.T) {
 	t.Parallel()
 	bin := t.TempDir() + "/queuety"
-	build := exec.Command("go", "build", "-ldflags", "-X github.com/queuety-go/queuety/queuety/cli.Version=v9.8.7-test", "-o", bin, "../../cmd/queuety")
+	build := exec.Command("go", "build", "-ldflags",
+		"-X github.com/queuety-go/queuety/queuety/cli.Version=v9.8.7-test -X github.com/queuety-go/queuety/queuety/cli.Commit=0123abc",
+		"-o", bin, "../../cmd/queuety")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, string(out))
 	out, err = exec.Command(bin, "version", "--json").Output()
 	require.NoError(t, err)
 	require.Contains(t, string(out), `"version": "v9.8.7-test"`)
+	require.Contains(t, string(out), `"commit": "0123abc"`)
+	out, err = exec.Command(bin, "--version").Output()
+	require.NoError(t, err)
+	require.Equal(t, "queuety version v9.8.7-test\n", string(out))
 }
 
 // TestCompletion: the scripts ask the binary with urfave/cli's
