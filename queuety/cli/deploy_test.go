@@ -62,34 +62,70 @@ func TestDeployEnvFile(t *testing.T) {
 	}
 }
 
-// TestDeploySystemdUnit: the unit has its restart policy, environment file
-// and hardening, and systemd-analyze (where installed) accepts it with the
-// stock binary as ExecStart.
+// TestDeploySystemdUnit: the single-site unit has its restart policy,
+// environment file and hardening (with /home readable, so a site there
+// keeps its wp-config.php), runs the binary where the .deb puts it, and
+// systemd-analyze accepts it.
 func TestDeploySystemdUnit(t *testing.T) {
 	t.Parallel()
 	unit := readDeploy(t, "queuety.service")
-	for _, line := range []string{
-		"Type=notify", "ExecStart=/usr/local/bin/queuety work", "Restart=on-failure", "RestartPreventExitStatus=2",
-		"EnvironmentFile=/etc/queuety/queuety.env", "KillSignal=SIGTERM",
-		"NoNewPrivileges=yes", "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes", "CapabilityBoundingSet=",
+	requireLines(t, unit,
+		"Type=notify", "ExecStart=/usr/bin/queuety work", "Restart=on-failure", "RestartPreventExitStatus=2",
+		"EnvironmentFile=/etc/queuety/queuety.env", "KillSignal=SIGTERM", "User=queuety", "SupplementaryGroups=www-data",
+		"NoNewPrivileges=yes", "ProtectSystem=strict", "ProtectHome=read-only", "PrivateTmp=yes", "CapabilityBoundingSet=",
 		"WantedBy=multi-user.target",
-	} {
+	)
+	require.NotRegexp(t, `(?m)^ProtectHome=yes$`, unit, "ProtectHome=yes hides sites under /home")
+	verifyUnit(t, "queuety.service", unit)
+}
+
+// TestDeploySiteUnit: the per-site template runs as the site's user
+// (User=%i, a drop-in for another), reads the site's env file, and keeps
+// WordPress's PHP able to write: /etc and /usr read-only but not /var,
+// /home read-only with the site's home writable again, files created
+// 0644. systemd-analyze accepts an instance of it.
+func TestDeploySiteUnit(t *testing.T) {
+	t.Parallel()
+	unit := readDeploy(t, "queuety@.service")
+	requireLines(t, unit,
+		"Type=notify", "ExecStart=/usr/bin/queuety work", "Restart=on-failure", "RestartPreventExitStatus=2",
+		"User=%i", "EnvironmentFile=/etc/queuety/%i.env", "ConditionPathExists=/etc/queuety/%i.env",
+		"NoNewPrivileges=yes", "ProtectSystem=full", "ProtectHome=read-only", "ReadWritePaths=-/home/%i",
+		"UMask=0022", "CapabilityBoundingSet=", "WantedBy=multi-user.target",
+	)
+	for _, hides := range []string{"ProtectHome=yes", "ProtectHome=tmpfs", "ProtectSystem=strict", "UMask=0077", "Group=.*"} {
+		require.NotRegexp(t, `(?m)^`+hides+`$`, unit)
+	}
+	// The example env file is one the unit can read, with flags that exist.
+	known := envVars()
+	env := readDeploy(t, "site.env.example")
+	for _, m := range regexp.MustCompile(`(?m)^#?(QUEUETY_[A-Z_]+)=`).FindAllStringSubmatch(env, -1) {
+		require.True(t, known[m[1]], "deploy/site.env.example sets %s, which no flag reads", m[1])
+	}
+	require.Regexp(t, `(?m)^QUEUETY_WP_CONFIG=`, env)
+	verifyUnit(t, "queuety@blog.service", unit)
+}
+
+func requireLines(t *testing.T, unit string, lines ...string) {
+	t.Helper()
+	for _, line := range lines {
 		require.Regexp(t, `(?m)^`+regexp.QuoteMeta(line)+`$`, unit)
 	}
+}
+
+// verifyUnit runs systemd-analyze verify on the unit, saved as name, with
+// the stock binary as ExecStart and the example env files in place of
+// /etc/queuety's: verify wants both to exist. Any warning fails.
+func verifyUnit(t *testing.T, name, unit string) {
+	t.Helper()
 	analyze, err := exec.LookPath("systemd-analyze")
-	if err != nil {
-		// Debian's systemd package; this project's machines have it.
-		t.Log("no systemd-analyze: the unit's text was checked, not verified")
-		return
-	}
-	bin := stockBinary(t)
-	env, err := filepath.Abs(filepath.Join("..", "..", "deploy", "queuety.env"))
+	require.NoError(t, err, "systemd-analyze (Debian's systemd package) verifies the units")
+	deploy, err := filepath.Abs(filepath.Join("..", "..", "deploy"))
 	require.NoError(t, err)
-	unit = strings.Replace(unit, "ExecStart=/usr/local/bin/queuety", "ExecStart="+bin, 1)
-	unit = strings.Replace(unit, "EnvironmentFile=/etc/queuety/queuety.env", "EnvironmentFile="+env, 1)
-	// The test host has no queuety user.
-	unit = regexp.MustCompile(`(?m)^(User|Group)=.*$`).ReplaceAllString(unit, "")
-	path := filepath.Join(t.TempDir(), "queuety.service")
+	unit = strings.Replace(unit, "ExecStart=/usr/bin/queuety", "ExecStart="+stockBinary(t), 1)
+	unit = strings.ReplaceAll(unit, "/etc/queuety/queuety.env", filepath.Join(deploy, "queuety.env"))
+	unit = strings.ReplaceAll(unit, "/etc/queuety/%i.env", filepath.Join(deploy, "site.env.example"))
+	path := filepath.Join(t.TempDir(), name)
 	require.NoError(t, os.WriteFile(path, []byte(unit), 0o644))
 	out, err := exec.Command(analyze, "verify", path).CombinedOutput()
 	require.NoError(t, err, string(out))
