@@ -1,5 +1,5 @@
 # queuety-go. The README's two commands are `make dev` and `make test`.
-.PHONY: dev test build bench chaos fuzz
+.PHONY: dev test build bench chaos fuzz release
 
 dev: ## run the daemon on a local database with demo jobs
 	scripts/ensure-mariadb.sh
@@ -15,6 +15,9 @@ chaos: ## the chaos suite's long version (20 rounds of each scenario; `make test
 
 fuzz: ## every fuzz target for longer (FUZZTIME each, default 1m; `make test` runs each for a few seconds)
 	FUZZTIME=$${FUZZTIME:-1m} scripts/fuzz.sh
+
+release: ## binaries, .debs and OCI images for linux/amd64 and linux/arm64 in dist/ (VERSION=v1.2.3 to override git describe)
+	scripts/release.sh
 
 build:
 	go build -o bin/queuety ./cmd/queuety
