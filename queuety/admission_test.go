@@ -23,7 +23,7 @@ func claimN(t *testing.T, w *Worker, n int) int {
 		_ = w.completer.Start(context.Background())
 		t.Cleanup(w.completer.Stop)
 	}
-	got, err := w.claimRound(w.lanes[0], n)
+	got, _, err := w.claimRound(w.lanes[0], n)
 	require.NoError(t, err)
 	w.execWG.Wait()
 	require.Eventually(t, func() bool {

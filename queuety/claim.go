@@ -45,9 +45,9 @@ func (w *Worker) claimLoop(l *lane) {
 			w.idle(l, w.cfg.PollInterval)
 			continue
 		}
-		n, err := w.claimRound(l, want)
-		l.idle = err == nil && n == 0
-		w.endRound(l, gen, want, n, err)
+		n, waiting, err := w.claimRound(l, want)
+		l.idle = err == nil && n == 0 && !waiting
+		w.endRound(l, gen, want, n, waiting, err)
 		if store.ConnectionLost(err) {
 			w.dbTroubleAt.Store(time.Now().UnixNano())
 		}
@@ -112,7 +112,8 @@ func (w *Worker) freeSlots(l *lane) int {
 // claimRound runs one claim: lock up to n jobs from the queues in strict
 // order (paused ones skipped), write them processing with their `started`
 // log rows and commit, then start their handlers. It returns how many jobs
-// it claimed.
+// it claimed, and whether it left due rows waiting for their PHP class's
+// settings (being read from the pool: the next round takes them).
 //
 // The handlers start only after the commit. A claim the server rolls back
 // (a deadlock victim against PHP's claim, a lost connection) has then run
@@ -120,7 +121,7 @@ func (w *Worker) freeSlots(l *lane) int {
 // next. Keeping the transaction open while quick jobs ran would save a row
 // write per job, but a rollback after a handler ran is that handler run
 // twice, which a mixed fleet hits every few seconds.
-func (w *Worker) claimRound(l *lane, n int) (int, error) {
+func (w *Worker) claimRound(l *lane, n int) (claimed int, waiting bool, err error) {
 	// Not claimCtx: cancelling a claim mid-COMMIT would leave its rows in
 	// doubt; Stop waits for the round instead.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -132,11 +133,11 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 	if l.idle && !w.cfg.Debug {
 		due, err := w.store.AnyDue(ctx, openQueues(w.cfg.Queues, paused))
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		if !due {
 			w.stats.idleLooks.Add(1)
-			return 0, nil
+			return 0, false, nil
 		}
 	}
 	w.stats.claimRounds.Add(1)
@@ -147,14 +148,16 @@ func (w *Worker) claimRound(l *lane, n int) (int, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		// The last attempt's answer: claimWindow may run this again.
+		waiting = len(g.waiting) > 0
 		return rows, w.claimLogs(g, rows), nil
 	}, func() bool { return w.claimCtx.Err() == nil })
 	if err != nil || len(rows) == 0 {
-		return 0, err
+		return 0, waiting, err
 	}
 	w.observeClaim(start, len(rows))
 	w.startJobs(l, rows)
-	return len(rows), nil
+	return len(rows), waiting, nil
 }
 
 // claimWindow is one claim transaction, the in-process worker's

@@ -20,7 +20,7 @@ func stepOnce(t *testing.T, w *Worker) int {
 		_ = w.completer.Start(context.Background())
 		t.Cleanup(w.completer.Stop)
 	}
-	n, err := w.claimRound(w.lanes[0], 1)
+	n, _, err := w.claimRound(w.lanes[0], 1)
 	require.NoError(t, err)
 	w.execWG.Wait()
 	// Completions are written by the completer: wait for them.

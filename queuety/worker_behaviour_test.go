@@ -264,7 +264,7 @@ func TestStopDuringClaimRollsTheWindowBack(t *testing.T) {
 	w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
 	w.claimCtx, w.cancelClaim = context.WithCancel(context.Background())
 	w.cancelClaim()
-	n, err := w.claimRound(w.lanes[0], 10)
+	n, _, err := w.claimRound(w.lanes[0], 10)
 	require.NoError(t, err)
 	require.Zero(t, n)
 	require.Zero(t, ran.Load())

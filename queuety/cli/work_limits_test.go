@@ -2,6 +2,8 @@ package cli_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -59,6 +61,43 @@ func TestWorkOnceAndMaxJobs(t *testing.T) {
 }
 
 // flush runs everything due on its queues, in order, then exits: a failing
+// TestWorkOncePHPClass: a fresh `work --once` (a cron run) with a PHP pool
+// runs a job whose handler is a PHP class it has not met, once. The claim
+// first defers the row while the pool reads the class's settings; that
+// round is not "empty", so the worker claims again instead of stopping.
+func TestWorkOncePHPClass(t *testing.T) {
+	t.Parallel()
+	dsn := newDB(t)
+	db := openDB(t, dsn)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	app := filepath.Join(dir, "app.php")
+	require.NoError(t, os.WriteFile(app, []byte(`<?php
+final class OnceCheck implements Queuety\Handler
+{
+    public function handle(array $payload): void
+    {
+        file_put_contents(`+"'"+marker+"'"+`, "ran\n", FILE_APPEND);
+    }
+
+    public function config(): array
+    {
+        return [];
+    }
+}
+`), 0o644))
+	runOK(t, on(dsn, "migrate")...)
+	runOK(t, on(dsn, "dispatch", "OnceCheck")...)
+	worker, err := filepath.Abs(filepath.Join("..", "..", "php-bridge", "bin", "queuety-php-worker"))
+	require.NoError(t, err)
+	r := runOK(t, on(dsn, "work", "--once", "--json", "--php", "php "+worker+" --bootstrap "+app, "--php-workers", "1")...)
+	require.Equal(t, map[string]any{"processed": 1.0, "completed": 1.0, "retried": 0.0, "buried": 0.0, "stopped": "max-jobs"}, summaryOf(t, r.stdout), r.String())
+	ran, err := os.ReadFile(marker)
+	require.NoError(t, err)
+	require.Equal(t, "ran\n", string(ran))
+	require.Equal(t, 1, count(t, db, "SELECT COUNT(*) FROM "+jobsTable+" WHERE status = 'completed'"))
+}
+
 // job is retried once and left for its backoff, a delayed job left alone,
 // other queues untouched.
 func TestFlush(t *testing.T) {
