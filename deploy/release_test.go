@@ -90,13 +90,26 @@ func run(t *testing.T, dir string, name string, args ...string) string {
 	return out
 }
 
+// runEnv is run with more environment variables.
+func runEnv(t *testing.T, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	out, err := runErrEnv(t, dir, env, name, args...)
+	require.NoError(t, err, "%s %s\n%s", name, strings.Join(args, " "), out)
+	return out
+}
+
 func runErr(t *testing.T, dir string, name string, args ...string) (string, error) {
+	t.Helper()
+	return runErrEnv(t, dir, nil, name, args...)
+}
+
+func runErrEnv(t *testing.T, dir string, env []string, name string, args ...string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
-	cmd.Env = []string{stripped, "HOME=" + t.TempDir(), "LANG=C.UTF-8"}
+	cmd.Env = append([]string{stripped, "HOME=" + t.TempDir(), "LANG=C.UTF-8"}, env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
