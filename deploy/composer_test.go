@@ -110,6 +110,8 @@ echo json_encode(['job' => $job, 'workflow' => $workflow]);
 
 	composer := []string{"COMPOSER_DISABLE_NETWORK=1", "COMPOSER_ALLOW_SUPERUSER=1",
 		"COMPOSER_HOME=" + t.TempDir(), "COMPOSER_CACHE_DIR=" + t.TempDir()}
+	// The package's own manifest, as Packagist would read it.
+	require.Contains(t, runEnv(t, bridge, composer, "composer", "validate", "--strict", "--no-check-publish"), "is valid")
 	out := runEnv(t, app, composer, "composer", "install", "--no-interaction", "--no-progress", "--no-dev")
 	require.Contains(t, out, "Installing queuety-go/php-bridge")
 	fi, err := os.Lstat(filepath.Join(app, "vendor/queuety-go/php-bridge"))

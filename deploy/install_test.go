@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -104,6 +105,19 @@ func TestInstallDeb(t *testing.T) {
 	require.Regexp(t, `(?m)^ /etc/queuety/site\.env\.example [0-9a-f]{32}$`, string(status), "a conffile")
 	_, err = os.Stat(filepath.Join(root, "usr/share/queuety/php-bridge/tests"))
 	require.ErrorIs(t, err, os.ErrNotExist, "the bridge's tests are not shipped")
+
+	// The installed units name the installed binary and settings: verified
+	// with every absolute path moved under the scratch root.
+	for _, unit := range []string{"queuety.service", "queuety@.service"} {
+		body, err := os.ReadFile(filepath.Join(root, "usr/lib/systemd/system", unit))
+		require.NoError(t, err)
+		text := strings.NewReplacer("/usr/bin/queuety", filepath.Join(root, "usr/bin/queuety"),
+			"/etc/queuety/%i.env", filepath.Join(root, "etc/queuety/site.env.example"),
+			"/etc/queuety/", filepath.Join(root, "etc/queuety")+"/").Replace(string(body))
+		path := filepath.Join(t.TempDir(), strings.Replace(unit, "@.", "@blog.", 1))
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+		require.Empty(t, run(t, "", "systemd-analyze", "verify", path), unit)
+	}
 
 	bin := filepath.Join(root, "usr/bin/queuety")
 	require.Contains(t, run(t, "", bin, "version"), "queuety "+rel.version+"\n")
