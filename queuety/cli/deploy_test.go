@@ -89,11 +89,14 @@ func TestDeploySiteUnit(t *testing.T) {
 	unit := readDeploy(t, "queuety@.service")
 	requireLines(t, unit,
 		"Type=notify", "ExecStart=/usr/bin/queuety work", "Restart=on-failure", "RestartPreventExitStatus=2",
-		"User=%i", "EnvironmentFile=/etc/queuety/%i.env", "ConditionPathExists=/etc/queuety/%i.env",
+		"User=%i", "EnvironmentFile=/etc/queuety/%i.env", "AssertPathExists=/etc/queuety/%i.env",
 		"NoNewPrivileges=yes", "ProtectSystem=full", "ProtectHome=read-only", "ReadWritePaths=-/home/%i",
-		"UMask=0022", "CapabilityBoundingSet=", "WantedBy=multi-user.target",
+		"UMask=0022", "SystemCallErrorNumber=EPERM", "CapabilityBoundingSet=", "WantedBy=multi-user.target",
 	)
-	for _, hides := range []string{"ProtectHome=yes", "ProtectHome=tmpfs", "ProtectSystem=strict", "UMask=0077", "Group=.*"} {
+	// What would break WordPress's PHP: hidden or read-only site files,
+	// files the web server cannot read, PCRE's JIT, the web server's IPC.
+	for _, hides := range []string{"ProtectHome=yes", "ProtectHome=tmpfs", "ProtectSystem=strict", "UMask=0077", "Group=.*",
+		"MemoryDenyWriteExecute=yes", "RemoveIPC=yes"} {
 		require.NotRegexp(t, `(?m)^`+hides+`$`, unit)
 	}
 	// The example env file is one the unit can read, with flags that exist.
