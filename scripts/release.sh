@@ -112,8 +112,11 @@ build_image() { # arch
 		--build-arg "VERSION=$VERSION" --build-arg "REVISION=$COMMIT" \
 		--build-arg "CREATED=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)" \
 		-f deploy/Containerfile -t "$tag" "$ctx" >/dev/null
-	rm -f "$DIST/queuety_${VERSION}_linux_$arch.oci.tar"
-	buildah push --quiet "$tag" "oci-archive:$DIST/queuety_${VERSION}_linux_$arch.oci.tar:queuety:$VERSION"
+	# An OCI layout, then tarred with fixed times and order: buildah's own
+	# oci-archive stamps each entry with the time of the push.
+	buildah push --quiet "$tag" "oci:$work/oci-$arch:queuety:$VERSION"
+	tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner \
+		-C "$work/oci-$arch" -cf "$DIST/queuety_${VERSION}_linux_$arch.oci.tar" .
 }
 
 artifacts=()
