@@ -15,6 +15,9 @@
 # the tag, v0.0.0-<commits>-g<hash> before any tag, -dirty with changes),
 # or VERSION. It is linked into the binary (`queuety version`).
 #
+# `scripts/release.sh version` prints the version and the Debian version
+# and builds nothing (CI names its uploads with them).
+#
 # Environment: VERSION, DIST (dist), ARCHES ("amd64 arm64"), IMAGE (1; 0
 # skips the image), DEB_COMPRESSION (xz, the smallest; the tests take gzip,
 # which costs a fifth of xz's CPU time).
@@ -43,20 +46,25 @@ COMMIT=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 # Reproducible: every timestamp is the commit's (dpkg-deb and buildah read it).
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 
-# Debian's version: v1.2.3 -> 1.2.3; v1.2.3-4-gabc -> 1.2.3+4.gabc (after
-# 1.2.3, as the commits are); other suffixes (-rc.1) -> ~rc.1 (before it).
+# Debian's version: v1.2.3 -> 1.2.3; v1.2.3-4-gabc -> 1.2.3+4.gabc and
+# v1.2.3-dirty -> 1.2.3+dirty (after 1.2.3, as the changes are); other
+# suffixes (-rc.1) -> 1.2.3~rc.1 (before it).
 debversion() {
 	local v=${1#v} base rest
 	base=${v%%-*}
 	[[ $v == "$base" ]] && { echo "$base"; return; }
 	rest=${v#"$base"-}
-	if [[ $rest =~ ^[0-9]+-g[0-9a-f]+ ]]; then
+	if [[ $rest =~ ^([0-9]+-g[0-9a-f]+|dirty$) ]]; then
 		echo "$base+${rest//-/.}"
 	else
 		echo "$base~${rest//-/.}"
 	fi
 }
 DEBVERSION=$(debversion "$VERSION")
+if [[ ${1:-} == version ]]; then
+	echo "$VERSION $DEBVERSION"
+	exit 0
+fi
 
 mkdir -p "$DIST"
 work=$(mktemp -d)
