@@ -88,6 +88,9 @@ func TestInstallDeb(t *testing.T) {
 		"usr/share/queuety/php-bridge/autoload.php":           0o644,
 		"usr/share/queuety/php-bridge/src/Queuety.php":        0o644,
 		"usr/share/doc/queuety/copyright":                     0o644,
+		"usr/share/bash-completion/completions/queuety":       0o644,
+		"usr/share/zsh/vendor-completions/_queuety":           0o644,
+		"usr/share/fish/vendor_completions.d/queuety.fish":    0o644,
 	} {
 		fi, err := os.Stat(filepath.Join(root, path))
 		require.NoError(t, err, path)

@@ -95,6 +95,18 @@ build_deb() { # arch
 	cp -r php-bridge/bin php-bridge/src php-bridge/autoload.php php-bridge/composer.json php-bridge/README.md "$bridge/"
 	chmod 0755 "$bridge/bin/queuety-php-worker"
 	install -D -m 0644 deploy/debian/copyright "$root/usr/share/doc/queuety/copyright"
+	# Shell completions: the same text for every architecture, so written by
+	# whichever built binary runs here (the host's).
+	local host
+	for host in "$DIST"/queuety_"${VERSION}"_linux_*; do
+		[[ $host == *.oci.tar ]] && continue
+		if "$host" completion bash >"$work/completion.bash" 2>/dev/null; then
+			install -D -m 0644 "$work/completion.bash" "$root/usr/share/bash-completion/completions/queuety"
+			"$host" completion zsh | install -D -m 0644 /dev/stdin "$root/usr/share/zsh/vendor-completions/_queuety"
+			"$host" completion fish | install -D -m 0644 /dev/stdin "$root/usr/share/fish/vendor_completions.d/queuety.fish"
+			break
+		fi
+	done
 	install -d "$root/DEBIAN"
 	install -m 0755 deploy/debian/postinst deploy/debian/postrm "$root/DEBIAN/"
 	printf '/etc/queuety/queuety.env\n/etc/queuety/site.env.example\n' >"$root/DEBIAN/conffiles"
@@ -127,9 +139,11 @@ build_image() { # arch
 		-C "$work/oci-$arch" -cf "$DIST/queuety_${VERSION}_linux_$arch.oci.tar" .
 }
 
-artifacts=()
 for arch in $ARCHES; do
 	build_binary "$arch"
+done
+artifacts=()
+for arch in $ARCHES; do
 	build_deb "$arch"
 	artifacts+=("queuety_${VERSION}_linux_$arch" "queuety_${DEBVERSION}_$arch.deb")
 	if [[ $IMAGE == 1 ]]; then
