@@ -58,6 +58,20 @@ final class PluginLoadedTest extends TestCase
         $this->assertSame(['job' => 102, 'progress' => ['step' => 1]], $output['beats'][1]);
     }
 
+    public function test_wp_load_alone_serves_the_plugins_handlers(): void
+    {
+        // A WordPress site needs no bootstrap of its own: the plugin (here
+        // its stand-in) is loaded by wp-load.php and resolves the names.
+        $worker = new WorkerProcess(['--wp-load', __DIR__ . '/fixtures/plugin-standin/wp-load.php']);
+        $this->assertSame('ready', $worker->read()['type']);
+        $worker->run('unknown_alias');
+        $this->assertSame('Handler not found: unknown_alias', $worker->read()['error']['message']);
+        $worker->run('Queuety\Bridge\Handlers');
+        $this->assertFalse($worker->read()['ok'], 'a class that is no handler fails the job, the worker goes on');
+        $end = $worker->finish();
+        $this->assertSame(0, $end['code'], $end['stderr']);
+    }
+
     public function test_aliases_registered_the_plugins_way_resolve(): void
     {
         $this->worker->run('plugin_alias');

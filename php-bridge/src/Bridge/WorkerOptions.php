@@ -11,6 +11,7 @@ final class WorkerOptions
 {
     public const USAGE = <<<'TXT'
         usage: queuety-php-worker --bootstrap app.php [--wp-load /path/to/wp-load.php]
+               queuety-php-worker --wp-load /path/to/wp-load.php
 
         The PHP side of the queuety daemon's handler pool; the daemon starts it:
             queuety work --php "php php-bridge/bin/queuety-php-worker --bootstrap app.php"
@@ -19,12 +20,14 @@ final class WorkerOptions
                             (Queuety\Bridge\Handlers::register) and loads
                             Composer's vendor/autoload.php or anything else
           --wp-load FILE    load WordPress first (wp-load.php), for handlers
-                            that use WordPress functions
+                            that use WordPress functions; alone, the site's
+                            plugins register the handlers (Queuety::register)
 
         TXT;
 
     public function __construct(
-        public readonly string $bootstrap,
+        /** Null with --wp-load alone: WordPress's plugins register the handlers. */
+        public readonly ?string $bootstrap,
         public readonly ?string $wp_load = null,
         public readonly bool $help = false,
     ) {
@@ -41,7 +44,7 @@ final class WorkerOptions
         for ($i = 0; $i < count($args); $i++) {
             $arg = $args[$i];
             if ($arg === '--help' || $arg === '-h') {
-                return new self('', null, true);
+                return new self(null, null, true);
             }
             [$name, $value] = str_contains($arg, '=') ? explode('=', $arg, 2) : [$arg, null];
             $key = substr($name, 2);
@@ -56,8 +59,8 @@ final class WorkerOptions
             }
             $values[$key] = $value;
         }
-        if ($values['bootstrap'] === null) {
-            throw new \InvalidArgumentException('--bootstrap is required');
+        if ($values['bootstrap'] === null && $values['wp-load'] === null) {
+            throw new \InvalidArgumentException('--bootstrap is required (or --wp-load, whose plugins register the handlers)');
         }
         foreach ($values as $key => $file) {
             if ($file !== null && !is_readable($file)) {
