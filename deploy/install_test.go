@@ -48,12 +48,14 @@ func dpkgInstall(t *testing.T, root, deb string) {
 
 // TestInstallDeb installs the release's .deb into a scratch root, twice
 // (an upgrade in place: postinst must find its user), and checks what it
-// installed: the binary, the units, /etc/queuety as conffiles readable by
-// the queuety group only, the bridge's worker script and classes, one
-// queuety system user. Then, from the installed paths with a PATH that has
-// no Go: `queuety version`, `migrate`, a job dispatched the plugin's way
-// (the installed bridge's Queuety::dispatch of a Queuety\Handler class)
-// and `work --once` serving it with the installed queuety-php-worker.
+// installed: the binary, the units (verified against the installed
+// paths), /etc/queuety as conffiles readable by the queuety group only,
+// the bridge's worker script and classes, the completions, one queuety
+// system user. Then, from the installed paths with a PATH that has no Go,
+// the README's first steps on a WordPress-shaped site: `queuety version`,
+// `migrate --wp-config`, a job dispatched the plugin's way (a
+// Queuety\Handler class), and `work --once` serving it with the installed
+// queuety-php-worker loading the site's wp-load.php.
 func TestInstallDeb(t *testing.T) {
 	t.Parallel()
 	rel := releaseForHost(t)
@@ -125,14 +127,32 @@ func TestInstallDeb(t *testing.T) {
 	bin := filepath.Join(root, "usr/bin/queuety")
 	require.Contains(t, run(t, "", bin, "version"), "queuety "+rel.version+"\n")
 	require.Equal(t, "queuety version "+rel.version+"\n", run(t, "", bin, "--version"))
-	run(t, "", bin, "migrate", "--dsn", dsn)
 
-	// The site: a handler class as the plugin's are written, and the
-	// bootstrap the PHP pool loads.
+	// The site, as README's steps meet it: a wp-config.php (literal
+	// defines, WordPress's closing lines) and a wp-load.php standing in for
+	// WordPress with the plugin active: the plugin's classes (the installed
+	// bridge's here) and a handler class as the plugin's are written.
 	site := t.TempDir()
 	marker := filepath.Join(site, "ran")
 	bridge := filepath.Join(root, "usr/share/queuety/php-bridge")
-	require.NoError(t, os.WriteFile(filepath.Join(site, "app.php"), []byte(`<?php
+	db := dbParts(t, dsn)
+	wpConfig := filepath.Join(site, "wp-config.php")
+	require.NoError(t, os.WriteFile(wpConfig, []byte(`<?php
+define( 'DB_NAME', `+phpString(db.DBName)+` );
+define( 'DB_USER', `+phpString(db.User)+` );
+define( 'DB_PASSWORD', `+phpString(db.Passwd)+` );
+define( 'DB_HOST', `+phpString(db.Addr)+` );
+$table_prefix = 'wp_';
+if ( ! defined( 'ABSPATH' ) ) {
+	define( 'ABSPATH', __DIR__ . '/' );
+}
+require_once ABSPATH . 'wp-settings.php';
+`), 0o644))
+	wpLoad := filepath.Join(site, "wp-load.php")
+	require.NoError(t, os.WriteFile(wpLoad, []byte(`<?php
+require_once `+phpString(filepath.Join(bridge, "autoload.php"))+`;
+Queuety\Queuety::init(Queuety\Connection::from_wp_config(__DIR__ . '/wp-config.php'));
+
 final class InstallCheck implements Queuety\Handler
 {
     public function handle(array $payload): void
@@ -146,15 +166,12 @@ final class InstallCheck implements Queuety\Handler
     }
 }
 `), 0o644))
-	db := dbParts(t, dsn)
-	run(t, site, "php", "-r", `
-require `+phpString(filepath.Join(bridge, "autoload.php"))+`;
-require 'app.php';
-Queuety\Queuety::init(new Queuety\Connection(`+phpString(db.Addr)+`, `+phpString(db.DBName)+`, `+phpString(db.User)+`, `+phpString(db.Passwd)+`, 'wp_'));
-echo Queuety\Queuety::dispatch(InstallCheck::class, ['order' => 42])->id(), "\n";
-`)
-	out := run(t, site, bin, "work", "--once", "--dsn", dsn,
-		"--php", "php "+filepath.Join(bridge, "bin/queuety-php-worker")+" --bootstrap app.php", "--php-workers", "1")
+
+	// README step 1, the plugin's dispatch, README step 2.
+	run(t, site, bin, "migrate", "--wp-config", wpConfig)
+	run(t, site, "php", "-r", `require 'wp-load.php'; echo Queuety\Queuety::dispatch(InstallCheck::class, ['order' => 42])->id(), "\n";`)
+	out := run(t, site, bin, "work", "--wp-config", wpConfig, "--queue", "critical,default", "--once",
+		"--php", "php "+filepath.Join(bridge, "bin/queuety-php-worker")+" --wp-load "+wpLoad, "--php-workers", "1")
 	ran, err := os.ReadFile(marker)
 	require.NoError(t, err, out)
 	require.Equal(t, "{\"order\":42}\n", string(ran), "the handler ran once")
