@@ -122,6 +122,12 @@ final class Config
         return self::table_name('QUEUETY_TABLE_STATE_MACHINE_EVENTS');
     }
 
+    /** QUEUETY_RETENTION_DAYS: purge()'s default age in days (7 unless defined). */
+    public static function retention_days(): int
+    {
+        return defined('QUEUETY_RETENTION_DAYS') && is_numeric(constant('QUEUETY_RETENTION_DAYS')) ? (int) constant('QUEUETY_RETENTION_DAYS') : 7;
+    }
+
     /**
      * A defined override is used as is (not trimmed, no shared prefix),
      * exactly as the plugin does.

@@ -104,6 +104,18 @@ class Connection
     }
 
     /**
+     * The same database as a DSN for the queuety daemon (go-sql-driver's
+     * form: user:password@tcp(host:port)/dbname or unix(/socket)).
+     */
+    public function go_dsn(): string
+    {
+        $o = self::host_options($this->host);
+        $net = isset($o['unix_socket']) ? "unix({$o['unix_socket']})"
+            : sprintf('tcp(%s:%s)', str_contains($o['host'], ':') ? "[{$o['host']}]" : $o['host'], $o['port'] ?? '3306');
+        return sprintf('%s:%s@%s/%s', $this->user, $this->password, $net, $this->dbname);
+    }
+
+    /**
      * WordPress's DB_HOST forms: host, host:port, /socket, host:/socket,
      * [ipv6] and [ipv6]:port.
      *

@@ -37,7 +37,14 @@ class PendingJob
         private readonly string $handler,
         private readonly array $payload,
         private readonly Queue $queue_ops,
+        private readonly ?Contracts\Job $job_instance = null,
     ) {
+    }
+
+    /** The job object dispatched (Queuety::dispatch(new SendEmail(…))), or null for a handler name. */
+    public function get_job_instance(): ?Contracts\Job
+    {
+        return $this->job_instance;
     }
 
     public function __destruct()

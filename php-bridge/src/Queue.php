@@ -187,4 +187,105 @@ class Queue
         }
         return $stats;
     }
+    public function find(int $job_id): ?Job
+    {
+        $table = $this->conn->table(Config::table_jobs());
+        $stmt = $this->conn->pdo()->prepare("SELECT * FROM {$table} WHERE id = :id");
+        $stmt->execute(['id' => $job_id]);
+        $row = $stmt->fetch(\PDO::FETCH_ASSOC);
+        return is_array($row) ? Job::from_row($row) : null;
+    }
+
+    /**
+     * Bury a job as the plugin does (failed_at from the database clock,
+     * as its NOW() writes it).
+     */
+    public function bury(int $job_id, string $error_message): void
+    {
+        $table = $this->conn->table(Config::table_jobs());
+        $this->conn->pdo()->prepare("UPDATE {$table} SET status = :status, failed_at = NOW(), error_message = :error WHERE id = :id")
+            ->execute(['status' => JobStatus::Buried->value, 'error' => $error_message, 'id' => $job_id]);
+    }
+
+    /**
+     * Make a job pending again after $delay_sec (its attempts are kept,
+     * as in the plugin).
+     */
+    public function retry(int $job_id, int $delay_sec = 0): void
+    {
+        $table = $this->conn->table(Config::table_jobs());
+        $this->conn->pdo()->prepare(
+            "UPDATE {$table} SET status = :status, reserved_at = NULL, available_at = :available_at, error_message = NULL WHERE id = :id"
+        )->execute(['status' => JobStatus::Pending->value, 'available_at' => gmdate('Y-m-d H:i:s', time() + $delay_sec), 'id' => $job_id]);
+    }
+
+    /**
+     * Buried jobs oldest first, optionally of one queue.
+     *
+     * @return list<Job>
+     */
+    public function buried(?string $queue = null): array
+    {
+        $table = $this->conn->table(Config::table_jobs());
+        $sql = "SELECT * FROM {$table} WHERE status = :status";
+        $params = ['status' => JobStatus::Buried->value];
+        if ($queue !== null) {
+            $sql .= ' AND queue = :queue';
+            $params['queue'] = $queue;
+        }
+        $stmt = $this->conn->pdo()->prepare($sql . ' ORDER BY id ASC');
+        $stmt->execute($params);
+        return array_map(static fn (array $row): Job => Job::from_row($row), array_values($stmt->fetchAll(\PDO::FETCH_ASSOC)));
+    }
+
+    /** Delete jobs completed more than the given days ago; the number deleted. */
+    public function purge_completed(int $older_than_days): int
+    {
+        $table = $this->conn->table(Config::table_jobs());
+        $stmt = $this->conn->pdo()->prepare("DELETE FROM {$table} WHERE status = :status AND completed_at < :cutoff");
+        $stmt->execute(['status' => JobStatus::Completed->value, 'cutoff' => gmdate('Y-m-d H:i:s', time() - $older_than_days * 86400)]);
+        return $stmt->rowCount();
+    }
+
+    /**
+     * Insert many plain jobs in one statement, as the plugin's batch()
+     * does (handler, payload, queue, priority, delay, max_attempts each;
+     * no other options), and return their ids.
+     *
+     * @param list<array<string, mixed>> $jobs
+     * @return list<int>
+     */
+    public function batch(array $jobs): array
+    {
+        if ($jobs === []) {
+            return [];
+        }
+        $rows = [];
+        $params = [];
+        $now = time();
+        foreach (array_values($jobs) as $i => $job) {
+            $priority = $job['priority'] ?? Priority::Low;
+            if ($priority instanceof Priority) {
+                $priority = $priority->value;
+            }
+            $delay = is_scalar($job['delay'] ?? 0) ? (int) ($job['delay'] ?? 0) : 0;
+            $rows[] = "(:queue_{$i}, :handler_{$i}, :payload_{$i}, :priority_{$i}, :status_{$i}, :max_attempts_{$i}, :available_at_{$i})";
+            $params += [
+                "queue_{$i}" => is_string($job['queue'] ?? null) ? $job['queue'] : 'default',
+                "handler_{$i}" => is_string($job['handler'] ?? null) ? $job['handler'] : '',
+                "payload_{$i}" => json_encode(is_array($job['payload'] ?? null) ? $job['payload'] : [], JSON_THROW_ON_ERROR),
+                "priority_{$i}" => is_scalar($priority) ? (int) $priority : 0,
+                "status_{$i}" => JobStatus::Pending->value,
+                "max_attempts_{$i}" => is_scalar($job['max_attempts'] ?? null) ? (int) $job['max_attempts'] : 3,
+                "available_at_{$i}" => gmdate('Y-m-d H:i:s', $now + $delay),
+            ];
+        }
+        $table = $this->conn->table(Config::table_jobs());
+        $pdo = $this->conn->pdo();
+        $pdo->prepare("INSERT INTO {$table} (queue, handler, payload, priority, status, max_attempts, available_at) VALUES " . implode(', ', $rows))
+            ->execute($params);
+        // One multi-row INSERT takes consecutive ids from the first.
+        $first = (int) $pdo->lastInsertId();
+        return range($first, $first + count($rows) - 1);
+    }
 }

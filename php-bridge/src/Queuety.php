@@ -21,11 +21,68 @@ class Queuety
 {
     private static ?Connection $conn = null;
     private static ?Queue $queue = null;
+    private static ?WorkflowRegistry $workflow_registry = null;
+    private static ?RateLimiter $rate_limiter = null;
+    private static ?Contracts\Cache $cache = null;
+    private static ?Testing\QueueFake $queue_fake = null;
+    private static ?Testing\FakeQueue $fake_queue = null;
 
     public static function init(Connection $conn): void
     {
         self::$conn = $conn;
         self::$queue = new Queue($conn);
+        self::$workflow_registry = new WorkflowRegistry();
+        self::$rate_limiter = new RateLimiter($conn);
+        self::$cache ??= new Cache\MemoryCache();
+    }
+
+    /**
+     * The WP-CLI command name (QUEUETY_CLI_COMMAND, or "queuety").
+     */
+    public static function cli_command(): string
+    {
+        if (!defined('QUEUETY_CLI_COMMAND')) {
+            return 'queuety';
+        }
+        $raw = constant('QUEUETY_CLI_COMMAND');
+        $command = is_scalar($raw) ? trim((string) $raw) : '';
+        return $command !== '' ? $command : 'queuety';
+    }
+
+    /**
+     * Create or upgrade Queuety's tables: the queuety binary's `migrate`
+     * (QUEUETY_BIN, or `queuety` on the PATH), which writes the plugin's
+     * schema.
+     */
+    public static function ensure_schema(): void
+    {
+        self::worker()->migrate();
+    }
+
+    /**
+     * Needs WordPress itself: the plugin's map points `wp queuety …`
+     * paths at its WP-CLI command classes. Use the queuety binary's
+     * commands (`queuety --help`).
+     *
+     * @return list<array<string, mixed>>
+     * @throws \LogicException Always.
+     */
+    public static function cli_command_map(): array
+    {
+        throw self::needs_wordpress('cli_command_map', 'it maps `wp queuety` paths to the plugin\'s WP-CLI command classes; run the same commands with the queuety binary (`queuety --help`)');
+    }
+
+    /**
+     * Needs WordPress itself, as cli_command_map().
+     *
+     * @param array<mixed> $args
+     * @param array<mixed> $assoc_args
+     * @return array<string, mixed>
+     * @throws \LogicException Always.
+     */
+    public static function resolve_cli_command($path, array $args = [], array $assoc_args = []): array
+    {
+        throw self::needs_wordpress('resolve_cli_command', 'it resolves `wp queuety` paths to the plugin\'s WP-CLI command classes; run the same commands with the queuety binary (`queuety --help`)');
     }
 
     /**
@@ -42,7 +99,7 @@ class Queuety
             // The plugin's row for a job object: its class and public
             // properties; $tries, group and cost from the class defaults.
             $serialized = JobSerializer::serialize($handler);
-            $pending = new PendingJob($serialized['handler'], $serialized['payload'], self::queue_());
+            $pending = new PendingJob($serialized['handler'], $serialized['payload'], self::writer(), $handler);
             $defaults = JobMetadata::from_class($serialized['handler']);
             if ($defaults['tries'] !== null) {
                 $pending->max_attempts($defaults['tries']);
@@ -55,7 +112,170 @@ class Queuety
             }
             return $pending;
         }
-        return self::apply_pending_defaults(new PendingJob($handler, $payload, self::queue_()), $handler);
+        return self::apply_pending_defaults(new PendingJob($handler, $payload, self::writer()), $handler);
+    }
+
+    /**
+     * Run a job now, in this process: a job object's handle(), a job
+     * class built from the payload, or a registered handler with the
+     * payload. Nothing is written.
+     *
+     * @param array<mixed> $payload
+     */
+    public static function dispatch_sync(string|Contracts\Job $handler, array $payload = []): void
+    {
+        if ($handler instanceof Contracts\Job) {
+            $handler->handle();
+            return;
+        }
+        if (class_exists($handler) && is_subclass_of($handler, Contracts\Job::class)) {
+            JobSerializer::deserialize($handler, $payload)->handle();
+            return;
+        }
+        $resolved = self::registry()->resolve($handler);
+        if ($resolved instanceof Contracts\Job) {
+            $resolved->handle();
+        } elseif ($resolved instanceof Handler) {
+            $resolved->handle($payload);
+        }
+    }
+
+    /**
+     * Work the queue(s) with the queuety daemon until it is stopped;
+     * $once runs at most one job (see Worker for the binary and PHP pool).
+     *
+     * @param string|list<string> $queue
+     */
+    public static function run_worker(string|array $queue = 'default', bool $once = false): void
+    {
+        self::worker()->run($queue, $once);
+    }
+
+    /** The daemon with a pool of $workers PHP processes. */
+    public static function run_worker_pool(int $workers, string $queue = 'default'): void
+    {
+        self::worker()->run_pool($workers, $queue);
+    }
+
+    /**
+     * The daemon with a pool of up to $max_workers PHP processes (the
+     * daemon sizes its pool; $min_workers must not exceed it).
+     */
+    public static function run_auto_scaling_worker_pool(int $min_workers, int $max_workers, string $queue = 'default'): void
+    {
+        if ($min_workers < 1 || $max_workers < $min_workers) {
+            throw new \InvalidArgumentException('Worker pool bounds must satisfy 1 <= min_workers <= max_workers.');
+        }
+        self::worker()->run_pool($max_workers, $queue);
+    }
+
+    /**
+     * Run every due job of the queue(s) with `queuety flush`; how many ran.
+     *
+     * @param string|list<string> $queue
+     */
+    public static function flush_queue(string|array $queue = 'default'): int
+    {
+        return self::worker()->flush($queue);
+    }
+
+    /**
+     * Jobs newest first (id, queue, handler, status, attempts, priority,
+     * created_at), optionally of one queue and status.
+     *
+     * @return list<array<string, mixed>>
+     */
+    public static function list_jobs(?string $queue = null, ?string $status = null, int $limit = 50): array
+    {
+        $table = self::connection()->table(Config::table_jobs());
+        $sql = "SELECT id, queue, handler, status, attempts, priority, created_at FROM {$table} WHERE 1=1";
+        $params = [];
+        if ($queue !== null) {
+            $sql .= ' AND queue = :queue';
+            $params['queue'] = $queue;
+        }
+        if ($status !== null) {
+            $sql .= ' AND status = :status';
+            $params['status'] = $status;
+        }
+        $stmt = self::connection()->pdo()->prepare($sql . ' ORDER BY id DESC LIMIT ' . max(1, $limit));
+        $stmt->execute($params);
+        return array_values($stmt->fetchAll(\PDO::FETCH_ASSOC));
+    }
+
+    /**
+     * A job's row and its log rows, or null.
+     *
+     * @return array{job: array<string, mixed>, logs: list<array<string, mixed>>}|null
+     */
+    public static function inspect_job(int $job_id): ?array
+    {
+        $job = self::queue_()->find($job_id);
+        if ($job === null) {
+            return null;
+        }
+        $at = static fn (?\DateTimeImmutable $t): ?string => $t?->format('Y-m-d H:i:s');
+        return [
+            'job' => [
+                'id' => $job->id,
+                'handler' => $job->handler,
+                'queue' => $job->queue,
+                'status' => $job->status->value,
+                'priority' => $job->priority->value,
+                'attempts' => $job->attempts,
+                'max_attempts' => $job->max_attempts,
+                'payload' => $job->payload,
+                'created_at' => $job->created_at->format('Y-m-d H:i:s'),
+                'available_at' => $job->available_at->format('Y-m-d H:i:s'),
+                'reserved_at' => $at($job->reserved_at),
+                'completed_at' => $at($job->completed_at),
+                'failed_at' => $at($job->failed_at),
+                'error_message' => $job->error_message,
+                'workflow_id' => $job->workflow_id,
+                'step_index' => $job->step_index,
+                'depends_on' => $job->depends_on,
+            ],
+            'logs' => self::logger()->for_job($job_id),
+        ];
+    }
+
+    public static function bury_job(int $job_id, string $error_message = 'Manually buried via CLI.'): void
+    {
+        self::queue_()->bury($job_id, $error_message);
+    }
+
+    /** Delete a job row; whether there was one. */
+    public static function delete_job(int $job_id): bool
+    {
+        $table = self::connection()->table(Config::table_jobs());
+        $stmt = self::connection()->pdo()->prepare("DELETE FROM {$table} WHERE id = :id");
+        $stmt->execute(['id' => $job_id]);
+        return $stmt->rowCount() > 0;
+    }
+
+    /** `queuety recover`: rescue stale processing jobs; how many. */
+    public static function recover_stale_jobs(): int
+    {
+        return self::worker()->recover_stale();
+    }
+
+    /** @return list<array<string, mixed>> */
+    public static function handler_metrics(int $minutes = 60): array
+    {
+        return self::metrics()->handler_stats($minutes);
+    }
+
+    /**
+     * Handler classes under a PSR-4 directory, optionally registered.
+     *
+     * @return array{discovered: list<array<string, mixed>>, registered: int}
+     */
+    public static function discover_handlers_cli(string $directory, string $namespace, bool $register = false): array
+    {
+        self::connection();
+        $discovery = new HandlerDiscovery();
+        $discovered = $discovery->discover($directory, $namespace);
+        return ['discovered' => $discovered, 'registered' => $register ? $discovery->register_all($directory, $namespace, self::registry()) : 0];
     }
 
     /**
@@ -65,13 +285,11 @@ class Queuety
      */
     public static function dispatch_job(string $handler, array $payload = [], string $queue = 'default', int $priority = 0, int $delay = 0): int
     {
-        return self::queue_()->dispatch(
-            handler: $handler,
-            payload: $payload,
-            queue: $queue,
-            priority: Priority::tryFrom($priority) ?? Priority::Low,
-            delay: $delay,
-        );
+        return self::dispatch($handler, $payload)
+            ->on_queue($queue)
+            ->with_priority(Priority::tryFrom($priority) ?? Priority::Low)
+            ->delay($delay)
+            ->id();
     }
 
     /**
@@ -270,7 +488,7 @@ class Queuety
      */
     public static function chain(array $jobs): ChainBuilder
     {
-        return new ChainBuilder($jobs, self::queue_());
+        return new ChainBuilder($jobs, self::writer());
     }
 
     /**
@@ -383,6 +601,11 @@ class Queuety
     {
         self::$conn = null;
         self::$queue = null;
+        self::$workflow_registry = null;
+        self::$rate_limiter = null;
+        self::$cache = null;
+        self::$queue_fake = null;
+        self::$fake_queue = null;
     }
 
     private static function workflow_(): Workflow
@@ -421,48 +644,436 @@ class Queuety
     }
 
     /*
-     * State machines: the daemon runs their action jobs and `queuety machine
-     * event` sends events; this package has no state machine engine, so
-     * these plugin calls fail with a message that says where they work. With
-     * --wp-load and the plugin active, the plugin's facade answers them.
+     * State machines: dispatching, events (guards run in this process),
+     * status and history on the tables; the action jobs are run by
+     * `queuety work` or the plugin's workers.
      */
 
-    /** @param array<mixed> $payload */
-    public static function machine_event(int $machine_id, string $event_name, array $payload = []): void
+    public static function machine(string $name): StateMachineBuilder
     {
-        throw self::no_machines('machine_event');
-    }
-
-    public static function machine(string $name): never
-    {
-        throw self::no_machines('machine');
-    }
-
-    public static function machine_status(int $machine_id): never
-    {
-        throw self::no_machines('machine_status');
-    }
-
-    public static function list_machines(int $limit = 50, ?string $status = null): never
-    {
-        throw self::no_machines('list_machines');
+        return new StateMachineBuilder($name, self::machines());
     }
 
     /**
-     * @param array<mixed> $definition
-     * @param array<mixed> $initial_state
-     * @param array<mixed> $options
+     * @param array<string, mixed> $definition
+     * @param array<string, mixed> $initial_state
+     * @param array<string, mixed> $options idempotency_key
      */
-    public static function dispatch_state_machine_definition(array $definition, array $initial_state = [], array $options = []): never
+    public static function dispatch_state_machine_definition(array $definition, array $initial_state = [], array $options = []): int
     {
-        throw self::no_machines('dispatch_state_machine_definition');
+        return self::machines()->dispatch_definition($definition, $initial_state, $options);
     }
 
-    private static function no_machines(string $method): \LogicException
+    public static function machine_status(int $machine_id): ?StateMachineState
     {
-        return new \LogicException(sprintf(
-            'Queuety::%s() needs the Queuety plugin: this bridge has no state machine engine. Load the plugin (the pool\'s --wp-load with the plugin active), or use `queuety machine list|status|event` or the Go API (Client.MachineEvent).',
-            $method,
+        return self::machines()->get_status($machine_id);
+    }
+
+    /**
+     * Deliver an event to a machine waiting for one; a refused event
+     * leaves its event_rejected row and throws.
+     *
+     * @param array<mixed> $payload
+     */
+    public static function machine_event(int $machine_id, string $event_name, array $payload = []): void
+    {
+        self::machines()->send_event($machine_id, $event_name, $payload);
+    }
+
+    /** @return list<array<string, mixed>> */
+    public static function list_machines(int $limit = 50, ?string $status = null): array
+    {
+        return self::machines()->list($limit, $status);
+    }
+
+    /** @return list<array<string, mixed>> */
+    public static function machine_timeline(int $machine_id, ?int $limit = 100, int $offset = 0): array
+    {
+        return self::machines()->timeline($machine_id, $limit, $offset);
+    }
+
+    /** @return array<string, mixed> */
+    public static function machine_trace(int $machine_id): array
+    {
+        return self::machines()->trace($machine_id);
+    }
+
+    /** @return array<string, mixed>|null */
+    public static function machine_state_at(int $machine_id, int $event_id): ?array
+    {
+        return self::machine_events()->get_state_at_event($machine_id, $event_id);
+    }
+
+    public static function machines(): StateMachine
+    {
+        return new StateMachine(self::connection(), self::queue_(), self::machine_events());
+    }
+
+    public static function machine_events(): StateMachineEventLog
+    {
+        return new StateMachineEventLog(self::connection());
+    }
+
+    /*
+     * Jobs and queues.
+     */
+
+    public static function find_batch(int $id): ?Batch
+    {
+        return self::batch_manager()->find($id);
+    }
+
+    /**
+     * Insert plain jobs in one statement; their ids.
+     *
+     * @param list<array<string, mixed>> $jobs handler, payload, queue, priority, delay, max_attempts
+     * @return list<int>
+     */
+    public static function batch(array $jobs): array
+    {
+        return self::writer()->batch($jobs);
+    }
+
+    /** @return list<Job> */
+    public static function buried(?string $queue = null): array
+    {
+        return self::queue_()->buried($queue);
+    }
+
+    /** Make every buried job pending again; how many. */
+    public static function retry_buried(): int
+    {
+        $count = 0;
+        foreach (self::queue_()->buried() as $job) {
+            self::queue_()->retry($job->id);
+            $count++;
+        }
+        return $count;
+    }
+
+    public static function retry(int $job_id): void
+    {
+        self::queue_()->retry($job_id);
+    }
+
+    /** Delete jobs completed more than $older_than_days ago (default QUEUETY_RETENTION_DAYS, else 7). */
+    public static function purge(?int $older_than_days = null): int
+    {
+        return self::queue_()->purge_completed($older_than_days ?? Config::retention_days());
+    }
+
+    /**
+     * Log rows: by job_id, workflow_id, handler, event or since (a date),
+     * else the last 24 hours; limit (50) for the last three.
+     *
+     * @param array<string, mixed> $filters
+     * @return list<array<string, mixed>>
+     */
+    public static function query_logs(array $filters = []): array
+    {
+        $logger = self::logger();
+        $scalar = static fn (string $k): mixed => is_scalar($filters[$k] ?? null) ? $filters[$k] : null;
+        if (($filters['job_id'] ?? null) !== null) {
+            return $logger->for_job((int) $scalar('job_id'));
+        }
+        if (($filters['workflow_id'] ?? null) !== null) {
+            return $logger->for_workflow((int) $scalar('workflow_id'));
+        }
+        $limit = $scalar('limit') !== null ? (int) $scalar('limit') : 50;
+        if (($filters['handler'] ?? null) !== null) {
+            return $logger->for_handler((string) $scalar('handler'), $limit);
+        }
+        if (($filters['event'] ?? null) !== null) {
+            $event = Enums\LogEvent::tryFrom((string) $scalar('event'));
+            return $event !== null ? $logger->for_event($event, $limit) : [];
+        }
+        if (($filters['since'] ?? null) !== null) {
+            return $logger->since(new \DateTimeImmutable((string) ($scalar('since') ?? 'now')), $limit);
+        }
+        return $logger->since(new \DateTimeImmutable('-24 hours'), $limit);
+    }
+
+    public static function purge_logs(int $older_than_days): int
+    {
+        return self::logger()->purge($older_than_days);
+    }
+
+    /** Register the #[QueuetyHandler]-named classes under a PSR-4 directory; how many. */
+    public static function discover_handlers(string $directory, string $namespace): int
+    {
+        return (new HandlerDiscovery())->register_all($directory, $namespace, self::registry());
+    }
+
+    /*
+     * Workflows beyond dispatch and lifecycle.
+     */
+
+    /** @return list<WorkflowState> */
+    public static function list_workflows(?string $status = null, int $limit = 50): array
+    {
+        return self::workflow_()->list($status === null ? null : Enums\WorkflowStatus::tryFrom($status), $limit);
+    }
+
+    /** A builder for a template (register_workflow_template()). */
+    public static function define_workflow(string $name): WorkflowBuilder
+    {
+        return self::workflow($name);
+    }
+
+    public static function register_workflow_template(WorkflowBuilder $builder): void
+    {
+        self::workflow_templates()->register($builder->get_name(), new WorkflowTemplate(
+            name: $builder->get_name(),
+            steps: $builder->build_steps(),
+            queue: $builder->get_queue(),
+            priority: $builder->get_priority(),
+            max_attempts: $builder->get_max_attempts(),
+            definition: $builder->build_runtime_definition(),
         ));
+    }
+
+    /**
+     * Dispatch a registered template.
+     *
+     * @param array<string, mixed> $payload
+     * @param array<string, mixed> $options idempotency_key
+     * @throws \RuntimeException For an unregistered name.
+     */
+    public static function run_workflow(string $name, array $payload = [], array $options = []): int
+    {
+        $template = self::workflow_templates()->get($name) ?? throw new \RuntimeException("Workflow template '{$name}' is not registered.");
+        return $template->dispatch($payload, $options);
+    }
+
+    /**
+     * @param array<string, mixed> $definition
+     * @param array<string, mixed> $payload
+     * @param array<string, mixed> $options idempotency_key
+     */
+    public static function dispatch_workflow_definition(array $definition, array $payload = [], array $options = []): int
+    {
+        return self::workflow_()->dispatch_definition($definition, $payload, $options);
+    }
+
+    public static function workflow_templates(): WorkflowRegistry
+    {
+        self::connection();
+        return self::$workflow_registry ??= new WorkflowRegistry();
+    }
+
+    /** Register the templates PHP files in the directory return; how many. */
+    public static function load_workflows(string $directory, bool $recursive = false): int
+    {
+        self::connection();
+        return WorkflowLoader::load($directory, $recursive);
+    }
+
+    public static function load_workflow_file(string $file_path): ?WorkflowTemplate
+    {
+        self::connection();
+        return WorkflowLoader::load_file($file_path);
+    }
+
+    public static function rewind_workflow(int $workflow_id, int $to_step): void
+    {
+        self::workflow_()->rewind($workflow_id, $to_step);
+    }
+
+    public static function fork_workflow(int $workflow_id): int
+    {
+        return self::workflow_()->fork($workflow_id);
+    }
+
+    /** @return array<string, mixed> */
+    public static function export_workflow(int $workflow_id): array
+    {
+        return WorkflowExporter::export($workflow_id, self::connection());
+    }
+
+    /** Write the export as pretty JSON to $output; the path. */
+    public static function export_workflow_to_file(int $workflow_id, string $output): string
+    {
+        $json = json_encode(self::export_workflow($workflow_id), JSON_PRETTY_PRINT | JSON_UNESCAPED_SLASHES | JSON_THROW_ON_ERROR);
+        if (@file_put_contents($output, $json) === false) {
+            throw new \RuntimeException("Unable to write workflow export to {$output}.");
+        }
+        return $output;
+    }
+
+    /** @param array<string, mixed> $data An export. */
+    public static function replay_workflow(array $data): int
+    {
+        return WorkflowReplayer::replay($data, self::connection());
+    }
+
+    public static function replay_workflow_file(string $file_path): int
+    {
+        self::connection();
+        if (!file_exists($file_path)) {
+            throw new \RuntimeException("File not found: {$file_path}");
+        }
+        $json = file_get_contents($file_path);
+        if ($json === false) {
+            throw new \RuntimeException("Unable to read workflow export: {$file_path}");
+        }
+        $data = json_decode($json, true, 512, JSON_THROW_ON_ERROR);
+        if (!is_array($data)) {
+            throw new \RuntimeException("Workflow export did not decode to an array: {$file_path}");
+        }
+        $normalized = [];
+        foreach ($data as $key => $value) {
+            $normalized[(string) $key] = $value;
+        }
+        return self::replay_workflow($normalized);
+    }
+
+    /** @return list<array<string, mixed>> */
+    public static function workflow_timeline(int $workflow_id, ?int $limit = 100, int $offset = 0): array
+    {
+        return self::workflow_events()->get_timeline($workflow_id, $limit, $offset);
+    }
+
+    /** @return array<string, mixed> */
+    public static function workflow_trace(int $workflow_id): array
+    {
+        return self::workflow_events()->get_trace($workflow_id);
+    }
+
+    /** @return array<string, mixed>|null */
+    public static function workflow_state_at(int $workflow_id, int $step_index): ?array
+    {
+        return self::workflow_events()->get_state_at_step($workflow_id, $step_index);
+    }
+
+    public static function workflow_events(): WorkflowEventLog
+    {
+        return new WorkflowEventLog(self::connection());
+    }
+
+    /**
+     * Start a workflow when a WordPress action fires (needs WordPress's
+     * add_action(); without it the plugin's RuntimeException).
+     */
+    public static function on_action(
+        string $hook,
+        string|WorkflowBuilder $workflow,
+        ?callable $map = null,
+        ?callable $when = null,
+        callable|string|null $idempotency_key = null,
+        int $priority = 10,
+        ?int $accepted_args = null,
+    ): void {
+        ActionWorkflowBridge::register($hook, $workflow, $map, $when, $idempotency_key, $priority, $accepted_args);
+    }
+
+    /**
+     * Needs WordPress itself: the plugin replaces WP-Cron through
+     * WordPress's cron hooks. Without WordPress there is no WP-Cron to
+     * replace; `queuety work` runs the schedules table itself.
+     *
+     * @throws \LogicException Always.
+     */
+    public static function replace_wp_cron(): void
+    {
+        throw self::needs_wordpress('replace_wp_cron', 'it hooks WP-Cron; without WordPress there is no WP-Cron, and `queuety work` runs the schedules table itself');
+    }
+
+    /** @throws \LogicException Always, as replace_wp_cron(). */
+    public static function restore_wp_cron(): void
+    {
+        throw self::needs_wordpress('restore_wp_cron', 'it unhooks WP-Cron; without WordPress there is no WP-Cron to restore');
+    }
+
+    /*
+     * Service accessors.
+     */
+
+    public static function logger(): Logger
+    {
+        return new Logger(self::connection());
+    }
+
+    public static function worker(): Worker
+    {
+        return new Worker(self::connection());
+    }
+
+    public static function workflow_manager(): Workflow
+    {
+        return self::workflow_();
+    }
+
+    public static function registry(): HandlerRegistry
+    {
+        self::connection();
+        return new HandlerRegistry();
+    }
+
+    public static function rate_limiter(): RateLimiter
+    {
+        self::connection();
+        return self::$rate_limiter ??= new RateLimiter(self::connection());
+    }
+
+    public static function resource_manager(): ResourceManager
+    {
+        return new ResourceManager(self::connection());
+    }
+
+    public static function batch_manager(): BatchManager
+    {
+        return new BatchManager(self::connection());
+    }
+
+    public static function chunk_store(): ChunkStore
+    {
+        return new ChunkStore(self::connection());
+    }
+
+    public static function metrics(): Metrics
+    {
+        return new Metrics(self::connection());
+    }
+
+    public static function cache(): Contracts\Cache
+    {
+        self::connection();
+        return self::$cache ??= new Cache\MemoryCache();
+    }
+
+    public static function set_cache(Contracts\Cache $cache): void
+    {
+        self::$cache = $cache;
+    }
+
+    /*
+     * Testing.
+     */
+
+    /**
+     * Record jobs instead of writing them: dispatch(), dispatch_job(),
+     * chain() and batch() land in the returned QueueFake until reset().
+     */
+    public static function fake(): Testing\QueueFake
+    {
+        self::$queue_fake = new Testing\QueueFake();
+        self::$fake_queue = new Testing\FakeQueue(self::$queue_fake);
+        return self::$queue_fake;
+    }
+
+    public static function queue_fake(): ?Testing\QueueFake
+    {
+        return self::$queue_fake;
+    }
+
+    /** The Queue new jobs go to: the fake while one is on. */
+    private static function writer(): Queue
+    {
+        return self::$fake_queue ?? self::queue_();
+    }
+
+    private static function needs_wordpress(string $method, string $why): \LogicException
+    {
+        return new \LogicException(sprintf('Queuety::%s() needs WordPress: %s.', $method, $why));
     }
 }

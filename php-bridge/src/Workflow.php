@@ -109,6 +109,168 @@ class Workflow
     }
 
     /**
+     * Workflows newest first, optionally of one status.
+     *
+     * @return list<WorkflowState>
+     */
+    public function list(?WorkflowStatus $status = null, int $limit = 50): array
+    {
+        $table = $this->conn->table(Config::table_workflows());
+        $sql = "SELECT id, name, status, state, current_step, total_steps, parent_workflow_id, parent_step_index,
+                started_at, completed_at, failed_at, deadline_at, error_message FROM {$table}";
+        $params = [];
+        if ($status !== null) {
+            $sql .= ' WHERE status = :status';
+            $params['status'] = $status->value;
+        }
+        $stmt = $this->conn->pdo()->prepare($sql . ' ORDER BY id DESC LIMIT ' . max(1, $limit));
+        $stmt->execute($params);
+        $out = [];
+        foreach ($stmt->fetchAll(\PDO::FETCH_ASSOC) as $row) {
+            $out[] = self::state_from_row($row, $this->artifact_keys((int) $row['id']));
+        }
+        return $out;
+    }
+
+    /**
+     * Dispatch a workflow from a runtime definition (a template's, or
+     * WorkflowBuilder::build_runtime_definition()'s).
+     *
+     * @param array<string, mixed> $definition
+     * @param array<string, mixed> $initial_state
+     * @param array<string, mixed> $dispatch_options idempotency_key
+     * @throws \RuntimeException Without steps.
+     */
+    public function dispatch_definition(array $definition, array $initial_state = [], array $dispatch_options = []): int
+    {
+        if (empty($definition['steps']) || !is_array($definition['steps'])) {
+            throw new \RuntimeException('Workflow definition must have at least one step.');
+        }
+        $name = is_scalar($definition['name'] ?? null) ? (string) $definition['name'] : 'workflow';
+        $settings = Workflow\WorkflowSettings::from_definition($definition);
+        $key = $dispatch_options['idempotency_key'] ?? null;
+        if ($key !== null) {
+            $settings->idempotency_key = Workflow\WorkflowSettings::non_blank(is_scalar($key) ? (string) $key : '', 'Workflow idempotency key cannot be empty.');
+        }
+        $steps = array_values($definition['steps']);
+        $state = $settings->initial_state($name, $steps, $initial_state);
+        return (new Workflow\Dispatcher($this->conn, new Queue($this->conn), $settings))->dispatch($name, $steps, $state);
+    }
+
+    /**
+     * Put a workflow back to the state recorded when $to_step completed and
+     * run it on from the next step: the public state from that step's
+     * event, the runtime keys from the live row; pending or running jobs
+     * of the abandoned path are buried so no worker continues it.
+     *
+     * @throws \RuntimeException Without a recorded state for the step, or for a missing workflow.
+     */
+    public function rewind(int $workflow_id, int $to_step): void
+    {
+        $snapshot = (new WorkflowEventLog($this->conn))->get_state_at_step($workflow_id, $to_step)
+            ?? throw new \RuntimeException("No recorded state found for workflow {$workflow_id} at step {$to_step}.");
+        $this->in_transaction(function (\PDO $pdo) use ($workflow_id, $to_step, $snapshot): void {
+            $row = $this->lock($pdo, $workflow_id);
+            $live = self::decode_state($row['state']);
+            $state = $snapshot;
+            $state['_steps'] = is_array($live['_steps'] ?? null) ? $live['_steps'] : [];
+            $state['_queue'] = is_string($live['_queue'] ?? null) && $live['_queue'] !== '' ? $live['_queue'] : 'default';
+            $state['_priority'] = is_scalar($live['_priority'] ?? 0) ? (int) ($live['_priority'] ?? 0) : 0;
+            $attempts = is_scalar($live['_max_attempts'] ?? 3) ? (int) ($live['_max_attempts'] ?? 3) : 3;
+            $state['_max_attempts'] = $attempts > 0 ? $attempts : 3;
+            foreach ($live as $key => $value) {
+                if (str_starts_with((string) $key, '_') && !isset($state[$key])) {
+                    $state[$key] = $value;
+                }
+            }
+            $next = $to_step + 1;
+            $workflows = $this->conn->table(Config::table_workflows());
+            $pdo->prepare(
+                "UPDATE {$workflows} SET state = :state, current_step = :step, status = 'running', error_message = NULL, failed_at = NULL WHERE id = :id"
+            )->execute(['state' => json_encode($state, JSON_THROW_ON_ERROR), 'step' => $next, 'id' => $workflow_id]);
+            $jobs = $this->conn->table(Config::table_jobs());
+            $pdo->prepare(
+                "UPDATE {$jobs} SET status = 'buried', error_message = 'Superseded by workflow rewind'
+                WHERE workflow_id = :wf_id AND status IN ('pending', 'processing')"
+            )->execute(['wf_id' => $workflow_id]);
+            $steps = array_values($state['_steps']);
+            if (isset($steps[$next]) && (is_array($steps[$next]) || is_string($steps[$next]))) {
+                Workflow\FirstStepJobs::for_state(new Queue($this->conn), $state)->enqueue($steps[$next], $workflow_id, $next);
+            }
+            (new Logger($this->conn))->log(Enums\LogEvent::WorkflowRewound, [
+                'workflow_id' => $workflow_id, 'handler' => (string) $row['name'], 'queue' => $state['_queue'],
+                'context' => ['rewound_to_step' => $to_step],
+            ]);
+        });
+    }
+
+    /**
+     * A copy of the workflow (name `<name>_fork_<unix time>`, running, the
+     * same state and step) whose current step is enqueued; the original is
+     * untouched. Both get a workflow_forked log row.
+     *
+     * @throws \RuntimeException For a missing workflow.
+     */
+    public function fork(int $workflow_id): int
+    {
+        return $this->in_transaction(function (\PDO $pdo) use ($workflow_id): int {
+            $row = $this->lock($pdo, $workflow_id);
+            $state = self::decode_state($row['state']);
+            $current = (int) $row['current_step'];
+            $name = (string) $row['name'];
+            $fork_name = $name . '_fork_' . time();
+            $workflows = $this->conn->table(Config::table_workflows());
+            $pdo->prepare(
+                "INSERT INTO {$workflows} (name, status, state, current_step, total_steps) VALUES (:name, 'running', :state, :step, :total)"
+            )->execute(['name' => $fork_name, 'state' => json_encode($state, JSON_THROW_ON_ERROR), 'step' => $current, 'total' => (int) $row['total_steps']]);
+            $fork_id = (int) $pdo->lastInsertId();
+            $steps = is_array($state['_steps'] ?? null) ? array_values($state['_steps']) : [];
+            if (isset($steps[$current]) && (is_array($steps[$current]) || is_string($steps[$current]))) {
+                Workflow\FirstStepJobs::for_state(new Queue($this->conn), $state)->enqueue($steps[$current], $fork_id, $current);
+            }
+            $queue = is_string($state['_queue'] ?? null) && $state['_queue'] !== '' ? $state['_queue'] : 'default';
+            $logger = new Logger($this->conn);
+            $logger->log(Enums\LogEvent::WorkflowForked, ['workflow_id' => $workflow_id, 'handler' => $name, 'queue' => $queue, 'context' => ['forked_workflow_id' => $fork_id]]);
+            $logger->log(Enums\LogEvent::WorkflowForked, ['workflow_id' => $fork_id, 'handler' => $fork_name, 'queue' => $queue, 'context' => ['forked_from_workflow_id' => $workflow_id]]);
+            return $fork_id;
+        });
+    }
+
+    /**
+     * @return array<string, mixed>
+     * @throws \RuntimeException For a missing workflow.
+     */
+    private function lock(\PDO $pdo, int $workflow_id): array
+    {
+        $workflows = $this->conn->table(Config::table_workflows());
+        $stmt = $pdo->prepare("SELECT * FROM {$workflows} WHERE id = :id FOR UPDATE");
+        $stmt->execute(['id' => $workflow_id]);
+        $row = $stmt->fetch(\PDO::FETCH_ASSOC);
+        return is_array($row) ? $row : throw new \RuntimeException("Workflow {$workflow_id} not found.");
+    }
+
+    /**
+     * @template T
+     * @param \Closure(\PDO): T $fn
+     * @return T
+     */
+    private function in_transaction(\Closure $fn): mixed
+    {
+        $pdo = $this->conn->pdo();
+        $pdo->beginTransaction();
+        try {
+            $result = $fn($pdo);
+            $pdo->commit();
+            return $result;
+        } catch (\Throwable $e) {
+            if ($pdo->inTransaction()) {
+                $pdo->rollBack();
+            }
+            throw $e;
+        }
+    }
+
+    /**
      * @param array<string, mixed> $row
      * @param list<string>         $artifact_keys
      */

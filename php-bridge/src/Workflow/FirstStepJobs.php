@@ -36,6 +36,23 @@ final class FirstStepJobs
     }
 
     /**
+     * The step jobs of a running workflow, with the queue, priority and
+     * attempts its state carries (`_queue`, `_priority`, `_max_attempts`).
+     *
+     * @param array<string, mixed> $state
+     */
+    public static function for_state(Queue $queue_ops, array $state): self
+    {
+        $settings = new WorkflowSettings();
+        $queue = is_scalar($state['_queue'] ?? 'default') ? (string) ($state['_queue'] ?? 'default') : '';
+        $settings->queue = $queue === '' ? 'default' : $queue;
+        $settings->priority = \Queuety\Enums\Priority::tryFrom(is_scalar($state['_priority'] ?? 0) ? (int) ($state['_priority'] ?? 0) : 0) ?? \Queuety\Enums\Priority::Low;
+        $attempts = is_scalar($state['_max_attempts'] ?? 3) ? (int) ($state['_max_attempts'] ?? 3) : 3;
+        $settings->max_attempts = $attempts > 0 ? $attempts : 3;
+        return new self($queue_ops, $settings);
+    }
+
+    /**
      * @param array<string, mixed>|string $step A serialized step; a string is a legacy single step (its class).
      */
     public function enqueue(array|string $step, int $workflow_id, int $step_index): void
