@@ -146,15 +146,100 @@ class Workflow
         if (empty($definition['steps']) || !is_array($definition['steps'])) {
             throw new \RuntimeException('Workflow definition must have at least one step.');
         }
-        $name = is_scalar($definition['name'] ?? null) ? (string) $definition['name'] : 'workflow';
-        $settings = Workflow\WorkflowSettings::from_definition($definition);
-        $key = $dispatch_options['idempotency_key'] ?? null;
-        if ($key !== null) {
-            $settings->idempotency_key = Workflow\WorkflowSettings::non_blank(is_scalar($key) ? (string) $key : '', 'Workflow idempotency key cannot be empty.');
-        }
-        $steps = array_values($definition['steps']);
-        $state = $settings->initial_state($name, $steps, $initial_state);
+        $name = is_string($definition['name'] ?? null) && trim($definition['name']) !== '' ? trim($definition['name']) : 'workflow';
+        $state = self::state_from_definition($definition, $initial_state, $dispatch_options);
+        // The dispatcher's settings: what the first step's jobs, the
+        // deadline, the key and the log row need, from the state written.
+        $settings = new Workflow\WorkflowSettings();
+        $settings->queue = $state['_queue'];
+        $settings->priority = Enums\Priority::tryFrom($state['_priority']) ?? Enums\Priority::Low;
+        $settings->max_attempts = $state['_max_attempts'];
+        $settings->deadline_seconds = $state['_deadline_seconds'] ?? null;
+        $settings->idempotency_key = $state['_idempotency_key'] ?? null;
+        $steps = array_values($state['_steps']);
         return (new Workflow\Dispatcher($this->conn, new Queue($this->conn), $settings))->dispatch($name, $steps, $state);
+    }
+
+    /**
+     * The state the plugin writes for a dispatched definition: the
+     * caller's state, then the reserved keys in the plugin's order (its
+     * handlers normalized to {class, payload}; budgets, deadline and
+     * prune only when positive integers).
+     *
+     * @param array<string, mixed> $definition
+     * @param array<string, mixed> $initial
+     * @param array<string, mixed> $options
+     * @return array<string, mixed>
+     * @throws \InvalidArgumentException For a bad idempotency key.
+     * @throws \RuntimeException When the initial state exceeds max_state_bytes.
+     */
+    private static function state_from_definition(array $definition, array $initial, array $options): array
+    {
+        $int = static fn (mixed $v): int => is_scalar($v) ? (int) $v : 0;
+        $handler = static function (mixed $d): ?array {
+            if (is_string($d) && trim($d) !== '') {
+                return ['class' => trim($d), 'payload' => []];
+            }
+            $class = is_array($d) ? ($d['class'] ?? $d['handler'] ?? null) : null;
+            if (!is_string($class) || trim($class) === '') {
+                return null;
+            }
+            $payload = $d['payload'] ?? $d['config'] ?? [];
+            return ['class' => trim($class), 'payload' => is_array($payload) ? $payload : []];
+        };
+        $state = $initial;
+        $state['_steps'] = is_array($definition['steps'] ?? null) ? $definition['steps'] : [];
+        $state['_queue'] = is_string($definition['queue'] ?? null) && trim($definition['queue']) !== '' ? trim($definition['queue']) : 'default';
+        $state['_priority'] = $int($definition['priority'] ?? 0);
+        $state['_max_attempts'] = max(1, $int($definition['max_attempts'] ?? 3));
+        if (($cancel = $handler($definition['cancel_handler'] ?? null)) !== null) {
+            $state['_on_cancel'] = $cancel;
+        }
+        if (is_int($definition['prune_after'] ?? null) && $definition['prune_after'] > 0) {
+            $state['_prune_state_after'] = $definition['prune_after'];
+            $state['_step_outputs'] = [];
+        }
+        if (is_int($definition['deadline_seconds'] ?? null) && $definition['deadline_seconds'] > 0) {
+            $state['_deadline_seconds'] = $definition['deadline_seconds'];
+        }
+        if (($deadline = $handler($definition['deadline_handler'] ?? null)) !== null) {
+            $state['_on_deadline'] = $deadline;
+        }
+        if (is_string($definition['definition_version'] ?? null) && trim($definition['definition_version']) !== '') {
+            $state['_definition_version'] = trim($definition['definition_version']);
+        }
+        if (is_string($definition['definition_hash'] ?? null) && trim($definition['definition_hash']) !== '') {
+            $state['_definition_hash'] = trim($definition['definition_hash']);
+        }
+        $budget = [];
+        foreach (['max_transitions', 'max_for_each_items', 'max_state_bytes', 'max_cost_units', 'max_started_workflows'] as $key) {
+            $value = is_array($definition['workflow_budget'] ?? null) ? ($definition['workflow_budget'][$key] ?? null) : null;
+            if (is_int($value) && $value > 0) {
+                $budget[$key] = $value;
+            }
+        }
+        if ($budget !== []) {
+            $state['_workflow_budget'] = $budget;
+            $state['_workflow_counters'] = ['transitions' => 0, 'cost_units' => 0, 'started_workflows' => 0];
+            if (isset($budget['max_state_bytes']) && strlen(json_encode($initial, JSON_THROW_ON_ERROR)) > $budget['max_state_bytes']) {
+                throw new \RuntimeException(sprintf('Workflow initial state exceeds configured max_state_bytes budget of %d.', $budget['max_state_bytes']));
+            }
+        }
+        if (!empty($definition['compensate_on_failure'])) {
+            $state['_compensate_on_failure'] = true;
+        }
+        $key = $options['idempotency_key'] ?? null;
+        if ($key !== null) {
+            if (!is_string($key)) {
+                throw new \InvalidArgumentException('Workflow idempotency_key must be a string.');
+            }
+            $key = trim($key);
+            if ($key === '') {
+                throw new \InvalidArgumentException('Workflow idempotency_key cannot be empty.');
+            }
+            $state['_idempotency_key'] = $key;
+        }
+        return $state;
     }
 
     /**

@@ -332,13 +332,14 @@ final class FluentApiTest extends DatabaseTestCase
         $status = $this->call('workflow_status', $from_template);
         $this->assertSame(['tpl', 2, ['k' => 'v']], [$status?->name, $status?->total_steps, $status?->state]);
         $this->assertSame('tq', $this->job((int) $this->conn->pdo()->query("SELECT id FROM wp_queuety_jobs WHERE workflow_id = {$from_template}")->fetchColumn())['queue']);
-        $definition = Queuety::workflow('tpl')->then('T1')->then('T2')->on_queue('tq')->build_runtime_definition();
-        $direct = $this->call('dispatch_workflow_definition', $definition, ['k' => 'v']);
-        $this->assertSame(
-            json_decode((string) $this->conn->pdo()->query("SELECT state FROM wp_queuety_workflows WHERE id = {$from_template}")->fetchColumn(), true),
-            json_decode((string) $this->conn->pdo()->query("SELECT state FROM wp_queuety_workflows WHERE id = {$direct}")->fetchColumn(), true),
-            'a template and its definition write the same state',
-        );
+        $definition = Queuety::workflow('tpl')->then('T1')->then('T2')->on_queue('tq')->on_cancel('Undo')->version('v3')->build_runtime_definition();
+        $direct = $this->call('dispatch_workflow_definition', $definition, ['k' => 'v'], ['idempotency_key' => ' tpl-1 ']);
+        $state = json_decode((string) $this->conn->pdo()->query("SELECT state FROM wp_queuety_workflows WHERE id = {$direct}")->fetchColumn(), true);
+        // The plugin's materialized state: its key order, handlers as {class, payload}, the key trimmed.
+        $this->assertSame(['k', '_steps', '_queue', '_priority', '_max_attempts', '_on_cancel', '_definition_version', '_definition_hash', '_idempotency_key'], array_keys($state));
+        $this->assertSame(['tq', ['class' => 'Undo', 'payload' => []], 'v3', $definition['definition_hash'], 'tpl-1'],
+            [$state['_queue'], $state['_on_cancel'], $state['_definition_version'], $state['_definition_hash'], $state['_idempotency_key']]);
+        $this->assertSame($direct, Queuety::dispatch_workflow_definition($definition, [], ['idempotency_key' => 'tpl-1']), 'the key dispatches once');
         try {
             $this->call('run_workflow', 'nope');
             $this->fail('an unregistered template throws');

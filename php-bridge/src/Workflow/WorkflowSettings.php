@@ -36,35 +36,6 @@ final class WorkflowSettings
     ];
 
     /**
-     * The settings a runtime definition (build_runtime_definition()'s
-     * bundle, a template's) carries, so dispatching it writes the state a
-     * builder with those settings would.
-     *
-     * @param array<string, mixed> $definition
-     */
-    public static function from_definition(array $definition): self
-    {
-        $s = new self();
-        $text = static fn (string $k): ?string => is_scalar($definition[$k] ?? null) && (string) $definition[$k] !== '' ? (string) $definition[$k] : null;
-        $int = static fn (string $k): ?int => is_numeric($definition[$k] ?? null) ? (int) $definition[$k] : null;
-        $s->queue = $text('queue') ?? 'default';
-        $s->priority = Priority::tryFrom($int('priority') ?? 0) ?? Priority::Low;
-        $s->max_attempts = max(1, $int('max_attempts') ?? 3);
-        $s->cancel_handler = $text('cancel_handler');
-        $s->prune_after = $int('prune_after');
-        $s->deadline_seconds = $int('deadline_seconds');
-        $s->deadline_handler = $text('deadline_handler');
-        $s->definition_version = $text('definition_version');
-        $s->compensate_on_failure = (bool) ($definition['compensate_on_failure'] ?? false);
-        foreach (is_array($definition['workflow_budget'] ?? null) ? $definition['workflow_budget'] : [] as $name => $limit) {
-            if (array_key_exists($name, $s->budget) && is_numeric($limit)) {
-                $s->budget[$name] = (int) $limit;
-            }
-        }
-        return $s;
-    }
-
-    /**
      * @throws \InvalidArgumentException For a blank value.
      */
     public static function non_blank(string $value, string $message): string
