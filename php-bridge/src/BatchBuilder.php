@@ -28,8 +28,13 @@ class BatchBuilder
     /**
      * @param list<mixed> $jobs
      */
-    public function __construct(private readonly array $jobs, private readonly Connection $conn, private readonly Queue $queue_ops)
-    {
+    public function __construct(
+        private readonly array $jobs,
+        private readonly ?Connection $conn,
+        private readonly Queue $queue_ops,
+        private ?BatchManager $batch_manager = null,
+    ) {
+        $this->batch_manager ??= $conn !== null ? new BatchManager($conn) : throw new \InvalidArgumentException('A BatchBuilder needs a connection or a batch manager.');
     }
 
     public function name(string $name): self
@@ -79,11 +84,10 @@ class BatchBuilder
         if ($this->allow_failures) {
             $options['allow_failures'] = true;
         }
-        $table = $this->conn->table(Config::table_batches());
-        $pdo = $this->conn->pdo();
-        $pdo->prepare("INSERT INTO {$table} (name, total_jobs, pending_jobs, failed_jobs, failed_job_ids, options) VALUES (:name, :total_jobs, :pending_jobs, 0, '[]', :options)")
-            ->execute(['name' => $this->name, 'total_jobs' => count($this->jobs), 'pending_jobs' => count($this->jobs), 'options' => json_encode($options, JSON_THROW_ON_ERROR)]);
-        $batch_id = (int) $pdo->lastInsertId();
+        if ($this->queue_ops instanceof Testing\FakeQueue) {
+            $this->queue_ops->recorder()->push_batch($this->jobs, $this->name === null ? $options : $options + ['name' => $this->name]);
+        }
+        $batch_id = $this->batch_manager->create(count($this->jobs), $this->name, $options);
         foreach ($this->jobs as $job) {
             if (is_object($job) && JobClasses::is_job_class(get_class($job))) {
                 ['handler' => $handler, 'payload' => $payload] = JobClasses::serialize($job);
@@ -102,9 +106,6 @@ class BatchBuilder
                 );
             }
         }
-        $stmt = $pdo->prepare("SELECT * FROM {$table} WHERE id = :id");
-        $stmt->execute(['id' => $batch_id]);
-        $row = $stmt->fetch(\PDO::FETCH_ASSOC);
-        return is_array($row) ? Batch::from_row($row) : throw new \RuntimeException("Batch {$batch_id} was created but could not be reloaded.");
+        return $this->batch_manager->find($batch_id) ?? throw new \RuntimeException("Batch {$batch_id} was created but could not be reloaded.");
     }
 }

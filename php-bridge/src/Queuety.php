@@ -26,6 +26,7 @@ class Queuety
     private static ?Contracts\Cache $cache = null;
     private static ?Testing\QueueFake $queue_fake = null;
     private static ?Testing\FakeQueue $fake_queue = null;
+    private static ?Testing\FakeBatchManager $fake_batches = null;
 
     public static function init(Connection $conn): void
     {
@@ -498,6 +499,9 @@ class Queuety
      */
     public static function create_batch(array $jobs): BatchBuilder
     {
+        if (self::$fake_batches !== null) {
+            return new BatchBuilder($jobs, self::$conn, self::writer(), self::$fake_batches);
+        }
         return new BatchBuilder($jobs, self::connection(), self::queue_());
     }
 
@@ -606,6 +610,7 @@ class Queuety
         self::$cache = null;
         self::$queue_fake = null;
         self::$fake_queue = null;
+        self::$fake_batches = null;
     }
 
     private static function workflow_(): Workflow
@@ -1022,7 +1027,7 @@ class Queuety
 
     public static function batch_manager(): BatchManager
     {
-        return new BatchManager(self::connection());
+        return self::$fake_batches ?? new BatchManager(self::connection());
     }
 
     public static function chunk_store(): ChunkStore
@@ -1052,12 +1057,14 @@ class Queuety
 
     /**
      * Record jobs instead of writing them: dispatch(), dispatch_job(),
-     * chain() and batch() land in the returned QueueFake until reset().
+     * chain(), batch() and create_batch() land in the returned QueueFake
+     * (batches get in-memory Batch rows find_batch() finds) until reset().
      */
     public static function fake(): Testing\QueueFake
     {
         self::$queue_fake = new Testing\QueueFake();
         self::$fake_queue = new Testing\FakeQueue(self::$queue_fake);
+        self::$fake_batches = new Testing\FakeBatchManager();
         return self::$queue_fake;
     }
 

@@ -578,6 +578,11 @@ final class FluentApiTest extends DatabaseTestCase
         $fake->assert_pushed('b2');
         $fake->assert_pushed('c1');
         $fake->assert_not_pushed('other');
+        $batch = Queuety::create_batch([['handler' => 'in-batch']])->name('fake-batch')->then('Done')->dispatch();
+        $this->assertSame($batch, Queuety::find_batch($batch->id));
+        $this->assertSame(['fake-batch', 1, ['then' => 'Done']], [$batch->name, $batch->total_jobs, $batch->options]);
+        $fake->assert_batched(static fn (array $b) => $b['options'] === ['then' => 'Done', 'name' => 'fake-batch']);
+        $fake->assert_pushed('in-batch');
         $this->assertSame($before, (int) $this->conn->pdo()->query('SELECT COUNT(*) FROM wp_queuety_jobs')->fetchColumn(), 'the fake writes nothing');
 
         $this->call('reset');
