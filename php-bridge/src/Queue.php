@@ -187,6 +187,7 @@ class Queue
         }
         return $stats;
     }
+
     public function find(int $job_id): ?Job
     {
         $table = $this->conn->table(Config::table_jobs());
