@@ -152,22 +152,25 @@ class Queuety
         self::worker()->run($queue, $once);
     }
 
-    /** The daemon with a pool of $workers PHP processes. */
+    /** The daemon as the plugin's fixed pool of $workers (`queuety work --workers`). */
     public static function run_worker_pool(int $workers, string $queue = 'default'): void
     {
+        if ($workers < 1) {
+            throw new \InvalidArgumentException('A worker pool needs at least 1 worker.');
+        }
         self::worker()->run_pool($workers, $queue);
     }
 
     /**
-     * The daemon with a pool of up to $max_workers PHP processes (the
-     * daemon sizes its pool; $min_workers must not exceed it).
+     * The daemon as the plugin's adaptive pool (`queuety work --min-workers
+     * --max-workers`; the daemon keeps it at its maximum).
      */
     public static function run_auto_scaling_worker_pool(int $min_workers, int $max_workers, string $queue = 'default'): void
     {
         if ($min_workers < 1 || $max_workers < $min_workers) {
             throw new \InvalidArgumentException('Worker pool bounds must satisfy 1 <= min_workers <= max_workers.');
         }
-        self::worker()->run_pool($max_workers, $queue);
+        self::worker()->run_auto_scaling_pool($min_workers, $max_workers, $queue);
     }
 
     /**

@@ -63,12 +63,21 @@ class Worker
     }
 
     /**
-     * Run `queuety work` with a PHP pool of $php_workers processes: the
-     * daemon's form of the plugin's worker pools.
+     * The plugin's fixed pool: `queuety work --workers N` (N jobs at once,
+     * or with QUEUETY_PHP N PHP processes).
      */
-    public function run_pool(int $php_workers, string $queue = 'default'): void
+    public function run_pool(int $workers, string $queue = 'default'): void
     {
-        $this->exec(['work', '--queue', $queue, '--php-workers', (string) max(1, $php_workers)], false);
+        $this->exec(['work', '--queue', $queue, '--workers', (string) $workers], false);
+    }
+
+    /**
+     * The plugin's adaptive pool: `queuety work --min-workers --max-workers`
+     * (the daemon keeps the pool at its maximum).
+     */
+    public function run_auto_scaling_pool(int $min_workers, int $max_workers, string $queue = 'default'): void
+    {
+        $this->exec(['work', '--queue', $queue, '--min-workers', (string) $min_workers, '--max-workers', (string) $max_workers], false);
     }
 
     /**

@@ -247,8 +247,8 @@ final class FluentApiTest extends DatabaseTestCase
         $prefix = sprintf('--dsn %s --prefix wp_ --table-prefix queuety_ ', $this->go_dsn());
         $this->assertSame([
             $prefix . 'work --queue mail,default --once',
-            $prefix . 'work --queue mail --php-workers 3',
-            $prefix . 'work --queue mail --php-workers 5',
+            $prefix . 'work --queue mail --workers 3',
+            $prefix . 'work --queue mail --min-workers 1 --max-workers 5',
         ], $lines);
         try {
             $this->call('run_auto_scaling_worker_pool', 4, 2);
