@@ -90,7 +90,10 @@ class Worker
         $command = array_merge([is_string($bin) && $bin !== '' ? $bin : 'queuety',
             '--dsn', $this->conn->go_dsn(), '--prefix', $this->conn->prefix(), '--table-prefix', $this->conn->table_prefix(),
         ], $args);
-        $spec = $capture ? [1 => ['pipe', 'w'], 2 => ['pipe', 'w']] : [1 => STDOUT, 2 => STDERR];
+        // Not captured: the daemon writes to this process's output (the
+        // CLI's streams; elsewhere PHP's own).
+        $spec = $capture ? [1 => ['pipe', 'w'], 2 => ['pipe', 'w']]
+            : (defined('STDOUT') ? [1 => STDOUT, 2 => STDERR] : [1 => ['file', 'php://stdout', 'w'], 2 => ['file', 'php://stderr', 'w']]);
         $proc = proc_open($command, $spec, $pipes);
         if (!is_resource($proc)) {
             throw new \RuntimeException("Cannot start {$command[0]}: set QUEUETY_BIN to the queuety binary.");
