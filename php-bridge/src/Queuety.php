@@ -61,29 +61,31 @@ class Queuety
     }
 
     /**
-     * Needs WordPress itself: the plugin's map points `wp queuety …`
-     * paths at its WP-CLI command classes. Use the queuety binary's
-     * commands (`queuety --help`).
+     * The plugin's 42 `wp queuety` commands: operation, path, WP-CLI
+     * handler (by name), the facade methods each may run, and its
+     * adapter (here a closure; the plugin's is a callable string).
      *
      * @return list<array<string, mixed>>
-     * @throws \LogicException Always.
      */
     public static function cli_command_map(): array
     {
-        throw self::needs_wordpress('cli_command_map', 'it maps `wp queuety` paths to the plugin\'s WP-CLI command classes; run the same commands with the queuety binary (`queuety --help`)');
+        return CliCommandMap::definitions();
     }
 
     /**
-     * Needs WordPress itself, as cli_command_map().
+     * A command's plan for its arguments: the facade method to call and
+     * its arguments (call_user_func_array($plan['callable'],
+     * $plan['arguments']) runs it, here as under the plugin).
      *
-     * @param array<mixed> $args
-     * @param array<mixed> $assoc_args
+     * @param string|list<string>  $path       "workflow export" or ['wp', 'queuety', 'workflow', 'export']
+     * @param array<mixed>         $args
+     * @param array<string, mixed> $assoc_args
      * @return array<string, mixed>
-     * @throws \LogicException Always.
+     * @throws \InvalidArgumentException For an unknown path or a missing argument.
      */
     public static function resolve_cli_command($path, array $args = [], array $assoc_args = []): array
     {
-        throw self::needs_wordpress('resolve_cli_command', 'it resolves `wp queuety` paths to the plugin\'s WP-CLI command classes; run the same commands with the queuety binary (`queuety --help`)');
+        return CliCommandMap::resolve($path, $args, $assoc_args);
     }
 
     /**

@@ -76,6 +76,11 @@ final class FluentApiTest extends DatabaseTestCase
         $this->needs_wordpress();
     }
 
+    public function test_cli_command_map_resolves_to_calls_that_run_here(): void
+    {
+        $this->cli_map();
+    }
+
     public function test_fake_records_instead_of_writing(): void
     {
         $this->fake();
@@ -91,6 +96,7 @@ final class FluentApiTest extends DatabaseTestCase
         $this->schedules_webhooks_and_services();
         $this->machines();
         $this->needs_wordpress();
+        $this->cli_map();
         $this->fake();
 
         $want = [];
@@ -550,14 +556,67 @@ final class FluentApiTest extends DatabaseTestCase
             'on_action' => ['user_register', 'onboard'],
             'replace_wp_cron' => [],
             'restore_wp_cron' => [],
-            'cli_command_map' => [],
-            'resolve_cli_command' => ['work'],
         ] as $method => $args) {
             try {
                 $this->call($method, ...$args);
                 $this->fail("Queuety::{$method}() returned without WordPress");
             } catch (\RuntimeException | \LogicException $e) {
                 $this->assertMatchesRegularExpression('/needs WordPress|requires WordPress/', $e->getMessage(), $method);
+            }
+        }
+    }
+
+    private function cli_map(): void
+    {
+        $map = $this->call('cli_command_map');
+        $this->assertCount(42, $map);
+        $paths = array_map(static fn (array $d) => implode(' ', $d['cli_path']), $map);
+        $this->assertSame(42, count(array_unique($paths)));
+        $this->assertContains('workflow state-at', $paths);
+        $export = $map[array_search('workflow export', $paths, true)];
+        $this->assertSame(['workflow.export', ['class' => 'Queuety\\CLI\\WorkflowCommand', 'method' => 'export'], 'wp queuety workflow export'],
+            [$export['operation'], $export['handler'], $export['wp_cli_command']]);
+        $this->assertSame(['Queuety\\Queuety::export_workflow', 'Queuety\\Queuety::export_workflow_to_file'], array_column($export['targets'], 'callable'));
+        foreach ($map as $d) {
+            foreach ($d['targets'] as $t) {
+                $this->assertTrue(is_callable($t['callable']), "{$t['callable']} exists here");
+            }
+        }
+
+        $plan = $this->call('resolve_cli_command', 'wp queuety dispatch', ['send_mail'], ['payload' => '{"to":"a@b.c"}', 'queue' => 'mail', 'priority' => '2']);
+        $this->assertSame(['Queuety\\Queuety::dispatch_job', ['send_mail', ['to' => 'a@b.c'], 'mail', 2, 0], 'php', false],
+            [$plan['callable'], $plan['arguments'], $plan['transport'], $plan['needs_confirmation']]);
+        $id = call_user_func_array($plan['callable'], $plan['arguments']);
+        $this->assertSame(['send_mail', 'mail', '2'], [$this->job($id)['handler'], $this->job($id)['queue'], $this->job($id)['priority']], 'the plan runs here');
+
+        $pool = Queuety::resolve_cli_command(['work'], [], ['min-workers' => '2', 'max-workers' => '6']);
+        $this->assertSame(['Queuety\\Queuety::run_auto_scaling_worker_pool', [2, 6, 'default']], [$pool['callable'], $pool['arguments']]);
+        $this->assertSame([['Queuety\\Queuety::run_worker', ['q', true]], ['Queuety\\Queuety::purge', [null]], ['Queuety\\Queuety::export_workflow_to_file', [5, '/tmp/x.json']],
+            ['Queuety\\Queuety::query_logs', [['job_id' => null, 'workflow_id' => null, 'handler' => null, 'event' => null, 'since' => '-24 hours', 'limit' => 50]]],
+            ['Queuety\\Queuety::add_schedule', ['h', [], 'default', '0 3 * * *', 'cron']], ['Queuety\\Queuety::workflow_state_at', [7, 2]],
+            ['Queuety\\Queuety::workflow_artifacts', [7, false]]],
+            array_map(static fn (array $p) => [$p['callable'], $p['arguments']], [
+                Queuety::resolve_cli_command('work', [], ['queue' => 'q', 'once' => true]),
+                Queuety::resolve_cli_command('purge'),
+                Queuety::resolve_cli_command('workflow export', ['5'], ['output' => '/tmp/x.json']),
+                Queuety::resolve_cli_command('log'),
+                Queuety::resolve_cli_command('schedule add', ['h'], ['cron' => '0 3 * * *']),
+                Queuety::resolve_cli_command('workflow state-at', ['7', '2']),
+                Queuety::resolve_cli_command('workflow artifacts', ['7'], ['with-content' => 'no']),
+            ]));
+        foreach ([
+            'Unknown Queuety CLI command path: nope' => static fn () => Queuety::resolve_cli_command('nope'),
+            'Missing required positional argument: id' => static fn () => Queuety::resolve_cli_command('retry'),
+            '--data must be a JSON object.' => static fn () => Queuety::resolve_cli_command('workflow approve', [1], ['data' => '"x"']),
+            'Use either --workers for a fixed pool or --min-workers/--max-workers for adaptive scaling.' => static fn () => Queuety::resolve_cli_command('work', [], ['workers' => 3, 'max-workers' => 4]),
+            'You must specify either --every or --cron.' => static fn () => Queuety::resolve_cli_command('schedule add', ['h']),
+            'Missing required associative argument: older-than' => static fn () => Queuety::resolve_cli_command('log purge'),
+        ] as $message => $call) {
+            try {
+                $call();
+                $this->fail("no error: {$message}");
+            } catch (\InvalidArgumentException $e) {
+                $this->assertSame($message, $e->getMessage());
             }
         }
     }
