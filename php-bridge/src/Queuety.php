@@ -977,21 +977,19 @@ class Queuety
     }
 
     /**
-     * Needs WordPress itself: the plugin replaces WP-Cron through
-     * WordPress's cron hooks. Without WordPress there is no WP-Cron to
-     * replace; `queuety work` runs the schedules table itself.
-     *
-     * @throws \LogicException Always.
+     * Turn recurring WP-Cron events into Queuety schedules, as the plugin
+     * does (needs WordPress's add_filter(); without WordPress there is no
+     * WP-Cron, and this throws a LogicException saying so).
      */
     public static function replace_wp_cron(): void
     {
-        throw self::needs_wordpress('replace_wp_cron', 'it hooks WP-Cron; without WordPress there is no WP-Cron, and `queuety work` runs the schedules table itself');
+        CronBridge::install();
     }
 
-    /** @throws \LogicException Always, as replace_wp_cron(). */
+    /** Undo replace_wp_cron() (needs WordPress's remove_filter(), as above). */
     public static function restore_wp_cron(): void
     {
-        throw self::needs_wordpress('restore_wp_cron', 'it unhooks WP-Cron; without WordPress there is no WP-Cron to restore');
+        CronBridge::uninstall();
     }
 
     /*
