@@ -406,7 +406,7 @@ class StateMachine
     /** @param array<string, mixed> $event */
     private function event(array $event): void
     {
-        $this->event_log?->record_event($event + ['error' => null]);
+        $this->event_log?->record_event($event);
     }
 
     private static function lifecycle_name(StateMachineStatus $status): string
