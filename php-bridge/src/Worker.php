@@ -88,13 +88,17 @@ class Worker
     {
         $bin = getenv('QUEUETY_BIN');
         $command = array_merge([is_string($bin) && $bin !== '' ? $bin : 'queuety',
-            '--dsn', $this->conn->go_dsn(), '--prefix', $this->conn->prefix(), '--table-prefix', $this->conn->table_prefix(),
+            '--prefix', $this->conn->prefix(), '--table-prefix', $this->conn->table_prefix(),
         ], $args);
+        // The DSN holds the password: the environment, not the command
+        // line other users can read.
+        $env = getenv() + ['QUEUETY_DSN' => ''];
+        $env['QUEUETY_DSN'] = $this->conn->go_dsn();
         // Not captured: the daemon writes to this process's output (the
         // CLI's streams; elsewhere PHP's own).
         $spec = $capture ? [1 => ['pipe', 'w'], 2 => ['pipe', 'w']]
             : (defined('STDOUT') ? [1 => STDOUT, 2 => STDERR] : [1 => ['file', 'php://stdout', 'w'], 2 => ['file', 'php://stderr', 'w']]);
-        $proc = proc_open($command, $spec, $pipes);
+        $proc = proc_open($command, $spec, $pipes, null, $env);
         if (!is_resource($proc)) {
             throw new \RuntimeException("Cannot start {$command[0]}: set QUEUETY_BIN to the queuety binary.");
         }

@@ -236,7 +236,7 @@ final class FluentApiTest extends DatabaseTestCase
         // records the daemon command line they start.
         $record = tempnam(sys_get_temp_dir(), 'qtargs');
         $script = tempnam(sys_get_temp_dir(), 'qtbin');
-        file_put_contents($script, "#!/bin/sh\nprintf '%s\\n' \"\$*\" >> " . escapeshellarg($record) . "\n");
+        file_put_contents($script, "#!/bin/sh\nprintf '%s %s\\n' \"\$QUEUETY_DSN\" \"\$*\" >> " . escapeshellarg($record) . "\n");
         chmod($script, 0o755);
         $real = (string) getenv('QUEUETY_BIN');
         putenv("QUEUETY_BIN={$script}");
@@ -250,7 +250,8 @@ final class FluentApiTest extends DatabaseTestCase
         $lines = file($record, FILE_IGNORE_NEW_LINES);
         unlink($record);
         unlink($script);
-        $prefix = sprintf('--dsn %s --prefix wp_ --table-prefix queuety_ ', $this->go_dsn());
+        // The DSN (with the password) in the environment, not the arguments.
+        $prefix = sprintf('%s --prefix wp_ --table-prefix queuety_ ', $this->go_dsn());
         $this->assertSame([
             $prefix . 'work --queue mail,default --once',
             $prefix . 'work --queue mail --workers 3',
