@@ -1,9 +1,10 @@
 -- Retention (issue 14): what the sweep inside `work` and `purge` delete.
 -- Each kind has a condition (spliced at /*where*/ into its count and its
--- delete) that keeps every row another live row still needs: a job a
--- pending or running job depends on, the jobs, events and log rows of a
--- workflow that is not finished, the log rows of a job that is not
--- finished, a finished workflow a live parent or waiter still reads.
+-- delete) that keeps every row another live row still needs: a job that a
+-- job yet to complete (pending, running or buried) depends on, with the
+-- finished workflow it is a step of; the jobs, events and log rows of a
+-- workflow that is not finished; the log rows of a job that is not
+-- finished; a finished workflow a live parent or waiter still reads.
 -- Deletes go in small slices, each its own autocommit statement, so no
 -- lock is held for long: a plain read picks the oldest ids (LIMIT ?), and
 -- the DELETE names them and checks the condition again. A single DELETE …
@@ -24,17 +25,18 @@ SELECT RELEASE_LOCK(CONCAT('queuety-go:retention:', LEFT(SHA2(CONCAT(DATABASE(),
 
 -- name: retention-completed-where
 -- Completed jobs finished before the cutoff, but not one a job that has yet
--- to run depends on (the claim needs its dependency completed, so a missing
--- one would block the dependent for ever), nor a step job of a workflow
+-- to complete depends on (the claim needs its dependency completed, so a
+-- missing one would block the dependent for ever; a buried dependent counts:
+-- an operator's retry makes it pending again), nor a step job of a workflow
 -- that is not finished.
 {jobs}.status = 'completed' AND {jobs}.completed_at < ?
-AND NOT EXISTS (SELECT 1 FROM {jobs} AS dep WHERE dep.depends_on = {jobs}.id AND dep.status NOT IN ('completed', 'buried'))
+AND NOT EXISTS (SELECT 1 FROM {jobs} AS dep WHERE dep.depends_on = {jobs}.id AND dep.status <> 'completed')
 AND ({jobs}.workflow_id IS NULL OR NOT EXISTS (SELECT 1 FROM {workflows} AS wf WHERE wf.id = {jobs}.workflow_id AND wf.status NOT IN ('completed', 'failed', 'cancelled')))
 
 -- name: retention-buried-where
 -- Buried jobs buried before the cutoff, with the same exceptions.
 {jobs}.status = 'buried' AND {jobs}.failed_at < ?
-AND NOT EXISTS (SELECT 1 FROM {jobs} AS dep WHERE dep.depends_on = {jobs}.id AND dep.status NOT IN ('completed', 'buried'))
+AND NOT EXISTS (SELECT 1 FROM {jobs} AS dep WHERE dep.depends_on = {jobs}.id AND dep.status <> 'completed')
 AND ({jobs}.workflow_id IS NULL OR NOT EXISTS (SELECT 1 FROM {workflows} AS wf WHERE wf.id = {jobs}.workflow_id AND wf.status NOT IN ('completed', 'failed', 'cancelled')))
 
 -- name: retention-logs-where
@@ -54,12 +56,18 @@ AND NOT EXISTS (SELECT 1 FROM {workflows} AS wf WHERE wf.id = {workflow_events}.
 -- name: retention-workflows-where
 -- Finished workflows (completed, failed, cancelled: cancel sets
 -- completed_at) finished before the cutoff, but not a child whose parent is
--- live, one a live workflow waits for, or one with a job not finished.
+-- live, one a live workflow waits for, one with a job not finished, or one
+-- with a step job that a job of another workflow (or no workflow) depends on
+-- and that has yet to complete (pending, running or buried: a retry makes a
+-- buried dependent pending again, and it would wait for ever on a deleted
+-- dependency). Its own buried step jobs depending on each other do not hold
+-- it.
 {workflows}.status IN ('completed', 'failed', 'cancelled')
 AND COALESCE({workflows}.completed_at, {workflows}.failed_at) < ?
 AND ({workflows}.parent_workflow_id IS NULL OR NOT EXISTS (SELECT 1 FROM {workflows} AS parent WHERE parent.id = {workflows}.parent_workflow_id AND parent.status NOT IN ('completed', 'failed', 'cancelled')))
 AND NOT EXISTS (SELECT 1 FROM {workflow_dependencies} AS d JOIN {workflows} AS waiter ON waiter.id = d.waiting_workflow_id WHERE d.dependency_workflow_id = {workflows}.id AND waiter.status NOT IN ('completed', 'failed', 'cancelled'))
 AND NOT EXISTS (SELECT 1 FROM {jobs} AS job WHERE job.workflow_id = {workflows}.id AND job.status NOT IN ('completed', 'buried'))
+AND NOT EXISTS (SELECT 1 FROM {jobs} AS step JOIN {jobs} AS dep ON dep.depends_on = step.id WHERE step.workflow_id = {workflows}.id AND dep.status <> 'completed' AND NOT (dep.workflow_id <=> {workflows}.id))
 
 -- name: retention-count-jobs
 SELECT COUNT(*) FROM {jobs} WHERE /*where*/
