@@ -472,6 +472,13 @@ type StaleDecision struct {
 	Delay time.Duration
 }
 
+// StaleFutureTolerance is how far in the future a processing row's
+// reserved_at may be before the stale sweep takes it at once: further than
+// any time-zone offset (14 h) between a writer's session and ours, so a
+// live reservation is never taken, while a row reserved in 2099 by a hand
+// edit or a broken tool is rescued instead of waiting until then.
+const StaleFutureTolerance = 24 * time.Hour
+
 // StaleMessage is the error Queuety buries a stale job with.
 const StaleMessage = "Stale: worker died without completing."
 
@@ -504,7 +511,8 @@ func (s *Store) recoverStale(ctx context.Context, find string, cutoff time.Time,
 		retried, buried = 0, nil
 		var rows []JobRow
 		c := DateTime(cutoff) // reserved_at, or available_at when reserved_at is NULL
-		if err := tx.SelectContext(ctx, &rows, s.query(find), c, c, limit); err != nil {
+		future := DateTime(s.clock.Now().Add(StaleFutureTolerance))
+		if err := tx.SelectContext(ctx, &rows, s.query(find), c, c, future, limit); err != nil {
 			return fmt.Errorf("find stale: %w", err)
 		}
 		var logs []LogRow

@@ -549,3 +549,39 @@ func TestRecoverStaleWithoutReservedAt(t *testing.T) {
 	require.Empty(t, rows)
 	require.Equal(t, StatusPending, e.job(step).Status)
 }
+
+// TestRecoverStaleReservedFarInFuture: a processing row reserved in 2099
+// (a hand edit or a broken tool) is rescued by the next sweep instead of
+// waiting until then, plain jobs and workflow steps alike; a row reserved
+// a few hours ahead (a writer's session in another time zone) is left.
+func TestRecoverStaleReservedFarInFuture(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	held := func(reservedAt string) int64 {
+		id := e.dispatch(InsertJob{Queue: "mail", Handler: "send"})
+		e.hold(id, "dead", 1)
+		e.exec("UPDATE {jobs} SET reserved_at = "+reservedAt+" WHERE id = ?", id)
+		return id
+	}
+	far, skewed := held("'2099-01-01 00:00:00'"), held("NOW() + INTERVAL 10 HOUR")
+	wf := e.exec("INSERT INTO {workflows} (name, status, state, total_steps) VALUES ('wf', 'running', '{}', 1)")
+	wfID, err := wf.LastInsertId()
+	require.NoError(t, err)
+	step := e.dispatch(InsertJob{WorkflowID: Int(wfID), StepIndex: Int(0)})
+	e.hold(step, "dead", 1)
+	e.exec("UPDATE {jobs} SET reserved_at = '2099-01-01 00:00:00' WHERE id = ?", step)
+
+	cutoff := time.Now().UTC().Add(-10 * time.Minute)
+	retried, buried, err := e.s.RecoverStale(e.ctx, cutoff, 100, func(*JobRow) StaleDecision { return StaleDecision{} })
+	require.NoError(t, err)
+	require.Equal(t, 1, retried)
+	require.Zero(t, buried)
+	require.Equal(t, StatusPending, e.job(far).Status)
+	require.Equal(t, StatusProcessing, e.job(skewed).Status, "within the future tolerance")
+
+	r, rows, err := e.s.RecoverStaleWorkflowSteps(e.ctx, cutoff, 100, func(*JobRow) StaleStepDecision { return StaleStepDecision{} })
+	require.NoError(t, err)
+	require.Equal(t, 1, r)
+	require.Empty(t, rows)
+	require.Equal(t, StatusPending, e.job(step).Status)
+}

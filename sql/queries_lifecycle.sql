@@ -29,13 +29,13 @@ LIMIT ?
 -- name: lc-find-stale-workflow-steps
 -- Worker::recover_stale for workflow step jobs (find-stale leaves them
 -- out): processing rows not heard from since the cutoff (app clock), a
--- row without reserved_at aged from available_at. Locked and
--- skipped-if-locked like find-stale.
+-- row without reserved_at aged from available_at, one reserved far in the
+-- future taken at once. Locked and skipped-if-locked like find-stale.
 SELECT id, queue, handler, payload, priority, attempts, max_attempts,
 	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
 FROM {jobs}
 WHERE status = 'processing' AND workflow_id IS NOT NULL
-	AND (reserved_at < ? OR (reserved_at IS NULL AND available_at < ?))
+	AND (reserved_at < ? OR (reserved_at IS NULL AND available_at < ?) OR reserved_at > ?)
 ORDER BY id
 LIMIT ?
 FOR UPDATE SKIP LOCKED

@@ -42,7 +42,7 @@ var StuckKinds = map[string]string{
 	StuckConcurrencyZero:   "pending; its concurrency group has limit 0",
 	StuckWorkflowMissing:   "pending workflow step whose workflow row does not exist",
 	StuckReservedAtNull:    "processing without reserved_at (the stale sweep ages it from available_at)",
-	StuckReservedFuture:    "processing with reserved_at in the future: no stale sweep takes it",
+	StuckReservedFuture:    "processing with reserved_at in the future: the stale sweep takes it once it is more than a day ahead",
 }
 
 // StuckJob is a job that can never run as it is, with the columns its
@@ -75,7 +75,7 @@ func (j StuckJob) Reason() string {
 	case StuckReservedAtNull:
 		return "processing without reserved_at: the stale sweep ages it from available_at"
 	case StuckReservedFuture:
-		return "processing with reserved_at in the future: the stale sweep cannot take it until then"
+		return "processing with reserved_at in the future: the stale sweep takes it at its next run when more than a day ahead, else once it ages"
 	}
 	return j.Kind
 }
