@@ -85,11 +85,11 @@ func (w *Worker) countOutcome(rj *running, o *outcome, f store.Failure) {
 	if f.Bury {
 		w.stats.buried.Add(1)
 		w.observeJob(row, OutcomeBuried, o.duration)
-		w.log.Warn("job buried", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts, "err", o.err)
+		w.log.Warn("job buried", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts, "err", loggedError{o.err})
 		return
 	}
 	w.stats.retried.Add(1)
 	w.observeJob(row, OutcomeRetried, o.duration)
 	w.log.Info("job failed; retrying", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts,
-		"in", f.Delay, "err", o.err)
+		"in", f.Delay, "err", loggedError{o.err})
 }

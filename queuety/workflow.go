@@ -160,7 +160,7 @@ func (w *Worker) settleStep(ctx context.Context, rj *running, row *store.JobRow,
 		w.handBack([]store.Attempt{rj.job.attempt})
 	case err != nil && errors.Is(context.Cause(ctx), ErrJobLost):
 		w.stats.refused.Add(1)
-		w.log.Warn("workflow step lost while running (rescued or deleted); its result is dropped", "job", row.ID, "err", stepErr)
+		w.log.Warn("workflow step lost while running (rescued or deleted); its result is dropped", "job", row.ID, "err", loggedError{stepErr})
 	case err != nil && ctx.Err() == nil && errors.Is(err, workflow.ErrNotStarted) && retryableRead(err):
 		// Nothing ran (the state read failed on the connection or timed
 		// out): the attempt goes back for another try. Any other error is
@@ -181,12 +181,12 @@ func (w *Worker) settleStep(ctx context.Context, rj *running, row *store.JobRow,
 		if f.Terminal || workflow.IsConstraintViolation(stepErr) {
 			w.stats.buried.Add(1)
 			w.observeJob(row, OutcomeBuried, time.Since(rj.start))
-			w.log.Warn("workflow step buried", "job", row.ID, "workflow", row.WorkflowID.Int64, "handler", row.Handler, "err", stepErr)
+			w.log.Warn("workflow step buried", "job", row.ID, "workflow", row.WorkflowID.Int64, "handler", row.Handler, "err", loggedError{stepErr})
 		} else {
 			w.stats.retried.Add(1)
 			w.observeJob(row, OutcomeRetried, time.Since(rj.start))
 			w.log.Info("workflow step failed; retrying", "job", row.ID, "workflow", row.WorkflowID.Int64,
-				"handler", row.Handler, "in", f.RetryDelay, "err", stepErr)
+				"handler", row.Handler, "in", f.RetryDelay, "err", loggedError{stepErr})
 		}
 	}
 	return true
