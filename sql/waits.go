@@ -281,6 +281,9 @@ func (s *Store) SignalWaiters(ctx context.Context, after, upto int64) ([]int64, 
 // start_workflows) in the transaction: the row, its first jobs and its
 // workflow_started log. Children have no idempotency key.
 func (w *WorkflowTx) InsertChildWorkflow(p InsertWorkflow) (int64, error) {
+	if err := p.checkSteps(); err != nil {
+		return 0, err
+	}
 	_, id, err := w.send(qInsertWorkflow, p.Name, string(p.State), p.TotalSteps,
 		p.ParentWorkflowID, p.ParentStepIndex, p.DeadlineAt)
 	if err != nil {

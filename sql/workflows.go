@@ -71,11 +71,31 @@ type InsertWorkflow struct {
 	Jobs  []StepJob
 }
 
+// MaxWorkflowSteps is the most steps a workflow row can hold: total_steps
+// and step_index are TINYINT UNSIGNED in the plugin's schema.
+const MaxWorkflowSteps = 255
+
+// ErrTooManySteps is returned for a workflow of more than
+// MaxWorkflowSteps steps, before anything is written (the server would
+// refuse the row with a bare "Out of range value for column").
+var ErrTooManySteps = errors.New("too many steps")
+
+func (p InsertWorkflow) checkSteps() error {
+	if p.TotalSteps > MaxWorkflowSteps {
+		return fmt.Errorf("workflow %q has %d steps: %w (at most %d, the plugin's schema holds total_steps in a TINYINT UNSIGNED)",
+			p.Name, p.TotalSteps, ErrTooManySteps, MaxWorkflowSteps)
+	}
+	return nil
+}
+
 // InsertWorkflow writes a workflow, its dispatch key, its first jobs and
 // its workflow_started log in one transaction. With an idempotency key
 // already used, the existing workflow's id is returned with existing=true
 // and nothing is written.
 func (s *Store) InsertWorkflow(ctx context.Context, p InsertWorkflow) (id int64, existing bool, err error) {
+	if err := p.checkSteps(); err != nil {
+		return 0, false, err
+	}
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		id, existing = 0, false
 		if p.IdempotencyKey != "" {

@@ -237,3 +237,17 @@ func TestClaimSelectWorkflows(t *testing.T) {
 	require.Equal(t, map[int64]bool{-plain: true, running: true, paused: true, php: true}, sel(ClaimParams{Handlers: []string{"noop"}, WorkflowHandlers: wfh, AllWorkflowSteps: true}))
 	require.Equal(t, all, sel(ClaimParams{Handlers: []string{}, WorkflowHandlers: []string{}, AllWorkflowSteps: true}))
 }
+
+// TestInsertWorkflowStepLimit (N19): a workflow of more steps than the
+// plugin's TINYINT columns hold is refused with ErrTooManySteps before
+// anything is written, at the top level and as a child.
+func TestInsertWorkflowStepLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, _, err := e.s.InsertWorkflow(e.ctx, InsertWorkflow{Name: "big", State: []byte("{}"), TotalSteps: 256})
+	require.ErrorIs(t, err, ErrTooManySteps)
+	require.Contains(t, err.Error(), "at most 255")
+	require.Zero(t, e.count("SELECT COUNT(*) FROM {workflows}"))
+	require.ErrorIs(t, InsertWorkflow{TotalSteps: 300}.checkSteps(), ErrTooManySteps)
+	require.NoError(t, InsertWorkflow{TotalSteps: MaxWorkflowSteps}.checkSteps())
+}

@@ -202,6 +202,9 @@ func finishDispatch(row NewWorkflow, state *State, defaults DispatchDefaults, qu
 	if err := validateWorkerSessions(steps); err != nil {
 		return nil, err
 	}
+	if len(steps) > maxSteps {
+		return nil, fmt.Errorf("workflow %q: a workflow has at most %d steps (the plugin's schema), this one has %d", row.Name, maxSteps, len(steps))
+	}
 	row.TotalSteps = len(steps)
 	out := &Dispatch{Workflow: row, Queue: queue}
 	out.IdempotencyKey, _ = state.IdempotencyKey()

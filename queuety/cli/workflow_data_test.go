@@ -142,3 +142,33 @@ func TestWorkflowDispatchDefinition(t *testing.T) {
 }
 
 func fmt10(id int64) string { return strconv.FormatInt(id, 10) }
+
+// TestWorkflowDispatchStepLimit (N19): a definition of 255 steps is
+// dispatched; one of 256 or 300 steps is refused as a usage error naming
+// the limit, never the server's raw "Out of range", and writes nothing.
+func TestWorkflowDispatchStepLimit(t *testing.T) {
+	t.Parallel()
+	dsn := newDB(t)
+	db := openDB(t, dsn)
+	def := func(n int) string {
+		b := workflow.New("big")
+		for i := range n {
+			b.Then("App\\Steps\\S" + strconv.Itoa(i))
+		}
+		d, err := b.RuntimeDefinition()
+		require.NoError(t, err)
+		raw, err := phpjson.Encode(phpjson.ObjectValue(d.Raw))
+		require.NoError(t, err)
+		path := filepath.Join(t.TempDir(), "big.json")
+		require.NoError(t, os.WriteFile(path, raw, 0o600))
+		return path
+	}
+	runOK(t, on(dsn, "workflow", "dispatch", def(255))...)
+	for _, n := range []int{256, 300} {
+		r := run(t, on(dsn, "workflow", "dispatch", def(n))...)
+		require.Equal(t, cli.ExitUsage, r.code, r.String())
+		require.Contains(t, r.stderr, "at most 255 steps")
+		require.NotContains(t, r.stderr, "Out of range")
+	}
+	require.Equal(t, 1, count(t, db, "SELECT COUNT(*) FROM "+workflowsTable))
+}
