@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -115,6 +116,19 @@ func ConnectionLost(err error) bool {
 	}
 	return errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sql.ErrConnDone) ||
 		errors.Is(err, driverBadConn) || isNetError(err)
+}
+
+// Unreachable reports whether err, met while connecting at start-up,
+// means the server could not be reached or dropped the connection
+// (refused, reset, cut mid-handshake, too many connections, shutting
+// down): an outage worth waiting out, unlike a refused login, a missing
+// database or table, or a server we cannot use.
+func Unreachable(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == 1040 {
+		return true
+	}
+	return ConnectionLost(err) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
 
 // inTx runs fn in a transaction, retrying it quietly on deadlocks and lock

@@ -8,6 +8,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -408,6 +409,38 @@ func durationsInMS(_ []string, a slog.Attr) slog.Attr {
 // open connects with cfg (already carrying command flags).
 func open(c *cli.Context, cfg queuety.Config) (*queuety.Client, error) {
 	client, err := queuety.Open(c.Context, cfg)
+	if err != nil {
+		var ce *queuety.ConfigError
+		if errors.As(err, &ce) {
+			return nil, usageError{err}
+		}
+		return nil, err
+	}
+	return client, nil
+}
+
+// startupWaitFlag is how long work and serve wait for the database at
+// start.
+func startupWaitFlag() cli.Flag {
+	return &cli.DurationFlag{Name: "startup-wait", Value: queuety.DefaultStartupWait, EnvVars: []string{"QUEUETY_STARTUP_WAIT"},
+		Usage: "at start, retry a database that refuses or cuts the connection for this long, with backoff, before exiting (work --max-time bounds it too; 0: exit at the first failure)"}
+}
+
+func startupWait(c *cli.Context) (time.Duration, error) {
+	d := c.Duration("startup-wait")
+	if d < 0 {
+		return 0, usagef("--startup-wait %s: must not be negative (0: exit at the first failure)", d)
+	}
+	return d, nil
+}
+
+// openWaiting is open for the daemons: an unreachable database (down,
+// refusing, cutting the connection) is retried with backoff for wait,
+// each attempt logged, and the schema is checked on the way (an
+// unmigrated database fails at once with the fix).
+func openWaiting(c *cli.Context, cfg queuety.Config, wait time.Duration) (*queuety.Client, error) {
+	client, err := queuety.OpenRetrying(c.Context, cfg, queuety.StartupRetry{For: wait},
+		func(ctx context.Context, cl *queuety.Client) error { return cl.Store().CheckSchema(ctx) })
 	if err != nil {
 		var ce *queuety.ConfigError
 		if errors.As(err, &ce) {

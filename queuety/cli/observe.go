@@ -86,21 +86,35 @@ func (s *lazySlots) Slots() (int, int) {
 // readiness is what GET /readyz checks: the database answers, the schema
 // is migrated (checked again every schemaRecheck once it was), and the
 // worker, when there is one, is running and not stopping.
+// Until attach, the daemon is still connecting (the metrics listener
+// starts first, so a probe sees "not ready" while the start waits for the
+// database).
 type readiness struct {
-	st     *store.Store
-	worker func() bool // nil: serve, no worker
-
 	mu       sync.Mutex
+	st       *store.Store // nil: still connecting
+	worker   func() bool  // nil: serve, no worker
 	schemaOK time.Time
 }
 
 const schemaRecheck = 30 * time.Second
 
+func (r *readiness) attach(st *store.Store, worker func() bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.st, r.worker = st, worker
+}
+
 func (r *readiness) check(ctx context.Context) error {
-	if r.worker != nil && !r.worker() {
+	r.mu.Lock()
+	st, worker := r.st, r.worker
+	r.mu.Unlock()
+	if st == nil {
+		return errors.New("still connecting to the database")
+	}
+	if worker != nil && !worker() {
 		return errors.New("the worker is not running")
 	}
-	if err := r.st.Ping(ctx); err != nil {
+	if err := st.Ping(ctx); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -109,7 +123,7 @@ func (r *readiness) check(ctx context.Context) error {
 	if fresh {
 		return nil
 	}
-	if err := r.st.CheckSchema(ctx); err != nil {
+	if err := st.CheckSchema(ctx); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -137,7 +151,7 @@ type observability struct {
 // newObservability builds the metrics and sets cfg.Observer (work: worker
 // true) before the client is opened; call attach once it is.
 func newObservability(c *cli.Context, cfg *queuety.Config, worker bool) (*observability, error) {
-	o := &observability{slots: &lazySlots{}}
+	o := &observability{slots: &lazySlots{}, ready: &readiness{}, log: cfg.Logger}
 	if raw := c.String("metrics-listen"); raw != "" {
 		addr, err := metricsAddr(raw)
 		if err != nil {
@@ -172,12 +186,13 @@ func (l *lazyTables) Snapshot(ctx context.Context) (metrics.Snapshot, error) {
 // work, to its worker.
 func (o *observability) attach(client *queuety.Client, w *queuety.Worker) {
 	o.tables.t = storeTables{client.Store()}
-	o.ready = &readiness{st: client.Store()}
 	o.log = client.Config().Logger
+	var ready func() bool
 	if w != nil {
 		o.slots.w = w
-		o.ready.worker = w.Ready
+		ready = w.Ready
 	}
+	o.ready.attach(client.Store(), ready)
 }
 
 // startListener serves /metrics, /healthz and /readyz without a token on
@@ -242,6 +257,7 @@ func (o *observability) stopListener() {
 	if o == nil || o.srv == nil {
 		return
 	}
+	defer func() { o.srv = nil }() // stopped once: work stops it after the worker, and again on return
 	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
 	defer cancel()
 	if err := o.srv.Shutdown(ctx); err != nil {

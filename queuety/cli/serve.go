@@ -150,7 +150,7 @@ SIGTERM or SIGINT: waiting polls answer empty, requests in flight finish, exit 0
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: DefaultListen, EnvVars: []string{"QUEUETY_LISTEN"}, Usage: "address to listen on (port 0: any free port)"},
 			&cli.DurationFlag{Name: "worker-stale-after", Value: queuety.DefaultWorkerStaleAfter, EnvVars: []string{"QUEUETY_WORKER_STALE_AFTER"}, Usage: "a worker registration not heartbeated this long is stale; its sessions become orphaned"},
-			metricsListenFlag(),
+			metricsListenFlag(), startupWaitFlag(),
 		}, httpAPIFlags()...),
 		Action: func(c *cli.Context) error {
 			listen := c.String("listen")
@@ -164,20 +164,26 @@ SIGTERM or SIGINT: waiting polls answer empty, requests in flight finish, exit 0
 			if err := staleAfterConfig(c, &cfg); err != nil {
 				return err
 			}
+			wait, err := startupWait(c)
+			if err != nil {
+				return err
+			}
 			obs, err := newObservability(c, &cfg, false)
 			if err != nil {
 				return err
 			}
-			client, err := open(c, cfg)
+			// Up before the database is: /readyz says "not ready" meanwhile.
+			if err := obs.startListener(c.Context, c.App.ErrWriter, "serve"); err != nil {
+				return err
+			}
+			defer obs.stopListener()
+			// As work does: an unmigrated database would answer 500 to
+			// every worker call, so openWaiting refuses it with the fix.
+			client, err := openWaiting(c, cfg, wait)
 			if err != nil {
 				return err
 			}
 			defer client.Close()
-			// As work does: an unmigrated database would answer 500 to
-			// every worker call, so refuse it with the fix now.
-			if err := client.Store().CheckSchema(c.Context); err != nil {
-				return err
-			}
 			obs.attach(client, nil)
 			ui, err := newDashboard(c, client, a.reg, nil)
 			if err != nil {
@@ -193,11 +199,6 @@ SIGTERM or SIGINT: waiting polls answer empty, requests in flight finish, exit 0
 				return err
 			}
 			fmt.Fprintf(c.App.ErrWriter, "queuety serve: listening on http://%s\n", srv.Addr())
-			if err := obs.startListener(ctx, c.App.ErrWriter, "serve"); err != nil {
-				_ = srv.Stop(context.Background())
-				return err
-			}
-			defer obs.stopListener()
 			stopNotify := notifyReady(ctx, client.Config().Logger, nil)
 			<-ctx.Done()
 			stopNotify()

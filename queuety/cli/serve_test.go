@@ -150,7 +150,8 @@ func startListening(t *testing.T, cmd *exec.Cmd, env ...string) *listening {
 			<-d.exited
 		}
 	})
-	pattern := regexp.MustCompile(`on http://(\S+)`)
+	// The API line, not the metrics listener's (which starts first).
+	pattern := regexp.MustCompile(`(?:listening|HTTP API) on http://(\S+)`)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if m := pattern.FindStringSubmatch(d.stderr.String()); m != nil {

@@ -193,7 +193,7 @@ forces it: running jobs are cancelled at once and handed back to pending,
 pending completions are written, and work exits 1.`,
 		Flags: append(append(append(append(append(workerFlags(), webhookFlags()...), limitFlags()...), phpFlags()...), append(httpAPIFlags(),
 			&cli.StringFlag{Name: "http", EnvVars: []string{"QUEUETY_HTTP"}, Usage: "also serve the HTTP API (as queuety serve does) on this `address`, e.g. 127.0.0.1:8080"},
-			metricsListenFlag(), debugFlag())...), append(runLimitFlags(), pluginWorkerFlags()...)...),
+			metricsListenFlag(), startupWaitFlag(), debugFlag())...), append(runLimitFlags(), pluginWorkerFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if err := applyPluginWorkers(c); err != nil {
 				return err
@@ -238,14 +238,29 @@ pending completions are written, and work exits 1.`,
 				cfg.Concurrency = phpConcurrency(c, cfg.Concurrency, phpCfg.Workers)
 				cfg.MaxConns = phpMaxConns(c, cfg.MaxConns, phpCfg.Workers)
 			}
+			wait, err := startupWait(c)
+			if err != nil {
+				return err
+			}
+			if limits.maxTime > 0 {
+				// --once and cron runs wait for the database within their
+				// time limit only.
+				wait = min(wait, limits.maxTime)
+			}
 			// Metrics are counted only when something serves them.
 			var obs *observability
 			if httpAddr != "" || c.String("metrics-listen") != "" {
 				if obs, err = newObservability(c, &cfg, true); err != nil {
 					return err
 				}
+				// The metrics listener is up before the database is, so
+				// /readyz answers "not ready" while the start waits for it.
+				if err := obs.startListener(c.Context, c.App.ErrWriter, "work"); err != nil {
+					return err
+				}
+				defer obs.stopListener()
 			}
-			client, err := open(c, cfg)
+			client, err := openWaiting(c, cfg, wait)
 			if err != nil {
 				return err
 			}
@@ -439,15 +454,6 @@ func runWorker(ctx, force context.Context, w *queuety.Worker, pool *phppool.Pool
 			return err
 		}
 		fmt.Fprintf(stderr, "queuety work: HTTP API on http://%s\n", srv.Addr())
-	}
-	if obs != nil {
-		if err := obs.startListener(ctx, stderr, "work"); err != nil {
-			if srv != nil {
-				_ = srv.Stop(context.Background())
-			}
-			_ = w.Stop(context.Background())
-			return err
-		}
 	}
 	var gaveUp <-chan struct{}
 	if pool != nil {
