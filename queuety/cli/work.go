@@ -357,7 +357,8 @@ func phpFlags() []cli.Flag {
 		&cli.StringFlag{Name: "php", EnvVars: []string{"QUEUETY_PHP"}, Usage: "run handlers without a Go implementation in PHP processes started by this `command`, e.g. \"php php-bridge/bin/queuety-php-worker --bootstrap app.php\""},
 		&cli.IntFlag{Name: "php-workers", Value: 4, EnvVars: []string{"QUEUETY_PHP_WORKERS"}, Usage: "PHP processes in the pool"},
 		&cli.IntFlag{Name: "php-max-jobs", Value: phppool.DefaultMaxJobs, EnvVars: []string{"QUEUETY_PHP_MAX_JOBS"}, Usage: "recycle a PHP process after this many jobs"},
-		&cli.IntFlag{Name: "php-max-memory", Value: phppool.DefaultMaxMemoryMB, EnvVars: []string{"QUEUETY_PHP_MAX_MEMORY"}, Usage: "recycle a PHP process using more than this many MiB"},
+		&cli.IntFlag{Name: "php-max-memory", Value: phppool.DefaultMaxMemoryMB, EnvVars: []string{"QUEUETY_PHP_MAX_MEMORY"}, Usage: "recycle a PHP process using more than this many MiB after a job"},
+		&cli.IntFlag{Name: "php-memory-limit", Value: phppool.DefaultMemoryLimitMB, EnvVars: []string{"QUEUETY_PHP_MEMORY_LIMIT"}, Usage: "kill a PHP process whose resident memory passes this many MiB while it runs a job, and fail the job (Linux; 0: no limit)"},
 	}
 }
 
@@ -375,9 +376,18 @@ func phpPoolConfig(c *cli.Context) (cfg phppool.Config, ok bool, err error) {
 			return cfg, false, usagef("--%s %d: must be at least 1", f, c.Int(f))
 		}
 	}
+	limit := c.Int("php-memory-limit")
+	switch {
+	case limit < 0:
+		return cfg, false, usagef("--php-memory-limit %d: must not be negative (0: no limit)", limit)
+	case limit == 0:
+		limit = -1 // phppool: no limit
+	case limit < c.Int("php-max-memory"):
+		return cfg, false, usagef("--php-memory-limit %d is below --php-max-memory %d: a process would be killed before it could be recycled", limit, c.Int("php-max-memory"))
+	}
 	return phppool.Config{
 		Command: cmd, Workers: c.Int("php-workers"),
-		MaxJobs: c.Int("php-max-jobs"), MaxMemoryMB: c.Int("php-max-memory"),
+		MaxJobs: c.Int("php-max-jobs"), MaxMemoryMB: c.Int("php-max-memory"), MemoryLimitMB: limit,
 	}, true, nil
 }
 

@@ -12,6 +12,11 @@ const (
 	DefaultWorkers      = 2
 	DefaultMaxJobs      = 1000
 	DefaultMaxMemoryMB  = 128
+	// DefaultMemoryLimitMB is the resident memory at which a process is
+	// killed mid-job. php-cli's own memory_limit is often -1 (none), and a
+	// runaway job would otherwise take the machine's memory before
+	// MaxMemoryMB is looked at, after the job.
+	DefaultMemoryLimitMB = 1024
 	DefaultStartTimeout = 30 * time.Second
 	DefaultStopGrace    = 10 * time.Second
 	DefaultMaxCrashes   = 10
@@ -30,6 +35,11 @@ type Config struct {
 	// MaxMemoryMB recycles a process once it reports more memory than this
 	// (memory_get_usage(true) after a job).
 	MaxMemoryMB int
+	// MemoryLimitMB kills a process whose resident memory (VmRSS, polled
+	// while it runs a job; Linux only) passes this, and fails the job: the
+	// limit a PHP job cannot pass, where MaxMemoryMB only recycles after
+	// the job. Negative: no limit.
+	MemoryLimitMB int
 	// StartTimeout bounds how long a process may take to load the
 	// application and say it is ready.
 	StartTimeout time.Duration
@@ -61,6 +71,9 @@ func (c Config) withDefaults() (Config, error) {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
+	}
+	if c.MemoryLimitMB == 0 {
+		c.MemoryLimitMB = DefaultMemoryLimitMB
 	}
 	for _, f := range []struct {
 		v   *time.Duration

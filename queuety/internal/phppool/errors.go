@@ -16,6 +16,9 @@ const (
 	// ClassProtocolError: the process sent something the protocol does not
 	// allow; it was killed.
 	ClassProtocolError = `Queuety\Bridge\ProtocolError`
+	// ClassMemoryLimit: the process's resident memory passed
+	// Config.MemoryLimitMB during the job; it was killed.
+	ClassMemoryLimit = `Queuety\Bridge\MemoryLimitExceeded`
 )
 
 // ErrStopped is returned by Handle once Stop has begun.

@@ -43,6 +43,8 @@ type process struct {
 
 	seq  uint64 // last request's sequence number
 	jobs int    // jobs run, for recycling
+
+	memLimit int64 // bytes of VmRSS past which a job is stopped; 0: none
 }
 
 // spawn starts a PHP worker and waits for its ready frame.
@@ -80,6 +82,9 @@ func spawn(ctx context.Context, cfg Config, log *slog.Logger) (*process, error) 
 	p := &process{
 		pid: cmd.Process.Pid, cmd: cmd, stdin: stdin, resp: respR,
 		msgs: make(chan message), exited: make(chan struct{}), closed: make(chan struct{}),
+	}
+	if cfg.MemoryLimitMB > 0 {
+		p.memLimit = int64(cfg.MemoryLimitMB) << 20
 	}
 	p.log = log.With("php_pid", p.pid)
 	var copiers sync.WaitGroup
@@ -129,6 +134,12 @@ func (p *process) copyOutput(wg *sync.WaitGroup, r *os.File, l *lineLogger) {
 // lines, such as PHP's fatal error.
 func (p *process) wait(copiers *sync.WaitGroup) {
 	err := p.cmd.Wait()
+	// Whatever it started goes with it (a pcntl_fork child, a shell's
+	// background job): they are in its process group, whose id outlives
+	// the leader while any member lives, so the kill cannot reach another
+	// process. A child that left the group (setsid) is beyond this; the
+	// service unit's cgroup (KillMode=control-group) ends those.
+	killGroup(p.pid)
 	drained := make(chan struct{})
 	go func() { copiers.Wait(); close(drained) }()
 	select {

@@ -11,6 +11,12 @@ import (
 // exitLinger is how long frames a dead process wrote may take to arrive.
 const exitLinger = 500 * time.Millisecond
 
+// memoryPoll is how often a running job's process has its resident memory
+// read (a few microseconds a read). A job allocating as fast as PHP can
+// (about 2 GB/s filling a string) passes the limit by at most a few
+// hundred MiB before it is killed.
+const memoryPoll = 20 * time.Millisecond
+
 // outcome is one job's end as the slot sees it.
 type outcome struct {
 	err    error
@@ -60,8 +66,23 @@ func (p *process) run(ctx context.Context, req *request) outcome {
 	// the sign, after a moment for frames already written.
 	exited := p.exited
 	var lingering <-chan time.Time
+	var memTick <-chan time.Time
+	if p.memLimit > 0 && rssWatched {
+		t := time.NewTicker(memoryPoll)
+		defer t.Stop()
+		memTick = t.C
+	}
 	for {
 		select {
+		case <-memTick:
+			if n, ok := rss(p.pid); ok && n > p.memLimit {
+				p.kill()
+				p.waitExit()
+				msg := fmt.Sprintf("PHP worker %d used %d MiB of memory during the job, over the limit of %d MiB (--php-memory-limit), and was killed",
+					p.pid, n>>20, p.memLimit>>20)
+				p.log.Warn("killed PHP worker: over its memory limit", "job", jobID, "handler", handler, "rss_mib", n>>20, "limit_mib", p.memLimit>>20)
+				return outcome{err: &Error{Class: ClassMemoryLimit, Message: msg, Trace: p.outputTrace()}}
+			}
 		case <-exited:
 			exited, lingering = nil, time.After(exitLinger)
 		case <-lingering:

@@ -71,6 +71,29 @@ Handlers::register('memory', static function (array $payload): void {
     $hog[] = str_repeat('x', ((int) ($payload['mb'] ?? 64)) << 20);
 });
 
+// Grows to payload "mb" MiB (default 1,536) in 16 MiB steps with no PHP
+// memory_limit: only the pool's limit can stop it.
+Handlers::register('grows', static function (array $payload): void {
+    ini_set('memory_limit', '-1');
+    $hog = [];
+    for ($mb = 0; $mb < (int) ($payload['mb'] ?? 1536); $mb += 16) {
+        $hog[] = str_repeat('y', 16 << 20);
+    }
+});
+
+// Leaves a pcntl_fork child and a shell background job sleeping, writes
+// their pids to payload "pidfile", and returns: they must not outlive the
+// pool.
+Handlers::register('forks', static function (array $payload): void {
+    $child = pcntl_fork();
+    if ($child === 0) {
+        sleep(60);
+        posix_kill(getmypid(), 9); // no shutdown code in the copy
+    }
+    $shell = trim((string) shell_exec('sleep 60 > /dev/null 2>&1 & echo $!'));
+    file_put_contents($payload['pidfile'], $child . ' ' . $shell);
+});
+
 // Reports which process ran it: the pid goes into an exception message.
 Handlers::register('whoami', static function (array $payload): void {
     throw new RuntimeException((string) getmypid());
