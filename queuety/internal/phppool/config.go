@@ -9,18 +9,18 @@ import (
 // Defaults. MaxJobs and MaxMemoryMB are Queuety's QUEUETY_WORKER_MAX_JOBS
 // and QUEUETY_WORKER_MAX_MEMORY.
 const (
-	DefaultWorkers      = 2
-	DefaultMaxJobs      = 1000
-	DefaultMaxMemoryMB  = 128
+	DefaultWorkers     = 2
+	DefaultMaxJobs     = 1000
+	DefaultMaxMemoryMB = 128
 	// DefaultMemoryLimitMB is the resident memory at which a process is
 	// killed mid-job. php-cli's own memory_limit is often -1 (none), and a
 	// runaway job would otherwise take the machine's memory before
 	// MaxMemoryMB is looked at, after the job.
 	DefaultMemoryLimitMB = 1024
-	DefaultStartTimeout = 30 * time.Second
-	DefaultStopGrace    = 10 * time.Second
-	DefaultMaxCrashes   = 10
-	DefaultCrashWindow  = time.Minute
+	DefaultStartTimeout  = 30 * time.Second
+	DefaultStopGrace     = 10 * time.Second
+	DefaultMaxCrashes    = 10
+	DefaultCrashWindow   = time.Minute
 )
 
 // Config configures a Pool. Zero values take the defaults above.
