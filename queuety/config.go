@@ -42,6 +42,7 @@ const (
 
 	DefaultWorkflowStepBatch  = workflow.DefaultStepBatch  // step completions one transaction may group
 	DefaultWorkflowChainSteps = workflow.DefaultChainSteps // steps a worker may run in a row without a claim
+	DefaultMaxForEachItems    = 10_000                     // items of one for_each step
 )
 
 // Floors and ceilings of the worker's settings. Every interval below runs
@@ -183,6 +184,15 @@ type Config struct {
 	// workflow/chain.go). Zero means the default (8); negative turns
 	// chaining off, so every step goes through the claim.
 	WorkflowChainSteps int
+	// MaxForEachItems caps the items of one for_each step: a step over
+	// more fails (buried with the workflow failed) with a message naming
+	// the limit, before any branch job is planned. Every branch completion
+	// rewrites the workflow state, which holds the items and the results
+	// (the plugin's format), so the cost of a step grows with the square
+	// of its items, and planning holds them all in memory. Zero means the
+	// default (DefaultMaxForEachItems); negative: no limit, as the plugin.
+	// A workflow's own max_for_each_items budget applies too.
+	MaxForEachItems int
 
 	// Namespace scopes worker registrations and sessions ("default").
 	Namespace string
@@ -275,6 +285,9 @@ func (c *Config) Validate() error {
 	}
 	if c.WorkflowChainSteps == 0 {
 		c.WorkflowChainSteps = DefaultWorkflowChainSteps
+	}
+	if c.MaxForEachItems == 0 {
+		c.MaxForEachItems = DefaultMaxForEachItems
 	}
 	if c.WorkflowChainSteps > MaxWorkflowChain {
 		bad("workflow chain steps %d: at most %d", c.WorkflowChainSteps, MaxWorkflowChain)

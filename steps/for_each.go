@@ -86,6 +86,13 @@ func forEachPlaceholder(ctx context.Context, a *workflow.Advance, job *store.Job
 			return false, runtimeErrorf("For-each step '%s' expected state key '%s' to contain an array.", phpjson.ToString(field(step, "name")), itemsKey)
 		}
 		values := phpjson.Values(items)
+		if limit := a.Engine().MaxForEachItems(); limit > 0 && int64(len(values)) > limit {
+			// Checked before anything is planned: the plan and every
+			// branch completion rewrite a state holding all the items.
+			return false, &workflow.ConstraintViolation{Message: fmt.Sprintf(
+				"For-each step '%s' has %d items, over this worker's limit of %d for one for_each step (--max-for-each-items): split the items over several steps or workflows.",
+				phpjson.ToString(field(step, "name")), len(values), limit)}
+		}
 		if limit := a.State().WorkflowBudget().MaxForEachItems; limit > 0 && int64(len(values)) > limit {
 			return false, &workflow.ConstraintViolation{Message: fmt.Sprintf("For-each step '%s' planned %d items, exceeding max_for_each_items budget of %d.",
 				phpjson.ToString(field(step, "name")), len(values), limit)}

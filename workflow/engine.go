@@ -62,6 +62,8 @@ type Engine struct {
 	leftToPHP sync.Map
 	// kinds are the step kinds the engine runs (kind.go).
 	kinds kindSet
+	// maxForEachItems is EngineConfig.MaxForEachItems.
+	maxForEachItems int
 }
 
 // EngineConfig is everything an Engine depends on, given once to
@@ -106,6 +108,10 @@ type EngineConfig struct {
 	// OnStepFailure is told of each failed step attempt once its rows are
 	// written (notify.go).
 	OnStepFailure func(StepFailure)
+	// MaxForEachItems caps the items of one for_each step (queuety
+	// Config.MaxForEachItems); 0 or negative: no cap but the workflow's
+	// own budget.
+	MaxForEachItems int
 }
 
 // Host is the worker an engine runs steps for: what only the worker knows,
@@ -138,7 +144,7 @@ func NewEngine(cfg EngineConfig) *Engine {
 		handlers = NewHandlers()
 	}
 	e := &Engine{store: cfg.Store, handlers: handlers, kinds: newKindSet(cfg.Kinds), host: cfg.Host, runner: cfg.Runner, classMeta: cfg.Metadata,
-		stepBatch: cfg.StepBatch, stepFailure: cfg.OnStepFailure, wakeErr: cfg.OnWakeError,
+		stepBatch: cfg.StepBatch, stepFailure: cfg.OnStepFailure, wakeErr: cfg.OnWakeError, maxForEachItems: cfg.MaxForEachItems,
 		states: newCoalescer(cfg.Store.WorkflowsByID), wakes: newCoalescer(cfg.Store.WakeFacts)}
 	if e.stepBatch == 0 {
 		e.stepBatch = DefaultStepBatch
@@ -157,6 +163,10 @@ func NewEngine(cfg EngineConfig) *Engine {
 	}
 	return e
 }
+
+// MaxForEachItems is the engine's cap on the items of one for_each step;
+// 0 when there is none (EngineConfig.MaxForEachItems).
+func (e *Engine) MaxForEachItems() int64 { return int64(max(e.maxForEachItems, 0)) }
 
 // Handlers returns the engine's Go step handlers.
 func (e *Engine) Handlers() *Handlers { return e.handlers }

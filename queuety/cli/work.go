@@ -50,6 +50,7 @@ func workerFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval, EnvVars: []string{"QUEUETY_POLL_INTERVAL"}, Usage: "idle wait between claims (at least 5ms)"},
 		&cli.IntFlag{Name: "max-claim-batch", Value: queuety.DefaultMaxClaimBatch, Usage: "rows one claim may take (1-10000)"},
 		&cli.IntFlag{Name: "step-batch", Value: queuety.DefaultWorkflowStepBatch, EnvVars: []string{"QUEUETY_STEP_BATCH"}, Usage: "step completions one transaction may group (1-1000; 1: each step its own)"},
+		&cli.IntFlag{Name: "max-for-each-items", Value: queuety.DefaultMaxForEachItems, EnvVars: []string{"QUEUETY_MAX_FOR_EACH_ITEMS"}, Usage: "fail a for_each step over more items than this, before it plans any branch (-1: no limit, as the plugin; see docs/compat.md)"},
 		&cli.IntFlag{Name: "chain-steps", Value: queuety.DefaultWorkflowChainSteps, EnvVars: []string{"QUEUETY_CHAIN_STEPS"}, Usage: "steps a slot may run in a row, each enqueued already claimed by the one before (1-1000, or -1: every step through the claim)"},
 		&cli.IntFlag{Name: "max-conns", EnvVars: []string{"QUEUETY_MAX_CONNS"}, DefaultText: "concurrency/4+4", Usage: "database connections (at least 2; 0: the default)"},
 		&cli.StringFlag{Name: "worker-id", EnvVars: []string{"QUEUETY_WORKER_ID"}, DefaultText: "host-pid-random", Usage: "this worker's reserved_by value"},
@@ -113,6 +114,10 @@ func workerConfig(c *cli.Context, cfg *queuety.Config) (err error) {
 	cfg.MaxClaimBatch = c.Int("max-claim-batch")
 	cfg.WorkflowStepBatch = c.Int("step-batch")
 	cfg.WorkflowChainSteps = c.Int("chain-steps")
+	cfg.MaxForEachItems = c.Int("max-for-each-items")
+	if cfg.MaxForEachItems == 0 {
+		return usagef("--max-for-each-items 0: give a limit, or -1 for none")
+	}
 	cfg.MaxConns = c.Int("max-conns")
 	cfg.WorkerID = c.String("worker-id")
 	cfg.Capabilities = c.StringSlice("capability")
