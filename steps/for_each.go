@@ -86,12 +86,8 @@ func forEachPlaceholder(ctx context.Context, a *workflow.Advance, job *store.Job
 			return false, runtimeErrorf("For-each step '%s' expected state key '%s' to contain an array.", phpjson.ToString(field(step, "name")), itemsKey)
 		}
 		values := phpjson.Values(items)
-		if limit := a.Engine().MaxForEachItems(); limit > 0 && int64(len(values)) > limit {
-			// Checked before anything is planned: the plan and every
-			// branch completion rewrite a state holding all the items.
-			return false, &workflow.ConstraintViolation{Message: fmt.Sprintf(
-				"For-each step '%s' has %d items, over this worker's limit of %d for one for_each step (--max-for-each-items): split the items over several steps or workflows.",
-				phpjson.ToString(field(step, "name")), len(values), limit)}
+		if err := overItemLimit(a.Engine(), step, len(values)); err != nil {
+			return false, err
 		}
 		if limit := a.State().WorkflowBudget().MaxForEachItems; limit > 0 && int64(len(values)) > limit {
 			return false, &workflow.ConstraintViolation{Message: fmt.Sprintf("For-each step '%s' planned %d items, exceeding max_for_each_items budget of %d.",
@@ -479,6 +475,31 @@ func (forEach) Retry(ctx context.Context, a *workflow.Advance, step workflow.Ste
 		}
 	}
 	return nil
+}
+
+// OverLimit fails a step over the engine's item limit before its
+// placeholder runs (workflow.LimitKind): the plan, and every branch
+// completion after it, rewrite a state holding all the items.
+func (forEach) OverLimit(e *workflow.Engine, s *workflow.State, step workflow.Step) error {
+	key, ok := field(step, "items_key").AsString()
+	if !ok || key == "" {
+		return nil
+	}
+	items := stateField(s, key)
+	if !phpjson.IsArray(items) {
+		return nil // the placeholder says what is wrong with it
+	}
+	return overItemLimit(e, step, phpjson.AsArray(items).Len())
+}
+
+func overItemLimit(e *workflow.Engine, step workflow.Step, n int) error {
+	limit := e.MaxForEachItems()
+	if limit <= 0 || int64(n) <= limit {
+		return nil
+	}
+	return &workflow.ConstraintViolation{Message: fmt.Sprintf(
+		"For-each step '%s' has %d items, over this worker's limit of %d for one for_each step (--max-for-each-items): split the items over several steps or workflows.",
+		phpjson.ToString(field(step, "name")), n, limit)}
 }
 
 // CheckEnqueue is assert_for_each_budget_for_step, checked before a

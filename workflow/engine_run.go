@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -65,12 +66,26 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth
 			return nil, nil, err
 		}
 	}
-	tr := newJobTrace(state, job)
+	var overLimit error
+	if k, ok := e.kinds.byPlaceholder[job.Handler].(LimitKind); ok && corrupt == nil {
+		if st, ok := state.Step(int(job.StepIndex.Int64)); ok {
+			overLimit = k.OverLimit(e, state, st)
+		}
+	}
+	traced := state
+	if overLimit != nil {
+		// The events of a step refused for its size carry no state
+		// snapshot: the state is what is too big, and the five copies the
+		// step_started and step_failed events hold would not fit in one
+		// statement (max_allowed_packet).
+		traced = NewState(nil)
+	}
+	tr := newJobTrace(traced, job)
 	tr.chainOK, tr.depth = depth >= 0, depth
 	if err := e.prepareStart(job, tr); err != nil {
 		return nil, nil, err
 	}
-	if stepErr = corrupt; stepErr == nil {
+	if stepErr = cmp.Or(corrupt, overLimit); stepErr == nil {
 		stepErr = e.execute(ctx, job, state, tr, start)
 	}
 	if stepErr == nil {

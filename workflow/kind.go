@@ -48,6 +48,15 @@ type PreflightKind interface {
 	Preflight(ctx context.Context, e *Engine, job *store.JobRow, state *State) error
 }
 
+// LimitKind is a placeholder kind whose step may be too big for this
+// worker (a for_each over more items than EngineConfig.MaxForEachItems):
+// OverLimit returns the ConstraintViolation that fails it at once, before
+// anything else runs or is written for it.
+type LimitKind interface {
+	PlaceholderKind
+	OverLimit(e *Engine, state *State, step Step) error
+}
+
 // BranchKind is a kind whose step runs as several jobs (branches) that
 // complete one by one: CompleteBranch replaces finalize_step_completion for
 // each of them, inside the step transaction, after its guards.
