@@ -43,6 +43,13 @@ func TestForEachOverTheItemLimitFailsClearly(t *testing.T) {
 	require.NoError(t, c.store.DB().Get(&jobs, "SELECT COUNT(*) FROM `"+c.store.Tables()["jobs"]+"` WHERE workflow_id = ?", over))
 	require.Equal(t, 1, jobs, "only the placeholder: no branch planned")
 	require.Zero(t, runs.Load())
+	var biggest int
+	require.NoError(t, c.store.DB().Get(&biggest, "SELECT COALESCE(MAX(GREATEST(LENGTH(COALESCE(input, '')), LENGTH(COALESCE(state_before, '')), LENGTH(COALESCE(state_after, '')))), 0) FROM `"+
+		c.store.Tables()["workflow_events"]+"` WHERE workflow_id = ?", over))
+	require.Less(t, biggest, 100, "the refused step's events carry no copy of the items")
+	var stored string
+	require.NoError(t, c.store.DB().Get(&stored, "SELECT state FROM `"+c.store.Tables()["workflows"]+"` WHERE id = ?", over))
+	require.Contains(t, stored, `"items":[0,1,2,`, "the workflow's own state is kept")
 
 	at, _, err := c.DispatchWorkflow(ctx, mustBuild(t, workflow.New("at").ForEach("items", "Item"), wfObj(t, "items", items(50))))
 	require.NoError(t, err)
