@@ -483,17 +483,24 @@ func (w *WorkflowTx) CountCompletedStepJobs(workflowID int64, step int) (int, er
 
 // InsertStepJobs inserts a step's jobs for a workflow, as Queue::dispatch.
 func (w *WorkflowTx) InsertStepJobs(workflowID int64, jobs []StepJob) error {
-	for _, j := range jobs {
-		availableAt := DateTime(w.s.clock.Now().Add(j.Delay))
-		if w.batch != nil {
-			w.deferred.stepJobs = append(w.deferred.stepJobs, pendingStepJob{workflowID: workflowID, availableAt: availableAt, job: j})
-			continue
-		}
-		if _, err := w.exec(qInsertJob, stepJobArgs(workflowID, availableAt, j)...); err != nil {
-			return err
-		}
+	rows := make([]pendingStepJob, len(jobs))
+	for i, j := range jobs {
+		rows[i] = pendingStepJob{workflowID: workflowID, availableAt: DateTime(w.s.clock.Now().Add(j.Delay)), job: j}
 	}
-	return nil
+	if w.batch != nil {
+		w.deferred.stepJobs = append(w.deferred.stepJobs, rows...)
+		return nil
+	}
+	if len(rows) == 1 {
+		_, err := w.exec(qInsertJob, stepJobArgs(workflowID, rows[0].availableAt, rows[0].job)...)
+		return err
+	}
+	// Several rows (a parallel step's branches, a for_each step's: up to
+	// --max-for-each-items) go in multi-row INSERTs, not a round trip
+	// each: 10,000 branches took 6 s one by one.
+	return insertRows(w, qInsertJob, rows, (*pendingStepJob).size, func(p *pendingStepJob) []any {
+		return stepJobArgs(p.workflowID, p.availableAt, p.job)
+	})
 }
 
 // InsertLogs adds log rows, written in order at the end of the transaction.
