@@ -387,6 +387,10 @@ func phpPoolConfig(c *cli.Context) (cfg phppool.Config, ok bool, err error) {
 		return cfg, false, usagef("--php-memory-limit %d: must not be negative (0: no limit)", limit)
 	case limit == 0:
 		limit = -1 // phppool: no limit
+	case limit < c.Int("php-max-memory") && !c.IsSet("php-memory-limit"):
+		// A recycle threshold set above the default kill limit (an
+		// existing configuration) moves the limit up with it.
+		limit = 2 * c.Int("php-max-memory")
 	case limit < c.Int("php-max-memory"):
 		return cfg, false, usagef("--php-memory-limit %d is below --php-max-memory %d: a process would be killed before it could be recycled", limit, c.Int("php-max-memory"))
 	}

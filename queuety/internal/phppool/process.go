@@ -135,9 +135,9 @@ func (p *process) copyOutput(wg *sync.WaitGroup, r *os.File, l *lineLogger) {
 func (p *process) wait(copiers *sync.WaitGroup) {
 	err := p.cmd.Wait()
 	// Whatever it started goes with it (a pcntl_fork child, a shell's
-	// background job): they are in its process group, whose id outlives
-	// the leader while any member lives, so the kill cannot reach another
-	// process. A child that left the group (setsid) is beyond this; the
+	// background job): they are in its process group, whose id stays
+	// reserved while any member lives (once none does, the kill finds
+	// nothing: pids are handed out in sequence, not reused at once). A child that left the group (setsid) is beyond this; the
 	// service unit's cgroup (KillMode=control-group) ends those.
 	killGroup(p.pid)
 	drained := make(chan struct{})
