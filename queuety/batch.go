@@ -120,6 +120,9 @@ func (w *Worker) completeBatchJob(rj *running, d time.Duration) {
 		return
 	}
 	w.stats.completed.Add(1)
+	// job.completed as for a plain job: the plugin sends it for a batch job
+	// too, before it records the batch's completion (Worker::process_job).
+	w.notifyCompleted([]store.Completion{c}, store.CompleteResult{Completed: []int64{rj.row.ID}})
 	if cb.Any() {
 		w.rowWritten(rj)
 		w.fireBatchCallbacks(cb)
