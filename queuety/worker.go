@@ -58,6 +58,8 @@ type Worker struct {
 
 	// completer writes the completions (completer.go).
 	completer *completer
+	// batchTurns orders one batch's callbacks by their commits.
+	batchTurns batchTurns
 
 	jobsCtx     context.Context
 	cancelJobs  context.CancelCauseFunc
