@@ -249,3 +249,24 @@ func TestBatchCatchRunsBeforeFinally(t *testing.T) {
 	})
 	require.Equal(t, []string{"catch", "finally"}, order)
 }
+
+// Dispatch, a batch and the standalone row builder refuse the handler
+// names Queuety keeps for its own jobs, as Registry.Register does, and
+// write nothing.
+func TestDispatchRefusesReservedHandlerNames(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, nil)
+	ctx := context.Background()
+	for _, h := range []string{"__queuety_cron_my_hook", "__queuety_delay", MachineActionHandler} {
+		_, err := c.Dispatch(ctx, h, nil)
+		require.ErrorContains(t, err, "reserved", h)
+		_, _, err = c.DispatchBatch(ctx, BatchSpec{}, []BatchJob{{Handler: "ok"}, {Handler: h}})
+		require.ErrorContains(t, err, "reserved", h)
+		_, err = DispatchRow(h, nil)
+		require.ErrorContains(t, err, "reserved", h)
+		require.ErrorContains(t, CheckDispatch(h), "reserved", h)
+	}
+	var n int
+	require.NoError(t, c.store.DB().Get(&n, "SELECT (SELECT COUNT(*) FROM `"+c.store.Tables()["jobs"]+"`) + (SELECT COUNT(*) FROM `"+c.store.Tables()["batches"]+"`)"))
+	require.Zero(t, n)
+}

@@ -121,6 +121,9 @@ func (a *app) dispatchCommand() *cli.Command {
 			} else if opt != nil {
 				flagged = append(flagged, flaggedOpt{flag, opt})
 			}
+			if err := queuety.CheckDispatch(c.Args().First()); err != nil {
+				return usageError{err}
+			}
 			var opts []queuety.DispatchOption
 			for _, f := range flagged {
 				if err := queuety.CheckDispatch(c.Args().First(), f.opt); err != nil {
