@@ -18,10 +18,13 @@ type bulkSelection struct {
 	match func() (matching, error)
 }
 
-// matching counts and lists the rows a filter matches.
+// matching counts and lists the rows a filter matches: count for every
+// row, or byStatus when the action touches only some statuses (the
+// confirmation then names them).
 type matching struct {
-	count func(ctx context.Context, upTo int) (int, error)
-	ids   func(ctx context.Context, limit int) ([]int64, error)
+	count    func(ctx context.Context, upTo int) (int, error)
+	byStatus func(ctx context.Context, upTo int) ([]statusCount, error)
+	ids      func(ctx context.Context, limit int) ([]int64, error)
 }
 
 // bulkIDs returns the ids a bulk post acts on. ok is false when it has
@@ -42,13 +45,25 @@ func (d *Dashboard) bulkIDs(w http.ResponseWriter, r *http.Request, s bulkSelect
 		return nil, false
 	}
 	if r.PostFormValue("confirm") != "yes" {
-		n, err := m.count(r.Context(), countLimit+1)
+		c := confirmData{Action: s.action, Kind: s.kind, Post: s.post, Back: s.back, Fields: s.fields, Limit: bulkLimit}
+		var n int
+		var err error
+		if m.byStatus != nil {
+			c.ByStatus, err = m.byStatus(r.Context(), countLimit+1)
+			for _, sc := range c.ByStatus {
+				if sc.Touched {
+					n += sc.N
+				}
+			}
+		} else {
+			n, err = m.count(r.Context(), countLimit+1)
+		}
 		if err != nil {
 			d.internalError(w, r, err)
 			return nil, false
 		}
-		d.confirm(w, r, confirmData{Action: s.action, Kind: s.kind, Count: min(n, countLimit), More: n > countLimit,
-			Post: s.post, Back: s.back, Fields: s.fields, Limit: bulkLimit})
+		c.Count, c.More = min(n, countLimit), n > countLimit
+		d.confirm(w, r, c)
 		return nil, false
 	}
 	if ids, err = m.ids(r.Context(), bulkLimit); err != nil {
