@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 )
 
 // bulkSelection is what a bulk form of a list page acts on: the rows
@@ -71,4 +72,43 @@ func (d *Dashboard) bulkIDs(w http.ResponseWriter, r *http.Request, s bulkSelect
 		return nil, false
 	}
 	return ids, true
+}
+
+// statusMatching counts the rows of each of statuses (those with none are
+// left out) and lists the ids of those in touches, oldest first.
+func statusMatching(statuses, touches []string,
+	count func(ctx context.Context, status string, upTo int) (int, error),
+	ids func(ctx context.Context, status string, limit int) ([]int64, error),
+) matching {
+	return matching{
+		byStatus: func(ctx context.Context, upTo int) ([]statusCount, error) {
+			var out []statusCount
+			for _, s := range statuses {
+				n, err := count(ctx, s, upTo)
+				if err != nil {
+					return nil, err
+				}
+				if n > 0 {
+					out = append(out, statusCount{Status: s, N: min(n, upTo), Touched: slices.Contains(touches, s)})
+				}
+			}
+			return out, nil
+		},
+		ids: func(ctx context.Context, limit int) ([]int64, error) {
+			var out []int64
+			for _, s := range statuses {
+				if !slices.Contains(touches, s) {
+					continue
+				}
+				more, err := ids(ctx, s, limit)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, more...)
+			}
+			// The oldest limit across the statuses, as one query would give.
+			slices.Sort(out)
+			return out[:min(len(out), limit)], nil
+		},
+	}
 }

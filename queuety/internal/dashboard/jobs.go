@@ -282,41 +282,10 @@ func jobMatching(st *store.Store, q store.JobQuery, action string) matching {
 	if q.Status != "" {
 		statuses = []string{q.Status}
 	}
-	touches := jobActionStatuses[action]
-	return matching{
-		byStatus: func(ctx context.Context, upTo int) ([]statusCount, error) {
-			var out []statusCount
-			for _, s := range statuses {
-				qs := q
-				qs.Status = s
-				n, err := st.CountJobs(ctx, qs, upTo)
-				if err != nil {
-					return nil, err
-				}
-				if n > 0 {
-					out = append(out, statusCount{Status: s, N: min(n, upTo), Touched: slices.Contains(touches, s)})
-				}
-			}
-			return out, nil
-		},
-		ids: func(ctx context.Context, limit int) ([]int64, error) {
-			var ids []int64
-			for _, s := range statuses {
-				if !slices.Contains(touches, s) || len(ids) >= limit {
-					continue
-				}
-				qs := q
-				qs.Status = s
-				more, err := st.JobIDs(ctx, qs, limit-len(ids))
-				if err != nil {
-					return nil, err
-				}
-				ids = append(ids, more...)
-			}
-			slices.Sort(ids)
-			return ids, nil
-		},
-	}
+	in := func(s string) store.JobQuery { q := q; q.Status = s; return q }
+	return statusMatching(statuses, jobActionStatuses[action],
+		func(ctx context.Context, s string, upTo int) (int, error) { return st.CountJobs(ctx, in(s), upTo) },
+		func(ctx context.Context, s string, limit int) ([]int64, error) { return st.JobIDs(ctx, in(s), limit) })
 }
 
 func verb(action string) string {

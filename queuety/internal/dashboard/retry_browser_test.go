@@ -21,7 +21,8 @@ import (
 // back to running and ends completed, where a pending job would wait for
 // ever under a failed workflow. "On all N matching" on a page of every
 // status offers no action until one is picked, names what it touches by
-// status ("retry 2 buried jobs"), and never retries a completed job.
+// status ("retry 2 buried jobs"), and never retries a completed job; the
+// workflow list's bulk actions likewise.
 func TestDashboardRetryActionsInBrowser(t *testing.T) {
 	e := newEnv(t, nil)
 	var failing atomic.Bool
@@ -101,5 +102,20 @@ func TestDashboardRetryActionsInBrowser(t *testing.T) {
 
 	// A page of buried jobs offers retry first.
 	wd.open(srv.URL + "/ui/jobs?status=buried")
+	require.Equal(t, "retry", wd.waitText(`select[name="action"] option:checked`))
+
+	// The workflow list the same way: every status, no action picked;
+	// retry on all matching touches the failed one only.
+	wf3, _ := failedWorkflow()
+	wd.open(srv.URL + "/ui/workflows")
+	require.Equal(t, "choose an action…", wd.waitText(`select[name="action"] option:checked`))
+	wd.click(`select[name="action"] option[value="retry"]`)
+	wd.click("#bulk-all")
+	require.Equal(t, "retry 1 failed workflows?", strings.ToLower(wd.waitText(".confirm h1")))
+	require.Contains(t, wd.text("#confirm-left"), "2 completed")
+	wd.click("#confirm")
+	require.Contains(t, wd.waitText("#flash"), "Retried: 1 workflows.")
+	e.waitWorkflow(wf3, "completed")
+	wd.open(srv.URL + "/ui/workflows?status=failed")
 	require.Equal(t, "retry", wd.waitText(`select[name="action"] option:checked`))
 }
