@@ -348,3 +348,21 @@ final class BeatStep implements Queuety\Step
         return [];
     }
 }
+
+// A Contracts\Job whose $timeout is above the daemon's job timeout: the
+// plugin's worker lets $timeout replace the global limit
+// (time_limit_test.go).
+final class LongTimeoutJob implements Queuety\Contracts\Job
+{
+    public int $timeout = 30;
+    public int $tries = 1;
+
+    public function __construct(public int $ms = 0)
+    {
+    }
+
+    public function handle(): void
+    {
+        usleep($this->ms * 1000);
+    }
+}
