@@ -366,3 +366,15 @@ final class LongTimeoutJob implements Queuety\Contracts\Job
         usleep($this->ms * 1000);
     }
 }
+
+// A Contracts\Job whose $tries and $backoff differ from its row's: the
+// stale sweep and `recover` go by them (stale_classes_test.go).
+final class StaleBackoffJob implements Queuety\Contracts\Job
+{
+    public int $tries = 5;
+    public array $backoff = [45, 90];
+
+    public function handle(): void
+    {
+    }
+}
