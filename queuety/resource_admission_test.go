@@ -37,7 +37,7 @@ func TestResourceAdmissionDefersByMemoryAndTime(t *testing.T) {
 	run := func(t *testing.T, mutate func(*Config)) map[string]string {
 		c := newTestClient(t, func(cfg *Config) { cfg.Concurrency = 4; mutate(cfg) })
 		completedLogs(t, c, "heavy", 2, 100, 3_000_000) // 3 GB peak
-		completedLogs(t, c, "slow", 2, 58_000, 1024)     // 58 s on average
+		completedLogs(t, c, "slow", 2, 58_000, 1024)    // 58 s on average
 		completedLogs(t, c, "light", 2, 10, 1024)
 		ids := map[string]int64{}
 		for _, h := range []string{"heavy", "slow", "light", "new"} {
