@@ -90,14 +90,18 @@ func (r *Registry) batchCallbackNames() []string {
 // which is for jobs whose completion touches nothing else), then fires
 // the callbacks it finished.
 func (w *Worker) completeBatchJob(rj *running, d time.Duration) {
+	defer rj.batchTurn.finish() // whatever path is taken below
 	c := store.Completion{Attempt: rj.job.attempt, Log: w.completedLog(rj, d)}
 	var applied, already bool
-	var cb store.BatchCallbacks
-	err := w.persist("complete", func(ctx context.Context) error {
-		var err error
-		applied, already, cb, err = w.store.CompleteBatchJob(ctx, c, rj.row.BatchID.Int64)
-		return err
+	cb, turn, err := w.batchTurns.write(rj.row.BatchID.Int64, func() (cb store.BatchCallbacks, err error) {
+		err = w.persist("complete", func(ctx context.Context) error {
+			var err error
+			applied, already, cb, err = w.store.CompleteBatchJob(ctx, c, rj.row.BatchID.Int64)
+			return err
+		})
+		return cb, err
 	})
+	rj.batchTurn = turn
 	switch {
 	case err != nil && retryableWrite(err):
 		w.log.Error("writing the batch job's completion failed; the stale sweep will recover the job", "job", rj.row.ID, "err", err)
@@ -111,7 +115,7 @@ func (w *Worker) completeBatchJob(rj *running, d time.Duration) {
 			w.log.Error("burying it failed too; the stale sweep will recover the job", "job", rj.row.ID, "err", err)
 		} else {
 			w.stats.buried.Add(1)
-			w.fireBatchCallbacks(cb)
+			w.fireBatchCallbacks(rj, cb)
 		}
 		return
 	case !applied && !already:
@@ -120,9 +124,12 @@ func (w *Worker) completeBatchJob(rj *running, d time.Duration) {
 		return
 	}
 	w.stats.completed.Add(1)
+	// job.completed as for a plain job: the plugin sends it for a batch job
+	// too, before it records the batch's completion (Worker::process_job).
+	w.notifyCompleted([]store.Completion{c}, store.CompleteResult{Completed: []int64{rj.row.ID}})
 	if cb.Any() {
 		w.rowWritten(rj)
-		w.fireBatchCallbacks(cb)
+		w.fireBatchCallbacks(rj, cb)
 	}
 }
 
@@ -142,18 +149,27 @@ func (w *Worker) writeJobFailure(rj *running, f store.Failure) (applied bool, cb
 		applied, err = w.writeFailure(f)
 		return applied, cb, err
 	}
-	err = w.persist("fail", func(ctx context.Context) error {
-		var err error
-		applied, cb, err = w.store.FailBatchJob(ctx, f, rj.row.BatchID.Int64)
-		return err
+	rj.batchTurn.finish() // a write refused before this one fired nothing
+	cb, rj.batchTurn, err = w.batchTurns.write(rj.row.BatchID.Int64, func() (cb store.BatchCallbacks, err error) {
+		err = w.persist("fail", func(ctx context.Context) error {
+			var err error
+			applied, cb, err = w.store.FailBatchJob(ctx, f, rj.row.BatchID.Int64)
+			return err
+		})
+		return cb, err
 	})
 	return applied, cb, err
 }
 
 // fireBatchCallbacks runs a batch's callbacks after the commit that
 // finished them, in BatchManager's order: catch, then, finally, each with
-// the batch read again (fire_callback's find()).
-func (w *Worker) fireBatchCallbacks(cb store.BatchCallbacks) {
+// the batch read again (fire_callback's find()), and after the callbacks
+// of this process's earlier commits of the batch (batch_order.go).
+func (w *Worker) fireBatchCallbacks(rj *running, cb store.BatchCallbacks) {
+	turn := rj.batchTurn
+	rj.batchTurn = nil
+	defer turn.finish()
+	turn.wait()
 	for _, t := range []struct {
 		on   bool
 		name string

@@ -195,3 +195,78 @@ func TestDispatchBatchWritesThePluginsRows(t *testing.T) {
 	_, _, err = c.DispatchBatch(context.Background(), BatchSpec{}, []BatchJob{{Handler: "x", Options: []DispatchOption{Unique()}}})
 	require.ErrorContains(t, err, "do not apply to a batch's jobs")
 }
+
+// Two jobs of one batch buried at once by one worker: the first burial
+// fires catch, the second (the batch's last job) finally. The plugin runs
+// catch, then finally; so does the worker, even when the catch is slow
+// and the finally's commit came right after: catch here does not return
+// until both burials are committed and finally has had time to start.
+func TestBatchCatchRunsBeforeFinally(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, func(cfg *Config) { cfg.Concurrency = 2 })
+	ctx := context.Background()
+	id := insertBatch(t, c, 2, `{"catch":"Catch","finally":"Finally"}`)
+	for i := 0; i < 2; i++ {
+		_, err := c.Dispatch(ctx, "bad", map[string]int{"i": i}, InBatch(id), MaxAttempts(1))
+		require.NoError(t, err)
+	}
+	var started sync.WaitGroup
+	started.Add(2)
+	var mu sync.Mutex
+	var order []string
+	finallyStarted := make(chan struct{})
+	reg := NewRegistry()
+	reg.HandleFunc("bad", func(context.Context, *Job) error {
+		started.Done()
+		started.Wait() // both run at once, so both burials come close together
+		return fmt.Errorf("bad job")
+	})
+	reg.RegisterBatchCallback("Catch", func(context.Context, *Batch) error {
+		for !batchRow(t, c, id).FinishedAt.Valid {
+			time.Sleep(5 * time.Millisecond)
+		}
+		select { // finally's commit is in: give it the chance to overtake
+		case <-finallyStarted:
+		case <-time.After(2 * time.Second):
+		}
+		mu.Lock()
+		order = append(order, "catch")
+		mu.Unlock()
+		return nil
+	})
+	reg.RegisterBatchCallback("Finally", func(context.Context, *Batch) error {
+		close(finallyStarted)
+		mu.Lock()
+		order = append(order, "finally")
+		mu.Unlock()
+		return nil
+	})
+	startWorker(t, c, reg)
+	waitFor(t, 30*time.Second, "both callbacks", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(order) == 2
+	})
+	require.Equal(t, []string{"catch", "finally"}, order)
+}
+
+// Dispatch, a batch and the standalone row builder refuse the handler
+// names Queuety keeps for its own jobs, as Registry.Register does, and
+// write nothing.
+func TestDispatchRefusesReservedHandlerNames(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, nil)
+	ctx := context.Background()
+	for _, h := range []string{"__queuety_cron_my_hook", "__queuety_delay", MachineActionHandler} {
+		_, err := c.Dispatch(ctx, h, nil)
+		require.ErrorContains(t, err, "reserved", h)
+		_, _, err = c.DispatchBatch(ctx, BatchSpec{}, []BatchJob{{Handler: "ok"}, {Handler: h}})
+		require.ErrorContains(t, err, "reserved", h)
+		_, err = DispatchRow(h, nil)
+		require.ErrorContains(t, err, "reserved", h)
+		require.ErrorContains(t, CheckDispatch(h), "reserved", h)
+	}
+	var n int
+	require.NoError(t, c.store.DB().Get(&n, "SELECT (SELECT COUNT(*) FROM `"+c.store.Tables()["jobs"]+"`) + (SELECT COUNT(*) FROM `"+c.store.Tables()["batches"]+"`)"))
+	require.Zero(t, n)
+}

@@ -53,7 +53,7 @@ func (w *Worker) afterBury(rj *running, cause error, cb store.BatchCallbacks) {
 	if rj.row.Handler == MachineActionHandler {
 		w.failMachineAction(rj, cause.Error(), true)
 	}
-	w.fireBatchCallbacks(cb)
+	w.fireBatchCallbacks(rj, cb)
 }
 
 // callChainCatch is Worker::call_chain_catch: the class named by the

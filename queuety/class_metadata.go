@@ -1,6 +1,8 @@
 package queuety
 
 import (
+	"time"
+
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -56,7 +58,8 @@ func (r *Registry) phpClass(row *store.JobRow) bool {
 }
 
 // classRetrySettings applies a PHP class's max_attempts and backoff to a
-// plain job run by the fallback (Worker::resolve_handler_retry_settings);
+// plain job run by the fallback (Worker::resolve_handler_retry_settings),
+// or a Contracts\Job's $tries, $timeout and $backoff (JobMetadata);
 // __queuety_runtime still wins, applied after.
 func (r *Registry) classRetrySettings(row *store.JobRow, s *attemptSettings) {
 	src := r.classMetadata()
@@ -64,6 +67,21 @@ func (r *Registry) classRetrySettings(row *store.JobRow, s *attemptSettings) {
 		return
 	}
 	m := src.HandlerMetadata(row.Handler)
+	if j := m.Job; j != nil {
+		// A Contracts\Job: its own properties, as Worker::process_job
+		// reads them; $timeout replaces the global limit (--job-timeout)
+		// rather than running inside it.
+		if j.Tries > 0 {
+			s.maxAttempts = int(min(j.Tries, 255))
+		}
+		if j.Timeout > 0 {
+			s.timeout = time.Duration(j.Timeout) * time.Second
+		}
+		if l, ok := j.Backoff.AsList(); ok && len(l) > 0 {
+			s.backoff = *backoffOf(j.Backoff)
+		}
+		return
+	}
 	if m.MaxAttempts > 0 {
 		s.maxAttempts = int(min(m.MaxAttempts, 255))
 	}

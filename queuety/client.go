@@ -255,6 +255,12 @@ func dispatchParams(handler string, opts []DispatchOption) (store.InsertJob, err
 	if err := store.CheckName(store.HandlerName, handler); err != nil {
 		return p, err
 	}
+	if strings.HasPrefix(handler, ReservedHandlerPrefix) {
+		// Rows with these names are written by Queuety itself (workflow
+		// placeholders, state machine actions, WP-Cron events); one
+		// dispatched by hand would be run as one of them or buried.
+		return p, fmt.Errorf("handler %q: names starting with %s are reserved for Queuety's own jobs", handler, ReservedHandlerPrefix)
+	}
 	for _, opt := range opts {
 		if err := opt(&p); err != nil {
 			return p, err

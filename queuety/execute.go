@@ -27,6 +27,8 @@ type running struct {
 	// memPeakKB is the peak memory the process that ran the job reported
 	// (Job.ReportMemoryPeak; the PHP pool's), 0 when none did.
 	memPeakKB atomic.Int64
+	// batchTurn orders the callbacks of its batch write (batch_order.go).
+	batchTurn *batchTurn
 }
 
 // outcome is a finished attempt.

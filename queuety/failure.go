@@ -29,6 +29,7 @@ func (w *Worker) failure(rj *running, o *outcome) store.Failure {
 // is never left processing and retried by the stale sweep under a message
 // that hides the cause.
 func (w *Worker) fail(rj *running, o *outcome) {
+	defer rj.batchTurn.finish() // whatever path is taken below
 	f := w.failure(rj, o)
 	applied, cb, err := w.writeJobFailure(rj, f)
 	if err != nil && !retryableWrite(err) {

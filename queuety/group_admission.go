@@ -107,6 +107,18 @@ func (w *Worker) admit(ctx context.Context, tx *store.ClaimTx, g *groupAdmission
 			w.log.Debug("deferring job: cost budget", "job", r.ID, "reason", reason)
 			continue
 		}
+		reason, err := w.resources.refusal(ctx, &r) // memory and time (resource_admission.go)
+		if err != nil {
+			return nil, 0, err
+		}
+		if reason != "" {
+			deferred++
+			if g.debug {
+				g.debugf(r.Queue, "Deferring job #%d (%s): %s", r.ID, r.Handler, reason)
+			}
+			w.log.Debug("deferring job: resource admission", "job", r.ID, "reason", reason)
+			continue
+		}
 		if grouped {
 			g.busy[r.ConcurrencyGroup.String]++
 		}

@@ -110,6 +110,11 @@ type Registry struct {
 	machines machineFuncs
 }
 
+// ReservedHandlerPrefix starts the handler names Queuety keeps for its own
+// jobs (workflow placeholders, state machine actions, WP-Cron events):
+// neither registered nor dispatched.
+const ReservedHandlerPrefix = "__queuety_"
+
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
 	return &Registry{m: map[string]registered{}, steps: workflow.NewHandlers()}
@@ -124,7 +129,7 @@ func (r *Registry) Register(name string, h Handler, opts ...HandlerOption) {
 		panic("queuety: Register with an empty handler name")
 	case len(name) > 255:
 		panic(fmt.Sprintf("queuety: handler name %q is longer than jobs.handler (255)", name))
-	case strings.HasPrefix(name, "__queuety_"):
+	case strings.HasPrefix(name, ReservedHandlerPrefix):
 		panic(fmt.Sprintf("queuety: handler name %q is reserved for Queuety's built-in steps", name))
 	case h == nil:
 		panic(fmt.Sprintf("queuety: Register(%q) with a nil handler", name))

@@ -113,7 +113,11 @@ func TestActionEmittingEventTransitions(t *testing.T) {
 	def := `{"name":"flow","initial_state":"a","states":{"a":{"name":"a","action":{"class":"StepA","payload":[]},"action_class":"StepA","terminal_status":null,"transitions":[{"event":"next","target_state":"b","guard":null,"guard_class":null,"name":"next"}]},"b":{"name":"b","action":{"class":"StepB","payload":{"k":1}},"action_class":"StepB","terminal_status":null,"transitions":[{"event":"done","target_state":"c","guard":null,"guard_class":null,"name":"done"}]},"c":{"name":"c","action":null,"action_class":null,"terminal_status":"completed","transitions":[]}},"queue":"default","priority":2,"max_attempts":4,"definition_version":null,"definition_hash":null}`
 	_, err := c.store.DB().Exec("INSERT INTO `"+c.store.Tables()["state_machines"]+"` (id, name, status, current_state, state, definition) VALUES (1, 'flow', 'running', 'a', '{\"n\":1}', ?)", def)
 	require.NoError(t, err)
-	_, err = c.Dispatch(ctx, MachineActionHandler, json.RawMessage(`{"machine_id":1,"state_name":"a","event_name":null,"event_payload":[]}`))
+	// The action row as StateMachine writes it (Dispatch refuses the name).
+	row, err := DispatchRow("placeholder", json.RawMessage(`{"machine_id":1,"state_name":"a","event_name":null,"event_payload":[]}`))
+	require.NoError(t, err)
+	row.Handler = MachineActionHandler
+	_, _, err = c.store.InsertJob(ctx, row)
 	require.NoError(t, err)
 	reg := NewRegistry()
 	reg.RegisterStateAction("StepA", func(context.Context, StateCall) (json.RawMessage, error) {

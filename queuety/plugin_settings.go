@@ -48,6 +48,14 @@ type PluginSettings struct {
 	// ResourceTimeHeadroom is QUEUETY_RESOURCE_TIME_HEADROOM_MS (0: 5 s;
 	// negative: none): time kept free at the end of a once-run.
 	ResourceTimeHeadroom time.Duration
+	// TimeBudget, when positive, is how long this run may take from the
+	// worker's creation (the plugin's once-run window, its
+	// max_execution_time): a job whose handler's average duration plus
+	// the time headroom would not end inside it is deferred
+	// (queuety/resource_admission.go). `work --once` sets it to the job
+	// timeout, as the plugin's run(once) uses QUEUETY_MAX_EXECUTION_TIME;
+	// `--max-time` to its time. 0: none, as the plugin's long-running loop.
+	TimeBudget time.Duration
 }
 
 // MemoryHeadroomMB and the other getters give the effective values, the

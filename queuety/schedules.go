@@ -232,7 +232,7 @@ func (e *unreadableError) Error() string { return e.err.Error() }
 
 // decideRun is the plugin's tick for one locked due row.
 func decideRun(row *store.ScheduleRow, active int, now time.Time) (store.ScheduleDecision, error) {
-	expr, err := schedule.Parse(schedule.Kind(row.ExpressionType), row.Expression)
+	expr, err := schedule.ParseStored(schedule.Kind(row.ExpressionType), row.Expression)
 	if err != nil {
 		return store.ScheduleDecision{}, &unreadableError{row.Handler, err}
 	}

@@ -133,6 +133,13 @@ func TestScheduleBufferWaitsForTheHandler(t *testing.T) {
 	require.Equal(t, 1, countHandler(t, c, "index"), "skip dispatched nothing")
 }
 
+// Rows the plugin wrote with expressions `schedule add` refuses but the
+// plugin's tick reads (a day name in a cron field, a weekday count, an
+// interval that does not move forward or goes back) fire from the daemon
+// with the next run the plugin would write; no PHP worker is needed. A
+// row whose expression the plugin fails on too ("*/0": modulo by zero) or
+// that PHP reads as a time zone ("5 m") is left as it is for PHP's tick,
+// and the others still run.
 func TestScheduleUnreadableRowIsLeftAlone(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(scheduleStart)
@@ -140,12 +147,16 @@ func TestScheduleUnreadableRowIsLeftAlone(t *testing.T) {
 	ctx := context.Background()
 	tbl := c.store.Tables()["schedules"]
 	due := store.DateTime(scheduleStart.Add(-time.Minute))
-	for _, r := range [][2]string{{"bad_cron", "0 9 * * MON"}, {"weekday", "1 weekday"}} {
-		kind := "interval"
-		if r[0] == "bad_cron" {
-			kind = "cron"
-		}
-		_, err := c.store.DB().Exec("INSERT INTO `"+tbl+"` (handler, payload, queue, expression, expression_type, next_run) VALUES (?, '[]', 'default', ?, ?, ?)", r[0], r[1], kind, due)
+	rows := []struct{ handler, kind, expr, next string }{
+		{"mon_cron", "cron", "0 9 * * MON", "2026-12-06 09:00:00"}, // MON is 0: Sunday, as PHP reads it
+		{"weekday", "interval", "1 weekday", "2026-12-02 11:09:39"},
+		{"zero", "interval", "0 minutes", "2026-12-01 11:09:39"}, // due again at the next tick
+		{"ago", "interval", "2 hours ago", "2026-12-01 09:09:39"},
+		{"zero_step", "cron", "*/0 * * * *", ""},
+		{"zone", "interval", "5 m", ""},
+	}
+	for _, r := range rows {
+		_, err := c.store.DB().Exec("INSERT INTO `"+tbl+"` (handler, payload, queue, expression, expression_type, next_run) VALUES (?, '[]', 'default', ?, ?, ?)", r.handler, r.expr, r.kind, due)
 		require.NoError(t, err)
 	}
 	_, err := c.AddSchedule(ctx, NewSchedule{Handler: "good", Every: "1 minute"})
@@ -153,17 +164,36 @@ func TestScheduleUnreadableRowIsLeftAlone(t *testing.T) {
 	clk.Advance(time.Minute)
 	res, err := c.TickSchedules(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 1, res.Dispatched, "the good row still runs")
-	require.Len(t, res.Unreadable, 2)
-	require.Equal(t, "bad_cron", res.Unreadable[0].Handler)
-	require.Contains(t, res.Unreadable[0].Err, "only numbers")
-	for _, h := range []string{"bad_cron", "weekday"} {
-		row, err := c.FindSchedule(ctx, h)
-		require.NoError(t, err)
-		require.False(t, row.LastRun.Valid, h)
-		require.Equal(t, due, store.DateTime(row.NextRun), "%s untouched, for PHP's workers", h)
-		require.Equal(t, 0, countHandler(t, c, h))
+	require.Equal(t, 5, res.Dispatched, "the good row and the four the plugin reads")
+	var unreadable []string
+	for _, u := range res.Unreadable {
+		unreadable = append(unreadable, u.Handler)
+		if u.Handler == "zero_step" {
+			require.Contains(t, u.Err, "Modulo by zero")
+		}
 	}
+	require.ElementsMatch(t, []string{"zero_step", "zone"}, unreadable)
+	for _, r := range rows {
+		row, err := c.FindSchedule(ctx, r.handler)
+		require.NoError(t, err)
+		if r.next == "" {
+			require.False(t, row.LastRun.Valid, r.handler)
+			require.Equal(t, due, store.DateTime(row.NextRun), "%s untouched, for PHP's workers", r.handler)
+			require.Equal(t, 0, countHandler(t, c, r.handler))
+			continue
+		}
+		require.Equal(t, "2026-12-01 11:09:39", store.DateTime(row.LastRun.Time), r.handler)
+		require.Equal(t, r.next, store.DateTime(row.NextRun), r.handler)
+		require.Equal(t, 1, countHandler(t, c, r.handler), r.handler)
+	}
+	// The row that does not move forward fires on every tick, as the
+	// plugin's does.
+	clk.Advance(time.Minute)
+	_, err = c.TickSchedules(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, countHandler(t, c, "zero"))
+	require.Equal(t, 2, countHandler(t, c, "ago"))
+	require.Equal(t, 1, countHandler(t, c, "weekday"))
 }
 
 func countHandler(t *testing.T, c *Client, handler string) int {
@@ -188,7 +218,7 @@ func pluginTick(ctx context.Context, db *sqlx.DB, tables store.Tables, now time.
 	}
 	n := 0
 	for _, r := range rows {
-		expr, err := schedule.Parse(schedule.Kind(r.ExpressionType), r.Expression)
+		expr, err := schedule.ParseStored(schedule.Kind(r.ExpressionType), r.Expression)
 		if err != nil {
 			return 0, err
 		}

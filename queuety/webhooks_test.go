@@ -342,3 +342,43 @@ func TestWebhookFollowsADeclaredBurial(t *testing.T) {
 	require.Contains(t, string(got[0]), "POST /buried ")
 	require.Contains(t, string(got[0]), `"event":"job.buried"`)
 }
+
+// A batch job's success sends job.completed as a plain job's does (the
+// plugin notifies before it records the batch's completion), with the
+// same data; the batch's counters are written all the same.
+func TestWebhookCompletedForBatchJob(t *testing.T) {
+	t.Parallel()
+	hl := newHookListener(t)
+	c := newTestClient(t, func(cfg *Config) {
+		cfg.Concurrency = 1
+		cfg.Webhooks.Senders = 1 // in order
+	})
+	ctx := context.Background()
+	_, err := c.AddWebhook(ctx, WebhookJobCompleted, "http://127.0.0.1:"+hl.port()+"/done")
+	require.NoError(t, err)
+	batch := insertBatch(t, c, 1, `[]`)
+	plain, err := c.Dispatch(ctx, "ok", map[string]int{"i": 1})
+	require.NoError(t, err)
+	inBatch, err := c.Dispatch(ctx, "ok", map[string]int{"i": 2}, InBatch(batch))
+	require.NoError(t, err)
+	reg := NewRegistry()
+	reg.HandleFunc("ok", func(context.Context, *Job) error { return nil })
+	w, err := c.NewWorker(reg)
+	require.NoError(t, err)
+	w.hooks.Start(ctx)
+	require.Equal(t, 1, stepOnce(t, w))
+	require.Equal(t, 1, stepOnce(t, w))
+	w.hooks.Stop(ctx) // drains: every request queued is sent
+	require.True(t, batchRow(t, c, batch).FinishedAt.Valid)
+	durationMS := regexp.MustCompile(`"duration_ms":\d+`)
+	var got []string
+	for _, r := range hl.requests() {
+		body := string(r[bytes.Index(r, []byte("\r\n\r\n"))+4:])
+		body = hookTimestamp.ReplaceAllString(body, `"timestamp":"T"`)
+		got = append(got, durationMS.ReplaceAllString(body, `"duration_ms":0`))
+	}
+	require.Equal(t, []string{
+		fmt.Sprintf(`{"event":"job.completed","data":{"job_id":%d,"handler":"ok","queue":"default","duration_ms":0},"timestamp":"T"}`, plain.ID),
+		fmt.Sprintf(`{"event":"job.completed","data":{"job_id":%d,"handler":"ok","queue":"default","duration_ms":0},"timestamp":"T"}`, inBatch.ID),
+	}, got)
+}

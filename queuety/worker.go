@@ -58,6 +58,10 @@ type Worker struct {
 
 	// completer writes the completions (completer.go).
 	completer *completer
+	// batchTurns orders one batch's callbacks by their commits.
+	batchTurns batchTurns
+	// resources is the plugin's memory and time admission.
+	resources *resourceAdmission
 
 	jobsCtx     context.Context
 	cancelJobs  context.CancelCauseFunc
@@ -138,6 +142,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		settling: map[int64]*running{},
 	}
 	w.completer = newCompleter(w, cfg.Concurrency)
+	w.resources = newResourceAdmission(c.store, cfg.PluginSettings, cfg.Clock.Now)
 	// Claim lanes split the slots: while one lane commits its claim,
 	// another selects and runs, so the database always has work.
 	nLanes := max(1, min(cfg.ClaimLanes, cfg.Concurrency))

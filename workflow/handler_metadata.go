@@ -29,6 +29,19 @@ type HandlerMetadata struct {
 	ConcurrencyLimit int64
 	// CostUnits is the job's cost_units (config() values > 0 only).
 	CostUnits int64
+	// Job is a Contracts\Job class's own settings (JobMetadata), nil for
+	// any other class.
+	Job *JobClassSettings
+}
+
+// JobClassSettings are the public property defaults of a Contracts\Job
+// class the plugin's worker reads for each of its jobs: $tries replaces
+// the row's max_attempts, $timeout the global time limit, $backoff the
+// retry delays (0 and nil: not set).
+type JobClassSettings struct {
+	Tries   int64
+	Timeout int64 // seconds
+	Backoff phpjson.Value
 }
 
 // RateLimit is a [max, window seconds] pair.

@@ -47,21 +47,42 @@ type Expr struct {
 	kind     Kind
 	raw      string
 	interval interval
-	cron     cronFields
+	cron     cronRule
 }
 
-// Parse reads expression as kind. It refuses what the plugin would fail on
-// (PHP's modify() returning false, a cron field count other than 5) and
-// the few forms where the plugin and a cron reader disagree (see
-// parseCron), so the next run we write is the one PHP would write.
+// Parse reads expression as kind, as `schedule add` and the Go API take
+// it. It refuses what the plugin would fail on (PHP's modify() returning
+// false, a cron field count other than 5), what never moves forward, and
+// the forms where the plugin and a cron reader disagree (see checkCron),
+// so a schedule added here means what it says.
 func Parse(kind Kind, expression string) (Expr, error) {
+	return parse(kind, expression, false)
+}
+
+// ParseStored reads a schedules row as the plugin's tick reads it: every
+// cron expression of five fields, read as CronExpression reads it ("MON"
+// and "?" are 0, "5/10" never matches), and every interval the PHP
+// relative formats give a time for that we compute (see parseInterval),
+// even one that moves time back (it then fires on every tick, as under the
+// plugin). What it refuses the plugin either fails on too or reads in a
+// way not computed here; such a row is left to PHP's tick.
+func ParseStored(kind Kind, expression string) (Expr, error) {
+	return parse(kind, expression, true)
+}
+
+func parse(kind Kind, expression string, stored bool) (Expr, error) {
 	e := Expr{kind: kind, raw: expression}
 	var err error
 	switch kind {
 	case Interval:
-		e.interval, err = parseInterval(expression)
+		e.interval, err = parseInterval(expression, stored)
 	case Cron:
-		e.cron, err = parseCron(expression)
+		if !stored {
+			err = checkCron(expression)
+		}
+		if err == nil {
+			e.cron, err = parseCronRule(expression)
+		}
 	default:
 		return e, fmt.Errorf("expression type %q: want interval or cron", kind)
 	}
@@ -86,11 +107,11 @@ func (e Expr) Next(from time.Time) (time.Time, error) {
 	from = from.UTC().Truncate(time.Second)
 	switch e.kind {
 	case Interval:
-		return e.interval.after(from), nil
+		return e.interval.after(from).Truncate(time.Second), nil
 	case Cron:
-		t, ok := e.cron.next(from)
-		if !ok {
-			return time.Time{}, fmt.Errorf("cron expression %q: no matching time within a year", e.raw)
+		t, err := e.cron.next(from)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("cron expression %q: %w", e.raw, err)
 		}
 		return t, nil
 	}

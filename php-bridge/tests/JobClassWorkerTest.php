@@ -46,6 +46,28 @@ final class JobClassWorkerTest extends TestCase
         }
     }
 
+    /**
+     * A metadata request for a Contracts\Job class carries its own
+     * $tries, $timeout and $backoff under "job" (the daemon's time limit
+     * and stale sweep need them before any attempt has run); another
+     * class has no "job".
+     */
+    public function test_metadata_of_a_job_class_carries_its_properties(): void
+    {
+        $worker = new WorkerProcess(['--bootstrap', __DIR__ . '/fixtures/job-worker-app.php']);
+        try {
+            $this->assertSame('ready', $worker->read()['type']);
+            $worker->metadata('E2eBackoffJob');
+            $job = $worker->read()['output']['job'];
+            $this->assertSame(['tries' => 2, 'timeout' => null, 'backoff' => [7, 30]],
+                ['tries' => $job['tries'], 'timeout' => $job['timeout'], 'backoff' => $job['backoff']]);
+            $worker->metadata('NoSuchClass');
+            $this->assertArrayNotHasKey('job', $worker->read()['output']);
+        } finally {
+            $worker->finish();
+        }
+    }
+
     public function test_timeout_property_and_middleware_interrupt_the_job(): void
     {
         $worker = new WorkerProcess(['--bootstrap', __DIR__ . '/fixtures/job-worker-app.php']);

@@ -121,6 +121,9 @@ func (a *app) dispatchCommand() *cli.Command {
 			} else if opt != nil {
 				flagged = append(flagged, flaggedOpt{flag, opt})
 			}
+			if err := queuety.CheckDispatch(c.Args().First()); err != nil {
+				return usageError{err}
+			}
 			var opts []queuety.DispatchOption
 			for _, f := range flagged {
 				if err := queuety.CheckDispatch(c.Args().First(), f.opt); err != nil {
@@ -163,13 +166,15 @@ func (a *app) recoverCommand() *cli.Command {
 		Description: `Retries processing jobs not heard from for --stale-timeout, or buries them with
 "Stale: worker died without completing." when their attempts are used up.
 ` + "`work`" + ` runs the same sweep on a schedule; use this from cron when it does not.
+With --php, a PHP class's settings decide (a Contracts\Job's $tries and $backoff, a
+handler's config()), as in the plugin's recover; without it, the row's max_attempts.
 
    */5 * * * * queuety recover --wp-config /var/www/html/wp-config.php`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}, Usage: "processing jobs not heard from this long are rescued (a duration, or plain seconds like 600)"},
 			workflowsFlag(), noWorkflowsFlag("leave stale workflow steps alone (by default they are rescued too, as the plugin's recover does: burying one at max attempts fails its workflow)"),
 			jsonFlag(),
-		},
+		}, phpFlags()...),
 		Action: func(c *cli.Context) error {
 			cfg, err := baseConfig(c)
 			if err != nil {
@@ -193,6 +198,11 @@ func (a *app) recoverCommand() *cli.Command {
 				return err
 			}
 			defer client.Close()
+			_, stop, err := a.startCommandPool(c) // --php: the classes' settings
+			if err != nil {
+				return err
+			}
+			defer stop()
 			res, err := client.RecoverStale(c.Context, a.reg)
 			if err != nil {
 				return err

@@ -298,3 +298,20 @@ func TestDispatchConcurrencyGroupAndCost(t *testing.T) {
 		require.Contains(t, r.stderr, args[0], r.String())
 	}
 }
+
+// The names Queuety keeps for its own jobs are refused as a usage error
+// naming the reservation, and nothing is inserted (the Go registry
+// already refuses to register them).
+func TestDispatchRefusesReservedHandlerNames(t *testing.T) {
+	t.Parallel()
+	dsn := newDB(t)
+	db := openDB(t, dsn)
+	for _, h := range []string{"__queuety_cron_my_hook", "__queuety_delay", "__queuety_state_machine_action"} {
+		r := run(t, on(dsn, "dispatch", h)...)
+		require.Equal(t, cli.ExitUsage, r.code, r.String())
+		require.Contains(t, r.stderr, "reserved", r.String())
+		r = run(t, on(dsn, "dispatch", "--queue", "q", h)...)
+		require.Equal(t, cli.ExitUsage, r.code, r.String())
+	}
+	require.Zero(t, count(t, db, "SELECT COUNT(*) FROM `"+jobsTable+"`"))
+}

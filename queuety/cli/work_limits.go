@@ -62,6 +62,16 @@ func readRunLimits(c *cli.Context, cfg *queuety.Config) (runLimits, error) {
 		l.poll = queuety.DefaultPollInterval
 	}
 	cfg.MaxJobs = l.maxJobs
+	// The plugin's once-run time budget (ResourceManager::admit): a job
+	// whose handler's usual duration would not end in time is left for a
+	// later run. Its window is the once-run's max_execution_time; --max-time
+	// is this run's own.
+	switch {
+	case l.maxTime > 0:
+		cfg.TimeBudget = l.maxTime
+	case c.Bool("once"):
+		cfg.TimeBudget = cfg.JobTimeout
+	}
 	if l.maxJobs > 0 {
 		// A chained step runs without a claim, so it would not count:
 		// every step goes through the claim, one job each, as in PHP.

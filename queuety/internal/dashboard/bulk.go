@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 )
 
 // bulkSelection is what a bulk form of a list page acts on: the rows
@@ -18,10 +19,13 @@ type bulkSelection struct {
 	match func() (matching, error)
 }
 
-// matching counts and lists the rows a filter matches.
+// matching counts and lists the rows a filter matches: count for every
+// row, or byStatus when the action touches only some statuses (the
+// confirmation then names them).
 type matching struct {
-	count func(ctx context.Context, upTo int) (int, error)
-	ids   func(ctx context.Context, limit int) ([]int64, error)
+	count    func(ctx context.Context, upTo int) (int, error)
+	byStatus func(ctx context.Context, upTo int) ([]statusCount, error)
+	ids      func(ctx context.Context, limit int) ([]int64, error)
 }
 
 // bulkIDs returns the ids a bulk post acts on. ok is false when it has
@@ -42,13 +46,25 @@ func (d *Dashboard) bulkIDs(w http.ResponseWriter, r *http.Request, s bulkSelect
 		return nil, false
 	}
 	if r.PostFormValue("confirm") != "yes" {
-		n, err := m.count(r.Context(), countLimit+1)
+		c := confirmData{Action: s.action, Kind: s.kind, Post: s.post, Back: s.back, Fields: s.fields, Limit: bulkLimit}
+		var n int
+		var err error
+		if m.byStatus != nil {
+			c.ByStatus, err = m.byStatus(r.Context(), countLimit+1)
+			for _, sc := range c.ByStatus {
+				if sc.Touched {
+					n += sc.N
+				}
+			}
+		} else {
+			n, err = m.count(r.Context(), countLimit+1)
+		}
 		if err != nil {
 			d.internalError(w, r, err)
 			return nil, false
 		}
-		d.confirm(w, r, confirmData{Action: s.action, Kind: s.kind, Count: min(n, countLimit), More: n > countLimit,
-			Post: s.post, Back: s.back, Fields: s.fields, Limit: bulkLimit})
+		c.Count, c.More = min(n, countLimit), n > countLimit
+		d.confirm(w, r, c)
 		return nil, false
 	}
 	if ids, err = m.ids(r.Context(), bulkLimit); err != nil {
@@ -56,4 +72,43 @@ func (d *Dashboard) bulkIDs(w http.ResponseWriter, r *http.Request, s bulkSelect
 		return nil, false
 	}
 	return ids, true
+}
+
+// statusMatching counts the rows of each of statuses (those with none are
+// left out) and lists the ids of those in touches, oldest first.
+func statusMatching(statuses, touches []string,
+	count func(ctx context.Context, status string, upTo int) (int, error),
+	ids func(ctx context.Context, status string, limit int) ([]int64, error),
+) matching {
+	return matching{
+		byStatus: func(ctx context.Context, upTo int) ([]statusCount, error) {
+			var out []statusCount
+			for _, s := range statuses {
+				n, err := count(ctx, s, upTo)
+				if err != nil {
+					return nil, err
+				}
+				if n > 0 {
+					out = append(out, statusCount{Status: s, N: min(n, upTo), Touched: slices.Contains(touches, s)})
+				}
+			}
+			return out, nil
+		},
+		ids: func(ctx context.Context, limit int) ([]int64, error) {
+			var out []int64
+			for _, s := range statuses {
+				if !slices.Contains(touches, s) {
+					continue
+				}
+				more, err := ids(ctx, s, limit)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, more...)
+			}
+			// The oldest limit across the statuses, as one query would give.
+			slices.Sort(out)
+			return out[:min(len(out), limit)], nil
+		},
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -114,6 +115,8 @@ type jobsData struct {
 	PrevPage  string
 	NextPage  string
 	BulkLimit int
+	// DefaultAction is the bulk action selected first ("": none).
+	DefaultAction string
 }
 
 func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
@@ -141,7 +144,7 @@ func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := jobsData{Filter: f, Statuses: store.Statuses, Since: sinceChoices, Jobs: rows, Matching: min(n, countLimit), More: n > countLimit,
-		Query: f.values().Encode(), BulkLimit: bulkLimit}
+		Query: f.values().Encode(), BulkLimit: bulkLimit, DefaultAction: defaultJobAction(f.Status)}
 	data.PrevPage, data.NextPage = pages(f.values(), f.Page, len(rows) == pageSize)
 	d.render(w, r, http.StatusOK, "jobs", view{Title: "Jobs", Nav: "jobs", Data: data})
 }
@@ -188,13 +191,38 @@ func (d *Dashboard) job(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusOK, "job", view{Title: fmt.Sprintf("Job #%d", id), Nav: "jobs", Data: jobData{Job: j, Logs: logs}})
 }
 
+// jobActionStatuses are the statuses each bulk job action touches on
+// "all matching": a retry re-runs only jobs that ended badly (never a
+// completed one, nor one a worker holds), a bury takes only jobs not yet
+// run or left failed, a delete takes any.
+var jobActionStatuses = map[string][]string{
+	"retry":  retryable,
+	"bury":   {store.StatusPending, store.StatusFailed},
+	"delete": store.Statuses,
+}
+
+// defaultJobAction is the bulk action a jobs page offers first, by the
+// status it shows: retry for buried or failed jobs, none (the operator
+// picks one) for any other status or for every status.
+func defaultJobAction(status string) string {
+	if slices.Contains(retryable, status) {
+		return "retry"
+	}
+	return ""
+}
+
 // bulkJobs is POST /ui/jobs/bulk: action retry, bury or delete on the
-// selected ids, or on every job the filter matches (scope=all; the first
-// post shows the count and asks, confirm=yes acts).
+// selected ids, or on every job the filter matches in the statuses the
+// action touches (scope=all; the first post shows the count by status
+// and asks, confirm=yes acts).
 func (d *Dashboard) bulkJobs(w http.ResponseWriter, r *http.Request) {
 	action := r.PostFormValue("action")
-	if action != "retry" && action != "bury" && action != "delete" {
-		d.fail(w, r, http.StatusBadRequest, fmt.Sprintf("Unknown bulk action %q (retry, bury or delete).", action))
+	if _, ok := jobActionStatuses[action]; !ok {
+		msg := fmt.Sprintf("Unknown bulk action %q (retry, bury or delete).", action)
+		if action == "" {
+			msg = "Choose an action first: retry, bury or delete."
+		}
+		d.fail(w, r, http.StatusBadRequest, msg)
 		return
 	}
 	f := readJobFilter(r.PostForm)
@@ -204,21 +232,26 @@ func (d *Dashboard) bulkJobs(w http.ResponseWriter, r *http.Request) {
 		action: action, kind: "jobs", post: "/ui/jobs/bulk", back: back, fields: f.values(),
 		match: func() (matching, error) {
 			q, err := f.query(st.Now())
-			return matching{
-				count: func(ctx context.Context, upTo int) (int, error) { return st.CountJobs(ctx, q, upTo) },
-				ids:   func(ctx context.Context, limit int) ([]int64, error) { return st.JobIDs(ctx, q, limit) },
-			}, err
+			return jobMatching(st, q, action), err
 		},
 	})
 	if !ok {
+		return
+	}
+	if action == "retry" {
+		res, err := d.retryJobs(r.Context(), ids)
+		if err != nil {
+			d.internalError(w, r, fmt.Errorf("retry jobs (after %d done): %w", res.jobs, err))
+			return
+		}
+		d.log.Info("dashboard: bulk job retry", "jobs", res.jobs, "workflows", len(res.workflows))
+		d.done(w, r, back, res.message())
 		return
 	}
 	n, failed := 0, 0
 	for _, id := range ids {
 		var err error
 		switch action {
-		case "retry":
-			err = d.cfg.Client.RetryJob(r.Context(), id)
 		case "bury":
 			err = d.cfg.Client.BuryJob(r.Context(), id, "Buried by an operator from the dashboard.")
 		case "delete":
@@ -240,6 +273,19 @@ func (d *Dashboard) bulkJobs(w http.ResponseWriter, r *http.Request) {
 		msg += fmt.Sprintf(" %d no longer existed.", failed)
 	}
 	d.done(w, r, back, msg)
+}
+
+// jobMatching is what "all matching" means for action: the filter's jobs
+// counted by status, and acted on only in the statuses the action touches.
+func jobMatching(st *store.Store, q store.JobQuery, action string) matching {
+	statuses := store.Statuses
+	if q.Status != "" {
+		statuses = []string{q.Status}
+	}
+	in := func(s string) store.JobQuery { q := q; q.Status = s; return q }
+	return statusMatching(statuses, jobActionStatuses[action],
+		func(ctx context.Context, s string, upTo int) (int, error) { return st.CountJobs(ctx, in(s), upTo) },
+		func(ctx context.Context, s string, limit int) ([]int64, error) { return st.JobIDs(ctx, in(s), limit) })
 }
 
 func verb(action string) string {
@@ -287,6 +333,33 @@ type confirmData struct {
 	Post, Back   string
 	Fields       url.Values
 	Limit        int
+	// ByStatus splits the matching rows by status, when the action touches
+	// only some statuses: Count is then the touched ones.
+	ByStatus []statusCount
+}
+
+// statusCount is how many matching rows have one status, and whether the
+// action touches them.
+type statusCount struct {
+	Status  string
+	N       int
+	Touched bool
+}
+
+// Touched lists the statuses the action takes ("5 buried, 2 failed").
+func (c confirmData) Touched() string { return c.statusList(true) }
+
+// Left lists the statuses left as they are.
+func (c confirmData) Left() string { return c.statusList(false) }
+
+func (c confirmData) statusList(touched bool) string {
+	var parts []string
+	for _, s := range c.ByStatus {
+		if s.Touched == touched {
+			parts = append(parts, fmt.Sprintf("%d %s", s.N, s.Status))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (d *Dashboard) confirm(w http.ResponseWriter, r *http.Request, c confirmData) {

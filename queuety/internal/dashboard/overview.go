@@ -287,11 +287,11 @@ func (d *Dashboard) retryGroup(w http.ResponseWriter, r *http.Request) {
 		d.internalError(w, r, err)
 		return
 	}
-	n, err := d.cfg.Client.RetryBuriedJobs(r.Context(), ids)
+	res, err := d.retryJobs(r.Context(), ids)
 	if err != nil {
-		d.internalError(w, r, err)
+		d.internalError(w, r, fmt.Errorf("retry the buried %s jobs (after %d done): %w", handler, res.jobs, err))
 		return
 	}
-	d.log.Info("dashboard: buried group retried", "handler", handler, "jobs", n)
-	d.done(w, r, Prefix, fmt.Sprintf("%d buried %s jobs retried.", n, handler))
+	d.log.Info("dashboard: buried group retried", "handler", handler, "jobs", res.jobs, "workflows", len(res.workflows))
+	d.done(w, r, Prefix, res.messageAfter(fmt.Sprintf("%d buried %s jobs retried.", res.jobs, handler)))
 }

@@ -161,8 +161,8 @@ func between(t *testing.T, s, start, end string) string {
 }
 
 // The workflow list's bulk cancel acts on the ticked workflows only, and
-// on "all matching" after the confirmation; a workflow already finished is
-// counted as refused, not an error.
+// on "all matching" after the confirmation, which counts by status: a
+// workflow already finished is named and left alone.
 func TestDashboardWorkflowBulk(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
@@ -178,13 +178,14 @@ func TestDashboardWorkflowBulk(t *testing.T) {
 	form := url.Values{"csrf": {token}, "action": {"cancel"}, "scope": {"all"}, "name": {"editorial"}}
 	resp, body := b.do("POST", "/ui/workflows/bulk", form)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Contains(t, body, `<strong>3</strong> workflows matching the filter`)
+	require.Contains(t, body, `<strong>2</strong> workflows matching the filter: 2 waiting_for_signal.`)
+	require.Contains(t, body, `Left as they are: 1 cancelled.`, "the finished one is named, not touched")
 	form.Set("confirm", "yes")
 	resp, _ = b.do("POST", "/ui/workflows/bulk", form)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	loc, err := url.Parse(resp.Header.Get("Location"))
 	require.NoError(t, err)
-	require.Equal(t, "Cancelled: 2 workflows. 1 were not in a state that allows it.", loc.Query().Get("flash"))
+	require.Equal(t, "Cancelled: 2 workflows.", loc.Query().Get("flash"))
 	require.Equal(t, "cancelled", e.workflowStatus(b2))
 	require.Equal(t, "cancelled", e.workflowStatus(c))
 }

@@ -66,6 +66,8 @@ type workflowsData struct {
 	More               bool
 	PrevPage, NextPage string
 	BulkLimit          int
+	// DefaultAction is the bulk action selected first ("": none).
+	DefaultAction string
 }
 
 func (d *Dashboard) workflows(w http.ResponseWriter, r *http.Request) {
@@ -93,7 +95,7 @@ func (d *Dashboard) workflows(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := workflowsData{Filter: f, Statuses: workflowStatuses, Since: sinceChoices, Workflows: rows,
-		Matching: min(n, countLimit), More: n > countLimit, BulkLimit: bulkLimit}
+		Matching: min(n, countLimit), More: n > countLimit, BulkLimit: bulkLimit, DefaultAction: defaultWorkflowAction(f.Status)}
 	data.PrevPage, data.NextPage = pages(f.values(), f.Page, len(rows) == pageSize)
 	d.render(w, r, http.StatusOK, "workflows", view{Title: "Workflows", Nav: "workflows", Data: data})
 }
@@ -272,12 +274,39 @@ func (d *Dashboard) lifecycle(r *http.Request, action string, id int64) error {
 	return errUnknownAction
 }
 
+// workflowActionStatuses are the statuses each bulk workflow action
+// touches on "all matching" (the engine refuses the others anyway).
+var workflowActionStatuses = map[string][]string{
+	"cancel": {"running", "waiting_for_signal", "waiting_for_workflows", "paused"},
+	"retry":  {"failed"},
+	"pause":  {"running", "waiting_for_signal", "waiting_for_workflows"},
+	"resume": {"paused"},
+}
+
+// defaultWorkflowAction is the bulk action a workflows page offers first,
+// by the status it shows: retry for failed, resume for paused, none
+// otherwise (the operator picks one).
+func defaultWorkflowAction(status string) string {
+	switch status {
+	case "failed":
+		return "retry"
+	case "paused":
+		return "resume"
+	}
+	return ""
+}
+
 // bulkWorkflows is POST /ui/workflows/bulk: cancel, retry, pause or
-// resume on a selection or on all matching (confirmed first).
+// resume on a selection or on all matching in the statuses the action
+// touches (confirmed first, with the count by status).
 func (d *Dashboard) bulkWorkflows(w http.ResponseWriter, r *http.Request) {
 	action := r.PostFormValue("action")
-	if !slices.Contains([]string{"cancel", "retry", "pause", "resume"}, action) {
-		d.fail(w, r, http.StatusBadRequest, fmt.Sprintf("Unknown bulk action %q (cancel, retry, pause or resume).", action))
+	if _, ok := workflowActionStatuses[action]; !ok {
+		msg := fmt.Sprintf("Unknown bulk action %q (cancel, retry, pause or resume).", action)
+		if action == "" {
+			msg = "Choose an action first: cancel, retry, pause or resume."
+		}
+		d.fail(w, r, http.StatusBadRequest, msg)
 		return
 	}
 	f := readWorkflowFilter(r.PostForm)
@@ -287,10 +316,18 @@ func (d *Dashboard) bulkWorkflows(w http.ResponseWriter, r *http.Request) {
 		action: action, kind: "workflows", post: "/ui/workflows/bulk", back: back, fields: f.values(),
 		match: func() (matching, error) {
 			q, err := d.workflowQuery(f)
-			return matching{
-				count: func(ctx context.Context, upTo int) (int, error) { return st.CountMatchingWorkflows(ctx, q, upTo) },
-				ids:   func(ctx context.Context, limit int) ([]int64, error) { return st.WorkflowIDs(ctx, q, limit) },
-			}, err
+			statuses := workflowStatuses
+			if q.Status != "" {
+				statuses = []string{q.Status}
+			}
+			in := func(s string) store.WorkflowQuery { q := q; q.Status = s; return q }
+			return statusMatching(statuses, workflowActionStatuses[action],
+				func(ctx context.Context, s string, upTo int) (int, error) {
+					return st.CountMatchingWorkflows(ctx, in(s), upTo)
+				},
+				func(ctx context.Context, s string, limit int) ([]int64, error) {
+					return st.WorkflowIDs(ctx, in(s), limit)
+				}), err
 		},
 	})
 	if !ok {

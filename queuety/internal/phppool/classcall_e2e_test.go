@@ -191,8 +191,13 @@ func TestPHPStateActionFailuresAndBadClasses(t *testing.T) {
 	// plugin's message, and no action_started row.
 	_, err = c.Store().DB().Exec("UPDATE `" + c.Store().Tables()["state_machines"] + "` SET status = 'running', definition = REPLACE(definition, 'BrokenAction', 'NotAnAction') WHERE id = 1")
 	require.NoError(t, err)
-	d, err := c.Dispatch(ctx, queuety.MachineActionHandler, json.RawMessage(`{"machine_id":1,"state_name":"working","event_name":null,"event_payload":[]}`), queuety.MaxAttempts(1))
+	// The action row as StateMachine writes it (Dispatch refuses the name).
+	row, err := queuety.DispatchRow("placeholder", json.RawMessage(`{"machine_id":1,"state_name":"working","event_name":null,"event_payload":[]}`), queuety.MaxAttempts(1))
 	require.NoError(t, err)
+	row.Handler = queuety.MachineActionHandler
+	id, _, err := c.Store().InsertJob(ctx, row)
+	require.NoError(t, err)
+	d := queuety.Dispatched{ID: id}
 	before := len(evs)
 	require.Eventually(t, func() bool { // the burial, then fail_action's row
 		evs, err = c.MachineTimeline(ctx, 1, 100)

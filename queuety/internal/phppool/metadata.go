@@ -156,6 +156,12 @@ func decodeMetadata(class string, out []byte) (workflow.HandlerMetadata, error) 
 	m.ConcurrencyGroup, _ = field("concurrency_group").AsString()
 	m.ConcurrencyLimit = intField("concurrency_limit")
 	m.CostUnits = intField("cost_units")
+	if job, ok := field("job").AsObject(); ok {
+		jobField := func(k string) phpjson.Value { f, _ := job.Get(k); return f }
+		m.Job = &workflow.JobClassSettings{Backoff: jobField("backoff")}
+		m.Job.Tries, _ = jobField("tries").AsInt64()
+		m.Job.Timeout, _ = jobField("timeout").AsInt64()
+	}
 	return m, nil
 }
 

@@ -1,9 +1,13 @@
 package phppool_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	store "github.com/queuety-go/queuety/sql"
 )
@@ -39,4 +43,29 @@ func TestTimeLimitStartsWhenAProcessTakesTheJob(t *testing.T) {
 			t.Fatalf("job %d %s: %s", id, r.Status, msg)
 		}
 	}
+}
+
+// A Contracts\Job's $timeout above the daemon's job timeout is honoured,
+// as the plugin's worker lets $timeout replace its global limit: a 1.5 s
+// job of a class with $timeout = 30 completes under a 1 s job timeout
+// (it was cut at 1 s and buried, its $tries being 1). The class's settings
+// come from the pool's metadata read, before the job runs.
+func TestJobClassTimeoutAboveTheJobTimeoutIsHonoured(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, func(cfg *queuety.Config) { cfg.JobTimeout = time.Second })
+	pool := startPool(t, phppool.Config{Workers: 1}, nil)
+	m, err := pool.ClassMetadata(context.Background(), "LongTimeoutJob")
+	require.NoError(t, err)
+	require.NotNil(t, m.Job, "a Contracts\\Job's own settings")
+	require.Equal(t, int64(30), m.Job.Timeout)
+	require.Equal(t, int64(1), m.Job.Tries)
+	ids := phpDispatch(t, c, map[string]any{"handler": "LongTimeoutJob", "payload": map[string]any{"ms": 1500}})
+	startWorker(t, c, pool)
+	waitFor(t, 20*time.Second, "the job finished", func() bool {
+		s := jobRow(t, c, ids[0]).Status
+		return s == store.StatusCompleted || s == store.StatusBuried
+	})
+	r := jobRow(t, c, ids[0])
+	require.Equal(t, store.StatusCompleted, r.Status, "error: %s", r.ErrorMessage.String)
+	require.Equal(t, 1, r.Attempts)
 }

@@ -371,3 +371,33 @@ final class BeatStep implements Queuety\Step
         return [];
     }
 }
+
+// A Contracts\Job whose $timeout is above the daemon's job timeout: the
+// plugin's worker lets $timeout replace the global limit
+// (time_limit_test.go).
+final class LongTimeoutJob implements Queuety\Contracts\Job
+{
+    public int $timeout = 30;
+    public int $tries = 1;
+
+    public function __construct(public int $ms = 0)
+    {
+    }
+
+    public function handle(): void
+    {
+        usleep($this->ms * 1000);
+    }
+}
+
+// A Contracts\Job whose $tries and $backoff differ from its row's: the
+// stale sweep and `recover` go by them (stale_classes_test.go).
+final class StaleBackoffJob implements Queuety\Contracts\Job
+{
+    public int $tries = 5;
+    public array $backoff = [45, 90];
+
+    public function handle(): void
+    {
+    }
+}
