@@ -29,7 +29,7 @@ const (
 	DefaultRescueSchedule = "@every 1m"        // PHP sweeps once a minute too
 	DefaultPauseCacheTTL  = time.Second        // PHP caches 5 s
 	DefaultRetention      = 7 * 24 * time.Hour // QUEUETY_RETENTION_DAYS
-	DefaultRetentionDays  = 7                  // QUEUETY_RETENTION_DAYS, the plugin's default
+	DefaultRetentionDays  = 7                  // QUEUETY_RETENTION_DAYS, the plugin's default of `purge`
 	DefaultRetentionSpec  = "@hourly"          // the retention sweep inside `work`
 
 	DefaultNamespace             = "default"        // worker registrations and sessions
@@ -131,15 +131,15 @@ type Config struct {
 	// RescueSchedule is the cron spec of the stale sweep inside `work`
 	// ("" = default, "off" in any case = disabled).
 	RescueSchedule string
-	// RetentionDays: completed jobs and finished workflows (with their
-	// events and jobs) older than this many days are deleted by the
-	// retention sweep inside `work` (QUEUETY_RETENTION_DAYS). 0 keeps them
-	// for ever (the Worker's zero value; the command line defaults to the
-	// plugin's 7).
+	// RetentionDays: completed jobs older than this many days are deleted
+	// by the retention sweep inside `work` (--retention-days,
+	// QUEUETY_GO_RETENTION_DAYS). 0, the default, keeps them for ever, as
+	// the plugin does: it never purges on its own (its
+	// QUEUETY_RETENTION_DAYS is only the default of `wp queuety purge`).
 	RetentionDays int
-	// LogRetentionDays: log rows and workflow events of finished jobs and
-	// workflows older than this are deleted (QUEUETY_LOG_RETENTION_DAYS;
-	// 0, the plugin's default: for ever).
+	// LogRetentionDays: log rows older than this are deleted by the sweep
+	// (--log-retention-days, QUEUETY_GO_LOG_RETENTION_DAYS; 0, the
+	// default: for ever).
 	LogRetentionDays int
 	// BuriedRetentionDays: buried jobs older than this are deleted (0: for
 	// ever).

@@ -47,19 +47,22 @@ var ErrRetentionLocked = errors.New("another process is sweeping this database")
 // or 0 is kept for ever.
 type RetentionPolicy map[RetentionKind]time.Duration
 
-// RetentionPolicyOf is the policy of a Config's retention days.
+// RetentionPolicyOf is the policy of a Config's retention days: the rows
+// the plugin's own purges take (purge_completed: completed jobs; the
+// Logger's purge: log rows), plus buried jobs when asked. Finished
+// workflows, their events and their dispatch keys are never swept: the
+// plugin keeps them for ever (a key keeps refusing a repeated dispatch),
+// and only an explicit `purge --kind workflows,events` deletes them.
 func RetentionPolicyOf(cfg Config) RetentionPolicy {
 	day := 24 * time.Hour
 	p := RetentionPolicy{}
 	if cfg.RetentionDays > 0 {
-		p[RetainWorkflows] = time.Duration(cfg.RetentionDays) * day
 		p[RetainCompleted] = time.Duration(cfg.RetentionDays) * day
 	}
 	if cfg.BuriedRetentionDays > 0 {
 		p[RetainBuried] = time.Duration(cfg.BuriedRetentionDays) * day
 	}
 	if cfg.LogRetentionDays > 0 {
-		p[RetainEvents] = time.Duration(cfg.LogRetentionDays) * day
 		p[RetainLogs] = time.Duration(cfg.LogRetentionDays) * day
 	}
 	return p

@@ -18,7 +18,7 @@ import (
 // keep after a sweep.
 type retentionFixture struct {
 	keepJobs, keepWorkflows, keepLogs, keepEvents []int64
-	allJobs, allWorkflows                         []int64
+	allJobs, allWorkflows, allEvents              []int64
 }
 
 func execID(t *testing.T, c *Client, q string, args ...any) int64 {
@@ -66,6 +66,7 @@ func writeRetentionFixture(t *testing.T, c *Client) retentionFixture {
 	}
 	event := func(keep bool, wfID int64, at string) {
 		id := execID(t, c, fmt.Sprintf("INSERT INTO %s (workflow_id, step_index, handler, event, created_at) VALUES (?, 0, 'h', 'step_completed', %s)", events, at), wfID)
+		f.allEvents = append(f.allEvents, id)
 		if keep {
 			f.keepEvents = append(f.keepEvents, id)
 		}
@@ -111,8 +112,11 @@ func retentionConfig(cfg *Config) {
 }
 
 // TestRetentionSweepWhileWorking: the retention service inside a running
-// worker deletes exactly the rows past their retention, keeps every row a
-// live row needs, and leaves the jobs the worker completes meanwhile alone.
+// worker, turned on, deletes exactly the rows the plugin's purges would
+// take past their retention (completed jobs, log rows) and the buried jobs
+// asked for, keeps every row a live row needs, never touches workflows,
+// their events or dispatch keys (the plugin keeps them for ever), and
+// leaves the jobs the worker completes meanwhile alone.
 func TestRetentionSweepWhileWorking(t *testing.T) {
 	c := newTestClient(t, func(cfg *Config) {
 		retentionConfig(cfg)
@@ -140,12 +144,12 @@ func TestRetentionSweepWhileWorking(t *testing.T) {
 	wantJobs := append(append([]int64{}, f.keepJobs...), work...)
 	sort.Slice(wantJobs, func(i, j int) bool { return wantJobs[i] < wantJobs[j] })
 	waitFor(t, 10*time.Second, "the sweep", func() bool {
-		return len(ids(t, c, "workflows")) == len(f.keepWorkflows) && countStatus(t, c, "completed") == 3+len(work)
+		return countStatus(t, c, "completed") == 3+len(work) && countStatus(t, c, "buried") == 1
 	})
 	time.Sleep(1500 * time.Millisecond) // another sweep: still nothing more
 	require.Equal(t, wantJobs, ids(t, c, "jobs"))
-	require.Equal(t, f.keepWorkflows, ids(t, c, "workflows"))
-	require.Equal(t, f.keepEvents, ids(t, c, "workflow_events"))
+	require.Equal(t, f.allWorkflows, ids(t, c, "workflows"), "workflows are not the sweep's")
+	require.Equal(t, f.allEvents, ids(t, c, "workflow_events"))
 	var logs []int64
 	require.NoError(t, c.store.DB().Select(&logs, "SELECT id FROM `"+c.store.Tables()["logs"]+"` WHERE job_id IS NULL OR job_id NOT IN (?"+repeat(",?", len(work)-1)+") ORDER BY id", toAny(work)...))
 	require.Equal(t, f.keepLogs, logs)
@@ -202,7 +206,8 @@ func TestRetentionLockSkipsSecondDaemon(t *testing.T) {
 	require.Equal(t, f.allJobs, ids(t, c, "jobs"))
 
 	release()
-	res, err = other.Sweep(ctx, RetentionPolicyOf(c.cfg))
+	res, err = other.Sweep(ctx, RetentionPolicy{RetainCompleted: 7 * 24 * time.Hour, RetainBuried: 30 * 24 * time.Hour,
+		RetainWorkflows: 7 * 24 * time.Hour, RetainLogs: 30 * 24 * time.Hour, RetainEvents: 30 * 24 * time.Hour})
 	require.NoError(t, err)
 	require.Equal(t, 3, res[RetainWorkflows])
 	require.Equal(t, f.keepJobs, ids(t, c, "jobs"))
@@ -245,11 +250,9 @@ func TestRetentionSweepsAtStart(t *testing.T) {
 	reg.HandleFunc("noop", func(context.Context, *Job) error { return nil })
 	startWorker(t, c, reg)
 	waitFor(t, 10*time.Second, "the start-up sweep", func() bool {
-		// Events are purged after workflows and jobs (RetentionKinds).
-		return len(ids(t, c, "workflows")) == len(f.keepWorkflows) && len(ids(t, c, "jobs")) == len(f.keepJobs) &&
-			len(ids(t, c, "workflow_events")) == len(f.keepEvents)
+		return len(ids(t, c, "jobs")) == len(f.keepJobs)
 	})
 	require.Equal(t, f.keepJobs, ids(t, c, "jobs"))
-	require.Equal(t, f.keepWorkflows, ids(t, c, "workflows"))
-	require.Equal(t, f.keepEvents, ids(t, c, "workflow_events"))
+	require.Equal(t, f.allWorkflows, ids(t, c, "workflows"))
+	require.Equal(t, f.allEvents, ids(t, c, "workflow_events"))
 }

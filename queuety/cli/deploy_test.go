@@ -57,7 +57,7 @@ func TestDeployEnvFile(t *testing.T) {
 	for _, m := range names {
 		require.True(t, known[m[1]], "deploy/queuety.env sets %s, which no flag reads", m[1])
 	}
-	for _, v := range []string{"QUEUETY_RETENTION_DAYS", "QUEUETY_LOG_RETENTION_DAYS", "QUEUETY_BURIED_RETENTION_DAYS", "QUEUETY_RETENTION_SCHEDULE"} {
+	for _, v := range []string{"QUEUETY_GO_RETENTION_DAYS", "QUEUETY_GO_LOG_RETENTION_DAYS", "QUEUETY_GO_BURIED_RETENTION_DAYS", "QUEUETY_RETENTION_SCHEDULE"} {
 		require.True(t, known[v], v)
 	}
 }

@@ -43,19 +43,22 @@ events, jobs and signals). It keeps every row a live row still needs: a job a
 pending job depends on, and the jobs, events and log rows of a job or workflow
 that has not finished. It says how many it would delete and goes ahead only
 with --yes, or after a "y" when run at a terminal; --dry-run only counts.
+Without --older-than the age is the site's QUEUETY_RETENTION_DAYS (the
+environment, else the define in --wp-config), else 7: what
+` + "`wp queuety purge`" + ` takes.
 
    queuety purge --older-than 30 --dry-run
    queuety purge --older-than 30 --yes
    queuety purge --kind logs,events --older-than 90 --yes
    queuety purge --kind completed,workflows,buried,logs,events --older-than 7 --yes`,
 		Flags: append([]cli.Flag{
-			&cli.IntFlag{Name: "older-than", Value: 7, EnvVars: []string{"QUEUETY_RETENTION_DAYS"}, Usage: "age in `days`"},
+			&cli.IntFlag{Name: "older-than", Usage: "age in `days` (default: the site's QUEUETY_RETENTION_DAYS, from the environment or --wp-config, else 7, as `wp queuety purge`)"},
 			&cli.StringFlag{Name: "kind", Value: "completed", Usage: "comma-separated kinds: completed, buried, logs, events, workflows"},
 			jsonFlag(),
 		}, confirmFlags()...),
 		Action: withClient(func(c *cli.Context) error {
-			if c.Int("older-than") < 0 {
-				return usagef("--older-than %d: must not be negative", c.Int("older-than"))
+			if _, _, err := purgeJobsAge.days(c); err != nil {
+				return err
 			}
 			if _, err := purgeKinds(c.String("kind")); err != nil {
 				return usagef("--kind %q: %v", c.String("kind"), err)
@@ -63,7 +66,10 @@ with --yes, or after a "y" when run at a terminal; --dry-run only counts.
 			return checkConfirmFlags(c)
 		}, func(c *cli.Context, client *queuety.Client) error {
 			kinds, _ := purgeKinds(c.String("kind"))
-			days := c.Int("older-than")
+			days, _, err := purgeJobsAge.days(c)
+			if err != nil {
+				return err
+			}
 			age := time.Duration(days) * 24 * time.Hour
 			counts := map[string]int{}
 			total := 0

@@ -195,19 +195,19 @@ delete and goes ahead only with --yes, or after a "y" when run at a terminal;
    queuety log purge --older-than 30 --dry-run
    queuety log purge --older-than 30 --yes`,
 		Flags: append([]cli.Flag{
-			&cli.IntFlag{Name: "older-than", Usage: "age in `days` (required)"},
+			&cli.IntFlag{Name: "older-than", Usage: "age in `days` (default: the site's QUEUETY_LOG_RETENTION_DAYS when above 0, from the environment or --wp-config; required otherwise)"},
 			jsonFlag(),
 		}, confirmFlags()...),
 		Action: withClient(func(c *cli.Context) error {
-			if !c.IsSet("older-than") {
-				return usagef("log purge: --older-than <days> is required")
-			}
-			if c.Int("older-than") < 0 {
-				return usagef("--older-than %d: must not be negative", c.Int("older-than"))
+			if _, _, err := purgeLogsAge.days(c); err != nil {
+				return usagef("log purge: %v", err)
 			}
 			return checkConfirmFlags(c)
 		}, func(c *cli.Context, client *queuety.Client) error {
-			days := c.Int("older-than")
+			days, _, err := purgeLogsAge.days(c)
+			if err != nil {
+				return err
+			}
 			age := time.Duration(days) * 24 * time.Hour
 			n, err := client.CountRetention(c.Context, queuety.RetainLogs, age)
 			if err != nil {

@@ -220,8 +220,10 @@ var siteSettings = []siteSetting{
 			cfg.Backoff = b
 			return err
 		}},
-	{define: "QUEUETY_RETENTION_DAYS", flag: "retention-days", toFlag: integer},
-	{define: "QUEUETY_LOG_RETENTION_DAYS", flag: "log-retention-days", toFlag: integer},
+	// The plugin never purges on its own: these are only the defaults of
+	// `purge` and `log purge` (purgeDays), never a sweep inside `work`.
+	{define: "QUEUETY_RETENTION_DAYS", none: "only the default of `queuety purge`, as of `wp queuety purge`; work deletes nothing unless --retention-days turns its sweep on"},
+	{define: "QUEUETY_LOG_RETENTION_DAYS", none: "only the default of `queuety log purge`; work deletes nothing unless --log-retention-days turns its sweep on"},
 	// The plugin's worker sleeps this long when idle; ours polls.
 	{define: "QUEUETY_WORKER_SLEEP", flag: "poll-interval", toFlag: seconds},
 	// The plugin's worker exits after this many jobs or this much memory so

@@ -38,9 +38,9 @@ func workerFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "stale-timeout", Value: queuety.DefaultStaleTimeout, EnvVars: []string{"QUEUETY_STALE_TIMEOUT"}, Usage: "processing jobs not heard from this long are rescued (a duration, or plain seconds like 600; at least 1s)"},
 		&cli.DurationFlag{Name: "heartbeat-interval", EnvVars: []string{"QUEUETY_HEARTBEAT_INTERVAL"}, DefaultText: "stale-timeout/4, at most 1m", Usage: "refresh running jobs this often (at least 100ms; 0: the default)"},
 		&cli.StringFlag{Name: "rescue-schedule", Value: queuety.DefaultRescueSchedule, EnvVars: []string{"QUEUETY_RESCUE_SCHEDULE"}, Usage: "cron spec of the stale sweep, or \"off\" (any case)"},
-		&cli.IntFlag{Name: "retention-days", Value: queuety.DefaultRetentionDays, EnvVars: []string{"QUEUETY_RETENTION_DAYS"}, Usage: "delete completed jobs and finished workflows older than this many `days` (0: keep them)"},
-		&cli.IntFlag{Name: "log-retention-days", EnvVars: []string{"QUEUETY_LOG_RETENTION_DAYS"}, Usage: "delete log rows and workflow events of finished jobs and workflows older than this many `days` (0: keep them, the plugin's default)"},
-		&cli.IntFlag{Name: "buried-retention-days", EnvVars: []string{"QUEUETY_BURIED_RETENTION_DAYS"}, Usage: "delete buried jobs older than this many `days` (0: keep them)"},
+		&cli.IntFlag{Name: "retention-days", EnvVars: []string{"QUEUETY_GO_RETENTION_DAYS"}, Usage: "turn on a sweep that deletes completed jobs older than this many `days`, the rows `wp queuety purge` takes (0, the default: off; the plugin never purges on its own, and its QUEUETY_RETENTION_DAYS is only the default of `purge`)"},
+		&cli.IntFlag{Name: "log-retention-days", EnvVars: []string{"QUEUETY_GO_LOG_RETENTION_DAYS"}, Usage: "turn on a sweep that deletes log rows older than this many `days`, the rows `wp queuety log purge` takes (0, the default: off)"},
+		&cli.IntFlag{Name: "buried-retention-days", EnvVars: []string{"QUEUETY_GO_BURIED_RETENTION_DAYS", "QUEUETY_BURIED_RETENTION_DAYS"}, Usage: "turn on a sweep that deletes buried jobs older than this many `days` (ours: the plugin keeps them; 0, the default: off)"},
 		&cli.StringFlag{Name: "retention-schedule", Value: queuety.DefaultRetentionSpec, EnvVars: []string{"QUEUETY_RETENTION_SCHEDULE"}, Usage: "cron spec of the retention sweep (one daemon per database runs it at a time), or \"off\" (any case)"},
 		&cli.DurationFlag{Name: "job-timeout", Value: queuety.DefaultJobTimeout, EnvVars: []string{"QUEUETY_MAX_EXECUTION_TIME"}, Usage: "default time limit of one attempt (a duration, or plain seconds like 300)"},
 		&cli.StringFlag{Name: "backoff", Value: queuety.BackoffExponential, EnvVars: []string{"QUEUETY_RETRY_BACKOFF"}, Usage: "fixed, linear, exponential, or seconds like 10,30,60"},
@@ -100,7 +100,7 @@ func workerConfig(c *cli.Context, cfg *queuety.Config) (err error) {
 	cfg.RetentionSchedule = c.String("retention-schedule")
 	for _, f := range []string{"retention-days", "log-retention-days", "buried-retention-days"} {
 		if c.Int(f) < 0 {
-			return usagef("--%s %d: must not be negative (0 keeps the rows)", f, c.Int(f))
+			return usagef("--%s %d: must not be negative (0, the default, keeps the rows)", f, c.Int(f))
 		}
 	}
 	if spec := strings.TrimSpace(cfg.RetentionSchedule); !strings.EqualFold(spec, "off") {
