@@ -22,9 +22,28 @@ import (
 //	child  → {"type":"result","seq":13,"ok":true,"output":{"queue":null,"max_attempts":7,…}}
 var _ workflow.HandlerMetadataSource = (*Pool)(nil)
 
-// metadataTimeout bounds one metadata request, waiting for a free process
-// included.
+// metadataTimeout bounds one metadata request, waiting for the metadata
+// process included.
 const metadataTimeout = 30 * time.Second
+
+// The class-settings reads have a PHP process of their own, started with
+// the first read: on the job processes they waited behind every job queued
+// for them (with one process and a backlog of slow jobs, past
+// metadataTimeout), and a step job was then written without its class's
+// settings. A read is short, so one process serves them all; it is
+// replaced when it crashes or is recycled, like a job process.
+// A pool that never reads a class's settings (Go steps only, plain jobs of
+// handlers without config()) starts no such process.
+func (p *Pool) serveMeta() {
+	select {
+	case req := <-p.metaRequests:
+		p.serve(&slot{meta: true}, nil, p.metaRequests, req)
+	case <-p.stopping:
+		p.slotsWG.Done()
+	case <-p.gaveUp:
+		p.slotsWG.Done()
+	}
+}
 
 // metadataCache holds the classes' metadata, one entry per class; an
 // entry's done is closed once value and err are set, so concurrent askers
@@ -103,7 +122,7 @@ func (p *Pool) readMetadata(ctx context.Context, class string) (workflow.Handler
 		return workflow.HandlerMetadata{}, nil
 	}
 	req := &request{ctx: ctx, step: &stepCall{kind: "metadata", class: class}, reply: make(chan error, 1)}
-	if err := p.submit(ctx, req); err != nil {
+	if err := p.submitTo(ctx, p.metaRequests, req); err != nil {
 		return workflow.HandlerMetadata{}, err
 	}
 	return decodeMetadata(class, req.output)

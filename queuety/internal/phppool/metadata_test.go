@@ -2,7 +2,10 @@ package phppool_test
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -49,4 +52,36 @@ func requireMeta(t *testing.T, want, got workflow.HandlerMetadata) {
 	require.Equal(t, string(wb), string(gb), "backoff")
 	want.Backoff, got.Backoff = phpjson.Null(), phpjson.Null()
 	require.Equal(t, want, got)
+}
+
+// A class's settings are read on a process of their own: with the one job
+// process busy and more jobs queued for it, the read is answered before
+// the backlog has run, where it used to wait behind every job queued
+// before it (and, past metadataTimeout, a step job was written without
+// them). Every job still runs once.
+func TestClassMetadataDoesNotWaitBehindJobs(t *testing.T) {
+	t.Parallel()
+	p := startPool(t, phppool.Config{Workers: 1}, nil)
+	const backlog = 4
+	var done atomic.Int32
+	var wg sync.WaitGroup
+	for i := range backlog {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			require.NoError(t, handle(t, p, int64(i+1), "sleeps", `{"ms":1500}`))
+			done.Add(1)
+		}()
+	}
+	require.Eventually(t, func() bool { return p.Stats().Busy == 1 }, 10*time.Second, 5*time.Millisecond, "the job process busy")
+	got, err := p.ClassMetadata(context.Background(), "ConfiguredMetaStep")
+	require.NoError(t, err)
+	require.Equal(t, int64(4), got.MaxAttempts)
+	// Behind the queue it came after three jobs; on its own process,
+	// before the second has run.
+	require.LessOrEqual(t, int(done.Load()), 1, "answered while the backlog still waits")
+	wg.Wait()
+	require.EqualValues(t, backlog, done.Load())
+	require.Equal(t, 1, p.Stats().Spawns, "the metadata process is not a job process")
+	require.Len(t, p.Stats().PIDs, 1)
 }

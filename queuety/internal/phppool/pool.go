@@ -20,7 +20,11 @@ type Pool struct {
 	log *slog.Logger
 
 	requests chan *request
-	stopping chan struct{} // closed by Stop
+	// metaRequests are the class-settings reads (metadata.go), served by
+	// a process of their own (metaLane) so that no backlog of jobs waiting
+	// for the job processes can hold them up.
+	metaRequests chan *request
+	stopping     chan struct{} // closed by Stop
 	life     context.Context
 	endLife  context.CancelFunc // aborts spawns in progress when Stop gives up
 	gaveUp   chan struct{}      // closed when crashes exceed the budget
@@ -79,6 +83,9 @@ type slot struct {
 	busy bool
 	// consecutive crashes, for the restart backoff; slot goroutine only
 	consecutive int
+	// meta: the class-settings process (metaLane), not one of the
+	// Config.Workers job processes; Stats leaves it out.
+	meta bool
 }
 
 // New validates cfg. Nothing starts until Start.
@@ -93,7 +100,7 @@ func New(cfg Config, logger *slog.Logger) (*Pool, error) {
 	life, end := context.WithCancel(context.Background())
 	return &Pool{
 		cfg: cfg, log: logger.With("component", "phppool"),
-		requests: make(chan *request), stopping: make(chan struct{}),
+		requests: make(chan *request), metaRequests: make(chan *request), stopping: make(chan struct{}),
 		life: life, endLife: end, gaveUp: make(chan struct{}),
 		procs: map[*process]struct{}{},
 	}, nil
@@ -135,8 +142,10 @@ func (p *Pool) Start(ctx context.Context) error {
 		p.stats.spawns++
 		p.mu.Unlock()
 		p.slotsWG.Add(1)
-		go p.serve(s, proc)
+		go p.serve(s, proc, p.requests, nil)
 	}
+	p.slotsWG.Add(1)
+	go p.serveMeta()
 	p.log.Info("PHP pool started", "workers", p.cfg.Workers, "php", procs[0].php, "command", p.cfg.Command)
 	return nil
 }
@@ -157,11 +166,16 @@ func (p *Pool) StartsTimeLimit() {}
 
 // submit hands a request to the next free process and waits for its end.
 func (p *Pool) submit(ctx context.Context, req *request) error {
+	return p.submitTo(ctx, p.requests, req)
+}
+
+// submitTo hands a request to the next free process serving ch.
+func (p *Pool) submitTo(ctx context.Context, ch chan *request, req *request) error {
 	if !p.started.Load() {
 		return errors.New("phppool: called before Start")
 	}
 	select {
-	case p.requests <- req:
+	case ch <- req:
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	case <-p.stopping:

@@ -29,9 +29,11 @@ func restartDelay(consecutive int) time.Duration {
 // recycling. A request that meets a process already dead (it died idle)
 // is kept for the replacement: the job never started, so nothing is lost
 // by running it there.
-func (p *Pool) serve(s *slot, proc *process) {
+//
+// pending, when set, is a request taken before the process was started
+// (the metadata lane's first).
+func (p *Pool) serve(s *slot, proc *process, requests <-chan *request, pending *request) {
 	defer p.slotsWG.Done()
-	var pending *request
 	for {
 		if proc == nil {
 			if proc = p.respawn(s); proc == nil {
@@ -45,7 +47,7 @@ func (p *Pool) serve(s *slot, proc *process) {
 		pending = nil
 		if req == nil {
 			select {
-			case req = <-p.requests:
+			case req = <-requests:
 			case <-proc.exited:
 				p.diedIdle(s, proc)
 				proc = nil
@@ -212,7 +214,9 @@ func (p *Pool) respawn(s *slot) *process {
 		if err == nil {
 			p.mu.Lock()
 			p.procs[proc] = struct{}{}
-			p.stats.spawns++
+			if !s.meta {
+				p.stats.spawns++
+			}
 			s.pid = proc.pid
 			p.mu.Unlock()
 			return proc
