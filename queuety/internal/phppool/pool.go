@@ -25,10 +25,10 @@ type Pool struct {
 	// for the job processes can hold them up.
 	metaRequests chan *request
 	stopping     chan struct{} // closed by Stop
-	life     context.Context
-	endLife  context.CancelFunc // aborts spawns in progress when Stop gives up
-	gaveUp   chan struct{}      // closed when crashes exceed the budget
-	err      error              // why; written before gaveUp is closed
+	life         context.Context
+	endLife      context.CancelFunc // aborts spawns in progress when Stop gives up
+	gaveUp       chan struct{}      // closed when crashes exceed the budget
+	err          error              // why; written before gaveUp is closed
 
 	mu      sync.Mutex
 	slots   []*slot
