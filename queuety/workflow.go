@@ -161,7 +161,8 @@ func (w *Worker) settleStep(ctx context.Context, rj *running, row *store.JobRow,
 	case err != nil && errors.Is(context.Cause(ctx), ErrJobLost):
 		w.stats.refused.Add(1)
 		w.log.Warn("workflow step lost while running (rescued or deleted); its result is dropped", "job", row.ID, "err", loggedError{stepErr})
-	case err != nil && ctx.Err() == nil && errors.Is(err, workflow.ErrNotStarted) && retryableRead(err):
+	case err != nil && ctx.Err() == nil && errors.Is(err, workflow.ErrNotStarted) &&
+		(retryableRead(err) || errors.Is(err, workflow.ErrClassSettings)):
 		// Nothing ran (the state read failed on the connection or timed
 		// out): the attempt goes back for another try. Any other error is
 		// left to the stale sweep below, which spends the attempt, so a

@@ -66,6 +66,14 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth
 			return nil, nil, err
 		}
 	}
+	if corrupt == nil {
+		// Before the handler runs: a step whose next job cannot be written
+		// with its class's settings waits, handed back, rather than run
+		// and then lose them.
+		if err := e.readClassSettings(ctx, state); err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", ErrNotStarted, err)
+		}
+	}
 	var overLimit error
 	if k, ok := e.kinds.byPlaceholder[job.Handler].(LimitKind); ok && corrupt == nil {
 		if st, ok := state.Step(int(job.StepIndex.Int64)); ok {

@@ -1,6 +1,13 @@
 package workflow
 
-import "github.com/queuety-go/queuety/internal/phpjson"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+)
 
 // HandlerMetadata is what Queuety reads from a PHP handler class when it
 // enqueues a step job (HandlerMetadata::from_class): the #[QueuetyHandler]
@@ -76,6 +83,60 @@ func metadataFor(src HandlerMetadataSource, handler string) HandlerMetadata {
 	return src.HandlerMetadata(handler)
 }
 
+// ErrClassSettings wraps a failed read of a PHP class's settings. A step
+// job is never written without them (the plugin's rows always have them):
+// the step waits instead, handed back before its handler runs, or the
+// transaction that would write the job rolls back.
+var ErrClassSettings = errors.New("could not read a PHP class's settings")
+
+// MetadataReader is a class metadata source whose reads take the caller's
+// context and can fail: the PHP pool, which reads a class in a PHP process
+// once and then answers from its cache.
+type MetadataReader interface {
+	ClassMetadata(ctx context.Context, class string) (HandlerMetadata, error)
+}
+
+// classSettingsWait bounds one read of a class's settings.
+const classSettingsWait = 30 * time.Second
+
+// metadataErr is metadataFor for the sources that can say a read failed.
+func metadataErr(src HandlerMetadataSource, handler string) (HandlerMetadata, error) {
+	if src == nil || IsPlaceholderHandler(handler) {
+		return HandlerMetadata{}, nil
+	}
+	if strict, ok := src.(interface {
+		handlerMetadataErr(handler string) (HandlerMetadata, error)
+	}); ok {
+		return strict.handlerMetadataErr(handler)
+	}
+	return src.HandlerMetadata(handler), nil
+}
+
+// readClassSettings reads the settings of every PHP class the workflow's
+// steps name, before a step's handler runs and its transaction opens: the
+// transaction that writes the next step's job (or a retry, or a branch)
+// then finds them cached instead of waiting for PHP with row locks held.
+// A class read once costs nothing more.
+func (e *Engine) readClassSettings(ctx context.Context, state *State) error {
+	r, ok := e.classMeta.(MetadataReader)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, classSettingsWait)
+	defer cancel()
+	for _, step := range state.Steps() {
+		for _, c := range stepClasses(step) {
+			if c == "" || IsPlaceholderHandler(c) || e.handlers.hasGo(c) {
+				continue
+			}
+			if _, err := r.ClassMetadata(ctx, c); err != nil {
+				return fmt.Errorf("%w (%s): %w", ErrClassSettings, c, err)
+			}
+		}
+	}
+	return nil
+}
+
 // metadata is the engine's HandlerMetadataSource: a Go step handler's
 // registered metadata, else that of EngineConfig.Metadata, the source of
 // the handler classes the engine has no Go step handler for (the PHP pool
@@ -98,6 +159,22 @@ func (m engineMetadata) HandlerMetadata(handler string) HandlerMetadata {
 		return m.e.handlers.HandlerMetadata(handler)
 	}
 	return m.e.classMeta.HandlerMetadata(handler)
+}
+
+// handlerMetadataErr is HandlerMetadata with the class source's failure:
+// StepJobs then writes no job rather than one without its settings.
+func (m engineMetadata) handlerMetadataErr(handler string) (HandlerMetadata, error) {
+	r, ok := m.e.classMeta.(MetadataReader)
+	if m.e.handlers.hasGo(handler) || !ok {
+		return m.HandlerMetadata(handler), nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), classSettingsWait)
+	defer cancel()
+	md, err := r.ClassMetadata(ctx, handler)
+	if err != nil {
+		return HandlerMetadata{}, fmt.Errorf("%w (%s): %w", ErrClassSettings, handler, err)
+	}
+	return md, nil
 }
 
 // metadataPeeker is a class metadata source that can start reading a

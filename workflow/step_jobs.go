@@ -46,7 +46,11 @@ func StepJobs(step Step, index int, defaults DispatchDefaults, meta HandlerMetad
 		for _, branch := range ParallelBranches(def) {
 			merged := mergeParallelBranch(def, branch)
 			handler := branchHandler(merged)
-			opts := ResolveStepDispatchOptions(merged, handler, defaults, stepPayload(merged), 1, metadataFor(meta, handler))
+			md, err := metadataErr(meta, handler)
+			if err != nil {
+				return nil, err
+			}
+			opts := ResolveStepDispatchOptions(merged, handler, defaults, stepPayload(merged), 1, md)
 			job, err := newStepJob(handler, index, opts, nil)
 			if err != nil {
 				return nil, err
@@ -77,7 +81,11 @@ func StepJobs(step Step, index int, defaults DispatchDefaults, meta HandlerMetad
 	}
 
 	handler := step.Class()
-	opts := ResolveStepDispatchOptions(def, handler, defaults, stepPayload(def), 1, metadataFor(meta, handler))
+	md, err := metadataErr(meta, handler)
+	if err != nil {
+		return nil, err
+	}
+	opts := ResolveStepDispatchOptions(def, handler, defaults, stepPayload(def), 1, md)
 	job, err := newStepJob(handler, index, opts, nil)
 	if err != nil {
 		return nil, err

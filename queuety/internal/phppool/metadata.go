@@ -103,16 +103,17 @@ func (p *Pool) ClassMetadata(ctx context.Context, class string) (workflow.Handle
 	return e.value, e.err
 }
 
-// HandlerMetadata implements workflow.HandlerMetadataSource. A class whose
-// metadata cannot be read (no free process within metadataTimeout, a dead
-// pool) gets none, with an error in the log: the job is written with the
-// definition's and workflow's settings, as before the class was read.
+// HandlerMetadata implements workflow.HandlerMetadataSource, for the
+// callers that can go on without a class's settings (a plain job's retry
+// settings fall back to the row's). The workflow engine writes step jobs
+// through ClassMetadata instead, and waits when a read fails
+// (workflow.ErrClassSettings).
 func (p *Pool) HandlerMetadata(class string) workflow.HandlerMetadata {
 	ctx, cancel := context.WithTimeout(context.Background(), metadataTimeout)
 	defer cancel()
 	m, err := p.ClassMetadata(ctx, class)
 	if err != nil {
-		p.log.Error("could not read a PHP class's settings; its job is written without them", "class", class, "err", err)
+		p.log.Error("could not read a PHP class's settings; going on without them", "class", class, "err", err)
 	}
 	return m
 }

@@ -401,3 +401,18 @@ final class StaleBackoffJob implements Queuety\Contracts\Job
     {
     }
 }
+
+// The step of the class-settings load test (class_settings_load_test.go):
+// the parity review's StepB, 7 attempts, group llm/1, cost 5.
+final class LoadConfiguredStep implements Queuety\Step
+{
+    public function handle(array $state): array
+    {
+        return ['loaded' => true];
+    }
+
+    public function config(): array
+    {
+        return ['queue' => 'llm', 'max_attempts' => 7, 'concurrency_group' => 'llm', 'concurrency_limit' => 1, 'cost_units' => 5];
+    }
+}
