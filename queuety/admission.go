@@ -48,6 +48,10 @@ type limitAdmission struct {
 	// the claim takes nothing more from them, so their jobs still start in
 	// order (a batch's callbacks, a chain, see them in the plugin's order).
 	waiting map[string]bool
+	// unread are the PHP classes those rows wait for: the claim loop
+	// reads them before its next round (a round that deferred rows for
+	// them is not an empty one).
+	unread map[string]bool
 	// seen are the rows this claim took or deferred.
 	seen []int64
 	// debug turns the QUEUETY_DEBUG rows on; logs then holds them with the
@@ -163,9 +167,10 @@ func (w *Worker) admitsRate(g *groupAdmission, r *store.JobRow, lim rowLimit) bo
 	if lim.unknown {
 		w.log.Debug("deferring job: its PHP class's settings are being read", "job", r.ID, "handler", r.Handler)
 		if l.waiting == nil {
-			l.waiting = map[string]bool{}
+			l.waiting, l.unread = map[string]bool{}, map[string]bool{}
 		}
 		l.waiting[r.Queue] = true
+		l.unread[r.Handler] = true
 		return false
 	}
 	if lim.rate == nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
 )
 
 // claimLoop fills free slots with claimed jobs until Stop.
@@ -45,9 +46,9 @@ func (w *Worker) claimLoop(l *lane) {
 			w.idle(l, w.cfg.PollInterval)
 			continue
 		}
-		n, waiting, err := w.claimRound(l, want)
-		l.idle = err == nil && n == 0 && !waiting
-		w.endRound(l, gen, want, n, waiting, err)
+		n, unread, err := w.claimRound(l, want)
+		l.idle = err == nil && n == 0 && len(unread) == 0
+		w.endRound(l, gen, want, n, len(unread) > 0, err)
 		if store.ConnectionLost(err) {
 			w.dbTroubleAt.Store(time.Now().UnixNano())
 		}
@@ -65,6 +66,13 @@ func (w *Worker) claimLoop(l *lane) {
 			continue
 		}
 		errDelay = 100 * time.Millisecond
+		if len(unread) > 0 {
+			// Rows waited for their PHP classes' settings: read them now,
+			// then claim again at once (a cron drain must not take the
+			// wait for an empty queue).
+			w.readUnread(unread)
+			continue
+		}
 		if n == 0 {
 			jitter := time.Duration(float64(w.cfg.PollInterval) * (0.8 + 0.4*rand.Float64()))
 			w.idle(l, jitter)
@@ -121,7 +129,10 @@ func (w *Worker) freeSlots(l *lane) int {
 // next. Keeping the transaction open while quick jobs ran would save a row
 // write per job, but a rollback after a handler ran is that handler run
 // twice, which a mixed fleet hits every few seconds.
-func (w *Worker) claimRound(l *lane, n int) (claimed int, waiting bool, err error) {
+//
+// unread are the PHP classes whose rows the round deferred because their
+// settings were not read yet.
+func (w *Worker) claimRound(l *lane, n int) (claimed int, unread []string, err error) {
 	// Not claimCtx: cancelling a claim mid-COMMIT would leave its rows in
 	// doubt; Stop waits for the round instead.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -133,11 +144,11 @@ func (w *Worker) claimRound(l *lane, n int) (claimed int, waiting bool, err erro
 	if l.idle && !w.cfg.Debug {
 		due, err := w.store.AnyDue(ctx, openQueues(w.cfg.Queues, paused))
 		if err != nil {
-			return 0, false, err
+			return 0, nil, err
 		}
 		if !due {
 			w.stats.idleLooks.Add(1)
-			return 0, false, nil
+			return 0, nil, nil
 		}
 	}
 	w.stats.claimRounds.Add(1)
@@ -149,15 +160,43 @@ func (w *Worker) claimRound(l *lane, n int) (claimed int, waiting bool, err erro
 			return nil, nil, err
 		}
 		// The last attempt's answer: claimWindow may run this again.
-		waiting = len(g.waiting) > 0
+		unread = unread[:0]
+		for class := range g.unread {
+			unread = append(unread, class)
+		}
 		return rows, w.claimLogs(g, rows), nil
 	}, func() bool { return w.claimCtx.Err() == nil })
-	if err != nil || len(rows) == 0 {
-		return 0, waiting, err
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(rows) == 0 {
+		return 0, unread, nil
 	}
 	w.observeClaim(start, len(rows))
 	w.startJobs(l, rows)
-	return len(rows), waiting, nil
+	return len(rows), unread, nil
+}
+
+// readUnread waits for the settings of classes whose rows a claim
+// deferred, outside any transaction, so the next round admits them. A
+// read that fails is logged by the pool; the rows stay pending and the
+// next round asks again.
+func (w *Worker) readUnread(classes []string) {
+	src := w.reg.classMetadata()
+	if src == nil {
+		return
+	}
+	r, ok := src.(workflow.MetadataReader)
+	if !ok {
+		w.sleep(min(w.cfg.PollInterval, 100*time.Millisecond))
+		return
+	}
+	for _, class := range classes {
+		if _, err := r.ClassMetadata(w.claimCtx, class); err != nil && w.claimCtx.Err() == nil {
+			w.log.Warn("could not read a PHP class's settings; its jobs wait", "class", class, "err", err)
+			w.sleep(w.cfg.PollInterval)
+		}
+	}
 }
 
 // claimWindow is one claim transaction, the in-process worker's

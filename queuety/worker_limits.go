@@ -87,16 +87,16 @@ func (w *Worker) beginRound(l *lane, n int) (want int, gen int64, spent bool) {
 }
 
 // endRound records a round of l that reserved n claims and took got:
-// an empty round marks the lane idle as of gen. A round that left due rows
-// waiting for their PHP class's settings is not empty: a fresh
-// `work --once` or `flush` would otherwise stop before the first job of a
-// PHP class it had not met yet (every job of a cron run's new process).
-func (w *Worker) endRound(l *lane, gen int64, n, got int, waiting bool, err error) {
+// an empty round marks the lane idle as of gen. A round that took nothing
+// because rows waited for their PHP class's settings (deferred) is not
+// empty: those rows are due and this worker can run them once the
+// settings are read, so `flush` and --stop-when-empty must not stop there.
+func (w *Worker) endRound(l *lane, gen int64, n, got int, deferred bool, err error) {
 	w.limits.giveBack(n - got)
 	if got > 0 && w.limits.max > 0 && w.limits.claimed.Add(int64(got)) >= w.limits.max {
 		w.kickLanes() // idle lanes see the spent budget now, not a poll later
 	}
-	if err == nil && got == 0 && !waiting {
+	if err == nil && got == 0 && !deferred {
 		l.idleAfter.Store(gen)
 	}
 }
