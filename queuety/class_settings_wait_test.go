@@ -2,7 +2,7 @@ package queuety
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -27,7 +27,7 @@ type unreadablePHP struct {
 func (f *unreadablePHP) ClassMetadata(_ context.Context, class string) (workflow.HandlerMetadata, error) {
 	f.asked.Add(1)
 	if !f.readable.Load() {
-		return workflow.HandlerMetadata{}, errors.New("no PHP process answered")
+		return workflow.HandlerMetadata{}, fmt.Errorf("no PHP process answered: %w", context.DeadlineExceeded)
 	}
 	return f.meta[class], nil
 }
@@ -70,7 +70,7 @@ func TestStepWaitsForItsClassSettings(t *testing.T) {
 	waitFor(t, 10*time.Second, "the step handed back twice", func() bool { return php.asked.Load() >= 3 })
 	require.Zero(t, php.ran("IncStep"), "the step before does not run without the next class's settings")
 	require.Contains(t, logs.String(), `msg="workflow step not started; handing it back"`)
-	require.Contains(t, logs.String(), `could not read a PHP class's settings (IncStep): no PHP process answered`)
+	require.Contains(t, logs.String(), `could not read a PHP class's settings (IncStep): no PHP process answered: context deadline exceeded`)
 
 	php.readable.Store(true)
 	waitFor(t, 10*time.Second, "the next step's job", func() bool {
@@ -91,4 +91,41 @@ func TestStepWaitsForItsClassSettings(t *testing.T) {
 	require.Equal(t, 7, row.MaxAttempts)
 	require.Equal(t, 5, row.Cost)
 	require.Equal(t, 1, row.Attempts, "the handed-back tries spent no attempt")
+}
+
+// refusingPHP answers every class-settings read with the class's own
+// failure (its config() throws in PHP).
+type refusingPHP struct{ unreadablePHP }
+
+func (f *refusingPHP) ClassMetadata(context.Context, string) (workflow.HandlerMetadata, error) {
+	f.asked.Add(1)
+	return workflow.HandlerMetadata{}, runtimeErr{"config() threw"}
+}
+
+// TestStepFailsWhenPHPRefusesItsClassSettings: a class whose settings PHP
+// refuses is not waited for (asking again would only throw again): the
+// attempt fails without running the handler, is retried as any failure,
+// and the workflow fails when the attempts are spent, saying why.
+func TestStepFailsWhenPHPRefusesItsClassSettings(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, func(cfg *Config) {
+		cfg.Concurrency = 1
+		cfg.Workflows = true
+		cfg.Backoff = Backoff{List: []int{0}}
+	})
+	php := &refusingPHP{unreadablePHP{fakePHP: fakePHP{calls: map[string]int{}}}}
+	reg := NewRegistry()
+	reg.SetFallback(php)
+	id := dispatchWF(t, c, workflow.New("refused").MaxAttempts(2).Then("IncStep").Then("ConfiguredStep"), wfObj(t, "n", 0))
+	startWorker(t, c, reg)
+	waitFor(t, 10*time.Second, "the workflow failed", func() bool {
+		st, err := c.WorkflowStatus(context.Background(), id)
+		require.NoError(t, err)
+		return st.Status == workflow.StatusFailed
+	})
+	require.Zero(t, php.ran("IncStep"))
+	require.EqualValues(t, 2, php.asked.Load(), "one read per attempt")
+	var msg string
+	require.NoError(t, c.store.DB().Get(&msg, "SELECT error_message FROM `"+c.store.Tables()["workflows"]+"` WHERE id = ?", id))
+	require.Contains(t, msg, "could not read a PHP class's settings (IncStep): config() threw")
 }

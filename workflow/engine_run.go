@@ -40,10 +40,11 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth
 	if !job.WorkflowID.Valid || !job.StepIndex.Valid {
 		return nil, nil, fmt.Errorf("workflow: job %d is not a workflow step", job.ID)
 	}
-	// corrupt: the stored state cannot be read, so the step can never
-	// complete; its handler is not run on a state it cannot be given, and
-	// the attempt fails for good at once (its workflow then fails).
-	var corrupt error
+	// notRun is why the handler is not run and the attempt fails: the
+	// stored state cannot be read, so the step can never complete (it
+	// fails for good at once and its workflow then fails), or PHP refused
+	// a step class's settings (retried as any failure).
+	var notRun error
 	if state == nil {
 		state = NewState(nil)
 		if wf, found, gerr := e.states.get(ctx, job.WorkflowID.Int64); gerr != nil {
@@ -52,7 +53,7 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth
 			if s, perr := ParseState([]byte(wf.State)); perr == nil {
 				state = s
 			} else {
-				corrupt = fmt.Errorf("workflow %d: %w", job.WorkflowID.Int64, perr)
+				notRun = fmt.Errorf("workflow %d: %w", job.WorkflowID.Int64, perr)
 			}
 		}
 	}
@@ -61,21 +62,28 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth
 			return nil, nil, k.RunClaimed(ctx, e, job)
 		}
 	}
-	if k, ok := e.kinds.byPlaceholder[job.Handler].(PreflightKind); ok && corrupt == nil {
+	if k, ok := e.kinds.byPlaceholder[job.Handler].(PreflightKind); ok && notRun == nil {
 		if err := k.Preflight(ctx, e, job, state); err != nil {
 			return nil, nil, err
 		}
 	}
-	if corrupt == nil {
+	if notRun == nil {
 		// Before the handler runs: a step whose next job cannot be written
 		// with its class's settings waits, handed back, rather than run
-		// and then lose them.
+		// and then lose them. A class whose settings PHP refuses (config()
+		// throws) fails the attempt instead, handler not run, as the
+		// plugin's dispatch of it would throw: handing it back would only
+		// ask again at once.
 		if err := e.readClassSettings(ctx, state); err != nil {
-			return nil, nil, fmt.Errorf("%w: %w", ErrNotStarted, err)
+			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
+				notRun = err
+			} else {
+				return nil, nil, fmt.Errorf("%w: %w", ErrNotStarted, err)
+			}
 		}
 	}
 	var overLimit error
-	if k, ok := e.kinds.byPlaceholder[job.Handler].(LimitKind); ok && corrupt == nil {
+	if k, ok := e.kinds.byPlaceholder[job.Handler].(LimitKind); ok && notRun == nil {
 		if st, ok := state.Step(int(job.StepIndex.Int64)); ok {
 			overLimit = k.OverLimit(e, state, st)
 		}
@@ -93,7 +101,7 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth
 	if err := e.prepareStart(job, tr); err != nil {
 		return nil, nil, err
 	}
-	if stepErr = cmp.Or(corrupt, overLimit); stepErr == nil {
+	if stepErr = cmp.Or(notRun, overLimit); stepErr == nil {
 		stepErr = e.execute(ctx, job, state, tr, start)
 	}
 	if stepErr == nil {

@@ -2,6 +2,7 @@ package phppool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -68,8 +69,10 @@ func (c *metadataCache) reset() {
 
 // ClassMetadata returns the metadata of a handler or step class (or a
 // name registered in the bridge's Handlers), read in a PHP process the
-// first time and cached. A class PHP does not know has none. A failed read
-// is not cached.
+// first time and cached. A class PHP does not know has none. A read that
+// failed on the way (no answer in time, a stopped pool) is not cached; one
+// that PHP answered with an exception (config() threw) is, as the class's
+// answer: asking again would only throw again.
 func (p *Pool) ClassMetadata(ctx context.Context, class string) (workflow.HandlerMetadata, error) {
 	p.meta.mu.Lock()
 	if p.meta.m == nil {
@@ -79,8 +82,8 @@ func (p *Pool) ClassMetadata(ctx context.Context, class string) (workflow.Handle
 		p.meta.mu.Unlock()
 		select {
 		case <-e.done:
-			if e.err == nil {
-				return e.value, nil
+			if e.err == nil || classError(e.err) {
+				return e.value, e.err
 			}
 			return p.ClassMetadata(ctx, class) // the asker before us failed: ask again
 		case <-ctx.Done():
@@ -92,7 +95,7 @@ func (p *Pool) ClassMetadata(ctx context.Context, class string) (workflow.Handle
 	p.meta.mu.Unlock()
 
 	e.value, e.err = p.readMetadata(ctx, class)
-	if e.err != nil {
+	if e.err != nil && !classError(e.err) {
 		p.meta.mu.Lock()
 		if p.meta.m[class] == e {
 			delete(p.meta.m, class)
@@ -127,6 +130,12 @@ func (p *Pool) readMetadata(ctx context.Context, class string) (workflow.Handler
 		return workflow.HandlerMetadata{}, err
 	}
 	return decodeMetadata(class, req.output)
+}
+
+// classError reports a read that PHP answered with an exception.
+func classError(err error) bool {
+	var pe *Error
+	return errors.As(err, &pe)
 }
 
 // encodeMetadata builds a metadata request.
@@ -197,7 +206,9 @@ func (p *Pool) PeekClassMetadata(class string) (workflow.HandlerMetadata, bool) 
 	if ok {
 		select {
 		case <-e.done:
-			if e.err == nil {
+			if e.err == nil || classError(e.err) {
+				// A class whose config() throws has no settings to apply:
+				// its jobs are admitted and fail as they would in PHP.
 				return e.value, true
 			}
 		default:
