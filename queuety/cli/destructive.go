@@ -52,7 +52,7 @@ environment, else the define in --wp-config), else 7: what
    queuety purge --kind logs,events --older-than 90 --yes
    queuety purge --kind completed,workflows,buried,logs,events --older-than 7 --yes`,
 		Flags: append([]cli.Flag{
-			&cli.IntFlag{Name: "older-than", Usage: "age in `days` (default: the site's QUEUETY_RETENTION_DAYS, from the environment or --wp-config, else 7, as `wp queuety purge`)"},
+			&cli.IntFlag{Name: "older-than", DefaultText: "the site's QUEUETY_RETENTION_DAYS (environment or --wp-config), else 7", Usage: "age in `days`"},
 			&cli.StringFlag{Name: "kind", Value: "completed", Usage: "comma-separated kinds: completed, buried, logs, events, workflows"},
 			jsonFlag(),
 		}, confirmFlags()...),

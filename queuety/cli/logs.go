@@ -195,7 +195,7 @@ delete and goes ahead only with --yes, or after a "y" when run at a terminal;
    queuety log purge --older-than 30 --dry-run
    queuety log purge --older-than 30 --yes`,
 		Flags: append([]cli.Flag{
-			&cli.IntFlag{Name: "older-than", Usage: "age in `days` (default: the site's QUEUETY_LOG_RETENTION_DAYS when above 0, from the environment or --wp-config; required otherwise)"},
+			&cli.IntFlag{Name: "older-than", DefaultText: "the site's QUEUETY_LOG_RETENTION_DAYS when above 0 (environment or --wp-config); required otherwise", Usage: "age in `days`"},
 			jsonFlag(),
 		}, confirmFlags()...),
 		Action: withClient(func(c *cli.Context) error {
