@@ -67,9 +67,15 @@ func TestCronLinesRunPHPJobs(t *testing.T) {
 		want = append(want, "CronJob:"+k)
 		return d.ID
 	}
+	// The plain jobs come from PHP (the bridge's dispatch), the others
+	// from Go: the same rows.
+	var fromPHP []map[string]any
 	for i := range 8 {
-		job(fmt.Sprintf("plain%d", i))
+		k := fmt.Sprintf("plain%d", i)
+		fromPHP = append(fromPHP, map[string]any{"handler": "CronJob", "payload": map[string]any{"k": k}})
+		want = append(want, "CronJob:"+k)
 	}
+	phpDispatch(t, c, fromPHP...)
 	link := job("chain0")
 	for i := 1; i < 3; i++ {
 		link = job(fmt.Sprintf("chain%d", i), queuety.After(link))
