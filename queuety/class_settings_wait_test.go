@@ -94,12 +94,12 @@ func TestStepWaitsForItsClassSettings(t *testing.T) {
 }
 
 // refusingPHP answers every class-settings read with the class's own
-// failure (its config() throws in PHP).
+// failure (PHP cannot load it: its autoloader throws).
 type refusingPHP struct{ unreadablePHP }
 
 func (f *refusingPHP) ClassMetadata(context.Context, string) (workflow.HandlerMetadata, error) {
 	f.asked.Add(1)
-	return workflow.HandlerMetadata{}, runtimeErr{"config() threw"}
+	return workflow.HandlerMetadata{}, runtimeErr{"the autoloader is broken"}
 }
 
 // TestStepFailsWhenPHPRefusesItsClassSettings: a class whose settings PHP
@@ -127,5 +127,5 @@ func TestStepFailsWhenPHPRefusesItsClassSettings(t *testing.T) {
 	require.EqualValues(t, 2, php.asked.Load(), "one read per attempt")
 	var msg string
 	require.NoError(t, c.store.DB().Get(&msg, "SELECT error_message FROM `"+c.store.Tables()["workflows"]+"` WHERE id = ?", id))
-	require.Contains(t, msg, "could not read a PHP class's settings (IncStep): config() threw")
+	require.Contains(t, msg, "could not read a PHP class's settings (IncStep): the autoloader is broken")
 }

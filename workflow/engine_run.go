@@ -70,10 +70,10 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth
 	if notRun == nil {
 		// Before the handler runs: a step whose next job cannot be written
 		// with its class's settings waits, handed back, rather than run
-		// and then lose them. A class whose settings PHP refuses (config()
-		// throws) fails the attempt instead, handler not run, as the
-		// plugin's dispatch of it would throw: handing it back would only
-		// ask again at once.
+		// and then lose them. A class PHP answers with an exception (it
+		// cannot load it) fails the attempt instead, handler not run, as
+		// the plugin's dispatch of it would throw: handing it back would
+		// only ask again at once.
 		if err := e.readClassSettings(ctx, state); err != nil {
 			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
 				notRun = err

@@ -71,7 +71,7 @@ func (c *metadataCache) reset() {
 // name registered in the bridge's Handlers), read in a PHP process the
 // first time and cached. A class PHP does not know has none. A read that
 // failed on the way (no answer in time, a stopped pool) is not cached; one
-// that PHP answered with an exception (config() threw) is, as the class's
+// that PHP answered with an exception (its autoloader threw) is, as the class's
 // answer: asking again would only throw again.
 func (p *Pool) ClassMetadata(ctx context.Context, class string) (workflow.HandlerMetadata, error) {
 	p.meta.mu.Lock()
@@ -207,7 +207,7 @@ func (p *Pool) PeekClassMetadata(class string) (workflow.HandlerMetadata, bool) 
 		select {
 		case <-e.done:
 			if e.err == nil || classError(e.err) {
-				// A class whose config() throws has no settings to apply:
+				// A class PHP cannot load has no settings to apply:
 				// its jobs are admitted and fail as they would in PHP.
 				return e.value, true
 			}

@@ -85,3 +85,23 @@ func TestClassMetadataDoesNotWaitBehindJobs(t *testing.T) {
 	require.Equal(t, 1, p.Stats().Spawns, "the metadata process is not a job process")
 	require.Len(t, p.Stats().PIDs, 1)
 }
+
+// A class PHP cannot load (its autoloader throws) answers a read with
+// PHP's exception, kept as the class's answer (reading again would only
+// throw again); a peek knows it, with no settings, so its jobs are not
+// deferred for ever.
+func TestClassMetadataKeepsPHPsRefusal(t *testing.T) {
+	t.Parallel()
+	p := startPool(t, phppool.Config{Workers: 1}, nil)
+	_, err := p.ClassMetadata(context.Background(), "BrokenAutoloadStep")
+	var pe *phppool.Error
+	require.ErrorAs(t, err, &pe)
+	require.Contains(t, pe.Message, "the autoloader is broken")
+	jobs := p.Stats().Jobs
+	_, err = p.ClassMetadata(context.Background(), "BrokenAutoloadStep")
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, jobs, p.Stats().Jobs, "not asked again")
+	m, known := p.PeekClassMetadata("BrokenAutoloadStep")
+	require.True(t, known)
+	require.Zero(t, m.MaxAttempts)
+}

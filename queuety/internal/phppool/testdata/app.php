@@ -416,3 +416,13 @@ final class LoadConfiguredStep implements Queuety\Step
         return ['queue' => 'llm', 'max_attempts' => 7, 'concurrency_group' => 'llm', 'concurrency_limit' => 1, 'cost_units' => 5];
     }
 }
+
+// An autoloader that throws for BrokenAutoload* names: PHP's answer to a
+// settings read of such a class is an exception (metadata_test.go). (A
+// config() that throws is swallowed by HandlerMetadata::from_class, as by
+// the plugin's: the class then has no settings.)
+spl_autoload_register(static function (string $class): void {
+    if (str_starts_with($class, 'BrokenAutoload')) {
+        throw new \LogicException('the autoloader is broken');
+    }
+});
