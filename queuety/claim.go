@@ -20,6 +20,9 @@ type lane struct {
 	slotFreed chan struct{}
 	kick      chan struct{} // new work this process made: claim now, not after the poll interval
 	idleAfter atomic.Int64  // worker_limits.go: the finish count its last empty round began after
+	// lastEmpty and confirmed (worker_limits.go): the finish count of the
+	// lane's last empty round, and of the second empty round in a row.
+	lastEmpty, confirmed atomic.Int64
 	// idle: the lane's last round claimed nothing, so the next one looks
 	// before it claims (claimRound). Only the lane's claimLoop touches it.
 	idle bool

@@ -24,6 +24,8 @@ type workerLimits struct {
 func (w *Worker) initLimits(maxJobs int) {
 	for _, ln := range w.lanes {
 		ln.idleAfter.Store(laneClaiming) // no round yet: not drained
+		ln.lastEmpty.Store(laneClaiming)
+		ln.confirmed.Store(laneClaiming)
 	}
 	l := &w.limits
 	if maxJobs > 0 {
@@ -83,6 +85,7 @@ func (w *Worker) beginRound(l *lane, n int) (want int, gen int64, spent bool) {
 		return 0, gen, true
 	}
 	l.idleAfter.Store(gen)
+	l.confirmed.Store(gen) // the other lane's rounds look for it
 	return 0, gen, false
 }
 
@@ -96,13 +99,26 @@ func (w *Worker) endRound(l *lane, gen int64, n, got int, deferred bool, err err
 	if got > 0 && w.limits.max > 0 && w.limits.claimed.Add(int64(got)) >= w.limits.max {
 		w.kickLanes() // idle lanes see the spent budget now, not a poll later
 	}
-	if err == nil && got == 0 && !deferred {
+	switch {
+	case err != nil:
+	case got == 0 && !deferred:
+		// A claim skips rows another transaction holds locked for a
+		// moment (SKIP LOCKED: a sweep's scan, a claim elsewhere), so one
+		// empty round does not prove the queue empty: a second one in a
+		// row, with no job finished between, does (Drained asks for it).
+		if l.lastEmpty.Load() == gen {
+			l.confirmed.Store(gen)
+		}
+		l.lastEmpty.Store(gen)
 		l.idleAfter.Store(gen)
+	default:
+		l.lastEmpty.Store(laneClaiming)
+		l.confirmed.Store(laneClaiming)
 	}
 }
 
 // Drained reports that the worker has nothing running and that every lane's
-// last claim round, begun after the last job finished, found nothing to
+// last two claim rounds, begun after the last job finished, found nothing to
 // claim (or the MaxJobs budget is spent): what `work --stop-when-empty`
 // and `flush` wait for. Delayed rows (a retry's backoff) are not due, so
 // they do not count, as in the plugin's flush.
@@ -114,10 +130,22 @@ func (w *Worker) Drained() bool {
 		return false
 	}
 	gen := w.limits.finished.Load()
+	confirm := false
 	for _, l := range w.lanes {
-		if v := l.idleAfter.Load(); v != gen && v != laneSpent {
+		v := l.idleAfter.Load()
+		switch {
+		case v == laneSpent:
+		case v != gen:
 			return false
+		case l.confirmed.Load() != gen:
+			confirm = true
 		}
+	}
+	if confirm {
+		// Every lane found nothing once: have them look again now rather
+		// than after their poll interval.
+		w.kickLanes()
+		return false
 	}
 	return true
 }

@@ -93,3 +93,46 @@ func TestWorkerMaxJobsDrainsWhenEmpty(t *testing.T) {
 	require.Equal(t, 2, countStatus(t, c, store.StatusPending))
 	require.True(t, w.Drained())
 }
+
+// A claim skips rows another transaction holds for a moment (SKIP
+// LOCKED), so Drained asks for two empty rounds in a row with no job
+// finished between, and kicks the lanes for the second; a round that
+// deferred rows for their PHP class's settings is never an empty one.
+func TestDrainedNeedsTwoEmptyRounds(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, func(cfg *Config) { cfg.Concurrency = 1 })
+	reg := NewRegistry()
+	reg.HandleFunc("noop", func(context.Context, *Job) error { return nil })
+	w, err := c.NewWorker(reg)
+	require.NoError(t, err)
+	l := w.lanes[0]
+	round := func(got int, deferred bool) {
+		want, gen, spent := w.beginRound(l, 1)
+		require.Equal(t, 1, want)
+		require.False(t, spent)
+		w.endRound(l, gen, want, got, deferred, nil)
+	}
+	require.False(t, w.Drained(), "no round yet")
+
+	round(0, true)
+	require.False(t, w.Drained(), "rows waited for their class's settings")
+	round(0, false)
+	require.False(t, w.Drained(), "one empty round")
+	select {
+	case <-l.kick:
+	default:
+		t.Fatal("the lane was not kicked for its second look")
+	}
+	round(0, false)
+	require.True(t, w.Drained(), "two empty rounds in a row")
+
+	w.noteFinished() // a job left: the rounds before it do not count
+	require.False(t, w.Drained())
+	round(0, false)
+	require.False(t, w.Drained())
+	round(0, true)
+	round(0, false)
+	require.False(t, w.Drained(), "a deferring round breaks the streak")
+	round(0, false)
+	require.True(t, w.Drained())
+}
