@@ -277,7 +277,8 @@ final class FluentApiTest extends DatabaseTestCase
             putenv('QUEUETY_PHP_WORKERS');
         }
         $done = (int) $this->conn->pdo()->query("SELECT COUNT(*) FROM wp_queuety_jobs WHERE queue = 'flush' AND status = 'completed'")->fetchColumn();
-        $this->assertSame($done, $flushed, "the count is the jobs flush completed");
+        $this->assertSame(2, $flushed, "flush runs both PHP jobs and prints their count");
+        $this->assertSame(2, $done, "both PHP jobs completed");
 
         $stale = Queuety::dispatch('stale')->on_queue('stale')->id();
         $this->conn->pdo()->exec("UPDATE wp_queuety_jobs SET status = 'processing', attempts = 1, reserved_at = UTC_TIMESTAMP() - INTERVAL 1 DAY WHERE id = {$stale}");
