@@ -426,3 +426,32 @@ spl_autoload_register(static function (string $class): void {
         throw new \LogicException('the autoloader is broken');
     }
 });
+
+// Handler classes that throw, whose config() retry settings differ from
+// their rows': the worker goes by the class, as the plugin's
+// resolve_handler_retry_settings (class_retry_test.go).
+final class FailsOnceAllowedHandler implements Queuety\Handler
+{
+    public function handle(array $payload): void
+    {
+        throw new RuntimeException('fails once allowed');
+    }
+
+    public function config(): array
+    {
+        return ['max_attempts' => 1];
+    }
+}
+
+final class FailsTwiceAllowedHandler implements Queuety\Handler
+{
+    public function handle(array $payload): void
+    {
+        throw new RuntimeException('fails twice allowed');
+    }
+
+    public function config(): array
+    {
+        return ['max_attempts' => 2, 'backoff' => [0]];
+    }
+}
