@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queuety-go/queuety/internal/clock"
+	store "github.com/queuety-go/queuety/sql"
 )
 
 // scheduler runs the plugin's scheduler tick inside `work`: at start and
@@ -35,6 +36,7 @@ func newScheduler(c *Client, interval time.Duration, log *slog.Logger, clk clock
 func (s *scheduler) tick() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	s.logDebugRow(ctx)
 	res, err := s.c.TickSchedules(ctx)
 	if err != nil {
 		s.log.Warn("scheduler tick failed; the rows stay due for the next tick", "err", err, "dispatched", res.Dispatched)
@@ -49,6 +51,20 @@ func (s *scheduler) tick() {
 	}
 	if res.Dispatched+res.Skipped > 0 {
 		s.log.Debug("scheduler tick", "dispatched", res.Dispatched, "skipped", res.Skipped, "waiting", res.Waiting)
+	}
+}
+
+// logDebugRow writes the plugin's "Running scheduler tick." debug row
+// before a tick when QUEUETY_DEBUG is on: handler _worker, the worker's
+// first queue, as Worker::run's debug_log before each scheduler tick. A
+// row that cannot be written costs the tick nothing.
+func (s *scheduler) logDebugRow(ctx context.Context) {
+	cfg := s.c.Config()
+	if !cfg.Debug || len(cfg.Queues) == 0 {
+		return
+	}
+	if err := s.c.store.InsertLogs(ctx, []store.LogRow{debugRow(cfg.Queues[0], "Running scheduler tick.")}); err != nil {
+		s.log.Warn("could not write the scheduler tick's debug row", "err", err)
 	}
 }
 
