@@ -2,6 +2,7 @@ package queuety
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -188,9 +189,9 @@ func callStateGuard(ctx context.Context, fn StateGuard, c StateCall) (ok bool, e
 }
 
 // enqueueAction is enqueue_state_action: the entered state's action job
-// and its action_enqueued row. The action class's own dispatch metadata
-// (HandlerMetadata: concurrency group, cost) is PHP's to read; Go uses
-// the defaults.
+// and its action_enqueued row, with the action class's concurrency group
+// and cost (HandlerMetadata::from_class) where they can be read: see
+// actionDefaults.
 func (m *machineRuntime) enqueueAction(ctx context.Context, tx *store.MachineTx, id int64, def *phpjson.Object,
 	stateName string, eventName *string, eventPayload, state *phpjson.Object) error {
 	sd := asArray(get(asArray(get(def, "states")), stateName))
@@ -216,8 +217,9 @@ func (m *machineRuntime) enqueueAction(ctx context.Context, tx *store.MachineTx,
 	if err != nil {
 		return err
 	}
-	jobID, err := tx.EnqueueAction(ctx, store.MachineActionJob{Queue: queue, Payload: payload, Priority: int(priority),
-		MaxAttempts: int(attempts), CostUnits: 1})
+	job := store.MachineActionJob{Queue: queue, Payload: payload, Priority: int(priority), MaxAttempts: int(attempts), CostUnits: 1}
+	m.actionDefaults(action.class, &job)
+	jobID, err := tx.EnqueueAction(ctx, job)
 	if err != nil {
 		return err
 	}
@@ -229,6 +231,30 @@ func (m *machineRuntime) enqueueAction(ctx context.Context, tx *store.MachineTx,
 			"payload", objVal(action.payload))),
 		Output: enc(out), StateBefore: enc(state), StateAfter: enc(state),
 		Context: enc(obj("state", str(stateName), "event", strOrNull(eventName)))})
+}
+
+// actionDefaults gives an action job its class's concurrency group, limit
+// and cost, as the plugin's enqueue_state_action reads them with
+// HandlerMetadata::from_class. They are PHP's to read: through the PHP
+// pool when there is one (the registry's fallback) and the class has no Go
+// state action; without it the job keeps the defaults (no group, cost 1).
+func (m *machineRuntime) actionDefaults(class string, job *store.MachineActionJob) {
+	src := m.reg.classMetadata()
+	if src == nil {
+		return
+	}
+	if _, goAction := m.reg.stateAction(class); goAction {
+		return
+	}
+	meta := src.HandlerMetadata(class)
+	// Queue::dispatch's rule: both stored, or neither.
+	if g, l := phpjson.ConcurrencyGroup(meta.ConcurrencyGroup, meta.ConcurrencyLimit); g != "" {
+		job.ConcurrencyGroup = store.String(g)
+		job.ConcurrencyLimit = sql.NullInt64{Int64: l, Valid: true}
+	}
+	if meta.CostUnits > 0 {
+		job.CostUnits = meta.CostUnits
+	}
 }
 
 // ErrEventRejected wraps the reason a machine refused an event
