@@ -47,6 +47,22 @@ final class HandlersTest extends TestCase
         Handlers::resolve('strlen'); // a PHP function, but never registered
     }
 
+    public function test_a_resolved_class_answers_to_its_attribute_name(): void
+    {
+        $job = new JobContext(1, 'x', 'default', 1, 3, Priority::Low);
+        $this->assertFalse(Handlers::has('greet'), 'not known before its class is resolved');
+        Handlers::resolve(\Queuety\Tests\Discover\Greeter::class);
+        $this->assertTrue(Handlers::has('greet'));
+        $this->assertSame(\Queuety\Tests\Discover\Greeter::class, Handlers::class_name('greet'));
+        $this->assertNull(Handlers::resolve('greet')([], $job));
+
+        // A name already taken keeps its registration, as the plugin's.
+        Handlers::reset();
+        Handlers::register('greet', RecordingHandler::class);
+        $this->assertSame(\Queuety\Tests\Discover\Greeter::class, Handlers::class_name(\Queuety\Tests\Discover\Greeter::class));
+        $this->assertSame(RecordingHandler::class, Handlers::class_name('greet'));
+    }
+
     public function test_a_class_must_be_a_handler_or_step(): void
     {
         $this->expectExceptionMessage('Class ArrayObject must implement Handler or Step.');

@@ -63,7 +63,28 @@ final class Handlers
     public static function class_name(string $name): ?string
     {
         $target = self::target($name);
-        return is_string($target) && class_exists($target) ? $target : null;
+        if (!is_string($target) || !class_exists($target)) {
+            return null;
+        }
+        self::alias_from_attribute($target);
+        return $target;
+    }
+
+    /**
+     * A class named by #[QueuetyHandler('name')] answers to that name too
+     * once it has been resolved, unless the name is taken: the plugin's
+     * HandlerRegistry::auto_register_from_attribute.
+     */
+    private static function alias_from_attribute(string $class): void
+    {
+        $attrs = (new \ReflectionClass($class))->getAttributes(\Queuety\Attributes\QueuetyHandler::class);
+        if ($attrs === []) {
+            return;
+        }
+        $name = $attrs[0]->newInstance()->name;
+        if (!isset(self::$handlers[$name])) {
+            self::$handlers[$name] = $class;
+        }
     }
 
     /**
@@ -81,6 +102,7 @@ final class Handlers
         }
         $target = self::target($name);
         if (is_string($target) && class_exists($target)) {
+            self::alias_from_attribute($target);
             return self::$resolved[$name] = self::for_class($target);
         }
         if (isset(self::$handlers[$name]) && is_callable($target)) {
