@@ -37,4 +37,24 @@ class FakeBatchManager extends BatchManager
     {
         return $this->batches[$id] ?? null;
     }
+
+    /** Marks the in-memory batch cancelled; no callback runs under fake(). */
+    public function cancel(int $batch_id): void
+    {
+        $b = $this->batches[$batch_id] ?? null;
+        if ($b === null || $b->cancelled_at !== null) {
+            return;
+        }
+        $now = new \DateTimeImmutable();
+        $this->batches[$batch_id] = new Batch(
+            id: $b->id, name: $b->name, total_jobs: $b->total_jobs, pending_jobs: $b->pending_jobs, failed_jobs: $b->failed_jobs,
+            failed_job_ids: $b->failed_job_ids, options: $b->options, cancelled_at: $now, created_at: $b->created_at, finished_at: $now,
+        );
+    }
+
+    /** In-memory batches are never older than the test: nothing to prune. */
+    public function prune(int $days): int
+    {
+        return 0;
+    }
 }
