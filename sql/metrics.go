@@ -38,18 +38,25 @@ type MetricsWaitingCount struct {
 // the queues where the plugin's PHP workers (which do not register) ran
 // jobs lately.
 type MetricsFleet struct {
-	LiveWorkers map[string]float64 // runtime (go, external) → live registrations
-	PHPSeen     []string
+	Workers []MetricsWorker
+	PHPSeen []string
+}
+
+// MetricsWorker is one live registration: its runtime (go, external) and
+// queues.
+type MetricsWorker struct {
+	Runtime string     `db:"runtime"`
+	Queues  StringList `db:"queues"`
 }
 
 // MetricsFleet reads the registrations heartbeated since liveSince and the
 // queues where a PHP worker ran a job since phpSince.
 func (s *Store) MetricsFleet(ctx context.Context, liveSince, phpSince time.Time) (MetricsFleet, error) {
 	var f MetricsFleet
-	var err error
-	if f.LiveWorkers, err = s.runtimeCounts(ctx, liveSince); err != nil {
+	if err := s.db.SelectContext(ctx, &f.Workers, s.query(qMetricsLiveWorkers), DateTime(liveSince)); err != nil {
 		return f, err
 	}
+	var err error
 	f.PHPSeen, err = s.PHPSeenQueues(ctx, phpSince)
 	return f, err
 }
@@ -118,21 +125,6 @@ func (s *Store) statusCounts(ctx context.Context, name string) (map[string]float
 	out := make(map[string]float64, len(rows))
 	for _, r := range rows {
 		out[r.Status] = r.N
-	}
-	return out, nil
-}
-
-func (s *Store) runtimeCounts(ctx context.Context, since time.Time) (map[string]float64, error) {
-	var rows []struct {
-		Runtime string  `db:"runtime"`
-		N       float64 `db:"n"`
-	}
-	if err := s.db.SelectContext(ctx, &rows, s.query(qMetricsLiveWorkers), DateTime(since)); err != nil {
-		return nil, err
-	}
-	out := make(map[string]float64, len(rows))
-	for _, r := range rows {
-		out[r.Runtime] = r.N
 	}
 	return out, nil
 }

@@ -55,12 +55,11 @@ SELECT queue, reason, COUNT(*) AS n FROM (
 GROUP BY queue, reason
 
 -- name: metrics-live-workers
--- Registrations heartbeated since the cutoff, by runtime: "go" for
+-- Registrations heartbeated since the cutoff, with their queues: "go" for
 -- queuety-go workers, anything else registered through the worker API is
--- external (the label stays one of two values).
-SELECT IF(runtime = 'go', 'go', 'external') AS runtime, COUNT(*) AS n FROM {workers}
+-- external (the runtime label stays one of two values). A small table.
+SELECT IF(runtime = 'go', 'go', 'external') AS runtime, queues FROM {workers}
 WHERE status = 'active' AND last_heartbeat_at >= ?
-GROUP BY IF(runtime = 'go', 'go', 'external')
 
 -- name: metrics-log-head
 -- The newest log row's id: where counting completions starts.

@@ -90,7 +90,7 @@ type QueueCount struct {
 var (
 	JobStatuses      = []string{"pending", "processing", "failed", "buried"}
 	WorkflowStatuses = []string{"running", "completed", "failed", "paused", "waiting_for_signal", "waiting_for_workflows", "cancelled"}
-	SessionStates    = []string{"active", "closed", "expired", "failed"}
+	SessionStates    = []string{"active", "closed", "expired", "failed", "orphaned"}
 	WaitReasons      = []string{"dependency", "workflow"}
 	QueueRuntimes    = []string{"go", "external", "plugin_php"}
 )
@@ -307,10 +307,10 @@ func (t *tables) Collect(ch chan<- prometheus.Metric) {
 		gauge(descOldest, q.oldest, q.name)
 		gauge(descPaused, q.paused, q.name)
 	}
-	for _, st := range WorkflowStatuses {
+	for _, st := range withKeys(WorkflowStatuses, snap.Workflows) {
 		gauge(descWorkflows, snap.Workflows[st], st)
 	}
-	for _, st := range SessionStates {
+	for _, st := range withKeys(SessionStates, snap.WorkerSessions) {
 		gauge(descSessions, snap.WorkerSessions[st], st)
 	}
 	gauge(descLive, snap.LiveWorkers["go"], "go")
@@ -318,6 +318,20 @@ func (t *tables) Collect(ch chan<- prometheus.Metric) {
 	for _, a := range snap.Activities {
 		gauge(descActs, a.N, a.Mode, a.State)
 	}
+}
+
+// withKeys is known followed by the keys of m it lacks (a status a newer
+// plugin writes is shown, not dropped), sorted.
+func withKeys(known []string, m map[string]float64) []string {
+	out := slices.Clone(known)
+	var extra []string
+	for k := range m {
+		if !slices.Contains(known, k) {
+			extra = append(extra, k)
+		}
+	}
+	slices.Sort(extra)
+	return append(out, extra...)
 }
 
 // queueLabel is one queue label's values.
