@@ -377,12 +377,10 @@ func queueSeries(snap Snapshot, max int) []*queueLabel {
 	for _, w := range snap.Waiting {
 		get(w.Queue).waiting[w.Reason] += w.N
 	}
-	// Workers only label queues the tables already name: an idle queue a
-	// worker serves adds no series.
+	// A queue a live worker serves is named even when idle, so its
+	// series read 0 rather than vanish between bursts.
 	for _, w := range snap.QueueWorkers {
-		if s := byName[w.Queue]; s != nil {
-			s.workers[w.Runtime] += w.N
-		}
+		get(w.Queue).workers[w.Runtime] += w.N
 	}
 	for _, s := range order {
 		s.oldest = snap.OldestPending[s.name]

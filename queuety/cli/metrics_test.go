@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
@@ -54,6 +55,9 @@ func samples(t *testing.T, text string) map[string]float64 {
 	return out
 }
 
+// metricsJobStatuses are the statuses queuety_jobs has for every queue.
+var metricsJobStatuses = []string{"pending", "processing", "failed", "buried"}
+
 // After a known set of dispatches and runs, /metrics (on work --http with
 // the operator token, and on the token-less --metrics-listen listener)
 // shows the table's counts and this process's outcomes; no token is 401,
@@ -105,7 +109,8 @@ func TestWorkMetricsMatchRows(t *testing.T) {
 
 	for _, text := range []string{main, body} {
 		s := samples(t, text)
-		// Every (queue, status) of the table, and nothing else.
+		// Every status of every queue (the worker serves both), at 0 too,
+		// and the table's counts.
 		var rows []struct {
 			Queue  string  `db:"queue"`
 			Status string  `db:"status"`
@@ -118,7 +123,12 @@ func TestWorkMetricsMatchRows(t *testing.T) {
 				series++
 			}
 		}
-		require.Equal(t, len(rows), series, text)
+		require.Equal(t, 2*len(metricsJobStatuses), series, text)
+		for _, q := range []string{"default", "held"} {
+			for _, st := range metricsJobStatuses {
+				require.Contains(t, s, `queuety_jobs{queue="`+q+`",status="`+st+`"}`)
+			}
+		}
 		for _, r := range rows {
 			require.Equal(t, r.N, s[`queuety_jobs{queue="`+r.Queue+`",status="`+r.Status+`"}`], "%s/%s", r.Queue, r.Status)
 		}
@@ -205,5 +215,66 @@ func TestServeMetrics(t *testing.T) {
 		status, body = scrape(t, tc.addr, "/readyz", "")
 		require.Equal(t, http.StatusOK, status, body)
 	}
+	d.stop(t)
+}
+
+// With the plugin's PHP workers and this daemon completing jobs on one
+// queue, queuety_log_completions_total (the base of the completed-per-
+// minute series) counts both: the PHP jobs are written as the plugin's
+// worker leaves them (claimed without reserved_by, a started and a
+// completed log row). The queue shows a live Go worker and the PHP
+// workers, the daemon's claims their queue wait, and a retention-style
+// delete of the rows does not lower the count.
+func TestCompletionsCountPluginWorkers(t *testing.T) {
+	t.Parallel()
+	bin := stockBinary(t)
+	dsn := newDB(t)
+	db := openDB(t, dsn)
+	d := startListening(t, exec.Command(bin, "--dsn", dsn, "work", "--metrics-listen", "127.0.0.1:0",
+		"--queue", "default", "--concurrency", "2", "--poll-interval", "10ms", "--rescue-schedule", "off"))
+	addr := strings.TrimSuffix(d.addr, "/metrics") // "metrics on http://ADDR/metrics"
+	metric := func(name string) float64 {
+		status, body := scrape(t, addr, "/metrics", "")
+		require.Equal(t, http.StatusOK, status, body)
+		return samples(t, body)[name]
+	}
+	const completions = `queuety_log_completions_total{queue="default"}`
+	require.Zero(t, metric(completions), "the count starts where the log ends")
+
+	for range 3 {
+		dispatch(t, dsn, "queuety.noop")
+	}
+	for i := range 2 {
+		res, err := db.Exec("INSERT INTO `"+jobsTable+"` (queue, handler, payload, status, attempts, max_attempts, available_at, reserved_at, completed_at, created_at)"+
+			" VALUES ('default', 'SendInvoice', ?, 'completed', 1, 3, NOW(), NOW(), NOW(), NOW())", fmt.Sprintf(`{"n":%d}`, i))
+		require.NoError(t, err)
+		id, err := res.LastInsertId()
+		require.NoError(t, err)
+		exec1(t, db, "INSERT INTO `"+logsTable+"` (job_id, handler, queue, event, attempt) VALUES (?, 'SendInvoice', 'default', 'started', 1)", id)
+		exec1(t, db, "INSERT INTO `"+logsTable+"` (job_id, handler, queue, event, attempt, duration_ms, memory_peak_kb) VALUES (?, 'SendInvoice', 'default', 'completed', 1, 3, 4096)", id)
+	}
+	waitFor(t, 30*time.Second, "five completions counted", func() bool {
+		time.Sleep(200 * time.Millisecond)
+		return metric(completions) >= 5
+	})
+	status, body := scrape(t, addr, "/metrics", "")
+	require.Equal(t, http.StatusOK, status)
+	s := samples(t, body)
+	require.Equal(t, 5.0, s[completions], "3 by the daemon, 2 by the plugin's PHP workers")
+	require.Equal(t, 3.0, s[`queuety_jobs_processed_total{handler="queuety.noop",outcome="completed",queue="default"}`], "this process's own count sees only its jobs")
+	require.Equal(t, 3.0, s[`queuety_job_queue_wait_seconds_count{queue="default"}`])
+	require.Equal(t, 1.0, s[`queuety_queue_live_workers{queue="default",runtime="go"}`])
+	require.Equal(t, 1.0, s[`queuety_queue_live_workers{queue="default",runtime="plugin_php"}`])
+	require.Equal(t, 1.0, s[`queuety_live_workers{runtime="go"}`])
+	require.Equal(t, 0.0, s[`queuety_live_workers{runtime="php_pool"}`])
+	require.Contains(t, body, "queuety_build_info{")
+
+	exec1(t, db, "DELETE FROM `"+jobsTable+"` WHERE status = 'completed'")
+	dispatch(t, dsn, "queuety.noop")
+	waitFor(t, 30*time.Second, "the sixth completion counted", func() bool {
+		time.Sleep(200 * time.Millisecond)
+		return metric(completions) >= 6
+	})
+	require.Equal(t, 6.0, metric(completions), "deleting completed rows does not lower the count")
 	d.stop(t)
 }
