@@ -276,6 +276,7 @@ func (t *tables) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descJobs, descCompleted, descOldest, descPaused, descWorkflows, descSessions, descActs, descSlots, descUp, descWaiting, descQWorkers, descLive} {
 		ch <- d
 	}
+	t.m.ops.logCompleted.Describe(ch)
 }
 
 func (t *tables) Collect(ch chan<- prometheus.Metric) {
@@ -288,6 +289,8 @@ func (t *tables) Collect(ch chan<- prometheus.Metric) {
 		gauge(descSlots, float64(max(0, total-busy)), "idle")
 	}
 	snap, err := t.m.snapshot()
+	// After the snapshot, which adds the completions it read.
+	t.m.ops.logCompleted.Collect(ch)
 	if err != nil {
 		gauge(descUp, 0)
 		return
