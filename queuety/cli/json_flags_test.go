@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -108,4 +110,18 @@ func TestVersionFlag(t *testing.T) {
 	r := runOK(t, "--version")
 	require.Equal(t, runOK(t, "version").stdout, r.stdout)
 	require.Contains(t, r.stdout, runtime.Version())
+}
+
+// A flag whose definition names no variable gets QUEUETY_ and its name:
+// --max-claim-batch (asked for in the review) is read from
+// QUEUETY_MAX_CLAIM_BATCH.
+func TestDerivedFlagVariableApplies(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(stockBinary(t), "work", "--dsn", testdb.New(t))
+	cmd.Env = append(os.Environ(), "QUEUETY_MAX_CLAIM_BATCH=20000")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, string(out))
+	require.Equal(t, cli.ExitUsage, ee.ExitCode(), string(out))
+	require.Contains(t, string(out), "--max-claim-batch 20000: must be between 1 and 10000")
 }
