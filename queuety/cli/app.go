@@ -146,17 +146,13 @@ func New(opts Options) *cli.App {
 		Version:   ReadBuildInfo().Version,
 		Writer:    opts.Stdout,
 		ErrWriter: opts.Stderr,
-		Flags: append(globalFlags(),
-			&cli.BoolFlag{Name: "version", Usage: "print the version, commit and Go version and exit (as queuety version)"}),
+		Flags:     globalFlags(),
 		// Errors are printed once, by Main, with the right exit code.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError:   onUsage,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef("unknown command %q (see queuety --help)", c.Args().First())
-			}
-			if c.Bool("version") {
-				return printVersion(c, false)
 			}
 			return cli.ShowAppHelp(c)
 		},

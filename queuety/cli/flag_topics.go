@@ -48,9 +48,11 @@ var flagTopics = map[string]string{
 
 	"shutdown-grace": topicTimeouts, "stale-timeout": topicTimeouts, "heartbeat-interval": topicTimeouts,
 	"rescue-schedule": topicTimeouts, "job-timeout": topicTimeouts, "backoff": topicTimeouts,
+	"startup-wait": topicTimeouts,
 
 	"workflows": topicWorkflows, "no-workflows": topicWorkflows, "wait-sweep-interval": topicWorkflows,
 	"signal-poll-interval": topicWorkflows, "deadline-interval": topicWorkflows, "schedule-interval": topicWorkflows,
+	"max-for-each-items": topicWorkflows,
 
 	"retention-days": topicRetention, "log-retention-days": topicRetention, "buried-retention-days": topicRetention,
 	"retention-schedule": topicRetention,
@@ -59,6 +61,7 @@ var flagTopics = map[string]string{
 	"worker-stale-after": topicSessions, "namespace": topicSessions,
 
 	"php": topicPHP, "php-workers": topicPHP, "php-max-jobs": topicPHP, "php-max-memory": topicPHP,
+	"php-memory-limit": topicPHP,
 
 	"http": topicHTTP, "listen": topicHTTP, "worker-token": topicHTTP, "operator-token": topicHTTP,
 	"insecure-no-auth": topicHTTP, "max-body-bytes": topicHTTP, "poll-timeout": topicHTTP,

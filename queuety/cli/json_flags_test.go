@@ -3,7 +3,6 @@ package cli_test
 import (
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -102,14 +101,6 @@ func TestAdminCommandsPrintJSON(t *testing.T) {
 	decodeJSON(t, r, &health)
 	require.False(t, health.Ready)
 	require.Contains(t, health.Error, "queuety migrate")
-}
-
-// queuety --version prints the version and exits 0, as `version` does.
-func TestVersionFlag(t *testing.T) {
-	t.Parallel()
-	r := runOK(t, "--version")
-	require.Equal(t, runOK(t, "version").stdout, r.stdout)
-	require.Contains(t, r.stdout, runtime.Version())
 }
 
 // A flag whose definition names no variable gets QUEUETY_ and its name:
