@@ -11,6 +11,7 @@ package metrics
 import (
 	"cmp"
 	"context"
+	"log/slog"
 	"math"
 	"net/http"
 	"slices"
@@ -131,6 +132,8 @@ type Config struct {
 	Pool Pool
 	// Build labels queuety_build_info.
 	Build Build
+	// Logger, when set, is told why a read of the tables failed.
+	Logger *slog.Logger
 }
 
 // Metrics holds the registry and the in-process collectors.
@@ -243,8 +246,14 @@ func (m *Metrics) snapshot() (Snapshot, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), snapshotTimeout)
 	defer cancel()
+	prev := m.snapErr
 	m.snap, m.snapErr = m.cfg.Tables.Snapshot(ctx)
 	m.snapAt = now
+	// queuety_database_up says it failed; the log says why, once per
+	// change of the reason rather than at every scrape.
+	if m.snapErr != nil && m.cfg.Logger != nil && (prev == nil || prev.Error() != m.snapErr.Error()) {
+		m.cfg.Logger.Warn("metrics: reading the tables failed; queuety_database_up is 0", "err", m.snapErr)
+	}
 	if m.snapErr == nil {
 		// Counted once per read: the snapshot is reused until the next.
 		for _, c := range m.snap.Completions {

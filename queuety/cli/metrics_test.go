@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -230,15 +231,20 @@ func TestCompletionsCountPluginWorkers(t *testing.T) {
 	bin := stockBinary(t)
 	dsn := newDB(t)
 	db := openDB(t, dsn)
-	d := startListening(t, exec.Command(bin, "--dsn", dsn, "work", "--metrics-listen", "127.0.0.1:0",
+	addr, stop := startMetricsOnly(t, exec.Command(bin, "--dsn", dsn, "work", "--metrics-listen", "127.0.0.1:0",
 		"--queue", "default", "--concurrency", "2", "--poll-interval", "10ms", "--rescue-schedule", "off"))
-	addr := strings.TrimSuffix(d.addr, "/metrics") // "metrics on http://ADDR/metrics"
 	metric := func(name string) float64 {
 		status, body := scrape(t, addr, "/metrics", "")
 		require.Equal(t, http.StatusOK, status, body)
 		return samples(t, body)[name]
 	}
 	const completions = `queuety_log_completions_total{queue="default"}`
+	// The listener answers before the database is connected (database_up
+	// 0); the first read that works finds where the log ends.
+	waitFor(t, 30*time.Second, "the tables read", func() bool {
+		time.Sleep(100 * time.Millisecond)
+		return metric("queuety_database_up") == 1
+	})
 	require.Zero(t, metric(completions), "the count starts where the log ends")
 
 	for range 3 {
@@ -276,5 +282,45 @@ func TestCompletionsCountPluginWorkers(t *testing.T) {
 		return metric(completions) >= 6
 	})
 	require.Equal(t, 6.0, metric(completions), "deleting completed rows does not lower the count")
-	d.stop(t)
+	stop()
+}
+
+// startMetricsOnly starts a daemon serving only --metrics-listen and
+// returns that address once it says it listens, and a stop that sends
+// SIGTERM and requires exit 0.
+func startMetricsOnly(t *testing.T, cmd *exec.Cmd) (string, func()) {
+	t.Helper()
+	var errb syncBuffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &errb
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-exited:
+		default:
+			_ = cmd.Process.Kill() // only the process this test started
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("%s\nstderr:\n%s", cmd.Args, errb.String())
+		}
+	})
+	var addr string
+	waitFor(t, 30*time.Second, "the metrics listener", func() bool {
+		if m := regexp.MustCompile(`metrics on http://(\S+)/metrics`).FindStringSubmatch(errb.String()); m != nil {
+			addr = m[1]
+		}
+		return addr != ""
+	})
+	return addr, func() {
+		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("still running 30s after SIGTERM\n%s", errb.String())
+		}
+		require.NoError(t, waitErr, errb.String())
+	}
 }

@@ -277,7 +277,8 @@ func newObservability(c *cli.Context, cfg *queuety.Config, worker bool) (*observ
 	}
 	tables := &lazyTables{}
 	b := ReadBuildInfo()
-	mcfg := metrics.Config{Tables: tables, Slots: slots, Build: metrics.Build{Version: b.Version, GoVersion: b.GoVersion, Commit: b.Commit}}
+	mcfg := metrics.Config{Tables: tables, Slots: slots, Build: metrics.Build{Version: b.Version, GoVersion: b.GoVersion, Commit: b.Commit},
+		Logger: cfg.Logger}
 	if worker {
 		o.pool = &lazyPool{}
 		mcfg.Pool = o.pool
