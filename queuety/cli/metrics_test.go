@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -323,4 +325,31 @@ func startMetricsOnly(t *testing.T, cmd *exec.Cmd) (string, func()) {
 		}
 		require.NoError(t, waitErr, errb.String())
 	}
+}
+
+// work --php reports its pool: the processes alive (also as the php_pool
+// live workers), its slots, and no restarts yet.
+func TestWorkPHPPoolMetrics(t *testing.T) {
+	t.Parallel()
+	dsn := newDB(t)
+	app := filepath.Join(t.TempDir(), "app.php")
+	require.NoError(t, os.WriteFile(app, []byte("<?php\n"), 0o644))
+	worker, err := filepath.Abs(filepath.Join("..", "..", "php-bridge", "bin", "queuety-php-worker"))
+	require.NoError(t, err)
+	addr, stop := startMetricsOnly(t, exec.Command(stockBinary(t), "--dsn", dsn, "work", "--metrics-listen", "127.0.0.1:0",
+		"--php", "php "+worker+" --bootstrap "+app, "--php-workers", "2", "--rescue-schedule", "off"))
+	var s map[string]float64
+	waitFor(t, 30*time.Second, "the pool's processes", func() bool {
+		time.Sleep(100 * time.Millisecond)
+		status, body := scrape(t, addr, "/metrics", "")
+		require.Equal(t, http.StatusOK, status, body)
+		s = samples(t, body)
+		return s["queuety_php_pool_processes"] == 2
+	})
+	require.Equal(t, 2.0, s[`queuety_live_workers{runtime="php_pool"}`])
+	require.Equal(t, 2.0, s[`queuety_php_pool_slots{state="idle"}`])
+	require.Equal(t, 0.0, s[`queuety_php_pool_slots{state="busy"}`])
+	require.Equal(t, 0.0, s[`queuety_php_pool_restarts_total`])
+	require.Equal(t, 0.0, s[`queuety_php_pool_kills_total`])
+	stop()
 }
