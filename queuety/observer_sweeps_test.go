@@ -57,7 +57,9 @@ func TestRetentionTellsTheObserver(t *testing.T) {
 	ctx := context.Background()
 	writeRetentionFixture(t, c)
 	rec := &sweepRecorder{}
-	r := &retention{c: c, policy: RetentionPolicyOf(c.cfg), schedule: "@every 1h", obs: rec,
+	policy := RetentionPolicy{RetainCompleted: 7 * 24 * time.Hour, RetainBuried: 30 * 24 * time.Hour,
+		RetainWorkflows: 7 * 24 * time.Hour, RetainLogs: 30 * 24 * time.Hour, RetainEvents: 30 * 24 * time.Hour}
+	r := &retention{c: c, policy: policy, schedule: "@every 1h", obs: rec,
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	r.ctx, r.cancel = context.WithCancel(ctx)
 	defer r.cancel()
