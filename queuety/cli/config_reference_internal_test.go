@@ -181,7 +181,21 @@ func TestConfigReferenceUpToDate(t *testing.T) {
 		require.NoError(t, os.WriteFile(configDoc, []byte(doc[:i]+want+doc[j+len(configEnd):]), 0o644))
 		return
 	}
-	require.Equal(t, want, got, "docs/config.md is out of date: run QUEUETY_UPDATE_DOCS=1 go test -run TestConfigReferenceUpToDate ./queuety/cli")
+	if got != want {
+		w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+		i := 0
+		for i < len(w) && i < len(g) && w[i] == g[i] {
+			i++
+		}
+		wl, gl := "(end)", "(end)"
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		t.Fatalf("docs/config.md is out of date (run QUEUETY_UPDATE_DOCS=1 go test -run TestConfigReferenceUpToDate ./queuety/cli); its table's line %d:\n have %s\n want %s", i+1, gl, wl)
+	}
 }
 
 // work --help lists its flags under topic headings.

@@ -351,5 +351,11 @@ func TestWorkPHPPoolMetrics(t *testing.T) {
 	require.Equal(t, 0.0, s[`queuety_php_pool_slots{state="busy"}`])
 	require.Equal(t, 0.0, s[`queuety_php_pool_restarts_total`])
 	require.Equal(t, 0.0, s[`queuety_php_pool_kills_total`])
+	// Stop once started: a stop during the start-up checks exits 1.
+	waitFor(t, 30*time.Second, "ready", func() bool {
+		time.Sleep(100 * time.Millisecond)
+		status, _ := scrape(t, addr, "/readyz", "")
+		return status == http.StatusOK
+	})
 	stop()
 }
