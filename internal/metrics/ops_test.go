@@ -2,6 +2,9 @@ package metrics
 
 import (
 	"context"
+	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,4 +111,26 @@ func TestLogCompletionsAccumulate(t *testing.T) {
 	now = now.Add(DefaultCacheFor)
 	tables.snap = Snapshot{Completions: []QueueCount{{Queue: "mail", N: 2}}}
 	require.Contains(t, scrapeText(t, m), `queuety_log_completions_total{queue="mail"} 6`)
+}
+
+type failingTables struct{ err error }
+
+func (f *failingTables) Snapshot(context.Context) (Snapshot, error) { return Snapshot{}, f.err }
+
+// A failed read of the tables sets queuety_database_up to 0 and is logged
+// with its reason once per reason, not at every scrape.
+func TestTablesFailureLoggedOncePerReason(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1000, 0)
+	var logged strings.Builder
+	tables := &failingTables{errors.New("dial tcp: connection refused")}
+	m := New(Config{Tables: tables, Now: func() time.Time { return now }, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	for range 3 {
+		require.Contains(t, scrapeText(t, m), "queuety_database_up 0")
+		now = now.Add(DefaultCacheFor)
+	}
+	require.Equal(t, 1, strings.Count(logged.String(), "connection refused"), logged.String())
+	tables.err = errors.New("Error 1146: table doesn't exist")
+	scrapeText(t, m)
+	require.Equal(t, 1, strings.Count(logged.String(), "1146"), logged.String())
 }
