@@ -176,6 +176,7 @@ func (w *Worker) claimRound(l *lane, n int) (claimed int, unread []string, err e
 		return 0, unread, nil
 	}
 	w.observeClaim(start, len(rows))
+	w.observeClaimed(rows)
 	w.startJobs(l, rows)
 	return len(rows), unread, nil
 }

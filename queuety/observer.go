@@ -28,6 +28,44 @@ type Observer interface {
 	ObserveJob(queue, handler string, outcome Outcome, d time.Duration)
 }
 
+// SweepObserver, when the Config.Observer implements it too, is told of
+// the worker's queue waits and background sweeps (metrics). Its methods
+// must be safe for concurrent use and must not block.
+type SweepObserver interface {
+	// ObserveQueueWait reports how long a claimed job waited between
+	// becoming due (available_at) and its claim.
+	ObserveQueueWait(queue string, d time.Duration)
+	// ObserveRescue reports one stale sweep's recoveries.
+	ObserveRescue(retried, buried int)
+	// ObserveRetention reports one retention sweep: its result (ok,
+	// failed, skipped: another process held the lock) and the rows it
+	// deleted by kind.
+	ObserveRetention(result string, deleted map[RetentionKind]int)
+}
+
+// sweepObserver is the Observer's SweepObserver side, or nil.
+func sweepObserver(o Observer) SweepObserver {
+	s, _ := o.(SweepObserver)
+	return s
+}
+
+// observeClaimed reports the queue wait of the claimed rows: from their
+// available_at (the database's clock, as the claim's NOW() compared it) to
+// now on the worker's clock.
+func (w *Worker) observeClaimed(rows []store.JobRow) {
+	s := sweepObserver(w.cfg.Observer)
+	if s == nil {
+		return
+	}
+	now := w.clock.Now()
+	for i := range rows {
+		if rows[i].AvailableAt.IsZero() {
+			continue
+		}
+		s.ObserveQueueWait(rows[i].Queue, now.Sub(rows[i].AvailableAt))
+	}
+}
+
 // observeJob tells the configured Observer, if any, about an attempt.
 func (w *Worker) observeJob(row *store.JobRow, o Outcome, d time.Duration) {
 	if w.cfg.Observer != nil {

@@ -25,6 +25,7 @@ type rescuer struct {
 	// to refresh their rows (and to write completions that waited).
 	troubleAt func() int64
 	holdOff   time.Duration
+	obs       Observer // Config.Observer: told of each sweep's recoveries
 }
 
 func (r *rescuer) Start(context.Context) error {
@@ -58,6 +59,9 @@ func (r *rescuer) sweep() {
 	if err != nil {
 		r.log.Warn("stale sweep failed", "err", err)
 		return
+	}
+	if o := sweepObserver(r.obs); o != nil {
+		o.ObserveRescue(res.Retried, res.Buried)
 	}
 	if res.Retried+res.Buried > 0 {
 		r.log.Warn("recovered stale jobs", "retried", res.Retried, "buried", res.Buried)

@@ -142,6 +142,7 @@ type retention struct {
 	cancel   context.CancelFunc
 	mu       sync.Mutex // one sweep at a time
 	first    sync.WaitGroup
+	obs      Observer // Config.Observer: told of each sweep
 }
 
 func (r *retention) Start(context.Context) error {
@@ -173,17 +174,26 @@ func (r *retention) sweep() {
 	}
 	start := time.Now()
 	res, err := r.c.Sweep(r.ctx, r.policy)
+	observe := func(result string) {
+		if o := sweepObserver(r.obs); o != nil {
+			o.ObserveRetention(result, res)
+		}
+	}
 	switch {
 	case errors.Is(err, ErrRetentionLocked):
+		observe("skipped")
 		r.log.Debug("retention sweep skipped: another process holds the lock")
 		return
 	case err != nil && r.ctx.Err() != nil:
+		observe("failed")
 		r.log.Info("retention sweep interrupted by shutdown", "deleted", res)
 		return
 	case err != nil:
+		observe("failed")
 		r.log.Warn("retention sweep failed", "err", err, "deleted", res)
 		return
 	}
+	observe("ok")
 	if len(res) > 0 {
 		attrs := []any{"took", time.Since(start)}
 		for k, n := range res {

@@ -184,7 +184,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 	w.loops = append(w.loops, newHeartbeater(w))
 	if cfg.RescueSchedule != "off" {
 		w.loops = append(w.loops, &rescuer{c: c, reg: reg, schedule: cfg.RescueSchedule, log: w.log,
-			holdOff: 2 * cfg.HeartbeatInterval, troubleAt: w.dbTroubleAt.Load})
+			holdOff: 2 * cfg.HeartbeatInterval, troubleAt: w.dbTroubleAt.Load, obs: cfg.Observer})
 	}
 	if cfg.Workflows && cfg.DeadlineInterval > 0 {
 		w.loops = append(w.loops, newDeadlineChecker(c, reg, cfg.DeadlineInterval, w.log, w.clock))
@@ -193,7 +193,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		w.loops = append(w.loops, newWorkflowServices(w.engine, cfg, w.log)...)
 	}
 	if p := RetentionPolicyOf(cfg); cfg.RetentionSchedule != "off" && len(p) > 0 {
-		w.feeders = append(w.feeders, &retention{c: c, policy: p, schedule: cfg.RetentionSchedule, log: w.log})
+		w.feeders = append(w.feeders, &retention{c: c, policy: p, schedule: cfg.RetentionSchedule, log: w.log, obs: cfg.Observer})
 	}
 	if cfg.ScheduleInterval > 0 {
 		w.scheduler = newScheduler(c, cfg.ScheduleInterval, w.log, w.clock)

@@ -18,6 +18,7 @@ stage() { times+=("$(printf '%-28s %4ds' "$1" $((SECONDS - stage_start)))"); sta
 scripts/ensure-mariadb.sh
 scripts/ensure-php.sh
 scripts/ensure-browser.sh
+scripts/ensure-promtool.sh
 stage "setup"
 bin=$(mktemp -d)
 # The summary is printed on failure too: a stage that failed shows how long

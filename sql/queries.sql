@@ -32,7 +32,7 @@ VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 -- job, which made each claim slower as the table grew; this form is one
 -- primary key lookup per candidate with a dependency. Subquery rows are not
 -- locked.
-SELECT id, queue, handler, payload, priority, attempts, max_attempts,
+SELECT id, queue, handler, payload, priority, attempts, max_attempts, available_at,
 	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units
 FROM {jobs} AS job FORCE INDEX (idx_qgo_claim)
 WHERE job.queue = ? AND job.status = 'pending' AND job.available_at <= NOW()
@@ -51,7 +51,7 @@ FOR UPDATE SKIP LOCKED
 -- them by id (lock-session-jobs) and admits each through its session. The
 -- NOT IN list holds the sessions this window already found it cannot use,
 -- so their jobs do not hide the others behind them.
-SELECT id, queue, handler, payload, priority, attempts, max_attempts,
+SELECT id, queue, handler, payload, priority, attempts, max_attempts, available_at,
 	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units,
 	session_id, worker_session
 FROM {jobs} AS job FORCE INDEX (idx_qgo_session)
@@ -66,7 +66,7 @@ LIMIT ?
 
 -- name: lock-session-jobs
 -- Locks the session-bound candidates still claimable (see above).
-SELECT id, queue, handler, payload, priority, attempts, max_attempts,
+SELECT id, queue, handler, payload, priority, attempts, max_attempts, available_at,
 	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units,
 	session_id, worker_session
 FROM {jobs} AS job

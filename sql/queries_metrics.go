@@ -4,7 +4,11 @@ package store
 const (
 	qMetricsJobs           = "metrics-jobs"
 	qMetricsJobsCompleted  = "metrics-jobs-completed"
-	qMetricsOldestPending  = "metrics-oldest-pending"
+	qMetricsOldestRunnable = "metrics-oldest-runnable"
+	qMetricsJobsWaiting    = "metrics-jobs-waiting"
+	qMetricsLiveWorkers    = "metrics-live-workers"
+	qMetricsLogHead        = "metrics-log-head"
+	qMetricsLogCompletions = "metrics-log-completions"
 	qMetricsWorkflows      = "metrics-workflows"
 	qMetricsWorkerSessions = "metrics-worker-sessions"
 	qMetricsActivities     = "metrics-activities"

@@ -11,6 +11,7 @@ package metrics
 import (
 	"cmp"
 	"context"
+	"log/slog"
 	"math"
 	"net/http"
 	"slices"
@@ -53,7 +54,47 @@ type Snapshot struct {
 	Workflows      map[string]float64 // status → count
 	WorkerSessions map[string]float64 // status → count
 	Activities     []ActivityCount
+	// Waiting: due pending jobs that cannot run yet, by what they wait on.
+	Waiting []WaitingCount
+	// QueueWorkers: live workers serving each queue, by runtime (go,
+	// external: registrations; plugin_php: 1 when the plugin's PHP workers,
+	// which do not register, ran a job there lately).
+	QueueWorkers []QueueWorkers
+	// LiveWorkers: live registrations by runtime (go, external).
+	LiveWorkers map[string]float64
+	// Completions: completed log rows written since the previous snapshot,
+	// by queue (every worker's, the plugin's PHP workers' too).
+	Completions []QueueCount
 }
+
+// WaitingCount is the number of due pending jobs of a queue waiting on
+// something (Reason: dependency, workflow).
+type WaitingCount struct {
+	Queue, Reason string
+	N             float64
+}
+
+// QueueWorkers is the number of live workers of one runtime serving a queue.
+type QueueWorkers struct {
+	Queue, Runtime string
+	N              float64
+}
+
+// QueueCount is a count of one queue.
+type QueueCount struct {
+	Queue string
+	N     float64
+}
+
+// Every series of these label values is emitted, at 0 too, so graphs have
+// no gaps and absent() is never needed (as asynq's exporter).
+var (
+	JobStatuses      = []string{"pending", "processing", "failed", "buried"}
+	WorkflowStatuses = []string{"running", "completed", "failed", "paused", "waiting_for_signal", "waiting_for_workflows", "cancelled"}
+	SessionStates    = []string{"active", "closed", "expired", "failed", "orphaned"}
+	WaitReasons      = []string{"dependency", "workflow"}
+	QueueRuntimes    = []string{"go", "external", "plugin_php"}
+)
 
 // JobCount is the number of jobs of a queue in a status.
 type JobCount struct {
@@ -87,6 +128,12 @@ type Config struct {
 	MaxQueues   int           // default DefaultMaxQueues
 	// Now is the clock of the cache (default time.Now).
 	Now func() time.Time
+	// Pool is the PHP pool's, when the worker runs one (nil: none).
+	Pool Pool
+	// Build labels queuety_build_info.
+	Build Build
+	// Logger, when set, is told why a read of the tables failed.
+	Logger *slog.Logger
 }
 
 // Metrics holds the registry and the in-process collectors.
@@ -98,6 +145,7 @@ type Metrics struct {
 	duration  *prometheus.HistogramVec
 	claim     prometheus.Histogram
 	webhooks  *prometheus.CounterVec // webhooks.go
+	ops       *ops                   // ops.go
 
 	mu       sync.RWMutex
 	handlers map[string]struct{}
@@ -140,7 +188,9 @@ func New(cfg Config) *Metrics {
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 	})
 	m.webhooks = newWebhookCounter()
-	m.registry.MustRegister(m.processed, m.duration, m.claim, m.webhooks, &tables{m: m},
+	m.ops = newOps()
+	m.ops.init(cfg.Build)
+	m.registry.MustRegister(m.processed, m.duration, m.claim, m.webhooks, &tables{m: m}, &pool{m: m}, m.ops,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -196,8 +246,20 @@ func (m *Metrics) snapshot() (Snapshot, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), snapshotTimeout)
 	defer cancel()
+	prev := m.snapErr
 	m.snap, m.snapErr = m.cfg.Tables.Snapshot(ctx)
 	m.snapAt = now
+	// queuety_database_up says it failed; the log says why, once per
+	// change of the reason rather than at every scrape.
+	if m.snapErr != nil && m.cfg.Logger != nil && (prev == nil || prev.Error() != m.snapErr.Error()) {
+		m.cfg.Logger.Warn("metrics: reading the tables failed; queuety_database_up is 0", "err", m.snapErr)
+	}
+	if m.snapErr == nil {
+		// Counted once per read: the snapshot is reused until the next.
+		for _, c := range m.snap.Completions {
+			m.ops.logCompleted.WithLabelValues(m.capped(m.queues, m.cfg.MaxQueues, c.Queue, OtherQueue)).Add(c.N)
+		}
+	}
 	return m.snap, m.snapErr
 }
 
@@ -211,15 +273,19 @@ var (
 	descActs      = prometheus.NewDesc("queuety_activities", "Activity executions in the table, by mode and state.", []string{"mode", "state"}, nil)
 	descSlots     = prometheus.NewDesc("queuety_worker_slots", "This worker's job slots, by state (busy, idle).", []string{"state"}, nil)
 	descUp        = prometheus.NewDesc("queuety_database_up", "1 when the last read of the tables succeeded.", nil, nil)
+	descWaiting   = prometheus.NewDesc("queuety_jobs_waiting", "Due pending jobs that cannot run yet, by queue and what they wait on (dependency: a job not completed; workflow: their workflow is not running). Not in the oldest-pending age.", []string{"queue", "reason"}, nil)
+	descQWorkers  = prometheus.NewDesc("queuety_queue_live_workers", "Live workers serving the queue, by runtime: go and external count heartbeating registrations; plugin_php is 1 when the plugin's PHP workers (which do not register) ran a job there in the last 15 minutes.", []string{"queue", "runtime"}, nil)
+	descLive      = prometheus.NewDesc("queuety_live_workers", "Live workers of the fleet by runtime: go and external are heartbeating registrations; php_pool is this daemon's PHP pool processes.", []string{"runtime"}, nil)
 )
 
 // tables collects the scrape-time gauges.
 type tables struct{ m *Metrics }
 
 func (t *tables) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descJobs, descCompleted, descOldest, descPaused, descWorkflows, descSessions, descActs, descSlots, descUp} {
+	for _, d := range []*prometheus.Desc{descJobs, descCompleted, descOldest, descPaused, descWorkflows, descSessions, descActs, descSlots, descUp, descWaiting, descQWorkers, descLive} {
 		ch <- d
 	}
+	t.m.ops.logCompleted.Describe(ch)
 }
 
 func (t *tables) Collect(ch chan<- prometheus.Metric) {
@@ -232,6 +298,8 @@ func (t *tables) Collect(ch chan<- prometheus.Metric) {
 		gauge(descSlots, float64(max(0, total-busy)), "idle")
 	}
 	snap, err := t.m.snapshot()
+	// After the snapshot, which adds the completions it read.
+	t.m.ops.logCompleted.Collect(ch)
 	if err != nil {
 		gauge(descUp, 0)
 		return
@@ -239,21 +307,43 @@ func (t *tables) Collect(ch chan<- prometheus.Metric) {
 	gauge(descUp, 1)
 	gauge(descCompleted, snap.Completed)
 	for _, q := range queueSeries(snap, t.m.cfg.MaxQueues) {
-		for _, st := range q.statuses {
+		for _, st := range JobStatuses {
 			gauge(descJobs, q.jobs[st], q.name, st)
+		}
+		for _, r := range WaitReasons {
+			gauge(descWaiting, q.waiting[r], q.name, r)
+		}
+		for _, r := range QueueRuntimes {
+			gauge(descQWorkers, q.workers[r], q.name, r)
 		}
 		gauge(descOldest, q.oldest, q.name)
 		gauge(descPaused, q.paused, q.name)
 	}
-	for st, n := range snap.Workflows {
-		gauge(descWorkflows, n, st)
+	for _, st := range withKeys(WorkflowStatuses, snap.Workflows) {
+		gauge(descWorkflows, snap.Workflows[st], st)
 	}
-	for st, n := range snap.WorkerSessions {
-		gauge(descSessions, n, st)
+	for _, st := range withKeys(SessionStates, snap.WorkerSessions) {
+		gauge(descSessions, snap.WorkerSessions[st], st)
 	}
+	gauge(descLive, snap.LiveWorkers["go"], "go")
+	gauge(descLive, snap.LiveWorkers["external"], "external")
 	for _, a := range snap.Activities {
 		gauge(descActs, a.N, a.Mode, a.State)
 	}
+}
+
+// withKeys is known followed by the keys of m it lacks (a status a newer
+// plugin writes is shown, not dropped), sorted.
+func withKeys(known []string, m map[string]float64) []string {
+	out := slices.Clone(known)
+	var extra []string
+	for k := range m {
+		if !slices.Contains(known, k) {
+			extra = append(extra, k)
+		}
+	}
+	slices.Sort(extra)
+	return append(out, extra...)
 }
 
 // queueLabel is one queue label's values.
@@ -261,9 +351,11 @@ type queueLabel struct {
 	name     string
 	statuses []string // in first-seen order
 	jobs     map[string]float64
-	oldest   float64 // seconds; max over the queues folded into other
-	paused   float64 // 1 when paused; in other, how many folded queues are
-	open     float64 // open jobs, to rank queues
+	oldest   float64            // seconds; max over the queues folded into other
+	paused   float64            // 1 when paused; in other, how many folded queues are
+	open     float64            // open jobs, to rank queues
+	waiting  map[string]float64 // reason → jobs
+	workers  map[string]float64 // runtime → live workers
 }
 
 // queueSeries groups a snapshot by queue label: the max queues that rank
@@ -277,7 +369,7 @@ func queueSeries(snap Snapshot, max int) []*queueLabel {
 	get := func(q string) *queueLabel {
 		s, ok := byName[q]
 		if !ok {
-			s = &queueLabel{name: q, jobs: map[string]float64{}}
+			s = &queueLabel{name: q, jobs: map[string]float64{}, waiting: map[string]float64{}, workers: map[string]float64{}}
 			byName[q] = s
 			order = append(order, s)
 		}
@@ -293,6 +385,14 @@ func queueSeries(snap Snapshot, max int) []*queueLabel {
 	}
 	for _, q := range snap.Paused {
 		get(q).paused = 1
+	}
+	for _, w := range snap.Waiting {
+		get(w.Queue).waiting[w.Reason] += w.N
+	}
+	// A queue a live worker serves is named even when idle, so its
+	// series read 0 rather than vanish between bursts.
+	for _, w := range snap.QueueWorkers {
+		get(w.Queue).workers[w.Runtime] += w.N
 	}
 	for _, s := range order {
 		s.oldest = snap.OldestPending[s.name]
@@ -310,7 +410,7 @@ func queueSeries(snap Snapshot, max int) []*queueLabel {
 		}
 		return strings.Compare(a.name, b.name)
 	})
-	other := &queueLabel{name: OtherQueue, jobs: map[string]float64{}}
+	other := &queueLabel{name: OtherQueue, jobs: map[string]float64{}, waiting: map[string]float64{}, workers: map[string]float64{}}
 	out := make([]*queueLabel, 0, max+1)
 	for _, s := range ranked {
 		if s.name != OtherQueue && len(out) < max {
@@ -322,6 +422,12 @@ func queueSeries(snap Snapshot, max int) []*queueLabel {
 				other.statuses = append(other.statuses, st)
 			}
 			other.jobs[st] += s.jobs[st]
+		}
+		for r, n := range s.waiting {
+			other.waiting[r] += n
+		}
+		for r, n := range s.workers {
+			other.workers[r] += n
 		}
 		other.oldest = math.Max(other.oldest, s.oldest)
 		other.paused += s.paused

@@ -102,7 +102,7 @@ func TestQueueLabelsCapped(t *testing.T) {
 			buried += v
 		}
 	}
-	require.LessOrEqual(t, series["queuety_jobs"], 2*(DefaultMaxQueues+1), "statuses × (cap + other)")
+	require.Equal(t, len(JobStatuses)*(DefaultMaxQueues+1), series["queuety_jobs"], "every status × (cap + other)")
 	require.Equal(t, DefaultMaxQueues+1, series["queuety_queue_oldest_pending_age_seconds"])
 	require.Equal(t, DefaultMaxQueues+1, series["queuety_queue_paused"])
 	require.Equal(t, total, pending, "no job lost in the folding")

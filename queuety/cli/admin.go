@@ -225,6 +225,7 @@ func (a *app) pauseCommand(pause bool) *cli.Command {
 		Name: name, Usage: usage, ArgsUsage: "<queue>",
 		HideHelpCommand: true, // `pause help` pauses queue "help"
 		Description:     "   queuety " + name + " emails",
+		Flags:           []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("%s takes one queue name", name)
@@ -246,6 +247,12 @@ func (a *app) pauseCommand(pause bool) *cli.Command {
 			}
 			if err != nil {
 				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c, struct {
+					Queue  string `json:"queue"`
+					Paused bool   `json:"paused"`
+				}{q, pause})
 			}
 			fmt.Fprintf(c.App.Writer, "Queue '%s' %sd.\n", esc(q), name)
 			return nil

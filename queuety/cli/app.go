@@ -187,6 +187,7 @@ Every flag can also be set by the environment variable shown in its help.`,
 	}
 	cliApp.Commands = append(cliApp.Commands, a.pluginAliasCommands()...)
 	walk(cliApp.Commands)
+	topicsAndEnv(cliApp.Commands)
 	return cliApp
 }
 

@@ -213,7 +213,7 @@ terminal; --dry-run only shows it. Its log rows stay.
 
    queuety job delete 42 --dry-run
    queuety job delete 42 --yes`,
-		Flags: confirmFlags(),
+		Flags: append(confirmFlags(), jsonFlag()),
 		Action: withClient(func(c *cli.Context) (err error) {
 			if err := checkConfirmFlags(c); err != nil {
 				return err
@@ -227,6 +227,9 @@ terminal; --dry-run only shows it. Its log rows stay.
 			}
 			row := describeJob(j)
 			if c.Bool("dry-run") {
+				if c.Bool("json") {
+					return printJSON(c, jobAction{ID: id, Action: "deleted", DryRun: true})
+				}
 				fmt.Fprintf(c.App.Writer, "Would delete %s.\n", row)
 				return nil
 			}
@@ -235,6 +238,9 @@ terminal; --dry-run only shows it. Its log rows stay.
 			}
 			if err := client.DeleteJob(c.Context, id); err != nil {
 				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c, jobAction{ID: id, Action: "deleted"})
 			}
 			fmt.Fprintf(c.App.Writer, "Job #%d deleted.\n", id)
 			return nil

@@ -30,9 +30,12 @@ Besides the plain jobs, dev dispatches demo workflows (a research run, an
 editorial run waiting for it and then for an approval, syntheses waiting
 with All, Any and Quorum, a brief starting three agents and waiting for a
 quorum of two, a local activity) and a job bound to a worker session, and
-serves the dashboard on --listen (a free loopback port by default): it prints
-the URL and the operator token to log in with.
-Prints progress every second; Ctrl-C stops it gracefully.
+serves the dashboard and /metrics on --listen (a free loopback port by
+default): it prints the URL, the operator token to log in with and how to
+scrape /metrics with it (--metrics-listen serves /metrics without a token
+too). It prints the progress when it changes, at most once a second, and
+the URL and token again every 20 progress lines, so they stay in view;
+Ctrl-C stops it gracefully.
 
    queuety dev --demo-jobs 100 --exit-when-drained
 
@@ -48,6 +51,7 @@ Meanwhile, from another shell:
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:0", Usage: "serve the dashboard (and the HTTP API) on this loopback `address`; port 0 picks a free one"},
 			&cli.BoolFlag{Name: "no-ui", Usage: "do not serve the dashboard"},
 			&cli.StringFlag{Name: "operator-token", EnvVars: []string{"QUEUETY_OPERATOR_TOKEN"}, DefaultText: "a random one, printed", Usage: "the dashboard's login token"},
+			metricsListenFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			cfg, err := baseConfig(c)
@@ -76,6 +80,10 @@ Meanwhile, from another shell:
 				cfg.Workflows = true
 				registerDemo(a.reg)
 			}
+			obs, err := newObservability(c, &cfg, true)
+			if err != nil {
+				return err
+			}
 			client, rep, err := openLocal(c, cfg, "dev", c.Bool("yes") || ownDB)
 			if err != nil {
 				return devRefusal(err)
@@ -102,17 +110,26 @@ Meanwhile, from another shell:
 			}
 			ctx, stop := notifyContext(c.Context)
 			defer stop()
+			obs.attach(client, w)
 			if err := w.Start(ctx); err != nil {
 				return err
 			}
+			console := &devConsole{out: out}
 			if !c.Bool("no-ui") {
-				srv, err := startDevUI(ctx, client, a.reg, c.String("listen"), c.String("operator-token"), out)
+				srv, banner, err := startDevUI(ctx, client, a.reg, c.String("listen"), c.String("operator-token"), obs)
 				if err != nil {
 					_ = w.Stop(context.Background())
 					return err
 				}
 				defer func() { _ = srv.Stop(context.Background()) }()
+				fmt.Fprint(out, banner)
+				console.banner = banner
 			}
+			if err := obs.startListener(ctx, c.App.ErrWriter, "dev"); err != nil {
+				_ = w.Stop(context.Background())
+				return err
+			}
+			defer obs.stopListener()
 			tick := time.NewTicker(time.Second)
 			defer tick.Stop()
 			for done := false; !done; {
@@ -126,7 +143,7 @@ Meanwhile, from another shell:
 						continue
 					}
 					st := w.Stats()
-					fmt.Fprintf(out, "%s | worker: %d completed, %d retried, %d buried, %d running\n", line, st.Completed, st.Retried, st.Buried, st.Running)
+					console.progress(time.Now(), fmt.Sprintf("%s | worker: %d completed, %d retried, %d buried, %d running", line, st.Completed, st.Retried, st.Buried, st.Running))
 					if done = c.Bool("exit-when-drained") && pending == 0 && processing == 0; done && demoWorkflows {
 						n, err := workflowsUnsettled(ctx, client)
 						done = err == nil && n == 0
@@ -182,7 +199,7 @@ func progress(ctx context.Context, client *queuety.Client) (pending, processing 
 			counts[k] += v
 		}
 	}
-	line = fmt.Sprintf("%s pending %d, processing %d, completed %d, buried %d", time.Now().Format(time.TimeOnly),
+	line = fmt.Sprintf("pending %d, processing %d, completed %d, buried %d",
 		counts[store.StatusPending], counts[store.StatusProcessing], counts[store.StatusCompleted], counts[store.StatusBuried])
 	return counts[store.StatusPending], counts[store.StatusProcessing], line, nil
 }

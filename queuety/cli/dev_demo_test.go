@@ -1,7 +1,12 @@
 package cli_test
 
 import (
+	"net/http"
+	"os/exec"
+	"regexp"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -52,4 +57,53 @@ func TestDevRefusesAPublicListen(t *testing.T) {
 	require.Equal(t, cli.ExitUsage, r.code, r.String())
 	require.Contains(t, r.stderr, "loopback", r.String())
 	require.NotContains(t, r.stdout, "dispatched", "refused before anything is dispatched")
+}
+
+// dev serves /metrics: on its dashboard's listener with the operator
+// token it prints (as serve does), and without a token on
+// --metrics-listen; the banner names both the URL and the token.
+func TestDevServesMetrics(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.New(t)
+	var out, errb syncBuffer
+	cmd := exec.Command(stockBinary(t), "--dsn", dsn, "dev", "--demo-jobs", "2", "--demo-workflows=false", "--metrics-listen", "127.0.0.1:0")
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-exited:
+		default:
+			_ = cmd.Process.Kill() // only the process this test started
+			<-exited
+		}
+	})
+	banner := regexp.MustCompile(`(?m)^dashboard: http://(127\.0\.0\.1:\d+)/ui/\noperator token: ([0-9a-f]{32})\nmetrics: curl -H 'Authorization: Bearer ([0-9a-f]{32})' http://(127\.0\.0\.1:\d+)/metrics$`)
+	listener := regexp.MustCompile(`dev: metrics on http://(\S+)/metrics`)
+	var m, l []string
+	waitFor(t, 30*time.Second, "the banner and the metrics listener", func() bool {
+		m, l = banner.FindStringSubmatch(out.String()), listener.FindStringSubmatch(errb.String())
+		return m != nil && l != nil
+	})
+	require.Equal(t, m[1], m[4])
+	require.Equal(t, m[2], m[3])
+	status, body := scrape(t, m[1], "/metrics", "")
+	require.Equal(t, http.StatusUnauthorized, status, body)
+	for _, tc := range []struct{ addr, token string }{{m[1], m[2]}, {l[1], ""}} {
+		status, body = scrape(t, tc.addr, "/metrics", tc.token)
+		require.Equal(t, http.StatusOK, status, body)
+		s := samples(t, body)
+		require.Equal(t, 1.0, s[`queuety_database_up`], body)
+		require.Contains(t, s, `queuety_worker_slots{state="idle"}`)
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("dev still running 30s after SIGTERM\n%s", errb.String())
+	}
+	require.NoError(t, waitErr, "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+	require.Contains(t, out.String(), "worker stopped")
 }

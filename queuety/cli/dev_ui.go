@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
 
 	"github.com/queuety-go/queuety/internal/httpapi"
 	"github.com/queuety-go/queuety/queuety"
@@ -21,32 +20,35 @@ func checkDevListen(listen string) error {
 	return nil
 }
 
-// startDevUI serves the HTTP API with the dashboard for `queuety dev` on
-// listen (a loopback address), with fresh random tokens unless
-// QUEUETY_OPERATOR_TOKEN is set, and prints the dashboard's URL and the
-// token to log in with.
-func startDevUI(ctx context.Context, client *queuety.Client, reg *queuety.Registry, listen, operator string, out io.Writer) (*httpapi.Server, error) {
+// startDevUI serves the HTTP API with the dashboard and /metrics for
+// `queuety dev` on listen (a loopback address), with fresh random tokens
+// unless QUEUETY_OPERATOR_TOKEN is set. It returns the lines that tell
+// where: the dashboard's URL, the token to log in with and the metrics
+// URL (dev prints them again now and then, so they stay in view).
+func startDevUI(ctx context.Context, client *queuety.Client, reg *queuety.Registry, listen, operator string, obs *observability) (*httpapi.Server, string, error) {
 	if operator == "" {
 		operator = randomToken()
 	} else if err := httpapi.CheckToken("QUEUETY_OPERATOR_TOKEN", operator); err != nil {
-		return nil, usageError{err}
+		return nil, "", usageError{err}
 	}
 	ui, err := dashboard.New(dashboard.Config{Client: client, Registry: reg, OperatorToken: operator, Logger: client.Config().Logger})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	srv, err := httpapi.New(httpapi.Config{
 		Listen: listen, WorkerToken: randomToken(), OperatorToken: operator,
 		Registry: sessionRegistry(client), UI: ui, Logger: client.Config().Logger,
+		Prometheus: obs.m.Handler(), Ready: obs.ready.check,
 	})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := srv.Start(ctx); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	fmt.Fprintf(out, "dashboard: http://%s%s\noperator token: %s\n", srv.Addr(), dashboard.Prefix, operator)
-	return srv, nil
+	banner := fmt.Sprintf("dashboard: http://%s%s\noperator token: %s\nmetrics: curl -H 'Authorization: Bearer %s' http://%s/metrics\n",
+		srv.Addr(), dashboard.Prefix, operator, operator, srv.Addr())
+	return srv, banner, nil
 }
 
 func randomToken() string {

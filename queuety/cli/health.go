@@ -22,10 +22,12 @@ queuety work --http, serve or --metrics-listen listener:
    queuety health && echo ready
    queuety health --url http://127.0.0.1:9090
 
-Prints "ready" and exits 0, or prints "not ready: <why>" and exits 1.`,
+Prints "ready" and exits 0, or prints "not ready: <why>" and exits 1. With
+--json it prints {"ready": true} or {"ready": false, "error": "<why>"}.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "url", EnvVars: []string{"QUEUETY_HEALTH_URL"}, Usage: "base URL of a running daemon (its /readyz is asked), e.g. http://127.0.0.1:9090"},
-			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Second, Usage: "give up after this long"},
+			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Second, EnvVars: []string{"QUEUETY_HEALTH_TIMEOUT"}, Usage: "give up after this long"},
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
@@ -36,10 +38,24 @@ Prints "ready" and exits 0, or prints "not ready: <why>" and exits 1.`,
 			} else {
 				err = checkDatabase(ctx, c)
 			}
+			if c.Bool("json") {
+				out := struct {
+					Ready bool   `json:"ready"`
+					Error string `json:"error,omitempty"`
+				}{Ready: err == nil}
+				if err != nil {
+					out.Error = err.Error()
+				}
+				if jerr := printJSON(c, out); jerr != nil {
+					return jerr
+				}
+			}
 			if err != nil {
 				return fmt.Errorf("not ready: %w", err)
 			}
-			fmt.Fprintln(c.App.Writer, "ready")
+			if !c.Bool("json") {
+				fmt.Fprintln(c.App.Writer, "ready")
+			}
 			return nil
 		},
 	}

@@ -120,7 +120,8 @@ its payload and its log rows.
 			{
 				Name: "retry", Usage: "make a job pending again now (attempts are kept)", ArgsUsage: "<id>",
 				Description: "   queuety job retry 42",
-				Action: byID(func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
+				Flags:       []cli.Flag{jsonFlag()},
+				Action: byID("retried", func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
 					return fmt.Sprintf("Job #%d queued for retry.", id), client.RetryJob(c.Context, id)
 				}),
 			},
@@ -128,8 +129,8 @@ its payload and its log rows.
 			{
 				Name: "bury", Usage: "bury a job by hand", ArgsUsage: "<id>",
 				Description: `   queuety job bury 42 --message "bad address, do not retry"`,
-				Flags:       []cli.Flag{&cli.StringFlag{Name: "message", Value: queuety.ManualBuryMessage, Usage: "the error_message to store"}},
-				Action: byID(func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
+				Flags:       []cli.Flag{&cli.StringFlag{Name: "message", Value: queuety.ManualBuryMessage, Usage: "the error_message to store"}, jsonFlag()},
+				Action: byID("buried", func(c *cli.Context, client *queuety.Client, id int64) (string, error) {
 					return fmt.Sprintf("Job #%d buried.", id), client.BuryJob(c.Context, id, c.String("message"))
 				}),
 			},
@@ -148,15 +149,26 @@ func byIDAction(fn func(c *cli.Context, client *queuety.Client, id int64) error)
 }
 
 // byID runs a one-line action on one job and prints its message.
-func byID(fn func(c *cli.Context, client *queuety.Client, id int64) (string, error)) cli.ActionFunc {
+// With --json it prints {"id": id, "action": action}.
+func byID(action string, fn func(c *cli.Context, client *queuety.Client, id int64) (string, error)) cli.ActionFunc {
 	return byIDAction(func(c *cli.Context, client *queuety.Client, id int64) error {
 		msg, err := fn(c, client, id)
 		if err != nil {
 			return err
 		}
+		if c.Bool("json") {
+			return printJSON(c, jobAction{ID: id, Action: action})
+		}
 		fmt.Fprintln(c.App.Writer, msg)
 		return nil
 	})
+}
+
+// jobAction is what job retry, bury and delete print with --json.
+type jobAction struct {
+	ID     int64  `json:"id"`
+	Action string `json:"action"` // retried, buried, deleted
+	DryRun bool   `json:"dry_run,omitempty"`
 }
 
 // listJobs is the listing of `job list`: the filtered newest jobs, or

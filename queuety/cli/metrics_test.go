@@ -2,12 +2,16 @@ package cli_test
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,6 +57,9 @@ func samples(t *testing.T, text string) map[string]float64 {
 	}
 	return out
 }
+
+// metricsJobStatuses are the statuses queuety_jobs has for every queue.
+var metricsJobStatuses = []string{"pending", "processing", "failed", "buried"}
 
 // After a known set of dispatches and runs, /metrics (on work --http with
 // the operator token, and on the token-less --metrics-listen listener)
@@ -105,7 +112,8 @@ func TestWorkMetricsMatchRows(t *testing.T) {
 
 	for _, text := range []string{main, body} {
 		s := samples(t, text)
-		// Every (queue, status) of the table, and nothing else.
+		// Every status of every queue (the worker serves both), at 0 too,
+		// and the table's counts.
 		var rows []struct {
 			Queue  string  `db:"queue"`
 			Status string  `db:"status"`
@@ -118,7 +126,12 @@ func TestWorkMetricsMatchRows(t *testing.T) {
 				series++
 			}
 		}
-		require.Equal(t, len(rows), series, text)
+		require.Equal(t, 2*len(metricsJobStatuses), series, text)
+		for _, q := range []string{"default", "held"} {
+			for _, st := range metricsJobStatuses {
+				require.Contains(t, s, `queuety_jobs{queue="`+q+`",status="`+st+`"}`)
+			}
+		}
 		for _, r := range rows {
 			require.Equal(t, r.N, s[`queuety_jobs{queue="`+r.Queue+`",status="`+r.Status+`"}`], "%s/%s", r.Queue, r.Status)
 		}
@@ -206,4 +219,143 @@ func TestServeMetrics(t *testing.T) {
 		require.Equal(t, http.StatusOK, status, body)
 	}
 	d.stop(t)
+}
+
+// With the plugin's PHP workers and this daemon completing jobs on one
+// queue, queuety_log_completions_total (the base of the completed-per-
+// minute series) counts both: the PHP jobs are written as the plugin's
+// worker leaves them (claimed without reserved_by, a started and a
+// completed log row). The queue shows a live Go worker and the PHP
+// workers, the daemon's claims their queue wait, and a retention-style
+// delete of the rows does not lower the count.
+func TestCompletionsCountPluginWorkers(t *testing.T) {
+	t.Parallel()
+	bin := stockBinary(t)
+	dsn := newDB(t)
+	db := openDB(t, dsn)
+	addr, stop := startMetricsOnly(t, exec.Command(bin, "--dsn", dsn, "work", "--metrics-listen", "127.0.0.1:0",
+		"--queue", "default", "--concurrency", "2", "--poll-interval", "10ms", "--rescue-schedule", "off"))
+	metric := func(name string) float64 {
+		status, body := scrape(t, addr, "/metrics", "")
+		require.Equal(t, http.StatusOK, status, body)
+		return samples(t, body)[name]
+	}
+	const completions = `queuety_log_completions_total{queue="default"}`
+	// The listener answers before the database is connected (database_up
+	// 0); the first read that works finds where the log ends.
+	waitFor(t, 30*time.Second, "the tables read", func() bool {
+		time.Sleep(100 * time.Millisecond)
+		return metric("queuety_database_up") == 1
+	})
+	require.Zero(t, metric(completions), "the count starts where the log ends")
+
+	for range 3 {
+		dispatch(t, dsn, "queuety.noop")
+	}
+	for i := range 2 {
+		res, err := db.Exec("INSERT INTO `"+jobsTable+"` (queue, handler, payload, status, attempts, max_attempts, available_at, reserved_at, completed_at, created_at)"+
+			" VALUES ('default', 'SendInvoice', ?, 'completed', 1, 3, NOW(), NOW(), NOW(), NOW())", fmt.Sprintf(`{"n":%d}`, i))
+		require.NoError(t, err)
+		id, err := res.LastInsertId()
+		require.NoError(t, err)
+		exec1(t, db, "INSERT INTO `"+logsTable+"` (job_id, handler, queue, event, attempt) VALUES (?, 'SendInvoice', 'default', 'started', 1)", id)
+		exec1(t, db, "INSERT INTO `"+logsTable+"` (job_id, handler, queue, event, attempt, duration_ms, memory_peak_kb) VALUES (?, 'SendInvoice', 'default', 'completed', 1, 3, 4096)", id)
+	}
+	waitFor(t, 30*time.Second, "five completions counted", func() bool {
+		time.Sleep(200 * time.Millisecond)
+		return metric(completions) >= 5
+	})
+	status, body := scrape(t, addr, "/metrics", "")
+	require.Equal(t, http.StatusOK, status)
+	s := samples(t, body)
+	require.Equal(t, 5.0, s[completions], "3 by the daemon, 2 by the plugin's PHP workers")
+	require.Equal(t, 3.0, s[`queuety_jobs_processed_total{handler="queuety.noop",outcome="completed",queue="default"}`], "this process's own count sees only its jobs")
+	require.Equal(t, 3.0, s[`queuety_job_queue_wait_seconds_count{queue="default"}`])
+	require.Equal(t, 1.0, s[`queuety_queue_live_workers{queue="default",runtime="go"}`])
+	require.Equal(t, 1.0, s[`queuety_queue_live_workers{queue="default",runtime="plugin_php"}`])
+	require.Equal(t, 1.0, s[`queuety_live_workers{runtime="go"}`])
+	require.Equal(t, 0.0, s[`queuety_live_workers{runtime="php_pool"}`])
+	require.Contains(t, body, "queuety_build_info{")
+
+	exec1(t, db, "DELETE FROM `"+jobsTable+"` WHERE status = 'completed'")
+	dispatch(t, dsn, "queuety.noop")
+	waitFor(t, 30*time.Second, "the sixth completion counted", func() bool {
+		time.Sleep(200 * time.Millisecond)
+		return metric(completions) >= 6
+	})
+	require.Equal(t, 6.0, metric(completions), "deleting completed rows does not lower the count")
+	stop()
+}
+
+// startMetricsOnly starts a daemon serving only --metrics-listen and
+// returns that address once it says it listens, and a stop that sends
+// SIGTERM and requires exit 0.
+func startMetricsOnly(t *testing.T, cmd *exec.Cmd) (string, func()) {
+	t.Helper()
+	var errb syncBuffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &errb
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-exited:
+		default:
+			_ = cmd.Process.Kill() // only the process this test started
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("%s\nstderr:\n%s", cmd.Args, errb.String())
+		}
+	})
+	var addr string
+	waitFor(t, 30*time.Second, "the metrics listener", func() bool {
+		if m := regexp.MustCompile(`metrics on http://(\S+)/metrics`).FindStringSubmatch(errb.String()); m != nil {
+			addr = m[1]
+		}
+		return addr != ""
+	})
+	return addr, func() {
+		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("still running 30s after SIGTERM\n%s", errb.String())
+		}
+		require.NoError(t, waitErr, errb.String())
+	}
+}
+
+// work --php reports its pool: the processes alive (also as the php_pool
+// live workers), its slots, and no restarts yet.
+func TestWorkPHPPoolMetrics(t *testing.T) {
+	t.Parallel()
+	dsn := newDB(t)
+	app := filepath.Join(t.TempDir(), "app.php")
+	require.NoError(t, os.WriteFile(app, []byte("<?php\n"), 0o644))
+	worker, err := filepath.Abs(filepath.Join("..", "..", "php-bridge", "bin", "queuety-php-worker"))
+	require.NoError(t, err)
+	addr, stop := startMetricsOnly(t, exec.Command(stockBinary(t), "--dsn", dsn, "work", "--metrics-listen", "127.0.0.1:0",
+		"--php", "php "+worker+" --bootstrap "+app, "--php-workers", "2", "--rescue-schedule", "off"))
+	var s map[string]float64
+	waitFor(t, 30*time.Second, "the pool's processes", func() bool {
+		time.Sleep(100 * time.Millisecond)
+		status, body := scrape(t, addr, "/metrics", "")
+		require.Equal(t, http.StatusOK, status, body)
+		s = samples(t, body)
+		return s["queuety_php_pool_processes"] == 2
+	})
+	require.Equal(t, 2.0, s[`queuety_live_workers{runtime="php_pool"}`])
+	require.Equal(t, 2.0, s[`queuety_php_pool_slots{state="idle"}`])
+	require.Equal(t, 0.0, s[`queuety_php_pool_slots{state="busy"}`])
+	require.Equal(t, 0.0, s[`queuety_php_pool_restarts_total`])
+	require.Equal(t, 0.0, s[`queuety_php_pool_kills_total`])
+	// Stop once started: a stop during the start-up checks exits 1.
+	waitFor(t, 30*time.Second, "ready", func() bool {
+		time.Sleep(100 * time.Millisecond)
+		status, _ := scrape(t, addr, "/readyz", "")
+		return status == http.StatusOK
+	})
+	stop()
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/queuety-go/queuety/internal/metrics"
 	"github.com/queuety-go/queuety/internal/sdnotify"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -54,22 +55,132 @@ func (o observer) ObserveJob(queue, handler string, outcome queuety.Outcome, d t
 	o.m.ObserveJob(queue, handler, string(outcome), d)
 }
 
-// storeTables reads the metrics snapshot from the store.
-type storeTables struct{ st *store.Store }
+func (o observer) ObserveQueueWait(queue string, d time.Duration) { o.m.ObserveQueueWait(queue, d) }
 
-func (t storeTables) Snapshot(ctx context.Context) (metrics.Snapshot, error) {
+func (o observer) ObserveRescue(retried, buried int) { o.m.ObserveRescue(retried, buried) }
+
+func (o observer) ObserveRetention(result string, deleted map[queuety.RetentionKind]int) {
+	kinds := make(map[string]int, len(deleted))
+	for k, n := range deleted {
+		kinds[string(k)] = n
+	}
+	o.m.ObserveRetention(result, kinds)
+}
+
+// storeTables reads the metrics snapshot from the store: the table counts,
+// who serves each queue, and the completed log rows written since the
+// previous read.
+type storeTables struct {
+	st *store.Store
+	// liveFor: a registration heartbeated within it is live
+	// (Config.WorkerStaleAfter).
+	liveFor time.Duration
+	now     func() time.Time
+
+	// The completed log rows are counted in id ranges: (counted, seen]
+	// at each read, then seen moves to the newest id. Counting one read
+	// behind the newest id gives a row whose id was allotted before that
+	// read, but whose transaction committed after it, time to commit.
+	mu      sync.Mutex
+	started bool
+	counted int64
+	seen    int64
+}
+
+func (t *storeTables) Snapshot(ctx context.Context) (metrics.Snapshot, error) {
 	s, err := t.st.MetricsSnapshot(ctx)
 	if err != nil {
 		return metrics.Snapshot{}, err
 	}
-	out := metrics.Snapshot{Completed: s.Completed, OldestPending: s.OldestPending, Paused: s.Paused, Workflows: s.Workflows, WorkerSessions: s.WorkerSessions}
+	now := t.now()
+	f, err := t.st.MetricsFleet(ctx, now.Add(-t.liveFor), now.Add(-queuety.PHPSeenWindow))
+	if err != nil {
+		return metrics.Snapshot{}, err
+	}
+	out := metrics.Snapshot{Completed: s.Completed, OldestPending: s.OldestPending, Paused: s.Paused, Workflows: s.Workflows,
+		WorkerSessions: s.WorkerSessions, LiveWorkers: map[string]float64{}}
 	for _, j := range s.Jobs {
 		out.Jobs = append(out.Jobs, metrics.JobCount{Queue: j.Queue, Status: j.Status, N: j.N})
 	}
 	for _, a := range s.Activities {
 		out.Activities = append(out.Activities, metrics.ActivityCount{Mode: a.Mode, State: a.Status, N: a.N})
 	}
+	for _, w := range s.Waiting {
+		out.Waiting = append(out.Waiting, metrics.WaitingCount{Queue: w.Queue, Reason: w.Reason, N: w.N})
+	}
+	for _, w := range f.Workers {
+		out.LiveWorkers[w.Runtime]++
+		for _, q := range w.Queues {
+			out.QueueWorkers = append(out.QueueWorkers, metrics.QueueWorkers{Queue: q, Runtime: w.Runtime, N: 1})
+		}
+	}
+	for _, q := range f.PHPSeen {
+		out.QueueWorkers = append(out.QueueWorkers, metrics.QueueWorkers{Queue: q, Runtime: "plugin_php", N: 1})
+	}
+	if out.Completions, err = t.completions(ctx); err != nil {
+		return metrics.Snapshot{}, err
+	}
 	return out, nil
+}
+
+// completions counts the completed log rows of (counted, seen] and moves
+// the window on. The first read only finds where the log ends: the
+// counter counts what this process saw written.
+func (t *storeTables) completions(ctx context.Context) ([]metrics.QueueCount, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	head, err := t.st.LogHead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !t.started {
+		t.started, t.counted, t.seen = true, head, head
+		return nil, nil
+	}
+	if head < t.seen { // the logs table was emptied (flush): start over
+		t.counted, t.seen = head, head
+		return nil, nil
+	}
+	rows, err := t.st.LogCompletions(ctx, t.counted, t.seen)
+	if err != nil {
+		return nil, err
+	}
+	t.counted, t.seen = t.seen, head
+	out := make([]metrics.QueueCount, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, metrics.QueueCount{Queue: r.Queue, N: r.N})
+	}
+	return out, nil
+}
+
+// lazyPool is the PHP pool once the worker started it.
+type lazyPool struct {
+	mu sync.Mutex
+	p  *phppool.Pool
+}
+
+func (l *lazyPool) set(p *phppool.Pool) {
+	l.mu.Lock()
+	l.p = p
+	l.mu.Unlock()
+}
+
+func (l *lazyPool) PoolStats() metrics.PoolStats {
+	l.mu.Lock()
+	p := l.p
+	l.mu.Unlock()
+	if p == nil {
+		return metrics.PoolStats{}
+	}
+	st := p.Stats()
+	out := metrics.PoolStats{Slots: len(st.PIDs), Busy: st.Busy, Spawns: st.Spawns, Crashes: st.Crashes,
+		Kills: st.Kills, Recycles: st.Recycles, Jobs: st.Jobs}
+	for _, pid := range st.PIDs {
+		if pid != 0 {
+			out.Processes++
+		}
+	}
+	return out
 }
 
 // lazySlots is the worker's slots once it exists (it is built after the
@@ -137,6 +248,7 @@ func (r *readiness) check(ctx context.Context) error {
 type observability struct {
 	m      *metrics.Metrics
 	slots  *lazySlots
+	pool   *lazyPool // work: the PHP pool's, once started
 	ready  *readiness
 	addr   string // resolved --metrics-listen, or ""
 	tables *lazyTables
@@ -164,7 +276,14 @@ func newObservability(c *cli.Context, cfg *queuety.Config, worker bool) (*observ
 		slots = o.slots
 	}
 	tables := &lazyTables{}
-	o.m = metrics.New(metrics.Config{Tables: tables, Slots: slots})
+	b := ReadBuildInfo()
+	mcfg := metrics.Config{Tables: tables, Slots: slots, Build: metrics.Build{Version: b.Version, GoVersion: b.GoVersion, Commit: b.Commit},
+		Logger: cfg.Logger}
+	if worker {
+		o.pool = &lazyPool{}
+		mcfg.Pool = o.pool
+	}
+	o.m = metrics.New(mcfg)
 	o.tables = tables
 	if worker {
 		cfg.Observer = observer{o.m}
@@ -173,10 +292,10 @@ func newObservability(c *cli.Context, cfg *queuety.Config, worker bool) (*observ
 }
 
 // lazyTables is the store once the client is open.
-type lazyTables struct{ t storeTables }
+type lazyTables struct{ t *storeTables }
 
 func (l *lazyTables) Snapshot(ctx context.Context) (metrics.Snapshot, error) {
-	if l.t.st == nil {
+	if l.t == nil {
 		return metrics.Snapshot{}, errors.New("not connected")
 	}
 	return l.t.Snapshot(ctx)
@@ -185,7 +304,8 @@ func (l *lazyTables) Snapshot(ctx context.Context) (metrics.Snapshot, error) {
 // attach connects the metrics and readiness to the open client and, for
 // work, to its worker.
 func (o *observability) attach(client *queuety.Client, w *queuety.Worker) {
-	o.tables.t = storeTables{client.Store()}
+	cfg := client.Config()
+	o.tables.t = &storeTables{st: client.Store(), liveFor: cfg.WorkerStaleAfter, now: cfg.Clock.Now}
 	o.log = client.Config().Logger
 	var ready func() bool
 	if w != nil {

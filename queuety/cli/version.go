@@ -75,22 +75,27 @@ and the Go version. Needs no database.
 			if c.NArg() > 0 {
 				return usagef("version takes no arguments")
 			}
-			b := ReadBuildInfo()
-			if c.Bool("json") {
-				return printJSON(c, b)
-			}
-			commit := b.Commit
-			if commit == "" {
-				commit = "unknown"
-			}
-			if b.Modified {
-				commit += " (modified)"
-			}
-			if b.CommitAt != "" {
-				commit += ", " + b.CommitAt
-			}
-			fmt.Fprintf(c.App.Writer, "queuety %s\ncommit %s\n%s %s\n", b.Version, commit, b.GoVersion, b.Platform)
-			return nil
+			return printVersion(c, c.Bool("json"))
 		},
 	}
+}
+
+// printVersion prints the build (queuety version, queuety --version).
+func printVersion(c *cli.Context, asJSON bool) error {
+	b := ReadBuildInfo()
+	if asJSON {
+		return printJSON(c, b)
+	}
+	commit := b.Commit
+	if commit == "" {
+		commit = "unknown"
+	}
+	if b.Modified {
+		commit += " (modified)"
+	}
+	if b.CommitAt != "" {
+		commit += ", " + b.CommitAt
+	}
+	fmt.Fprintf(c.App.Writer, "queuety %s\ncommit %s\n%s %s\n", b.Version, commit, b.GoVersion, b.Platform)
+	return nil
 }

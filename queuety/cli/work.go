@@ -277,6 +277,9 @@ pending completions are written, and work exits 1.`,
 				}
 				defer stopPHPPool(pool)
 				a.reg.SetFallback(pool)
+				if obs != nil {
+					obs.pool.set(pool)
+				}
 			} else if cfg.Workflows {
 				cfg.Logger.Info("without --php, workflows whose cancel, deadline or failure would call PHP compensations, on_cancel or on_deadline classes are left to PHP workers (a debug log row names them)")
 			}
