@@ -328,7 +328,30 @@ func (w *Worker) logAdmitted(g *groupAdmission, r *store.JobRow) {
 		return
 	}
 	l.logs = append(l.logs, startedLog(r))
-	l.debugf(r.Queue, "Resolving handler: %s", r.Handler)
+	switch {
+	case r.Handler == MachineActionHandler:
+		// The plugin runs a machine's action job before its handler
+		// resolution, so it writes no debug row for it.
+	case w.isJobClass(r.Handler):
+		l.debugf(r.Queue, "Deserializing job class: %s", r.Handler)
+	default:
+		l.debugf(r.Queue, "Resolving handler: %s", r.Handler)
+	}
+}
+
+// isJobClass tells whether a PHP handler is a Contracts\Job class, from the
+// class settings the claim has already read (a row is admitted only once
+// they are known). A Go handler is never one.
+func (w *Worker) isJobClass(handler string) bool {
+	if w.reg.goHandler(handler) {
+		return false
+	}
+	src := w.reg.classMetadata()
+	if src == nil {
+		return false
+	}
+	m, ok := src.PeekClassMetadata(handler)
+	return ok && m.Job != nil
 }
 
 // claimLogs are the log rows a claim commits: the started rows of the plain
