@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"bytes"
+	"encoding/json"
 	"context"
 	"errors"
 	"fmt"
@@ -163,9 +165,17 @@ func pages(v url.Values, page int, full bool) (prev, next string) {
 }
 
 type jobData struct {
-	Job   *store.JobRow
-	Logs  []store.LogRow
-	Stuck string
+	Job  *store.JobRow
+	Logs []store.LogRow
+	// MaxAttempts is the limit the worker applies (row, handler options,
+	// the payload's __queuety_runtime), not the column alone.
+	MaxAttempts int
+	// The newest failure's class and stack trace, from the log rows (the
+	// jobs table keeps the message only).
+	ErrorClass, Trace string
+	// Payload is the payload pretty-printed when it is JSON.
+	Payload string
+	Stuck   string
 }
 
 func (d *Dashboard) job(w http.ResponseWriter, r *http.Request) {
@@ -188,7 +198,23 @@ func (d *Dashboard) job(w http.ResponseWriter, r *http.Request) {
 		d.internalError(w, r, err)
 		return
 	}
-	d.render(w, r, http.StatusOK, "job", view{Title: fmt.Sprintf("Job #%d", id), Nav: "jobs", Data: jobData{Job: j, Logs: logs}})
+	data := jobData{Job: j, Logs: logs, MaxAttempts: d.cfg.Client.MaxAttemptsOf(d.cfg.Registry, j), Payload: indentJSON(j.Payload)}
+	for i := len(logs) - 1; i >= 0; i-- {
+		if logs[i].ErrorTrace.Valid || logs[i].ErrorClass.Valid {
+			data.ErrorClass, data.Trace = logs[i].ErrorClass.String, logs[i].ErrorTrace.String
+			break
+		}
+	}
+	d.render(w, r, http.StatusOK, "job", view{Title: fmt.Sprintf("Job #%d", id), Nav: "jobs", Data: data})
+}
+
+// indentJSON pretty-prints a JSON text, or returns it as it is.
+func indentJSON(s string) string {
+	var buf bytes.Buffer
+	if json.Indent(&buf, []byte(s), "", "  ") != nil {
+		return s
+	}
+	return buf.String()
 }
 
 // jobActionStatuses are the statuses each bulk job action touches on

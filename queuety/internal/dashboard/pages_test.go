@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"database/sql"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/internal/dashboard"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
+	store "github.com/queuety-go/queuety/sql"
 )
 
 // The first screen counts per queue, groups buried jobs by handler and
@@ -211,4 +213,40 @@ func newEnvPage(t *testing.T) (*http.Response, string) {
 	b := newBrowser(t, e.server().URL)
 	b.login()
 	return b.do("GET", "/ui/", nil)
+}
+
+// A job page shows the limit the worker applies: a job whose payload's
+// __queuety_runtime.max_attempts is 2, buried at its second attempt, reads
+// 2/2 although the row's max_attempts column says 3. It shows the newest
+// failure's class and stack trace from the log rows, and offers no "bury"
+// on a job that is already buried.
+func TestDashboardJobPageAttemptsAndTrace(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	st := e.c.Store()
+	id, _, err := st.InsertJob(e.ctx, store.InsertJob{Queue: "default", Handler: "demo.fail", MaxAttempts: 3,
+		Payload: []byte(`{"n":9,"__queuety_runtime":{"max_attempts":2}}`)})
+	require.NoError(t, err)
+	_, err = st.DB().ExecContext(e.ctx, "UPDATE `"+st.Tables()["jobs"]+"` SET attempts = 2 WHERE id = ?", id)
+	require.NoError(t, err)
+	e.bury([]int64{id}, "demo failure 9")
+	j, err := e.c.Job(e.ctx, id)
+	require.NoError(t, err)
+	failed := store.LogFor(j, "failed")
+	failed.Attempt = store.Int(2)
+	failed.ErrorMessage = sql.NullString{String: "demo failure 9", Valid: true}
+	failed.ErrorClass = sql.NullString{String: "RuntimeException", Valid: true}
+	failed.ErrorTrace = sql.NullString{String: "#0 /app/Jobs/Demo.php(12): Demo->handle()\n#1 {main}", Valid: true}
+	require.NoError(t, st.InsertLogs(e.ctx, []store.LogRow{failed}))
+
+	b := newBrowser(t, e.server().URL)
+	b.login()
+	resp, body := b.do("GET", fmt.Sprintf("/ui/jobs/%d", id), nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, `<dd id="attempts">2/2</dd>`)
+	require.Contains(t, body, `<small id="error-class">RuntimeException</small>`)
+	require.Contains(t, between(t, body, `<pre class="trace" id="trace">`, `</pre>`), "#0 /app/Jobs/Demo.php(12): Demo-&gt;handle()")
+	require.Contains(t, body, `class="job-retry"`)
+	require.NotContains(t, body, `class="job-bury"`, "the job is buried already")
+	require.Contains(t, body, "&#34;__queuety_runtime&#34;: {", "the payload is pretty-printed")
 }
