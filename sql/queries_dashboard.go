@@ -3,8 +3,7 @@ package store
 // Query names of queries_dashboard.sql.
 const (
 	qDashCompletedLastHour = "dash-completed-last-hour"
-	qDashBuriedGroups      = "dash-buried-groups"
-	qDashBuriedGroupIDs    = "dash-buried-group-ids"
+	qDashBuriedScan        = "dash-buried-scan"
 	qDashStaleProcessing   = "dash-stale-processing"
 	qDashThroughput        = "dash-throughput"
 	qDashListJobs          = "dash-list-jobs"

@@ -119,6 +119,8 @@ type jobsData struct {
 	BulkLimit int
 	// DefaultAction is the bulk action selected first ("": none).
 	DefaultAction string
+	// Limits is each listed job's attempt limit (Client.MaxAttemptsOf).
+	Limits map[int64]int
 }
 
 func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
@@ -147,6 +149,10 @@ func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
 	}
 	data := jobsData{Filter: f, Statuses: store.Statuses, Since: sinceChoices, Jobs: rows, Matching: min(n, countLimit), More: n > countLimit,
 		Query: f.values().Encode(), BulkLimit: bulkLimit, DefaultAction: defaultJobAction(f.Status)}
+	data.Limits = make(map[int64]int, len(rows))
+	for i := range rows {
+		data.Limits[rows[i].ID] = d.cfg.Client.MaxAttemptsOf(d.cfg.Registry, &rows[i])
+	}
 	data.PrevPage, data.NextPage = pages(f.values(), f.Page, len(rows) == pageSize)
 	d.render(w, r, http.StatusOK, "jobs", view{Title: "Jobs", Nav: "jobs", Data: data})
 }

@@ -47,7 +47,7 @@ func TestDashboardOverviewAndGroupRetry(t *testing.T) {
 	require.Contains(t, groups, "mailbox full")
 	require.Contains(t, body, `<svg class="chart"`)
 
-	resp, _ = b.do("POST", "/ui/buried/retry", url.Values{"csrf": {b.csrf("/ui/")}, "handler": {"send.mail"}, "error": {"SMTP timeout"}})
+	resp, _ = b.do("POST", "/ui/buried/retry", url.Values{"csrf": {b.csrf("/ui/")}, "handler": {"send.mail"}, "class": {""}, "pattern": {"SMTP timeout"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	require.Contains(t, resp.Header.Get("Location"), "3+buried+send.mail+jobs+retried")
 	for _, id := range timeouts {
@@ -249,4 +249,45 @@ func TestDashboardJobPageAttemptsAndTrace(t *testing.T) {
 	require.Contains(t, body, `class="job-retry"`)
 	require.NotContains(t, body, `class="job-bury"`, "the job is buried already")
 	require.Contains(t, body, "&#34;__queuety_runtime&#34;: {", "the payload is pretty-printed")
+	_, body = b.do("GET", "/ui/jobs?status=buried", nil)
+	require.Contains(t, between(t, body, fmt.Sprintf(`data-id="%d"`, id), `</tr>`), `<td class="n attempts">2/2</td>`, "the list too")
+}
+
+// Buried jobs group by handler, error class and the message with numbers,
+// ids and quoted values replaced: "demo failure 9/19/29/39" is one group
+// of four (it was four groups of one), a different class is another
+// group, and the group's retry moves exactly its rows.
+func TestDashboardBuriedGroupsNormalized(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	st := e.c.Store()
+	var demo []int64
+	for _, n := range []int{9, 19, 29, 39} {
+		id := e.dispatch("default", "demo.fail", 1)[0]
+		e.bury([]int64{id}, fmt.Sprintf("demo failure %d", n))
+		demo = append(demo, id)
+	}
+	other := e.dispatch("default", "demo.fail", 1)
+	e.bury(other, "demo failure 7")
+	j, err := e.c.Job(e.ctx, other[0])
+	require.NoError(t, err)
+	row := store.LogFor(j, "buried")
+	row.ErrorClass = sql.NullString{String: "LogicException", Valid: true}
+	require.NoError(t, st.InsertLogs(e.ctx, []store.LogRow{row}))
+
+	b := newBrowser(t, e.server().URL)
+	b.login()
+	_, body := b.do("GET", "/ui/", nil)
+	groups := between(t, body, `<table id="buried-groups">`, `</table>`)
+	require.Equal(t, 2, strings.Count(groups, "<tr data-handler="), groups)
+	require.Contains(t, groups, "demo failure ‹n›")
+	require.Contains(t, groups, "Retry 4")
+	require.Contains(t, groups, `<td class="class">LogicException</td>`)
+
+	resp, _ := b.do("POST", "/ui/buried/retry", url.Values{"csrf": {b.csrf("/ui/")}, "handler": {"demo.fail"}, "class": {""}, "pattern": {"demo failure ‹n›"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	for _, id := range demo {
+		require.Equal(t, "pending", e.status(id))
+	}
+	require.Equal(t, "buried", e.status(other[0]), "the LogicException group is left alone")
 }
