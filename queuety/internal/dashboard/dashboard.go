@@ -140,7 +140,7 @@ func (d *Dashboard) routes() {
 func securityHeaders(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
-		hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		hd.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 		hd.Set("X-Content-Type-Options", "nosniff")
 		hd.Set("Referrer-Policy", "same-origin")
 		if !strings.HasPrefix(r.URL.Path, "/ui/static/") {
@@ -157,9 +157,12 @@ type view struct {
 	CSRF     string
 	ReadOnly bool
 	LoggedIn bool
-	Flash    string
-	Error    string
-	Data     any
+	// Live: the page refreshes itself (static/live.js) while visible;
+	// every GET page but the login and error pages.
+	Live  bool
+	Flash string
+	Error string
+	Data  any
 }
 
 func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, name string, v view) {
@@ -171,6 +174,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 	v.CSRF = s.csrf
 	v.LoggedIn = s.ok && !d.cfg.InsecureNoAuth && !s.bearer
 	v.ReadOnly = d.cfg.ReadOnly
+	v.Live = r.Method == http.MethodGet && v.Nav != "" && status == http.StatusOK
 	if f := r.URL.Query().Get("flash"); v.Flash == "" && f != "" && d.auth.signed(r.URL.Query().Get("flash_sig"), "flash", f) {
 		v.Flash = f
 	}
