@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -217,4 +218,52 @@ func (s *Store) PendingSessionJobs(ctx context.Context, limit int) ([]JobRow, er
 		return nil, fmt.Errorf("pending session jobs: %w", err)
 	}
 	return rows, nil
+}
+
+// ListBatches returns the newest batches first, at most limit.
+func (s *Store) ListBatches(ctx context.Context, limit int) ([]BatchRow, error) {
+	var out []BatchRow
+	if err := s.unsafe.SelectContext(ctx, &out, s.query(qDashListBatches), limit); err != nil {
+		return nil, fmt.Errorf("batches: %w", err)
+	}
+	return out, nil
+}
+
+// BatchJobs returns the jobs of a batch, oldest first, at most limit.
+func (s *Store) BatchJobs(ctx context.Context, batchID int64, limit int) ([]JobRow, error) {
+	var out []JobRow
+	if err := s.unsafe.SelectContext(ctx, &out, s.query(qDashBatchJobs), batchID, limit); err != nil {
+		return nil, fmt.Errorf("batch %d jobs: %w", batchID, err)
+	}
+	return out, nil
+}
+
+// GetSchedule reads schedule id (nil when there is none).
+func (s *Store) GetSchedule(ctx context.Context, id int64) (*ScheduleRow, error) {
+	var row ScheduleRow
+	err := s.db.GetContext(ctx, &row, s.query(qDashScheduleGet), id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("schedule %d: %w", id, err)
+	}
+	return &row, nil
+}
+
+// SetScheduleEnabled pauses (false) or resumes (true) schedule id.
+func (s *Store) SetScheduleEnabled(ctx context.Context, id int64, enabled bool) error {
+	if _, err := s.db.ExecContext(ctx, s.query(qDashScheduleEnabled), enabled, id); err != nil {
+		return fmt.Errorf("schedule %d: %w", id, err)
+	}
+	return nil
+}
+
+// RunScheduleNow makes an enabled schedule due at now, so the next tick
+// dispatches it once (under its overlap policy).
+func (s *Store) RunScheduleNow(ctx context.Context, id int64, now time.Time) error {
+	if _, err := s.db.ExecContext(ctx, s.query(qDashScheduleRunNow), DateTime(now), id); err != nil {
+		return fmt.Errorf("schedule %d: %w", id, err)
+	}
+	return nil
 }

@@ -13,4 +13,9 @@ const (
 	qDashCountWorkflows    = "dash-count-workflows"
 	qDashWorkflowIDs       = "dash-workflow-ids"
 	qDashPendingSession    = "dash-pending-session-jobs"
+	qDashListBatches       = "dash-list-batches"
+	qDashBatchJobs         = "dash-batch-jobs"
+	qDashScheduleGet       = "dash-schedule-get"
+	qDashScheduleEnabled   = "dash-schedule-set-enabled"
+	qDashScheduleRunNow    = "dash-schedule-run-now"
 )

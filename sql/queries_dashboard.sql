@@ -100,3 +100,27 @@ SELECT id, queue, handler, session_id, worker_session FROM {jobs}
 WHERE session_pending IS NOT NULL
 ORDER BY session_pending, id
 LIMIT ?
+
+-- name: dash-list-batches
+-- The newest batches first (primary key, read backwards), at most ?.
+SELECT * FROM {batches} ORDER BY id DESC LIMIT ?
+
+-- name: dash-batch-jobs
+-- The jobs of one batch, at most ?: a range of idx_batch.
+SELECT * FROM {jobs} WHERE batch_id = ? ORDER BY id LIMIT ?
+
+-- name: dash-schedule-get
+SELECT id, handler, payload, queue, expression, expression_type, last_run, next_run,
+	overlap_policy, enabled, created_at
+FROM {schedules} WHERE id = ?
+
+-- name: dash-schedule-set-enabled
+-- Pause (0) or resume (1) a schedule: the tick only takes enabled rows,
+-- the plugin's and ours.
+UPDATE {schedules} SET enabled = ? WHERE id = ?
+
+-- name: dash-schedule-run-now
+-- "Run now": the schedule becomes due, so the next tick (any daemon's or
+-- PHP worker's, under its overlap policy and row lock) dispatches it once
+-- and moves next_run on; an enabled row only.
+UPDATE {schedules} SET next_run = ? WHERE id = ? AND enabled = 1

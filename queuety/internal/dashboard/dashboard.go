@@ -114,6 +114,13 @@ func (d *Dashboard) routes() {
 	mux.Handle("GET /ui/jobs/{id}", page(d.job))
 	mux.Handle("GET /ui/workflows", page(d.workflows))
 	mux.Handle("GET /ui/workflows/{id}", page(d.workflow))
+	mux.Handle("GET /ui/schedules", page(d.schedules))
+	mux.Handle("GET /ui/batches", page(d.batches))
+	mux.Handle("GET /ui/batches/{id}", page(d.batch))
+	mux.Handle("GET /ui/machines", page(d.machines))
+	mux.Handle("GET /ui/machines/{id}", page(d.machine))
+	mux.Handle("GET /ui/webhooks", page(d.webhooks))
+	mux.Handle("GET /ui/workers", page(d.workers))
 	// A queue name is data: the overview's forms post it in a field to a
 	// fixed route, never in the path, where a name like
 	// "../workflows/7/approve?" or ".." would be resolved by the browser
@@ -126,6 +133,7 @@ func (d *Dashboard) routes() {
 	mux.Handle("POST /ui/jobs/bulk", act(d.bulkJobs))
 	mux.Handle("POST /ui/workflows/bulk", act(d.bulkWorkflows))
 	mux.Handle("POST /ui/workflows/{id}/{action}", act(d.workflowAction))
+	mux.Handle("POST /ui/schedules/{id}/{action}", act(d.scheduleAction))
 	mux.Handle("/ui/", page(func(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("No page %s %s.", r.Method, r.URL.Path))
 	}))
