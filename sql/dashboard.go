@@ -117,16 +117,22 @@ func (s *Store) Throughput(ctx context.Context, since time.Time, minutes int) (c
 }
 
 // JobQuery is the dashboard's job filter: empty fields match everything;
-// Since zero means any time; ErrorText matches part of error_message.
+// Since zero means any time; ErrorText matches part of error_message;
+// ID (0 = any) is one job; Text matches part of the handler or of the
+// payload (a scan of the rows the other filters leave).
 type JobQuery struct {
 	Status, Queue, Handler string
 	Since                  time.Time
 	ErrorText              string
+	ID                     int64
+	Text                   string
 }
 
 func (f JobQuery) args() []any {
 	since, like := sinceAndLike(f.Since, f.ErrorText)
-	return []any{f.Status, f.Status, f.Queue, f.Queue, f.Handler, f.Handler, since, since, like, like}
+	_, text := sinceAndLike(time.Time{}, f.Text)
+	return []any{f.Status, f.Status, f.Queue, f.Queue, f.Handler, f.Handler, since, since, like, like,
+		f.ID, f.ID, text, text, text}
 }
 
 // sinceAndLike turns a time filter into NULL-or-DATETIME and a text

@@ -42,11 +42,13 @@ GROUP BY m, ok
 
 -- name: dash-list-jobs
 -- The job list's filters: status, queue, handler ('' = any), created at or
--- after ? (NULL = any), error text (a LIKE pattern, '' = any); newest
--- first, a page of ? from offset ?.
+-- after ? (NULL = any), error text (a LIKE pattern, '' = any), one id (0 =
+-- any), search text in the handler or payload (a LIKE pattern, '' = any);
+-- newest first, a page of ? from offset ?.
 SELECT * FROM {jobs}
 WHERE (? = '' OR status = ?) AND (? = '' OR queue = ?) AND (? = '' OR handler = ?)
 	AND (? IS NULL OR created_at >= ?) AND (? = '' OR error_message LIKE ?)
+	AND (? = 0 OR id = ?) AND (? = '' OR handler LIKE ? OR payload LIKE ?)
 ORDER BY id DESC
 LIMIT ? OFFSET ?
 
@@ -56,6 +58,7 @@ SELECT COUNT(*) FROM (
 	SELECT id FROM {jobs}
 	WHERE (? = '' OR status = ?) AND (? = '' OR queue = ?) AND (? = '' OR handler = ?)
 		AND (? IS NULL OR created_at >= ?) AND (? = '' OR error_message LIKE ?)
+		AND (? = 0 OR id = ?) AND (? = '' OR handler LIKE ? OR payload LIKE ?)
 	LIMIT ?
 ) AS matching
 
@@ -65,6 +68,7 @@ SELECT COUNT(*) FROM (
 SELECT id FROM {jobs}
 WHERE (? = '' OR status = ?) AND (? = '' OR queue = ?) AND (? = '' OR handler = ?)
 	AND (? IS NULL OR created_at >= ?) AND (? = '' OR error_message LIKE ?)
+	AND (? = 0 OR id = ?) AND (? = '' OR handler LIKE ? OR payload LIKE ?)
 ORDER BY id
 LIMIT ?
 

@@ -52,13 +52,16 @@ var sinceChoices = []struct{ Value, Label string }{
 
 type jobFilter struct {
 	Status, Queue, Handler, Since, Error string
-	Page                                 int
+	// Search: a job id ("42" or "#42"), or text found in the handler or
+	// the payload.
+	Search string
+	Page   int
 }
 
 func readJobFilter(v url.Values) jobFilter {
 	f := jobFilter{
 		Status: v.Get("status"), Queue: strings.TrimSpace(v.Get("queue")), Handler: strings.TrimSpace(v.Get("handler")),
-		Since: v.Get("since"), Error: strings.TrimSpace(v.Get("error")),
+		Since: v.Get("since"), Error: strings.TrimSpace(v.Get("error")), Search: strings.TrimSpace(v.Get("q")),
 	}
 	f.Page, _ = strconv.Atoi(v.Get("page"))
 	f.Page = max(f.Page, 1)
@@ -66,7 +69,10 @@ func readJobFilter(v url.Values) jobFilter {
 }
 
 func (f jobFilter) query(now time.Time) (store.JobQuery, error) {
-	q := store.JobQuery{Status: f.Status, Queue: f.Queue, Handler: f.Handler, ErrorText: f.Error}
+	q := store.JobQuery{Status: f.Status, Queue: f.Queue, Handler: f.Handler, ErrorText: f.Error, Text: f.Search}
+	if id, err := strconv.ParseInt(strings.TrimPrefix(f.Search, "#"), 10, 64); err == nil && id > 0 {
+		q.ID, q.Text = id, ""
+	}
 	if f.Status != "" && !validJobStatus(f.Status) {
 		return q, fmt.Errorf("unknown job status %q", f.Status)
 	}
@@ -98,7 +104,7 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 // values is the filter as query parameters (page apart).
 func (f jobFilter) values() url.Values {
 	v := url.Values{}
-	for k, x := range map[string]string{"status": f.Status, "queue": f.Queue, "handler": f.Handler, "since": f.Since, "error": f.Error} {
+	for k, x := range map[string]string{"status": f.Status, "queue": f.Queue, "handler": f.Handler, "since": f.Since, "error": f.Error, "q": f.Search} {
 		if x != "" {
 			v.Set(k, x)
 		}

@@ -291,3 +291,31 @@ func TestDashboardBuriedGroupsNormalized(t *testing.T) {
 	}
 	require.Equal(t, "buried", e.status(other[0]), "the LogicException group is left alone")
 }
+
+// The job search takes an id ("42" or "#42") or text found in the handler
+// or the payload, literally; bulk actions on "all matching" carry it.
+func TestDashboardJobSearch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	a, err := e.c.Dispatch(e.ctx, "mail.send", map[string]any{"to": "ops@example.com"})
+	require.NoError(t, err)
+	bb, err := e.c.Dispatch(e.ctx, "report.build", map[string]any{"month": "2026-11"})
+	require.NoError(t, err)
+	b := newBrowser(t, e.server().URL)
+	b.login()
+	for q, want := range map[string][]int64{
+		fmt.Sprint(bb.ID):        {bb.ID},
+		fmt.Sprintf("#%d", a.ID): {a.ID},
+		"ops@example":            {a.ID},
+		"report.":                {bb.ID},
+		"100%":                   nil,
+	} {
+		_, body := b.do("GET", "/ui/jobs?q="+url.QueryEscape(q), nil)
+		require.Contains(t, body, fmt.Sprintf(`<small id="matching">%d matching</small>`, len(want)), q)
+		for _, id := range want {
+			require.Contains(t, body, fmt.Sprintf(`data-id="%d"`, id), q)
+		}
+	}
+	_, body := b.do("GET", "/ui/jobs?q=ops", nil)
+	require.Contains(t, body, `<input type="hidden" name="q" value="ops">`, "the bulk form carries the search")
+}
