@@ -144,7 +144,8 @@ func (d *Dashboard) routes() {
 	d.handler = securityHeaders(cop.Handler(mux))
 }
 
-// securityHeaders: no framing, no script, no caching of operator pages.
+// securityHeaders: no framing, scripts and fetches from the dashboard
+// only, no caching of operator pages.
 func securityHeaders(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()

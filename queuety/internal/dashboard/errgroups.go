@@ -42,7 +42,8 @@ func normalizeError(msg string) string {
 	return numberRE.ReplaceAllString(s, "‹n›")
 }
 
-// buriedGroup is one line of "buried jobs by handler and error".
+// buriedGroup is one line of "buried jobs by handler, error class and
+// message".
 type buriedGroup struct {
 	Handler, Class, Pattern string
 	// Example is the newest message of the group, as written.
