@@ -118,6 +118,7 @@ func timelineChart(events []workflow.TimelineEvent, steps []string) template.HTM
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="timeline" viewBox="0 0 %d %d" role="img" aria-label="workflow timeline">`, w, h)
 	started := map[int]float64{} // step → x of its first start
+	startedAt := map[int]int{}   // step → index of that event
 	for i, e := range events {
 		y := lane*e.StepIndex + 4
 		at := x(i, times[i])
@@ -125,6 +126,7 @@ func timelineChart(events []workflow.TimelineEvent, steps []string) template.HTM
 		case workflow.EventStepStarted:
 			if _, ok := started[e.StepIndex]; !ok {
 				started[e.StepIndex] = at
+				startedAt[e.StepIndex] = i
 			}
 		case workflow.EventStepCompleted, workflow.EventStepFailed:
 			from, ok := started[e.StepIndex]
@@ -143,11 +145,20 @@ func timelineChart(events []workflow.TimelineEvent, steps []string) template.HTM
 				at, y+(lane-8)/2, html.EscapeString(e.Event+" at "+e.CreatedAt))
 		}
 	}
-	// A step started and not finished yet runs to the last event.
+	// A step with no completion event either ended when a later step
+	// began (a wait step writes no step_completed: its wait is over when
+	// the next step starts) or is still running, to the last event.
 	end := x(len(events)-1, t1)
-	for i, from := range started {
-		fmt.Fprintf(&b, `<rect class="current" x="%.1f" y="%d" width="%.1f" height="%d"><title>step %d running</title></rect>`,
-			from, lane*i+4, max(end-from, 3), lane-8, i)
+	for step, from := range started {
+		cls, to, title := "current", end, fmt.Sprintf("step %d running", step)
+		for j := startedAt[step] + 1; j < len(events); j++ {
+			if events[j].StepIndex > step {
+				cls, to, title = "done", x(j, times[j]), fmt.Sprintf("step %d done when step %d began, at %s", step, events[j].StepIndex, events[j].CreatedAt)
+				break
+			}
+		}
+		fmt.Fprintf(&b, `<rect class="%s" x="%.1f" y="%d" width="%.1f" height="%d"><title>%s</title></rect>`,
+			cls, from, lane*step+4, max(to-from, 3), lane-8, html.EscapeString(title))
 	}
 	for i := 0; i < lanes; i++ {
 		label := fmt.Sprintf("step %d", i)

@@ -66,3 +66,20 @@ func TestTimelineChartOrdinal(t *testing.T) {
 	require.Contains(t, svg, `<rect class="done" x="150.0" y="4" width="365.0"`, "half the axis: one of two gaps")
 	require.Contains(t, svg, `<rect class="current" x="880.0"`, "the running step from its start")
 }
+
+// A wait step writes no step_completed: its bar ends where the next step
+// begins, not at the workflow's last event (it spanned the whole run).
+func TestTimelineChartWaitStepEndsAtTheNextStep(t *testing.T) {
+	events := []workflow.TimelineEvent{
+		{StepIndex: 0, Event: workflow.EventStepStarted, CreatedAt: "2026-12-01 12:00:00"},
+		{StepIndex: 0, Event: workflow.EventStepCompleted, CreatedAt: "2026-12-01 12:00:10"},
+		{StepIndex: 1, Event: workflow.EventStepStarted, CreatedAt: "2026-12-01 12:00:10"},
+		{StepIndex: 2, Event: workflow.EventStepStarted, CreatedAt: "2026-12-01 12:00:11"},
+		{StepIndex: 2, Event: workflow.EventStepCompleted, CreatedAt: "2026-12-01 12:02:11"},
+	}
+	svg := string(timelineChart(events, []string{"draft", "wait_for_approval", "publish"}))
+	require.NotContains(t, svg, `class="current"`, "nothing runs: the workflow is over")
+	require.Contains(t, svg, "step 1 done when step 2 began, at 2026-12-01 12:00:11")
+	// 131 s over 730 units: the wait is 1 s wide (5.6 units), not 121 s.
+	require.Contains(t, svg, `<rect class="done" x="205.7" y="26" width="5.6"`)
+}
