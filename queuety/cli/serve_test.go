@@ -187,3 +187,34 @@ func (d *listening) stop(t *testing.T) {
 		t.Fatalf("still running 15s after SIGTERM\nstderr:\n%s", d.stderr.String())
 	}
 }
+
+// serve starts with the operator token alone (it used to demand a worker
+// token the operator never uses): the start-up log says the worker plane
+// is off, a worker call is refused with that reason, and / sends a
+// browser to the dashboard.
+func TestServeWithoutWorkerToken(t *testing.T) {
+	t.Parallel()
+	bin := stockBinary(t)
+	dsn := newDB(t)
+	d := startListening(t, exec.Command(bin, "--dsn", dsn, "serve", "--listen", "127.0.0.1:0"),
+		"QUEUETY_WORKER_TOKEN=", "QUEUETY_OPERATOR_TOKEN=ot-0123456789abcdef")
+	rq, err := http.NewRequest("POST", "http://"+d.addr+"/api/worker/register", strings.NewReader(`{"worker_id":"w1","task_queue":"q"}`))
+	require.NoError(t, err)
+	rq.Header.Set("Authorization", "Bearer ot-0123456789abcdef")
+	rq.Header.Set("X-Durable-Workflow-Protocol-Version", "1.13")
+	res, err := http.DefaultClient.Do(rq)
+	require.NoError(t, err)
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.Equal(t, http.StatusForbidden, res.StatusCode, "%s", raw)
+	require.Contains(t, string(raw), "worker plane is off")
+
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err = noRedirect.Get("http://" + d.addr + "/")
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusFound, res.StatusCode)
+	require.Equal(t, "/ui/", res.Header.Get("Location"))
+	require.Contains(t, d.stderr.String(), "the worker plane is off")
+	d.stop(t)
+}
