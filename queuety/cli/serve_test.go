@@ -20,7 +20,7 @@ import (
 	"github.com/queuety-go/queuety/queuety/cli"
 )
 
-// serve refuses to start without its two tokens, and runs without auth
+// serve refuses to start without the operator token, and runs without auth
 // only on a loopback address; each error names the flag to fix. The
 // checks come before any connection, so no database is needed.
 func TestServeRefusesUnsafeAuth(t *testing.T) {
