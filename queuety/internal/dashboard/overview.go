@@ -48,7 +48,10 @@ type overviewData struct {
 	FailedWorkflows []*workflow.StatusReport
 	Waiting         []waitingWorkflow
 	Workers         []sessions.Worker
-	Pool            *phppool.Stats
+	// PHPQueues: queues the plugin's PHP workers ran jobs on within
+	// phpSeenWindow (they do not register).
+	PHPQueues []string
+	Pool      *phppool.Stats
 	// Throughput of the last hour (per minute) and day (per 15 minutes).
 	HourChart, DayChart       template.HTML
 	CompletedDay, FailedDay   int
@@ -88,6 +91,9 @@ func (d *Dashboard) loadOverview(ctx context.Context) (*overviewData, error) {
 		return nil, fmt.Errorf("workers: %w", err)
 	}
 	out.Workers = workers
+	if out.PHPQueues, err = st.PHPSeenQueues(ctx, st.Now().Add(-phpSeenWindow)); err != nil {
+		return nil, err
+	}
 	out.Queues = queueRows(snap, done, workers)
 	out.Unserved = unserved(out.Queues, workers)
 	if out.Unadmitted, err = c.UnadmittedSessionJobs(ctx, workers, sessionScan); err != nil {

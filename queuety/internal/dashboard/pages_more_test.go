@@ -173,4 +173,6 @@ func TestDashboardWebhooksAndWorkersPages(t *testing.T) {
 	require.Contains(t, between(t, body, `<tr data-worker="py-1">`, `</tr>`), `<td class="runtime">python</td>`)
 	require.Contains(t, between(t, body, `<table id="php-workers">`, `</table>`), `<tr data-queue="wp-mail">`)
 	require.Contains(t, between(t, body, `<table id="sessions">`, `</table>`), `<tr data-session="gpu-render">`)
+	_, body = b.do("GET", "/ui/", nil)
+	require.Contains(t, between(t, body, `<p class="note" id="php-seen">`, `</p>`), "ran jobs within the hour on: wp-mail.", "the overview names them too")
 }
