@@ -1,5 +1,5 @@
 # queuety-go. The README's two commands are `make dev` and `make test`.
-.PHONY: dev test build bench chaos fuzz release
+.PHONY: dev test build bench chaos fuzz release docs-screenshots
 
 dev: ## run the daemon on a local database with demo jobs
 	scripts/ensure-mariadb.sh
@@ -24,3 +24,8 @@ build:
 
 bench: build
 	bin/queuety bench jobs --count 50000 --concurrency 600
+
+docs-screenshots: ## the dashboard screenshots in docs/img (overview, a workflow, a failing batch), from the browser test
+	scripts/ensure-mariadb.sh
+	scripts/ensure-browser.sh
+	QUEUETY_DOCS_SCREENSHOTS=$(CURDIR)/docs/img go test -count=1 -run '^TestDashboardEveryPageInBrowser$$' ./queuety/internal/dashboard

@@ -59,6 +59,17 @@ func (c *Client) settingsFor(reg *Registry, j *store.JobRow, payload phpjson.Val
 	return s
 }
 
+// MaxAttemptsOf is the attempt limit a worker applies to j: the row's
+// max_attempts, then the handler's options and PHP class config, then the
+// payload's __queuety_runtime.max_attempts. Pages that show "attempts n/m"
+// use it, so a job buried at a runtime limit of 2 reads 2/2, not 2/3.
+func (c *Client) MaxAttemptsOf(reg *Registry, j *store.JobRow) int {
+	if reg == nil {
+		reg = NewRegistry()
+	}
+	return c.settingsFor(reg, j, parsePayloadLenient(j.Payload)).maxAttempts
+}
+
 // retryOrBury is the decision on attempt when it ended with err (nil: the
 // row went stale): bury, or retry after delay. Settings the job's own code
 // declared for the failure (AttemptSettings) replace s; an invalid row and

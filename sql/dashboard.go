@@ -3,38 +3,30 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 )
 
-// BuriedGroup is the buried jobs of one handler that failed with one
-// error: how many (among the rows read) and the newest id.
-type BuriedGroup struct {
+// BuriedRow is one buried job as the overview groups it.
+type BuriedRow struct {
+	ID      int64  `db:"id"`
 	Handler string `db:"handler"`
 	Error   string `db:"error"`
-	N       int    `db:"n"`
-	LastID  int64  `db:"last_id"`
+	// Class is the error class of the job's newest log row that has one
+	// ("" when none does).
+	Class string `db:"error_class"`
 }
 
-// BuriedGroups groups the newest scan buried jobs by handler and error,
-// largest group first, at most limit groups.
-func (s *Store) BuriedGroups(ctx context.Context, scan, limit int) ([]BuriedGroup, error) {
-	var out []BuriedGroup
-	if err := s.db.SelectContext(ctx, &out, s.query(qDashBuriedGroups), scan, limit); err != nil {
-		return nil, fmt.Errorf("buried groups: %w", err)
+// BuriedScan reads the newest scan buried jobs, newest first, with their
+// error class.
+func (s *Store) BuriedScan(ctx context.Context, scan int) ([]BuriedRow, error) {
+	var out []BuriedRow
+	if err := s.db.SelectContext(ctx, &out, s.query(qDashBuriedScan), scan); err != nil {
+		return nil, fmt.Errorf("buried jobs: %w", err)
 	}
 	return out, nil
-}
-
-// BuriedGroupIDs lists the buried jobs of one group (errText "" for
-// those without an error message), at most limit.
-func (s *Store) BuriedGroupIDs(ctx context.Context, handler, errText string, limit int) ([]int64, error) {
-	var ids []int64
-	if err := s.db.SelectContext(ctx, &ids, s.query(qDashBuriedGroupIDs), handler, errText, limit); err != nil {
-		return nil, fmt.Errorf("buried group: %w", err)
-	}
-	return ids, nil
 }
 
 // RetryBuriedIDs puts the listed jobs that are still buried back to
@@ -96,38 +88,51 @@ func (s *Store) StaleProcessing(ctx context.Context, cutoff time.Time, limit int
 	return out, nil
 }
 
-// Throughput counts the jobs completed in each minute since since (from
-// the `completed` log rows): index 0 is the minute starting at since,
-// minutes entries in all.
-func (s *Store) Throughput(ctx context.Context, since time.Time, minutes int) ([]int, error) {
+// Throughput counts the attempts that completed and those that failed
+// (retried or buried) in each minute since since, from the log rows every
+// worker writes: index 0 is the minute starting at since, minutes entries
+// in each.
+func (s *Store) Throughput(ctx context.Context, since time.Time, minutes int) (completed, failed []int, err error) {
 	var rows []struct {
-		M int `db:"m"`
-		N int `db:"n"`
+		M  int  `db:"m"`
+		OK bool `db:"ok"`
+		N  int  `db:"n"`
 	}
 	at := DateTime(since)
 	if err := s.db.SelectContext(ctx, &rows, s.query(qDashThroughput), at, at); err != nil {
-		return nil, fmt.Errorf("throughput: %w", err)
+		return nil, nil, fmt.Errorf("throughput: %w", err)
 	}
-	out := make([]int, minutes)
+	completed, failed = make([]int, minutes), make([]int, minutes)
 	for _, r := range rows {
-		if r.M >= 0 && r.M < minutes {
-			out[r.M] += r.N
+		if r.M < 0 || r.M >= minutes {
+			continue
+		}
+		if r.OK {
+			completed[r.M] += r.N
+		} else {
+			failed[r.M] += r.N
 		}
 	}
-	return out, nil
+	return completed, failed, nil
 }
 
 // JobQuery is the dashboard's job filter: empty fields match everything;
-// Since zero means any time; ErrorText matches part of error_message.
+// Since zero means any time; ErrorText matches part of error_message;
+// ID (0 = any) is one job; Text matches part of the handler or of the
+// payload (a scan of the rows the other filters leave).
 type JobQuery struct {
 	Status, Queue, Handler string
 	Since                  time.Time
 	ErrorText              string
+	ID                     int64
+	Text                   string
 }
 
 func (f JobQuery) args() []any {
 	since, like := sinceAndLike(f.Since, f.ErrorText)
-	return []any{f.Status, f.Status, f.Queue, f.Queue, f.Handler, f.Handler, since, since, like, like}
+	_, text := sinceAndLike(time.Time{}, f.Text)
+	return []any{f.Status, f.Status, f.Queue, f.Queue, f.Handler, f.Handler, since, since, like, like,
+		f.ID, f.ID, text, text, text}
 }
 
 // sinceAndLike turns a time filter into NULL-or-DATETIME and a text
@@ -219,4 +224,52 @@ func (s *Store) PendingSessionJobs(ctx context.Context, limit int) ([]JobRow, er
 		return nil, fmt.Errorf("pending session jobs: %w", err)
 	}
 	return rows, nil
+}
+
+// ListBatches returns the newest batches first, at most limit.
+func (s *Store) ListBatches(ctx context.Context, limit int) ([]BatchRow, error) {
+	var out []BatchRow
+	if err := s.unsafe.SelectContext(ctx, &out, s.query(qDashListBatches), limit); err != nil {
+		return nil, fmt.Errorf("batches: %w", err)
+	}
+	return out, nil
+}
+
+// BatchJobs returns the jobs of a batch, oldest first, at most limit.
+func (s *Store) BatchJobs(ctx context.Context, batchID int64, limit int) ([]JobRow, error) {
+	var out []JobRow
+	if err := s.unsafe.SelectContext(ctx, &out, s.query(qDashBatchJobs), batchID, limit); err != nil {
+		return nil, fmt.Errorf("batch %d jobs: %w", batchID, err)
+	}
+	return out, nil
+}
+
+// GetSchedule reads schedule id (nil when there is none).
+func (s *Store) GetSchedule(ctx context.Context, id int64) (*ScheduleRow, error) {
+	var row ScheduleRow
+	err := s.db.GetContext(ctx, &row, s.query(qDashScheduleGet), id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("schedule %d: %w", id, err)
+	}
+	return &row, nil
+}
+
+// SetScheduleEnabled pauses (false) or resumes (true) schedule id.
+func (s *Store) SetScheduleEnabled(ctx context.Context, id int64, enabled bool) error {
+	if _, err := s.db.ExecContext(ctx, s.query(qDashScheduleEnabled), enabled, id); err != nil {
+		return fmt.Errorf("schedule %d: %w", id, err)
+	}
+	return nil
+}
+
+// RunScheduleNow makes an enabled schedule due at now, so the next tick
+// dispatches it once (under its overlap policy).
+func (s *Store) RunScheduleNow(ctx context.Context, id int64, now time.Time) error {
+	if _, err := s.db.ExecContext(ctx, s.query(qDashScheduleRunNow), DateTime(now), id); err != nil {
+		return fmt.Errorf("schedule %d: %w", id, err)
+	}
+	return nil
 }

@@ -3,8 +3,7 @@ package store
 // Query names of queries_dashboard.sql.
 const (
 	qDashCompletedLastHour = "dash-completed-last-hour"
-	qDashBuriedGroups      = "dash-buried-groups"
-	qDashBuriedGroupIDs    = "dash-buried-group-ids"
+	qDashBuriedScan        = "dash-buried-scan"
 	qDashStaleProcessing   = "dash-stale-processing"
 	qDashThroughput        = "dash-throughput"
 	qDashListJobs          = "dash-list-jobs"
@@ -14,4 +13,9 @@ const (
 	qDashCountWorkflows    = "dash-count-workflows"
 	qDashWorkflowIDs       = "dash-workflow-ids"
 	qDashPendingSession    = "dash-pending-session-jobs"
+	qDashListBatches       = "dash-list-batches"
+	qDashBatchJobs         = "dash-batch-jobs"
+	qDashScheduleGet       = "dash-schedule-get"
+	qDashScheduleEnabled   = "dash-schedule-set-enabled"
+	qDashScheduleRunNow    = "dash-schedule-run-now"
 )

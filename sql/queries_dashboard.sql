@@ -9,27 +9,19 @@ SELECT queue, COUNT(*) AS n FROM {jobs}
 WHERE status = 'completed' AND completed_at >= NOW() - INTERVAL 1 HOUR
 GROUP BY queue
 
--- name: dash-buried-groups
--- Buried jobs grouped by handler and error, largest group first, among
--- the newest ? buried rows (idx_status, read backwards); at most ? groups.
-SELECT handler, COALESCE(error_message, '') AS error, COUNT(*) AS n, MAX(id) AS last_id
+-- name: dash-buried-scan
+-- The newest ? buried rows (idx_status, read backwards) with the error
+-- class of each one's newest log row that has one (idx_job), for grouping
+-- by class and normalized message in Go.
+SELECT b.id, b.handler, COALESCE(b.error_message, '') AS error,
+	COALESCE((SELECT l.error_class FROM {logs} l WHERE l.job_id = b.id AND l.error_class IS NOT NULL ORDER BY l.id DESC LIMIT 1), '') AS error_class
 FROM (
 	SELECT id, handler, error_message FROM {jobs} FORCE INDEX (idx_status)
 	WHERE status = 'buried'
 	ORDER BY id DESC
 	LIMIT ?
-) AS buried
-GROUP BY handler, COALESCE(error_message, '')
-ORDER BY n DESC, last_id DESC
-LIMIT ?
-
--- name: dash-buried-group-ids
--- The buried jobs of one group (handler, error text; '' = no error), at
--- most ?: a range of idx_handler_status (handler, status).
-SELECT id FROM {jobs}
-WHERE handler = ? AND status = 'buried' AND COALESCE(error_message, '') = ?
-ORDER BY id
-LIMIT ?
+) AS b
+ORDER BY b.id DESC
 
 -- name: dash-stale-processing
 -- Processing jobs not heard from since the cutoff (the stale sweep will
@@ -40,19 +32,23 @@ ORDER BY reserved_at
 LIMIT ?
 
 -- name: dash-throughput
--- Jobs completed per minute since the cutoff, from the log rows the
--- workers write: a range of idx_created. m is minutes since the cutoff.
-SELECT TIMESTAMPDIFF(MINUTE, ?, created_at) AS m, COUNT(*) AS n FROM {logs}
-WHERE created_at >= ? AND event = 'completed'
-GROUP BY m
+-- Attempts that completed and that failed (retried or buried) per minute
+-- since the cutoff, from the log rows every worker writes, the plugin's
+-- PHP workers included: a range of idx_created. m is minutes since the
+-- cutoff.
+SELECT TIMESTAMPDIFF(MINUTE, ?, created_at) AS m, event = 'completed' AS ok, COUNT(*) AS n FROM {logs}
+WHERE created_at >= ? AND event IN ('completed', 'failed', 'buried')
+GROUP BY m, ok
 
 -- name: dash-list-jobs
 -- The job list's filters: status, queue, handler ('' = any), created at or
--- after ? (NULL = any), error text (a LIKE pattern, '' = any); newest
--- first, a page of ? from offset ?.
+-- after ? (NULL = any), error text (a LIKE pattern, '' = any), one id (0 =
+-- any), search text in the handler or payload (a LIKE pattern, '' = any);
+-- newest first, a page of ? from offset ?.
 SELECT * FROM {jobs}
 WHERE (? = '' OR status = ?) AND (? = '' OR queue = ?) AND (? = '' OR handler = ?)
 	AND (? IS NULL OR created_at >= ?) AND (? = '' OR error_message LIKE ?)
+	AND (? = 0 OR id = ?) AND (? = '' OR handler LIKE ? OR payload LIKE ?)
 ORDER BY id DESC
 LIMIT ? OFFSET ?
 
@@ -62,6 +58,7 @@ SELECT COUNT(*) FROM (
 	SELECT id FROM {jobs}
 	WHERE (? = '' OR status = ?) AND (? = '' OR queue = ?) AND (? = '' OR handler = ?)
 		AND (? IS NULL OR created_at >= ?) AND (? = '' OR error_message LIKE ?)
+		AND (? = 0 OR id = ?) AND (? = '' OR handler LIKE ? OR payload LIKE ?)
 	LIMIT ?
 ) AS matching
 
@@ -71,6 +68,7 @@ SELECT COUNT(*) FROM (
 SELECT id FROM {jobs}
 WHERE (? = '' OR status = ?) AND (? = '' OR queue = ?) AND (? = '' OR handler = ?)
 	AND (? IS NULL OR created_at >= ?) AND (? = '' OR error_message LIKE ?)
+	AND (? = 0 OR id = ?) AND (? = '' OR handler LIKE ? OR payload LIKE ?)
 ORDER BY id
 LIMIT ?
 
@@ -106,3 +104,27 @@ SELECT id, queue, handler, session_id, worker_session FROM {jobs}
 WHERE session_pending IS NOT NULL
 ORDER BY session_pending, id
 LIMIT ?
+
+-- name: dash-list-batches
+-- The newest batches first (primary key, read backwards), at most ?.
+SELECT * FROM {batches} ORDER BY id DESC LIMIT ?
+
+-- name: dash-batch-jobs
+-- The jobs of one batch, at most ?: a range of idx_batch.
+SELECT * FROM {jobs} WHERE batch_id = ? ORDER BY id LIMIT ?
+
+-- name: dash-schedule-get
+SELECT id, handler, payload, queue, expression, expression_type, last_run, next_run,
+	overlap_policy, enabled, created_at
+FROM {schedules} WHERE id = ?
+
+-- name: dash-schedule-set-enabled
+-- Pause (0) or resume (1) a schedule: the tick only takes enabled rows,
+-- the plugin's and ours.
+UPDATE {schedules} SET enabled = ? WHERE id = ?
+
+-- name: dash-schedule-run-now
+-- "Run now": the schedule becomes due, so the next tick (any daemon's or
+-- PHP worker's, under its overlap policy and row lock) dispatches it once
+-- and moves next_run on; an enabled row only.
+UPDATE {schedules} SET next_run = ? WHERE id = ? AND enabled = 1

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -32,7 +33,7 @@ func TestTokenStrength(t *testing.T) {
 	for _, tc := range []struct{ worker, operator, want string }{
 		{"w", long, "worker token is 1 bytes"},
 		{long, "               o", "operator token is 1 bytes"},
-		{"                    ", long, "both a worker token and an operator token are required"},
+		{long, "                    ", "an operator token is required"},
 	} {
 		_, err := New(Config{Registry: e.reg, WorkerToken: tc.worker, OperatorToken: tc.operator})
 		require.ErrorContains(t, err, tc.want, "%q/%q", tc.worker, tc.operator)
@@ -78,4 +79,24 @@ func TestPlainHTTPWarning(t *testing.T) {
 		require.NoError(t, srv.Stop(e.ctx))
 		require.Equal(t, tc.warn, strings.Contains(logs.String(), "level=WARN msg=\"serving plain HTTP on a non-loopback address"), "%s: %s", tc.listen, logs.String())
 	}
+}
+
+// A server started with the operator token alone serves the operator
+// plane and refuses the worker plane with the reason (it used to refuse to
+// start); with a dashboard mounted, "/" sends a browser to it.
+func TestWorkerPlaneOffWithoutWorkerToken(t *testing.T) {
+	t.Parallel()
+	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("dashboard")) })
+	e := newEnv(t, func(c *Config) { c.WorkerToken, c.UI = "", ui })
+	r := e.do(req{path: "/api/worker/register", token: operatorToken, body: map[string]any{"worker_id": "w1", "task_queue": "q"}})
+	require.Equal(t, http.StatusForbidden, r.status, "%s", r.raw)
+	require.Contains(t, string(r.raw), "worker plane is off")
+	r = e.do(req{path: "/api/worker/register", token: "some-other-token-0123", body: map[string]any{"worker_id": "w1", "task_queue": "q"}})
+	require.Equal(t, http.StatusForbidden, r.status, "no token opens the worker plane")
+	r = e.do(req{method: http.MethodGet, path: "/api/worker-sessions"})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.raw)
+	rec := httptest.NewRecorder()
+	e.srv.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	require.Equal(t, http.StatusFound, rec.Code, rec.Body.String())
+	require.Equal(t, "/ui/", rec.Header().Get("Location"))
 }

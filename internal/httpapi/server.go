@@ -143,13 +143,19 @@ func New(cfg Config) (*Server, error) {
 	}
 	if !cfg.InsecureNoAuth {
 		cfg.WorkerToken, cfg.OperatorToken = strings.TrimSpace(cfg.WorkerToken), strings.TrimSpace(cfg.OperatorToken)
-		if cfg.WorkerToken == "" || cfg.OperatorToken == "" {
-			return nil, errors.New("httpapi: both a worker token and an operator token are required (or run without auth on a loopback address)")
+		// The operator token is required; the worker token is not: an
+		// operator who runs no external workers leaves it unset and the
+		// worker plane is off (its routes answer 403 saying so).
+		if cfg.OperatorToken == "" {
+			return nil, errors.New("httpapi: an operator token is required (or run without auth on a loopback address)")
 		}
 		if cfg.WorkerToken == cfg.OperatorToken {
 			return nil, errors.New("httpapi: the worker token and the operator token must differ, or any worker could read the operator plane")
 		}
 		for _, t := range []struct{ name, token string }{{"httpapi: the worker token", cfg.WorkerToken}, {"httpapi: the operator token", cfg.OperatorToken}} {
+			if t.token == "" {
+				continue
+			}
 			if err := CheckToken(t.name, t.token); err != nil {
 				return nil, err
 			}
@@ -345,6 +351,9 @@ func (s *Server) routes() {
 	if s.cfg.UI != nil {
 		mux.Handle("/ui/", s.cfg.UI)
 		mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
+		// A person who types the server's address lands on the dashboard
+		// (302: the root may serve something else another day).
+		mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	}
 	mux.Handle("GET /healthz", HealthHandler())
 	mux.Handle("GET /readyz", ReadyHandler(s.cfg.Ready))
@@ -488,6 +497,9 @@ func (s *Server) authorize(r *http.Request, p plane) *apiError {
 		return refuse(http.StatusUnauthorized, ReasonUnauthorized, "Missing bearer token: send Authorization: Bearer <token>.")
 	}
 	token = strings.TrimSpace(token)
+	if p == planeWorker && s.cfg.WorkerToken == "" {
+		return refuse(http.StatusForbidden, ReasonForbidden, "The worker plane is off: this server was started without a worker token (QUEUETY_WORKER_TOKEN).")
+	}
 	isWorker := equal(token, s.cfg.WorkerToken)
 	isOperator := equal(token, s.cfg.OperatorToken)
 	switch {

@@ -52,10 +52,10 @@ func checkHTTPAuth(c *cli.Context, listen string) error {
 		return err
 	}
 	switch {
+	// The worker token is optional: without it the worker plane (external
+	// workers, activity tasks) is off, which the start-up log says.
 	case worker == "" && operator == "":
-		return usagef("the HTTP API needs two tokens: set QUEUETY_WORKER_TOKEN and QUEUETY_OPERATOR_TOKEN (or --worker-token and --operator-token); for a local experiment only, --insecure-no-auth on a loopback address")
-	case worker == "":
-		return usagef("--worker-token (QUEUETY_WORKER_TOKEN) is not set; the worker plane needs its own token")
+		return usagef("the HTTP API needs the operator token: set QUEUETY_OPERATOR_TOKEN (or --operator-token), and QUEUETY_WORKER_TOKEN too if external workers connect; for a local experiment only, --insecure-no-auth on a loopback address")
 	case operator == "":
 		return usagef("--operator-token (QUEUETY_OPERATOR_TOKEN) is not set; the operator plane needs its own token")
 	case worker == operator:
@@ -74,8 +74,8 @@ func checkTokens(c *cli.Context, blankOnly bool) error {
 		{"--worker-token (QUEUETY_WORKER_TOKEN)", c.String("worker-token")},
 		{"--operator-token (QUEUETY_OPERATOR_TOKEN)", c.String("operator-token")},
 	} {
-		if blankOnly && (t.raw == "" || strings.TrimSpace(t.raw) != "") {
-			continue
+		if t.raw == "" || blankOnly && strings.TrimSpace(t.raw) != "" {
+			continue // unset: the worker token may be (the operator's was checked)
 		}
 		if err := httpapi.CheckToken(t.name, t.raw); err != nil {
 			return usageError{err}
@@ -113,6 +113,9 @@ func newHTTPServer(c *cli.Context, client *queuety.Client, listen string, obs *o
 	if err != nil {
 		return nil, usageError{err}
 	}
+	if !c.Bool("insecure-no-auth") && strings.TrimSpace(c.String("worker-token")) == "" {
+		client.Config().Logger.Info("the worker plane is off: no worker token; set QUEUETY_WORKER_TOKEN if external workers connect")
+	}
 	return srv, nil
 }
 
@@ -137,6 +140,9 @@ their per-state counts, operator metrics) and GET /api/cluster/info, which
 publishes the worker-session and local-activity contracts.
 
    QUEUETY_WORKER_TOKEN=... QUEUETY_OPERATOR_TOKEN=... queuety serve --listen 127.0.0.1:8080
+
+Without QUEUETY_WORKER_TOKEN the worker plane is off (the dashboard and the
+operator plane need only the operator token).
 
 Workers send Authorization: Bearer <worker token> and
 X-Durable-Workflow-Protocol-Version: 1.13; operators send the operator token

@@ -20,7 +20,7 @@ import (
 	"github.com/queuety-go/queuety/queuety/cli"
 )
 
-// serve refuses to start without its two tokens, and runs without auth
+// serve refuses to start without the operator token, and runs without auth
 // only on a loopback address; each error names the flag to fix. The
 // checks come before any connection, so no database is needed.
 func TestServeRefusesUnsafeAuth(t *testing.T) {
@@ -29,9 +29,11 @@ func TestServeRefusesUnsafeAuth(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"serve", "--worker-token=", "--operator-token="}, []string{"QUEUETY_WORKER_TOKEN", "QUEUETY_OPERATOR_TOKEN", "--insecure-no-auth"}},
+		{[]string{"serve", "--worker-token=", "--operator-token="}, []string{"QUEUETY_OPERATOR_TOKEN", "--insecure-no-auth"}},
 		{[]string{"serve", "--worker-token=w", "--operator-token="}, []string{"--operator-token", "QUEUETY_OPERATOR_TOKEN"}},
-		{[]string{"serve", "--worker-token=", "--operator-token=o"}, []string{"--worker-token", "QUEUETY_WORKER_TOKEN"}},
+		// No worker token is fine (the worker plane is off); the operator
+		// token is still checked.
+		{[]string{"serve", "--worker-token=", "--operator-token=o"}, []string{"--operator-token (QUEUETY_OPERATOR_TOKEN) is 1 bytes"}},
 		{[]string{"serve", "--worker-token=same", "--operator-token=same"}, []string{"--worker-token and --operator-token are the same"}},
 		{[]string{"serve", "--insecure-no-auth", "--listen", "0.0.0.0:8080", "--worker-token=", "--operator-token="}, []string{"--insecure-no-auth", "loopback", `"0.0.0.0:8080"`}},
 		{[]string{"serve", "--insecure-no-auth", "--listen", ":8080", "--worker-token=", "--operator-token="}, []string{"--insecure-no-auth", "loopback"}},
@@ -184,4 +186,35 @@ func (d *listening) stop(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatalf("still running 15s after SIGTERM\nstderr:\n%s", d.stderr.String())
 	}
+}
+
+// serve starts with the operator token alone (it used to demand a worker
+// token the operator never uses): the start-up log says the worker plane
+// is off, a worker call is refused with that reason, and / sends a
+// browser to the dashboard.
+func TestServeWithoutWorkerToken(t *testing.T) {
+	t.Parallel()
+	bin := stockBinary(t)
+	dsn := newDB(t)
+	d := startListening(t, exec.Command(bin, "--dsn", dsn, "serve", "--listen", "127.0.0.1:0"),
+		"QUEUETY_WORKER_TOKEN=", "QUEUETY_OPERATOR_TOKEN=ot-0123456789abcdef")
+	rq, err := http.NewRequest("POST", "http://"+d.addr+"/api/worker/register", strings.NewReader(`{"worker_id":"w1","task_queue":"q"}`))
+	require.NoError(t, err)
+	rq.Header.Set("Authorization", "Bearer ot-0123456789abcdef")
+	rq.Header.Set("X-Durable-Workflow-Protocol-Version", "1.13")
+	res, err := http.DefaultClient.Do(rq)
+	require.NoError(t, err)
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.Equal(t, http.StatusForbidden, res.StatusCode, "%s", raw)
+	require.Contains(t, string(raw), "worker plane is off")
+
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err = noRedirect.Get("http://" + d.addr + "/")
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusFound, res.StatusCode)
+	require.Equal(t, "/ui/", res.Header.Get("Location"))
+	require.Contains(t, d.stderr.String(), "the worker plane is off")
+	d.stop(t)
 }

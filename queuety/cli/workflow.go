@@ -386,12 +386,12 @@ func (a *app) signalCommand(name, usage, args, def string) *cli.Command {
 	}
 }
 
+// stepLabel is "current/total" with the plugin's 0-based current step, as
+// `wp queuety workflow status` and the dashboard print it: a workflow at
+// its third of four steps is 2/4 everywhere.
 func stepLabel(r *workflow.StatusReport) string {
-	if r.CurrentStep >= r.TotalSteps {
-		return fmt.Sprintf("%d/%d", r.CurrentStep, r.TotalSteps)
-	}
-	s := fmt.Sprintf("%d/%d", r.CurrentStep+1, r.TotalSteps)
-	if r.CurrentStepName != nil {
+	s := fmt.Sprintf("%d/%d", r.CurrentStep, r.TotalSteps)
+	if r.CurrentStepName != nil && r.CurrentStep < r.TotalSteps {
 		s += " " + esc(*r.CurrentStepName)
 	}
 	return s

@@ -138,6 +138,12 @@ func TestWorkflowCommands(t *testing.T) {
 	decodeJSON(t, runOK(t, on(dsn, "workflow", "status", itoa(waiting), "--json")...), &st)
 	require.Equal(t, "waiting_for_signal", st.Status)
 	require.Equal(t, "signal", *st.WaitType)
+	// The step is the plugin's 0-based current_step, as `wp queuety
+	// workflow status` and the dashboard print it (was 2/2 here).
+	r = runOK(t, on(dsn, "workflow", "status", itoa(waiting))...)
+	require.Contains(t, r.stdout, "  step 1/2 wait_for_approval [", r.stdout)
+	r = runOK(t, on(dsn, "workflow", "list", "--status", "waiting_for_signal")...)
+	require.Contains(t, r.stdout, "  1/2 wait_for_approval  ", r.stdout)
 	require.Equal(t, []string{"approval"}, st.WaitingFor)
 	var details struct {
 		Remaining []string `json:"remaining"`

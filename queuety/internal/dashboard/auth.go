@@ -18,9 +18,12 @@ import (
 )
 
 // cookieName holds a login: a random session id, its expiry and an HMAC
-// of both under a key made at start (so a restart logs everyone out).
-// Only logged-out sessions are stored (auth.revoked, until they expire):
-// a cookie copied before a logout stops working at the logout (N16).
+// of both under a key derived from the operator token (sessionKey), so a
+// login survives a restart and is valid on every daemon with the same
+// token, and changing the token ends every session. Only logged-out
+// sessions are stored (auth.revoked, in memory, until they expire): a
+// cookie copied before a logout stops working at the logout (N16) on this
+// process; a restart forgets the list (see docs/operating.md).
 const cookieName = "queuety_ui"
 
 // auth decides who may see and do what.
@@ -46,9 +49,28 @@ type auth struct {
 	failures *loginThrottle
 }
 
+// sessionKeyLabel separates the cookie key from any other use of the
+// operator token.
+const sessionKeyLabel = "queuety dashboard session key v1"
+
+// sessionKey is the key of cookies, form tokens and flash signatures:
+// HMAC-SHA256 of a fixed label under the operator token, so it is the same
+// after a restart and on every daemon sharing the token. Without a token
+// (no auth, loopback only) it is random per process.
+func sessionKey(token string) ([]byte, error) {
+	if token == "" {
+		key := make([]byte, 32)
+		_, err := rand.Read(key)
+		return key, err
+	}
+	m := hmac.New(sha256.New, []byte(token))
+	m.Write([]byte(sessionKeyLabel))
+	return m.Sum(nil), nil
+}
+
 func newAuth(token string, open bool, ttl time.Duration, now func() time.Time) (*auth, error) {
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
+	key, err := sessionKey(token)
+	if err != nil {
 		return nil, err
 	}
 	a := &auth{token: token, open: open, key: key, ttl: ttl, now: now, revoked: map[string]time.Time{}, failures: newLoginThrottle(now)}

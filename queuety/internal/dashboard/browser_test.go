@@ -71,7 +71,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	require.Greater(t, len(completed), 5)
 	require.Equal(t, fmt.Sprint(len(completed)), wd.text(`tr[data-queue="default"] td.completed`))
 	require.Equal(t, "running", wd.text(`tr[data-queue="reports"] td.state`))
-	require.Contains(t, wd.text("#throughput h2"), fmt.Sprintf("%d jobs completed in 24 h", len(completed)), "the chart counts the completed log rows")
+	require.Contains(t, wd.text("#tp-day"), fmt.Sprintf("Last 24 hours: %d completed", len(completed)), "the chart counts the completed log rows")
 	require.Contains(t, wd.text("#waiting"), "editorial")
 	require.Equal(t, 1, wd.count(`#unserved tr[data-queue="reports"]`), "no worker serves reports")
 	require.Equal(t, 0, wd.count(`#unserved tr[data-queue="default"]`))

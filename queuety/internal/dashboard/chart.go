@@ -10,36 +10,68 @@ import (
 	"github.com/queuety-go/queuety/workflow"
 )
 
-// throughputChart draws jobs completed per minute as an inline SVG: one
-// column per minute from since, the tallest at the top, hour marks every
-// three hours (UTC). Only numbers and formatted times go into the markup.
-func throughputChart(perMin []int, since time.Time) template.HTML {
-	const w, h, top, bottom = 1440, 150, 8, 20
-	peak := 1
-	for _, n := range perMin {
-		peak = max(peak, n)
+// throughputChart draws attempts completed and failed as an inline SVG
+// bar chart: one column per bucket minutes from since, completed (green)
+// under failed (red), scaled to the busiest column, with the peak on the
+// y axis, time marks along x (UTC) and each column's numbers on hover
+// (its <title>). A column is at least 6 units wide, so a day of 15-minute
+// buckets is 96 readable bars, not a hairline per minute. Only numbers
+// and formatted times go into the markup.
+func throughputChart(completed, failed []int, since time.Time, bucket int, label string) template.HTML {
+	bucket = max(bucket, 1)
+	// Columns start on the clock (12:00, 12:15): the minutes before the
+	// first such start are left out.
+	since = since.UTC()
+	if skip := (bucket - (since.Hour()*60+since.Minute())%bucket) % bucket; skip > 0 && skip < len(completed) {
+		completed, failed, since = completed[skip:], failed[skip:], since.Add(time.Duration(skip)*time.Minute)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" preserveAspectRatio="none" role="img" aria-label="jobs completed per minute, last 24 hours">`, w, h)
+	n := (len(completed) + bucket - 1) / bucket
+	done, bad := make([]int, n), make([]int, n)
+	for i := range completed {
+		done[i/bucket] += completed[i]
+		bad[i/bucket] += failed[i]
+	}
+	const h, top, bottom, left = 160, 10, 22, 44
+	col := max(6, 960/max(n, 1))
+	w := left + n*col
+	peak := 1
+	for i := range done {
+		peak = max(peak, done[i]+bad[i])
+	}
 	plot := float64(h - top - bottom)
-	fmt.Fprintf(&b, `<line class="axis" x1="0" y1="%d" x2="%d" y2="%d"/>`, h-bottom, w, h-bottom)
-	b.WriteString(`<path class="bars" d="`)
-	for i, n := range perMin {
-		if n == 0 {
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="attempts completed and failed, %s">`, w, h, html.EscapeString(label))
+	fmt.Fprintf(&b, `<line class="axis" x1="%d" y1="%d" x2="%d" y2="%d"/>`, left, h-bottom, w, h-bottom)
+	fmt.Fprintf(&b, `<line class="tick" x1="%d" y1="%d" x2="%d" y2="%d"/>`, left, top, w, top)
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%d</text><text x="%d" y="%d" text-anchor="end">0</text>`, left-4, top+4, peak, left-4, h-bottom)
+	// Marks: every 10 minutes on a per-minute chart, every 3 hours on a
+	// coarser one.
+	markEvery := 10
+	if bucket > 1 {
+		markEvery = 180
+	}
+	for i := 0; i < n; i++ {
+		t := since.Add(time.Duration(i*bucket) * time.Minute).UTC()
+		x := left + i*col
+		if (t.Hour()*60+t.Minute())%markEvery == 0 {
+			fmt.Fprintf(&b, `<line class="tick" x1="%d" y1="%d" x2="%d" y2="%d"/><text x="%d" y="%d">%s</text>`,
+				x, top, x, h-bottom, x+2, h-6, t.Format("15:04"))
+		}
+		if done[i]+bad[i] == 0 {
 			continue
 		}
-		bh := plot * float64(n) / float64(peak)
-		fmt.Fprintf(&b, "M%d %.1fV%dh1V%.1fz", i, float64(h-bottom)-bh, h-bottom, float64(h-bottom)-bh)
-	}
-	b.WriteString(`"/>`)
-	for i := range perMin {
-		t := since.Add(time.Duration(i) * time.Minute)
-		if t.UTC().Minute() == 0 && t.UTC().Hour()%3 == 0 {
-			fmt.Fprintf(&b, `<line class="tick" x1="%d" y1="%d" x2="%d" y2="%d"/><text x="%d" y="%d">%s</text>`,
-				i, top, i, h-bottom, i+3, h-6, t.UTC().Format("15:04"))
+		gh := plot * float64(done[i]) / float64(peak)
+		rh := plot * float64(bad[i]) / float64(peak)
+		base := float64(h - bottom)
+		fmt.Fprintf(&b, `<g><title>%s UTC: %d completed, %d failed</title>`, t.Format("15:04"), done[i], bad[i])
+		if done[i] > 0 {
+			fmt.Fprintf(&b, `<rect class="ok" x="%d" y="%.1f" width="%d" height="%.1f"/>`, x+1, base-gh, col-2, gh)
 		}
+		if bad[i] > 0 {
+			fmt.Fprintf(&b, `<rect class="bad" x="%d" y="%.1f" width="%d" height="%.1f"/>`, x+1, base-gh-rh, col-2, rh)
+		}
+		b.WriteString(`</g>`)
 	}
-	fmt.Fprintf(&b, `<text x="4" y="%d">%d/min</text>`, top+10, peak)
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }
@@ -86,6 +118,7 @@ func timelineChart(events []workflow.TimelineEvent, steps []string) template.HTM
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="timeline" viewBox="0 0 %d %d" role="img" aria-label="workflow timeline">`, w, h)
 	started := map[int]float64{} // step → x of its first start
+	startedAt := map[int]int{}   // step → index of that event
 	for i, e := range events {
 		y := lane*e.StepIndex + 4
 		at := x(i, times[i])
@@ -93,6 +126,7 @@ func timelineChart(events []workflow.TimelineEvent, steps []string) template.HTM
 		case workflow.EventStepStarted:
 			if _, ok := started[e.StepIndex]; !ok {
 				started[e.StepIndex] = at
+				startedAt[e.StepIndex] = i
 			}
 		case workflow.EventStepCompleted, workflow.EventStepFailed:
 			from, ok := started[e.StepIndex]
@@ -111,11 +145,20 @@ func timelineChart(events []workflow.TimelineEvent, steps []string) template.HTM
 				at, y+(lane-8)/2, html.EscapeString(e.Event+" at "+e.CreatedAt))
 		}
 	}
-	// A step started and not finished yet runs to the last event.
+	// A step with no completion event either ended when a later step
+	// began (a wait step writes no step_completed: its wait is over when
+	// the next step starts) or is still running, to the last event.
 	end := x(len(events)-1, t1)
-	for i, from := range started {
-		fmt.Fprintf(&b, `<rect class="current" x="%.1f" y="%d" width="%.1f" height="%d"><title>step %d running</title></rect>`,
-			from, lane*i+4, max(end-from, 3), lane-8, i)
+	for step, from := range started {
+		cls, to, title := "current", end, fmt.Sprintf("step %d running", step)
+		for j := startedAt[step] + 1; j < len(events); j++ {
+			if events[j].StepIndex > step {
+				cls, to, title = "done", x(j, times[j]), fmt.Sprintf("step %d done when step %d began, at %s", step, events[j].StepIndex, events[j].CreatedAt)
+				break
+			}
+		}
+		fmt.Fprintf(&b, `<rect class="%s" x="%.1f" y="%d" width="%.1f" height="%d"><title>%s</title></rect>`,
+			cls, from, lane*step+4, max(to-from, 3), lane-8, html.EscapeString(title))
 	}
 	for i := 0; i < lanes; i++ {
 		label := fmt.Sprintf("step %d", i)

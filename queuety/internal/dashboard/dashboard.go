@@ -114,6 +114,13 @@ func (d *Dashboard) routes() {
 	mux.Handle("GET /ui/jobs/{id}", page(d.job))
 	mux.Handle("GET /ui/workflows", page(d.workflows))
 	mux.Handle("GET /ui/workflows/{id}", page(d.workflow))
+	mux.Handle("GET /ui/schedules", page(d.schedules))
+	mux.Handle("GET /ui/batches", page(d.batches))
+	mux.Handle("GET /ui/batches/{id}", page(d.batch))
+	mux.Handle("GET /ui/machines", page(d.machines))
+	mux.Handle("GET /ui/machines/{id}", page(d.machine))
+	mux.Handle("GET /ui/webhooks", page(d.webhooks))
+	mux.Handle("GET /ui/workers", page(d.workers))
 	// A queue name is data: the overview's forms post it in a field to a
 	// fixed route, never in the path, where a name like
 	// "../workflows/7/approve?" or ".." would be resolved by the browser
@@ -126,6 +133,7 @@ func (d *Dashboard) routes() {
 	mux.Handle("POST /ui/jobs/bulk", act(d.bulkJobs))
 	mux.Handle("POST /ui/workflows/bulk", act(d.bulkWorkflows))
 	mux.Handle("POST /ui/workflows/{id}/{action}", act(d.workflowAction))
+	mux.Handle("POST /ui/schedules/{id}/{action}", act(d.scheduleAction))
 	mux.Handle("/ui/", page(func(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("No page %s %s.", r.Method, r.URL.Path))
 	}))
@@ -136,11 +144,12 @@ func (d *Dashboard) routes() {
 	d.handler = securityHeaders(cop.Handler(mux))
 }
 
-// securityHeaders: no framing, no script, no caching of operator pages.
+// securityHeaders: no framing, scripts and fetches from the dashboard
+// only, no caching of operator pages.
 func securityHeaders(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
-		hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		hd.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 		hd.Set("X-Content-Type-Options", "nosniff")
 		hd.Set("Referrer-Policy", "same-origin")
 		if !strings.HasPrefix(r.URL.Path, "/ui/static/") {
@@ -157,9 +166,12 @@ type view struct {
 	CSRF     string
 	ReadOnly bool
 	LoggedIn bool
-	Flash    string
-	Error    string
-	Data     any
+	// Live: the page refreshes itself (static/live.js) while visible;
+	// every GET page but the login and error pages.
+	Live  bool
+	Flash string
+	Error string
+	Data  any
 }
 
 func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, name string, v view) {
@@ -171,6 +183,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 	v.CSRF = s.csrf
 	v.LoggedIn = s.ok && !d.cfg.InsecureNoAuth && !s.bearer
 	v.ReadOnly = d.cfg.ReadOnly
+	v.Live = r.Method == http.MethodGet && v.Nav != "" && status == http.StatusOK
 	if f := r.URL.Query().Get("flash"); v.Flash == "" && f != "" && d.auth.signed(r.URL.Query().Get("flash_sig"), "flash", f) {
 		v.Flash = f
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -261,4 +262,43 @@ func TestDashboardBearerThrottle(t *testing.T) {
 	resp, _ = b.do("POST", "/ui/queues/pause", url.Values{"queue": {"default"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	require.True(t, e.paused("default"))
+}
+
+// A login survives a restart: the cookie is signed with a key derived
+// from the operator token, so a new dashboard over the same token (a
+// restarted daemon, or a second one behind the same host name) accepts
+// the cookie and its form token; a dashboard with another token refuses
+// it.
+func TestDashboardSessionSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.dispatch("default", "report.build", 1)
+	b := newBrowser(t, e.server().URL)
+	b.login()
+	csrf := b.csrf("/ui/")
+	cookie := *b.cookie
+
+	serve := func(token string) *browser {
+		d, err := dashboard.New(dashboard.Config{Client: e.c, Registry: e.reg, OperatorToken: token})
+		require.NoError(t, err)
+		mux := http.NewServeMux()
+		mux.Handle("/ui/", d)
+		srv := httptest.NewServer(mux)
+		t.Cleanup(srv.Close)
+		nb := newBrowser(t, srv.URL)
+		c := cookie
+		nb.cookie = &c
+		return nb
+	}
+	restarted := serve(operatorToken)
+	resp, _ := restarted.do("GET", "/ui/", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "the cookie opens a page after the restart")
+	resp, _ = restarted.do("POST", "/ui/queues/pause", url.Values{"csrf": {csrf}, "queue": {"default"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, "and its form token still acts")
+	require.True(t, e.paused("default"))
+
+	rotated := serve("another-operator-token-9f8e7d6c")
+	resp, _ = rotated.do("GET", "/ui/", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, "a new operator token ends every session")
+	require.Contains(t, resp.Header.Get("Location"), "/ui/login")
 }

@@ -1,7 +1,9 @@
 package dashboard
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -50,13 +52,16 @@ var sinceChoices = []struct{ Value, Label string }{
 
 type jobFilter struct {
 	Status, Queue, Handler, Since, Error string
-	Page                                 int
+	// Search: a job id ("42" or "#42"), or text found in the handler or
+	// the payload.
+	Search string
+	Page   int
 }
 
 func readJobFilter(v url.Values) jobFilter {
 	f := jobFilter{
 		Status: v.Get("status"), Queue: strings.TrimSpace(v.Get("queue")), Handler: strings.TrimSpace(v.Get("handler")),
-		Since: v.Get("since"), Error: strings.TrimSpace(v.Get("error")),
+		Since: v.Get("since"), Error: strings.TrimSpace(v.Get("error")), Search: strings.TrimSpace(v.Get("q")),
 	}
 	f.Page, _ = strconv.Atoi(v.Get("page"))
 	f.Page = max(f.Page, 1)
@@ -64,7 +69,10 @@ func readJobFilter(v url.Values) jobFilter {
 }
 
 func (f jobFilter) query(now time.Time) (store.JobQuery, error) {
-	q := store.JobQuery{Status: f.Status, Queue: f.Queue, Handler: f.Handler, ErrorText: f.Error}
+	q := store.JobQuery{Status: f.Status, Queue: f.Queue, Handler: f.Handler, ErrorText: f.Error, Text: f.Search}
+	if id, err := strconv.ParseInt(strings.TrimPrefix(f.Search, "#"), 10, 64); err == nil && id > 0 {
+		q.ID, q.Text = id, ""
+	}
 	if f.Status != "" && !validJobStatus(f.Status) {
 		return q, fmt.Errorf("unknown job status %q", f.Status)
 	}
@@ -96,7 +104,7 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 // values is the filter as query parameters (page apart).
 func (f jobFilter) values() url.Values {
 	v := url.Values{}
-	for k, x := range map[string]string{"status": f.Status, "queue": f.Queue, "handler": f.Handler, "since": f.Since, "error": f.Error} {
+	for k, x := range map[string]string{"status": f.Status, "queue": f.Queue, "handler": f.Handler, "since": f.Since, "error": f.Error, "q": f.Search} {
 		if x != "" {
 			v.Set(k, x)
 		}
@@ -117,6 +125,8 @@ type jobsData struct {
 	BulkLimit int
 	// DefaultAction is the bulk action selected first ("": none).
 	DefaultAction string
+	// Limits is each listed job's attempt limit (Client.MaxAttemptsOf).
+	Limits map[int64]int
 }
 
 func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
@@ -145,6 +155,10 @@ func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
 	}
 	data := jobsData{Filter: f, Statuses: store.Statuses, Since: sinceChoices, Jobs: rows, Matching: min(n, countLimit), More: n > countLimit,
 		Query: f.values().Encode(), BulkLimit: bulkLimit, DefaultAction: defaultJobAction(f.Status)}
+	data.Limits = make(map[int64]int, len(rows))
+	for i := range rows {
+		data.Limits[rows[i].ID] = d.cfg.Client.MaxAttemptsOf(d.cfg.Registry, &rows[i])
+	}
 	data.PrevPage, data.NextPage = pages(f.values(), f.Page, len(rows) == pageSize)
 	d.render(w, r, http.StatusOK, "jobs", view{Title: "Jobs", Nav: "jobs", Data: data})
 }
@@ -163,9 +177,17 @@ func pages(v url.Values, page int, full bool) (prev, next string) {
 }
 
 type jobData struct {
-	Job   *store.JobRow
-	Logs  []store.LogRow
-	Stuck string
+	Job  *store.JobRow
+	Logs []store.LogRow
+	// MaxAttempts is the limit the worker applies (row, handler options,
+	// the payload's __queuety_runtime), not the column alone.
+	MaxAttempts int
+	// The newest failure's class and stack trace, from the log rows (the
+	// jobs table keeps the message only).
+	ErrorClass, Trace string
+	// Payload is the payload pretty-printed when it is JSON.
+	Payload string
+	Stuck   string
 }
 
 func (d *Dashboard) job(w http.ResponseWriter, r *http.Request) {
@@ -188,7 +210,23 @@ func (d *Dashboard) job(w http.ResponseWriter, r *http.Request) {
 		d.internalError(w, r, err)
 		return
 	}
-	d.render(w, r, http.StatusOK, "job", view{Title: fmt.Sprintf("Job #%d", id), Nav: "jobs", Data: jobData{Job: j, Logs: logs}})
+	data := jobData{Job: j, Logs: logs, MaxAttempts: d.cfg.Client.MaxAttemptsOf(d.cfg.Registry, j), Payload: indentJSON(j.Payload)}
+	for i := len(logs) - 1; i >= 0; i-- {
+		if logs[i].ErrorTrace.Valid || logs[i].ErrorClass.Valid {
+			data.ErrorClass, data.Trace = logs[i].ErrorClass.String, logs[i].ErrorTrace.String
+			break
+		}
+	}
+	d.render(w, r, http.StatusOK, "job", view{Title: fmt.Sprintf("Job #%d", id), Nav: "jobs", Data: data})
+}
+
+// indentJSON pretty-prints a JSON text, or returns it as it is.
+func indentJSON(s string) string {
+	var buf bytes.Buffer
+	if json.Indent(&buf, []byte(s), "", "  ") != nil {
+		return s
+	}
+	return buf.String()
 }
 
 // jobActionStatuses are the statuses each bulk job action touches on

@@ -41,17 +41,22 @@ type overviewData struct {
 	// worker serves (PHP's workers do not register: they may still run).
 	Unserved        []queueRow
 	Unadmitted      []queuety.UnadmittedSessionJobs
-	BuriedGroups    []store.BuriedGroup
+	BuriedGroups    []buriedGroup
 	Stale           []store.StaleJob
 	StaleAfter      time.Duration
 	Stuck           []store.StuckJob
 	FailedWorkflows []*workflow.StatusReport
 	Waiting         []waitingWorkflow
 	Workers         []sessions.Worker
-	Pool            *phppool.Stats
-	Chart           template.HTML
-	CompletedDay    int
-	PeakPerMinute   int
+	// PHPQueues: queues the plugin's PHP workers ran jobs on within
+	// phpSeenWindow (they do not register).
+	PHPQueues []string
+	Pool      *phppool.Stats
+	// Throughput of the last hour (per minute) and day (per 15 minutes).
+	HourChart, DayChart       template.HTML
+	CompletedDay, FailedDay   int
+	CompletedHour, FailedHour int
+	PeakPerMinute             int
 }
 
 type waitingWorkflow struct {
@@ -86,15 +91,20 @@ func (d *Dashboard) loadOverview(ctx context.Context) (*overviewData, error) {
 		return nil, fmt.Errorf("workers: %w", err)
 	}
 	out.Workers = workers
+	if out.PHPQueues, err = st.PHPSeenQueues(ctx, st.Now().Add(-phpSeenWindow)); err != nil {
+		return nil, err
+	}
 	out.Queues = queueRows(snap, done, workers)
 	out.Unserved = unserved(out.Queues, workers)
 	if out.Unadmitted, err = c.UnadmittedSessionJobs(ctx, workers, sessionScan); err != nil {
 		return nil, err
 	}
 
-	if out.BuriedGroups, err = st.BuriedGroups(ctx, buriedScan, buriedGroups); err != nil {
+	buried, err := st.BuriedScan(ctx, buriedScan)
+	if err != nil {
 		return nil, err
 	}
+	out.BuriedGroups = groupBuried(buried, buriedGroups)
 	out.StaleAfter = c.Config().StaleTimeout
 	if out.StaleAfter <= 0 {
 		out.StaleAfter = 600 * time.Second
@@ -121,15 +131,22 @@ func (d *Dashboard) loadOverview(ctx context.Context) (*overviewData, error) {
 		ps := d.cfg.PoolStats()
 		out.Pool = &ps
 	}
-	since, perMin, err := d.throughput(ctx)
+	tp, err := d.throughput(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range perMin {
-		out.CompletedDay += n
-		out.PeakPerMinute = max(out.PeakPerMinute, n)
+	for i := range tp.completed {
+		out.CompletedDay += tp.completed[i]
+		out.FailedDay += tp.failed[i]
+		out.PeakPerMinute = max(out.PeakPerMinute, tp.completed[i]+tp.failed[i])
 	}
-	out.Chart = throughputChart(perMin, since)
+	hour := len(tp.completed) - 60
+	for i := hour; i < len(tp.completed); i++ {
+		out.CompletedHour += tp.completed[i]
+		out.FailedHour += tp.failed[i]
+	}
+	out.HourChart = throughputChart(tp.completed[hour:], tp.failed[hour:], tp.since.Add(time.Duration(hour)*time.Minute), 1, "last hour, per minute")
+	out.DayChart = throughputChart(tp.completed, tp.failed, tp.since, 15, "last 24 hours, per 15 minutes")
 	return out, nil
 }
 
@@ -141,28 +158,32 @@ const throughputTTL = 15 * time.Second
 type throughputCache struct {
 	mu     sync.Mutex
 	readAt time.Time
-	since  time.Time
-	perMin []int
+	last   *throughputRead
 }
 
-// throughput returns jobs completed per minute over the last 24 hours,
-// the last column being the current minute.
-func (d *Dashboard) throughput(ctx context.Context) (time.Time, []int, error) {
+// throughputRead is attempts completed and failed per minute over the
+// last 24 hours from since, the last column being the current minute.
+type throughputRead struct {
+	since             time.Time
+	completed, failed []int
+}
+
+func (d *Dashboard) throughput(ctx context.Context) (*throughputRead, error) {
 	c := &d.tp
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := d.cfg.Now()
-	if c.perMin != nil && now.Sub(c.readAt) < throughputTTL {
-		return c.since, c.perMin, nil
+	if c.last != nil && now.Sub(c.readAt) < throughputTTL {
+		return c.last, nil
 	}
 	st := d.cfg.Client.Store()
 	since := st.Now().Truncate(time.Minute).Add(-(throughputMins - 1) * time.Minute)
-	per, err := st.Throughput(ctx, since, throughputMins)
+	done, failed, err := st.Throughput(ctx, since, throughputMins)
 	if err != nil {
-		return time.Time{}, nil, err
+		return nil, err
 	}
-	c.readAt, c.since, c.perMin = now, since, per
-	return since, per, nil
+	c.readAt, c.last = now, &throughputRead{since: since, completed: done, failed: failed}
+	return c.last, nil
 }
 
 // queueRows merges the bounded counts into one row per queue: every queue
@@ -280,9 +301,8 @@ const queuePathRoute = "POST /ui/queues/{queue}/{action}"
 // retryGroup is POST /ui/buried/retry: every buried job of one handler
 // and error (at most bulkLimit per click).
 func (d *Dashboard) retryGroup(w http.ResponseWriter, r *http.Request) {
-	handler, errText := r.PostFormValue("handler"), r.PostFormValue("error")
-	st := d.cfg.Client.Store()
-	ids, err := st.BuriedGroupIDs(r.Context(), handler, errText, bulkLimit)
+	handler, class, pattern := r.PostFormValue("handler"), r.PostFormValue("class"), r.PostFormValue("pattern")
+	ids, err := d.buriedGroupIDs(r.Context(), handler, class, pattern, bulkLimit)
 	if err != nil {
 		d.internalError(w, r, err)
 		return

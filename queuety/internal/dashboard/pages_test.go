@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"database/sql"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/internal/dashboard"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
+	store "github.com/queuety-go/queuety/sql"
 )
 
 // The first screen counts per queue, groups buried jobs by handler and
@@ -45,7 +47,7 @@ func TestDashboardOverviewAndGroupRetry(t *testing.T) {
 	require.Contains(t, groups, "mailbox full")
 	require.Contains(t, body, `<svg class="chart"`)
 
-	resp, _ = b.do("POST", "/ui/buried/retry", url.Values{"csrf": {b.csrf("/ui/")}, "handler": {"send.mail"}, "error": {"SMTP timeout"}})
+	resp, _ = b.do("POST", "/ui/buried/retry", url.Values{"csrf": {b.csrf("/ui/")}, "handler": {"send.mail"}, "class": {""}, "pattern": {"SMTP timeout"}})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	require.Contains(t, resp.Header.Get("Location"), "3+buried+send.mail+jobs+retried")
 	for _, id := range timeouts {
@@ -211,4 +213,109 @@ func newEnvPage(t *testing.T) (*http.Response, string) {
 	b := newBrowser(t, e.server().URL)
 	b.login()
 	return b.do("GET", "/ui/", nil)
+}
+
+// A job page shows the limit the worker applies: a job whose payload's
+// __queuety_runtime.max_attempts is 2, buried at its second attempt, reads
+// 2/2 although the row's max_attempts column says 3. It shows the newest
+// failure's class and stack trace from the log rows, and offers no "bury"
+// on a job that is already buried.
+func TestDashboardJobPageAttemptsAndTrace(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	st := e.c.Store()
+	id, _, err := st.InsertJob(e.ctx, store.InsertJob{Queue: "default", Handler: "demo.fail", MaxAttempts: 3,
+		Payload: []byte(`{"n":9,"__queuety_runtime":{"max_attempts":2}}`)})
+	require.NoError(t, err)
+	_, err = st.DB().ExecContext(e.ctx, "UPDATE `"+st.Tables()["jobs"]+"` SET attempts = 2 WHERE id = ?", id)
+	require.NoError(t, err)
+	e.bury([]int64{id}, "demo failure 9")
+	j, err := e.c.Job(e.ctx, id)
+	require.NoError(t, err)
+	failed := store.LogFor(j, "failed")
+	failed.Attempt = store.Int(2)
+	failed.ErrorMessage = sql.NullString{String: "demo failure 9", Valid: true}
+	failed.ErrorClass = sql.NullString{String: "RuntimeException", Valid: true}
+	failed.ErrorTrace = sql.NullString{String: "#0 /app/Jobs/Demo.php(12): Demo->handle()\n#1 {main}", Valid: true}
+	require.NoError(t, st.InsertLogs(e.ctx, []store.LogRow{failed}))
+
+	b := newBrowser(t, e.server().URL)
+	b.login()
+	resp, body := b.do("GET", fmt.Sprintf("/ui/jobs/%d", id), nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, `<dd id="attempts">2/2</dd>`)
+	require.Contains(t, body, `<small id="error-class">RuntimeException</small>`)
+	require.Contains(t, between(t, body, `<pre class="trace" id="trace">`, `</pre>`), "#0 /app/Jobs/Demo.php(12): Demo-&gt;handle()")
+	require.Contains(t, body, `class="job-retry"`)
+	require.NotContains(t, body, `class="job-bury"`, "the job is buried already")
+	require.Contains(t, body, "&#34;__queuety_runtime&#34;: {", "the payload is pretty-printed")
+	_, body = b.do("GET", "/ui/jobs?status=buried", nil)
+	require.Contains(t, between(t, body, fmt.Sprintf(`data-id="%d"`, id), `</tr>`), `<td class="n attempts">2/2</td>`, "the list too")
+}
+
+// Buried jobs group by handler, error class and the message with numbers,
+// ids and quoted values replaced: "demo failure 9/19/29/39" is one group
+// of four (it was four groups of one), a different class is another
+// group, and the group's retry moves exactly its rows.
+func TestDashboardBuriedGroupsNormalized(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	st := e.c.Store()
+	var demo []int64
+	for _, n := range []int{9, 19, 29, 39} {
+		id := e.dispatch("default", "demo.fail", 1)[0]
+		e.bury([]int64{id}, fmt.Sprintf("demo failure %d", n))
+		demo = append(demo, id)
+	}
+	other := e.dispatch("default", "demo.fail", 1)
+	e.bury(other, "demo failure 7")
+	j, err := e.c.Job(e.ctx, other[0])
+	require.NoError(t, err)
+	row := store.LogFor(j, "buried")
+	row.ErrorClass = sql.NullString{String: "LogicException", Valid: true}
+	require.NoError(t, st.InsertLogs(e.ctx, []store.LogRow{row}))
+
+	b := newBrowser(t, e.server().URL)
+	b.login()
+	_, body := b.do("GET", "/ui/", nil)
+	groups := between(t, body, `<table id="buried-groups">`, `</table>`)
+	require.Equal(t, 2, strings.Count(groups, "<tr data-handler="), groups)
+	require.Contains(t, groups, "demo failure ‹n›")
+	require.Contains(t, groups, "Retry 4")
+	require.Contains(t, groups, `<td class="class">LogicException</td>`)
+
+	resp, _ := b.do("POST", "/ui/buried/retry", url.Values{"csrf": {b.csrf("/ui/")}, "handler": {"demo.fail"}, "class": {""}, "pattern": {"demo failure ‹n›"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	for _, id := range demo {
+		require.Equal(t, "pending", e.status(id))
+	}
+	require.Equal(t, "buried", e.status(other[0]), "the LogicException group is left alone")
+}
+
+// The job search takes an id ("42" or "#42") or text found in the handler
+// or the payload, literally; bulk actions on "all matching" carry it.
+func TestDashboardJobSearch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	a, err := e.c.Dispatch(e.ctx, "mail.send", map[string]any{"to": "ops@example.com"})
+	require.NoError(t, err)
+	bb, err := e.c.Dispatch(e.ctx, "report.build", map[string]any{"month": "2026-11"})
+	require.NoError(t, err)
+	b := newBrowser(t, e.server().URL)
+	b.login()
+	for q, want := range map[string][]int64{
+		fmt.Sprint(bb.ID):        {bb.ID},
+		fmt.Sprintf("#%d", a.ID): {a.ID},
+		"ops@example":            {a.ID},
+		"report.":                {bb.ID},
+		"100%":                   nil,
+	} {
+		_, body := b.do("GET", "/ui/jobs?q="+url.QueryEscape(q), nil)
+		require.Contains(t, body, fmt.Sprintf(`<small id="matching">%d matching</small>`, len(want)), q)
+		for _, id := range want {
+			require.Contains(t, body, fmt.Sprintf(`data-id="%d"`, id), q)
+		}
+	}
+	_, body := b.do("GET", "/ui/jobs?q=ops", nil)
+	require.Contains(t, body, `<input type="hidden" name="q" value="ops">`, "the bulk form carries the search")
 }

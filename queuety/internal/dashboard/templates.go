@@ -9,7 +9,8 @@ import (
 )
 
 // pageNames are the page templates; each is parsed with layout.html.
-var pageNames = []string{"login", "overview", "jobs", "job", "workflows", "workflow", "confirm", "error"}
+var pageNames = []string{"login", "overview", "jobs", "job", "workflows", "workflow", "confirm", "error",
+	"schedules", "batches", "batch", "machines", "machine", "webhooks", "workers"}
 
 func parsePages() (map[string]*template.Template, error) {
 	base, err := template.New("").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html")

@@ -217,3 +217,42 @@ func (wd *webDriver) waitText(css string) string {
 	}
 	return wd.text(css)
 }
+
+// resize sets the window's size in CSS pixels.
+func (wd *webDriver) resize(width, height int) {
+	wd.t.Helper()
+	wd.call("POST", wd.session+"/window/rect", map[string]any{"width": width, "height": height}, nil)
+}
+
+// colorScheme emulates prefers-color-scheme (light or dark) through
+// chromedriver's DevTools bridge.
+func (wd *webDriver) colorScheme(scheme string) {
+	wd.t.Helper()
+	wd.call("POST", wd.session+"/goog/cdp/execute", map[string]any{
+		"cmd":    "Emulation.setEmulatedMedia",
+		"params": map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": scheme}}},
+	}, nil)
+}
+
+// exec runs a script in the page and decodes its return value into out.
+func (wd *webDriver) exec(script string, out any) {
+	wd.t.Helper()
+	wd.call("POST", wd.session+"/execute/sync", map[string]any{"script": script, "args": []any{}}, out)
+}
+
+// waitURL waits until the page's URL contains part (a click's navigation
+// may still be under way) and returns it.
+func (wd *webDriver) waitURL(part string) string {
+	wd.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		u := wd.url()
+		if strings.Contains(u, part) {
+			return u
+		}
+		if time.Now().After(deadline) {
+			wd.t.Fatalf("webdriver: still on %s, want %q", u, part)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

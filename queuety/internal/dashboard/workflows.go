@@ -117,6 +117,9 @@ type workflowData struct {
 	State    string
 	Waiting  bool
 	Live     bool
+	// Running: pause applies (the plugin pauses running workflows only;
+	// a waiting one answers "is not running").
+	Running  bool
 	Paused   bool
 	Failed   bool
 	Approval string
@@ -164,7 +167,9 @@ func (d *Dashboard) workflow(w http.ResponseWriter, r *http.Request) {
 	case workflow.StatusWaitingForSignal:
 		data.Waiting, data.Live = true, true
 		data.Approval = approvalSignal(rep.WaitingFor)
-	case workflow.StatusRunning, workflow.StatusWaitingForWorkflows:
+	case workflow.StatusRunning:
+		data.Live, data.Running = true, true
+	case workflow.StatusWaitingForWorkflows:
 		data.Live = true
 	case workflow.StatusPaused:
 		data.Paused = true
