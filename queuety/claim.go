@@ -140,6 +140,9 @@ func (w *Worker) claimRound(l *lane, n int) (claimed int, unread []string, err e
 	// doubt; Stop waits for the round instead.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if skip, err := w.sharedIdleLook(l); skip || err != nil {
+		return 0, false, err
+	}
 	paused := w.pausedQueues(ctx)
 	// An idle lane looks first: an idle poll is then one short read, not a
 	// claim transaction. QUEUETY_DEBUG keeps the plugin's rows of every

@@ -29,6 +29,9 @@ type Client struct {
 	sessions *sessions.Registry
 	// retentionBatch, when set, replaces RetentionBatch (tests).
 	retentionBatch int
+	// sharedDB: db belongs to a Sites pool shared by several sites'
+	// clients, which closes it; Close leaves it open.
+	sharedDB bool
 }
 
 // Open validates cfg, connects, and checks the server: SKIP LOCKED support
@@ -95,6 +98,9 @@ func splitConns(maxConns int) (main, pipe int) {
 
 // Close closes the database handles.
 func (c *Client) Close() error {
+	if c.sharedDB {
+		return nil
+	}
 	err := c.db.Close()
 	if c.pipe != nil {
 		err = errors.Join(err, c.pipe.Close())

@@ -101,6 +101,10 @@ type Worker struct {
 	stopErr  error
 	stats    workerCounters
 	limits   workerLimits // Config.MaxJobs and Drained (worker_limits.go)
+	// sharedLook, set by Sites, answers an idle lane's look from the
+	// batched look of its server instead of a statement of its own
+	// (sites_look.go).
+	sharedLook *siteRun
 }
 
 type workerCounters struct {

@@ -34,11 +34,13 @@ var sitesQueries = func() map[string]string {
 	return m
 }()
 
-// DueLook is one site's part of a batched idle look: its Store and the
-// queues it serves.
+// DueLook is one site's part of a batched idle look: its Store, the
+// queues it serves, and its database when the look runs on a connection
+// to another database of the server (then the jobs table is named with it).
 type DueLook struct {
-	Store  *Store
-	Queues []string
+	Store    *Store
+	Queues   []string
+	Database string
 }
 
 // AnyDueAcross answers AnyDue for many sites whose stores share one
@@ -53,7 +55,14 @@ func AnyDueAcross(ctx context.Context, db *sqlx.DB, looks []DueLook) ([]bool, er
 		if len(l.Queues) == 0 {
 			continue
 		}
-		part, a, err := sqlx.In(render(sitesQueries[qAnyDueSite], l.Store.tables), i, l.Queues)
+		jobs := "`" + l.Store.tables["jobs"] + "`"
+		if l.Database != "" {
+			if err := validDatabaseName(l.Database); err != nil {
+				return nil, err
+			}
+			jobs = "`" + l.Database + "`." + jobs
+		}
+		part, a, err := sqlx.In(strings.ReplaceAll(sitesQueries[qAnyDueSite], "{jobs}", jobs), i, l.Queues)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", qAnyDueSite, err)
 		}
@@ -78,6 +87,14 @@ func AnyDueAcross(ctx context.Context, db *sqlx.DB, looks []DueLook) ([]bool, er
 		}
 	}
 	return due, rows.Err()
+}
+
+// validDatabaseName keeps a database name to what can be backquoted.
+func validDatabaseName(name string) error {
+	if name == "" || len(name) > 64 || strings.ContainsAny(name, "`\x00") {
+		return fmt.Errorf("database name %q: cannot be quoted", name)
+	}
+	return nil
 }
 
 // Blog is a wp_blogs row WordPress serves.
@@ -125,3 +142,16 @@ func TablesPresent(ctx context.Context, db *sqlx.DB, names []string) (map[string
 
 // ErrNoSites is returned by a discovery that found nothing to serve.
 var ErrNoSites = errors.New("no sites to serve")
+
+// ServerOf splits a DSN into the server it names (the DSN without its
+// database, used as a key and to connect for looks that name every table
+// with its database) and its database name.
+func ServerOf(dsn string) (server, database string, err error) {
+	cfg, err := parseDSN(dsn)
+	if err != nil {
+		return "", "", err
+	}
+	database = cfg.DBName
+	cfg.DBName = ""
+	return cfg.FormatDSN(), database, nil
+}

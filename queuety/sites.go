@@ -1,0 +1,602 @@
+package queuety
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/queuety-go/queuety/internal/sessions"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// Site is one set of Queuety tables to serve: a subsite of a multisite
+// network or a single WordPress site. Its Config carries everything that
+// differs between sites (DSN, table prefixes, the site's QUEUETY_*
+// settings, worker settings); a Worker is built from it as for one site.
+type Site struct {
+	// Name identifies the site across re-reads ("blog 3", a wp-config
+	// path); two sites of one Sites must not share it.
+	Name string
+	// URL is the site's home URL, for a PHP pool loaded for it (WP-CLI's
+	// --url); empty for a single site.
+	URL    string
+	Config Config
+}
+
+// Defaults of SitesConfig.
+const (
+	DefaultSitesReread       = time.Minute
+	DefaultSitesRetry        = 5 * time.Second
+	DefaultConnsPerDatabase  = 4
+	DefaultSitesMaxConns     = 100
+	DefaultSitesPollInterval = 2 * time.Second
+)
+
+// SitesConfig configures a Sites supervisor.
+type SitesConfig struct {
+	// Discover lists the sites to serve; it is called at Run, every
+	// Reread and on Sites.Reread (SIGHUP). A failed discovery keeps the
+	// sites already served.
+	Discover func(ctx context.Context) ([]Site, error)
+	// Registry returns the handlers of a site (nil: one empty Registry
+	// each, which serves nothing unless the site's Config has ClaimAll).
+	Registry func(Site) *Registry
+	// Reread is how often Discover runs again (default 1 min).
+	Reread time.Duration
+	// Retry is how often a site that could not be started is tried again
+	// (default 5 s).
+	Retry time.Duration
+	// LookInterval is how often the sites of one server are looked at
+	// together for due jobs (one statement for all of them; default
+	// DefaultPollInterval): the dispatch → claim delay of an idle site.
+	LookInterval time.Duration
+	// ConnsPerDatabase is the connections the sites of one database share
+	// (default 4); MaxConns caps them over every database (default 100):
+	// a database opened past it is reported, not served.
+	ConnsPerDatabase int
+	MaxConns         int
+	Logger           *slog.Logger
+	// Started and Stopped, when set, are told of each site's worker
+	// (metrics, a PHP pool per site).
+	Started func(Site, *Client, *Worker)
+	Stopped func(Site)
+}
+
+// Sites serves many sites from one process: a Worker for each, the
+// connections of a database shared by its sites, and one idle look per
+// database server for all the sites on it, so an idle site costs a share
+// of one statement a LookInterval instead of a statement every poll of
+// every lane. A site whose database fails is reported and backed off
+// alone; the others carry on.
+type Sites struct {
+	cfg SitesConfig
+	log *slog.Logger
+
+	mu      sync.Mutex
+	sites   map[string]*siteRun
+	dbs     map[string]*sharedDB   // by DSN
+	servers map[string]*serverLook // by server DSN
+	conns   int                    // connections promised to open dbs
+
+	reread chan struct{}
+	wg     sync.WaitGroup
+}
+
+// SiteStatus is what Sites.Status reports of one site.
+type SiteStatus struct {
+	Name  string       `json:"name"`
+	URL   string       `json:"url,omitempty"`
+	State string       `json:"state"` // running, unreachable, failed
+	Error string       `json:"error,omitempty"`
+	Since time.Time    `json:"since"`
+	Stats *WorkerStats `json:"stats,omitempty"`
+}
+
+// Site states.
+const (
+	SiteStarting    = "starting"
+	SiteRunning     = "running"
+	SiteUnreachable = "unreachable" // started, its database not answering
+	SiteFailed      = "failed"      // could not be started; tried again every Retry
+)
+
+// siteRun is one served (or failing) site.
+type siteRun struct {
+	site   Site
+	db     *sharedDB
+	client *Client
+	worker *Worker
+	// due is the last batched look's answer, taken once by the worker's
+	// idle lane (Worker.sharedIdleLook).
+	due     atomic.Bool
+	lookErr atomic.Pointer[error]
+
+	mu      sync.Mutex
+	state   string
+	err     error
+	since   time.Time
+	retryAt time.Time
+}
+
+func (r *siteRun) set(state string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state != state {
+		r.since = time.Now()
+	}
+	r.state, r.err = state, err
+}
+
+// sharedDB is the connection pool of one database, shared by its sites.
+type sharedDB struct {
+	dsn      string
+	server   string
+	database string
+	db       *sqlx.DB
+	info     store.ServerInfo
+	conns    int
+	refs     int
+}
+
+// serverLook is the batched idle look of one database server.
+type serverLook struct {
+	dsn  string
+	db   *sqlx.DB
+	stop context.CancelFunc
+}
+
+// NewSites checks cfg and fills in its defaults.
+func NewSites(cfg SitesConfig) (*Sites, error) {
+	if cfg.Discover == nil {
+		return nil, errors.New("sites: no Discover")
+	}
+	defDur(&cfg.Reread, DefaultSitesReread)
+	defDur(&cfg.Retry, DefaultSitesRetry)
+	defDur(&cfg.LookInterval, DefaultPollInterval)
+	if cfg.LookInterval < MinPollInterval {
+		return nil, fmt.Errorf("sites: LookInterval %v: at least %v", cfg.LookInterval, MinPollInterval)
+	}
+	if cfg.ConnsPerDatabase <= 0 {
+		cfg.ConnsPerDatabase = DefaultConnsPerDatabase
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultSitesMaxConns
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Sites{cfg: cfg, log: cfg.Logger, sites: map[string]*siteRun{}, dbs: map[string]*sharedDB{},
+		servers: map[string]*serverLook{}, reread: make(chan struct{}, 1)}, nil
+}
+
+// Reread makes Run discover the sites again now (SIGHUP).
+func (s *Sites) Reread() {
+	select {
+	case s.reread <- struct{}{}:
+	default:
+	}
+}
+
+// Run serves the sites until ctx ends, then stops every worker (each
+// within its ShutdownGrace) and closes the connections. It fails only
+// when the first discovery does.
+func (s *Sites) Run(ctx context.Context) error {
+	sites, err := s.cfg.Discover(ctx)
+	if err != nil {
+		return fmt.Errorf("sites: %w", err)
+	}
+	s.reconcile(ctx, sites)
+	reread := time.NewTicker(s.cfg.Reread)
+	defer reread.Stop()
+	retry := time.NewTicker(s.cfg.Retry)
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			s.stopAll()
+			return nil
+		case <-retry.C:
+			s.retryFailed(ctx)
+			continue
+		case <-reread.C:
+		case <-s.reread:
+		}
+		sites, err := s.cfg.Discover(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("sites: discovery failed; serving the sites already known", "err", err)
+			}
+			continue
+		}
+		s.reconcile(ctx, sites)
+	}
+}
+
+// reconcile starts the sites new in list and stops those gone from it.
+func (s *Sites) reconcile(ctx context.Context, list []Site) {
+	want := map[string]Site{}
+	for _, site := range list {
+		if _, dup := want[site.Name]; dup {
+			s.log.Warn("sites: a site listed twice is served once", "site", site.Name)
+			continue
+		}
+		want[site.Name] = site
+	}
+	s.mu.Lock()
+	var gone []*siteRun
+	for name, r := range s.sites {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, r)
+			delete(s.sites, name)
+		}
+	}
+	var added []*siteRun
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		if _, ok := s.sites[name]; !ok {
+			r := &siteRun{site: want[name], state: SiteStarting, since: time.Now()}
+			s.sites[name] = r
+			added = append(added, r)
+		}
+	}
+	s.mu.Unlock()
+	s.stopSites(gone)
+	// A few at a time: a start is several round trips (server checks,
+	// schema check, the worker's registration), and a network of hundreds
+	// would otherwise wait for them one by one.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, startParallel)
+	for _, r := range added {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			s.log.Info("sites: serving a new site", "site", r.site.Name, "url", r.site.URL)
+			s.start(ctx, r)
+		}()
+	}
+	wg.Wait()
+}
+
+// startParallel is how many sites start at once.
+const startParallel = 8
+
+func (s *Sites) retryFailed(ctx context.Context) {
+	s.mu.Lock()
+	var due []*siteRun
+	for _, r := range s.sites {
+		r.mu.Lock()
+		if r.worker == nil && time.Now().After(r.retryAt) {
+			due = append(due, r)
+		}
+		r.mu.Unlock()
+	}
+	s.mu.Unlock()
+	for _, r := range due {
+		s.start(ctx, r)
+	}
+}
+
+// start opens the site's client on its database's shared pool and starts
+// its worker; a failure is recorded and tried again after Retry.
+func (s *Sites) start(ctx context.Context, r *siteRun) {
+	if err := s.startSite(ctx, r); err != nil {
+		s.log.Warn("sites: site not started; trying again later", "site", r.site.Name, "err", err, "in", s.cfg.Retry)
+		r.mu.Lock()
+		r.retryAt = time.Now().Add(s.cfg.Retry)
+		r.mu.Unlock()
+		r.set(SiteFailed, err)
+	}
+}
+
+func (s *Sites) startSite(ctx context.Context, r *siteRun) error {
+	cfg := r.site.Config
+	if cfg.Logger == nil {
+		cfg.Logger = s.log
+	}
+	cfg.Logger = cfg.Logger.With("site", r.site.Name)
+	// The batched look kicks an idle site's lanes when it has work; their
+	// own poll is only the fallback.
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = DefaultSitesPollInterval
+	}
+	if err := cfg.Validate(); err != nil {
+		return &ConfigError{err}
+	}
+	if err := store.CheckDSN(cfg.DSN); err != nil {
+		return &ConfigError{err}
+	}
+	tables, err := cfg.naming().Resolve()
+	if err != nil {
+		return &ConfigError{err}
+	}
+	db, err := s.acquireDB(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	st, err := store.New(db.db, tables, cfg.Clock)
+	if err != nil {
+		s.releaseDB(db)
+		return err
+	}
+	reg := sessions.New(st, sessions.Config{StaleAfter: cfg.WorkerStaleAfter, Logger: cfg.Logger, Clock: cfg.Clock})
+	client := &Client{cfg: cfg, db: db.db, store: st, log: cfg.Logger, server: db.info, sessions: reg, sharedDB: true}
+	var handlers *Registry
+	if s.cfg.Registry != nil {
+		handlers = s.cfg.Registry(r.site)
+	}
+	w, err := client.NewWorker(handlers)
+	if err != nil {
+		s.releaseDB(db)
+		return &ConfigError{err}
+	}
+	w.sharedLook = r
+	if err := w.Start(ctx); err != nil {
+		s.releaseDB(db)
+		return err
+	}
+	r.mu.Lock()
+	r.db, r.client, r.worker = db, client, w
+	r.mu.Unlock()
+	r.set(SiteRunning, nil)
+	if s.cfg.Started != nil {
+		s.cfg.Started(r.site, client, w)
+	}
+	return nil
+}
+
+// acquireDB returns the shared pool of cfg's database, opening it (and its
+// server's look) on first use.
+func (s *Sites) acquireDB(ctx context.Context, cfg Config) (*sharedDB, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d, ok := s.dbs[cfg.DSN]; ok {
+		d.refs++
+		return d, nil
+	}
+	if s.conns+s.cfg.ConnsPerDatabase > s.cfg.MaxConns {
+		return nil, fmt.Errorf("connection budget spent: %d databases of %d connections each are open (raise MaxConns, --max-conns)", len(s.dbs), s.cfg.ConnsPerDatabase)
+	}
+	server, database, err := store.ServerOf(cfg.DSN)
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	info, err := store.InspectServer(ctx, cfg.DSN, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	if err := info.CheckServer(cfg.AllowNonUTC); err != nil {
+		return nil, err
+	}
+	db, err := store.Open(ctx, cfg.DSN, s.cfg.ConnsPerDatabase, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	d := &sharedDB{dsn: cfg.DSN, server: server, database: database, db: db, info: info, conns: s.cfg.ConnsPerDatabase, refs: 1}
+	s.dbs[cfg.DSN] = d
+	s.conns += d.conns
+	if _, ok := s.servers[server]; !ok {
+		// The look's own connection, to whichever database it was opened
+		// on: every table it reads is named with its database.
+		lookDB, err := store.Open(ctx, cfg.DSN, 1, cfg.Logger)
+		if err != nil {
+			_ = db.Close()
+			delete(s.dbs, cfg.DSN)
+			s.conns -= d.conns
+			return nil, err
+		}
+		lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		l := &serverLook{dsn: server, db: lookDB, stop: stop}
+		s.servers[server] = l
+		s.wg.Add(1)
+		go s.lookLoop(lctx, l)
+	}
+	return d, nil
+}
+
+func (s *Sites) releaseDB(d *sharedDB) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d.refs--
+	if d.refs > 0 {
+		return
+	}
+	_ = d.db.Close()
+	delete(s.dbs, d.dsn)
+	s.conns -= d.conns
+	for _, o := range s.dbs {
+		if o.server == d.server {
+			return
+		}
+	}
+	if l, ok := s.servers[d.server]; ok {
+		l.stop()
+		delete(s.servers, d.server)
+	}
+}
+
+// lookLoop looks at every started site of one server together, each
+// LookInterval, and kicks the idle lanes of those with due jobs.
+func (s *Sites) lookLoop(ctx context.Context, l *serverLook) {
+	defer s.wg.Done()
+	defer l.db.Close()
+	t := time.NewTicker(s.cfg.LookInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.lookOnce(ctx, l)
+	}
+}
+
+// lookOnce is one batched look of the sites on l's server. When the
+// statement fails (a database dropped, a table gone), each database is
+// looked at alone, so only the sites of the failing one are reported.
+func (s *Sites) lookOnce(ctx context.Context, l *serverLook) {
+	s.mu.Lock()
+	var targets []lookTarget
+	for _, r := range s.sites {
+		r.mu.Lock()
+		if r.worker != nil && r.db.server == l.dsn {
+			targets = append(targets, lookTarget{r: r, w: r.worker, database: r.db.database})
+		}
+		r.mu.Unlock()
+	}
+	s.mu.Unlock()
+	if len(targets) == 0 {
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	due, err := store.AnyDueAcross(lctx, l.db, lookParts(targets))
+	if err == nil {
+		s.answer(targets, due, nil)
+		return
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	byDB := map[string][]lookTarget{}
+	for _, t := range targets {
+		byDB[t.database] = append(byDB[t.database], t)
+	}
+	for _, group := range byDB {
+		due, err := store.AnyDueAcross(lctx, l.db, lookParts(group))
+		s.answer(group, due, err)
+	}
+}
+
+// lookTarget is a started site as one look found it.
+type lookTarget struct {
+	r        *siteRun
+	w        *Worker
+	database string
+}
+
+func lookParts(targets []lookTarget) []store.DueLook {
+	parts := make([]store.DueLook, len(targets))
+	for i, t := range targets {
+		parts[i] = store.DueLook{Store: t.w.store, Queues: t.w.lookQueues(), Database: t.database}
+	}
+	return parts
+}
+
+// answer records a look's outcome and wakes the sites with work.
+func (s *Sites) answer(targets []lookTarget, due []bool, err error) {
+	for i, t := range targets {
+		r := t.r
+		if err != nil {
+			if r.lookErr.Swap(&err) == nil {
+				s.log.Warn("sites: the site's database does not answer; its worker backs off", "site", r.site.Name, "err", err)
+			}
+			r.set(SiteUnreachable, err)
+			// The worker's own claim finds the error and backs off.
+			t.w.kickLanes()
+			continue
+		}
+		if r.lookErr.Swap(nil) != nil {
+			s.log.Info("sites: the site's database answers again", "site", r.site.Name)
+			r.set(SiteRunning, nil)
+		}
+		if due[i] {
+			r.due.Store(true)
+			t.w.kickLanes()
+		}
+	}
+}
+
+// Status reports every known site, sorted by name.
+func (s *Sites) Status() []SiteStatus {
+	s.mu.Lock()
+	runs := slices.Collect(maps.Values(s.sites))
+	s.mu.Unlock()
+	out := make([]SiteStatus, 0, len(runs))
+	for _, r := range runs {
+		r.mu.Lock()
+		st := SiteStatus{Name: r.site.Name, URL: r.site.URL, State: r.state, Since: r.since}
+		if r.err != nil {
+			st.Error = r.err.Error()
+		}
+		if r.worker != nil {
+			ws := r.worker.Stats()
+			st.Stats = &ws
+		}
+		r.mu.Unlock()
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(a, b SiteStatus) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Unreachable names the sites that are not being served: their database
+// does not answer, or they could not be started.
+func (s *Sites) Unreachable() []string {
+	var out []string
+	for _, st := range s.Status() {
+		if st.State == SiteUnreachable || st.State == SiteFailed {
+			out = append(out, st.Name)
+		}
+	}
+	return out
+}
+
+func (s *Sites) stopAll() {
+	s.mu.Lock()
+	runs := slices.Collect(maps.Values(s.sites))
+	s.sites = map[string]*siteRun{}
+	s.mu.Unlock()
+	s.stopSites(runs)
+	s.mu.Lock()
+	for k, l := range s.servers {
+		l.stop()
+		delete(s.servers, k)
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// stopSites stops the workers of runs at once (each within its grace) and
+// releases their connections.
+func (s *Sites) stopSites(runs []*siteRun) {
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		r.mu.Lock()
+		w, db := r.worker, r.db
+		r.worker = nil
+		r.mu.Unlock()
+		if w == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.Stop(context.Background()); err != nil {
+				s.log.Warn("sites: stopping a site's worker", "site", r.site.Name, "err", err)
+			}
+			s.releaseDB(db)
+			if s.cfg.Stopped != nil {
+				s.cfg.Stopped(r.site)
+			}
+			s.log.Info("sites: site no longer served", "site", r.site.Name)
+		}()
+	}
+	wg.Wait()
+}
