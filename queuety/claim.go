@@ -141,7 +141,7 @@ func (w *Worker) claimRound(l *lane, n int) (claimed int, unread []string, err e
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if skip, err := w.sharedIdleLook(l); skip || err != nil {
-		return 0, false, err
+		return 0, nil, err
 	}
 	paused := w.pausedQueues(ctx)
 	// An idle lane looks first: an idle poll is then one short read, not a

@@ -198,9 +198,13 @@ forces it: running jobs are cancelled at once and handed back to pending,
 pending completions are written, and work exits 1.`,
 		Flags: append(append(append(append(append(workerFlags(), webhookFlags()...), limitFlags()...), phpFlags()...), append(httpAPIFlags(),
 			&cli.StringFlag{Name: "http", EnvVars: []string{"QUEUETY_HTTP"}, Usage: "also serve the HTTP API (as queuety serve does) on this `address`, e.g. 127.0.0.1:8080"},
-			metricsListenFlag(), startupWaitFlag(), debugFlag())...), append(runLimitFlags(), pluginWorkerFlags()...)...),
+			metricsListenFlag(), startupWaitFlag(), debugFlag())...), append(append(runLimitFlags(), pluginWorkerFlags()...), sitesFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if err := applyPluginWorkers(c); err != nil {
+				return err
+			}
+			many, err := sitesMode(c)
+			if err != nil {
 				return err
 			}
 			httpAddr := c.String("http")
@@ -234,6 +238,10 @@ pending completions are written, and work exits 1.`,
 			logSettings(cfg.Logger, c, site)
 			if c.IsSet("claim-window") {
 				cfg.Logger.Warn("--claim-window (QUEUETY_CLAIM_WINDOW) has no effect any more: a claim commits before its handlers start, so a rolled-back claim never runs a job twice")
+			}
+			if many {
+				// Each site's own PHP pool (work_sites.go), not one for all.
+				return a.workSites(c, cfg)
 			}
 			phpCfg, usePHP, err := phpPoolConfig(c)
 			if err != nil {

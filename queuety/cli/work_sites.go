@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/queuety-go/queuety/internal/wpconfig"
+	"github.com/queuety-go/queuety/queuety"
+)
+
+// sitesFlags are work's flags for serving many sites (docs/sites.md).
+func sitesFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "network", EnvVars: []string{"QUEUETY_NETWORK"}, Usage: "serve every subsite of the multisite network of this `wp-config.php` (subsites read from wp_blogs; blog N's tables on <prefix>N_)"},
+		&cli.StringFlag{Name: "sites", EnvVars: []string{"QUEUETY_SITES"}, Usage: "serve many single sites: a glob of wp-config.php files (quote it: '/var/www/*/wp-config.php'), or a `file` listing one wp-config.php path, or a DSN and a table prefix, a line"},
+		&cli.DurationFlag{Name: "sites-reread", Value: queuety.DefaultSitesReread, EnvVars: []string{"QUEUETY_SITES_REREAD"}, Usage: "with --network or --sites, read the sites again this often (and on SIGHUP)"},
+		&cli.IntFlag{Name: "conns-per-database", Value: queuety.DefaultConnsPerDatabase, EnvVars: []string{"QUEUETY_CONNS_PER_DATABASE"}, Usage: "with --network or --sites, connections the sites of one database share (--max-conns caps them over all databases, default 100)"},
+	}
+}
+
+// sitesMode reports whether work serves many sites, checking the flags
+// that cannot go with it. --network names the wp-config that the rest of
+// the command reads as --wp-config.
+func sitesMode(c *cli.Context) (bool, error) {
+	network, sites := c.String("network"), c.String("sites")
+	switch {
+	case network == "" && sites == "":
+		return false, nil
+	case network != "" && sites != "":
+		return false, usagef("--network and --sites: give one")
+	}
+	for _, f := range []string{"once", "max-jobs", "max-time", "http", "php", "worker-id"} {
+		if hasFlag(c, f) && c.IsSet(f) {
+			return false, usagef("--%s is not available with --network or --sites yet (docs/sites.md)", f)
+		}
+	}
+	if network != "" {
+		if wc := c.String("wp-config"); wc != "" && wc != network {
+			return false, usagef("--network %s and --wp-config %s: the network's wp-config.php is given once", network, wc)
+		}
+		if err := c.Set("wp-config", network); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// workSites runs one worker per site until SIGTERM or SIGINT; SIGHUP reads
+// the sites again. base is the command's configuration: the network's (its
+// wp-config's database, prefix and QUEUETY_* settings) or, for --sites,
+// the flags every site shares.
+func (a *app) workSites(c *cli.Context, base queuety.Config) error {
+	discover := queuety.NetworkSites(base)
+	if list := c.String("sites"); list != "" {
+		discover = func(ctx context.Context) ([]queuety.Site, error) { return listedSites(ctx, list, base) }
+	}
+	look := base.PollInterval
+	base.PollInterval = 0 // each site's own poll is the fallback of the batched look
+	maxConns := 0
+	if c.IsSet("max-conns") {
+		maxConns = c.Int("max-conns")
+	}
+	s, err := queuety.NewSites(queuety.SitesConfig{
+		Discover:         discover,
+		Registry:         func(queuety.Site) *queuety.Registry { return a.reg },
+		Reread:           c.Duration("sites-reread"),
+		LookInterval:     look,
+		ConnsPerDatabase: c.Int("conns-per-database"),
+		MaxConns:         maxConns,
+		Logger:           base.Logger,
+	})
+	if err != nil {
+		return usageError{err}
+	}
+	ctx, stop := notifyContext(c.Context)
+	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-hup:
+				base.Logger.Info("SIGHUP: reading the sites again")
+				s.Reread()
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return s.Run(ctx)
+}
+
+// listedSites reads --sites: a glob of wp-config.php files, or a file
+// whose lines are a wp-config.php path or "DSN PREFIX" (blank lines and
+// lines starting with # skipped). Every site takes base's worker settings
+// with its own database and table names.
+func listedSites(ctx context.Context, list string, base queuety.Config) ([]queuety.Site, error) {
+	var lines []string
+	if strings.ContainsAny(list, "*?[") || strings.HasSuffix(list, ".php") {
+		paths, err := filepath.Glob(list)
+		if err != nil {
+			return nil, fmt.Errorf("--sites %s: %w", list, err)
+		}
+		lines = paths
+	} else {
+		f, err := os.Open(list)
+		if err != nil {
+			return nil, fmt.Errorf("--sites: %w", err)
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") {
+				lines = append(lines, l)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("--sites %s: %w", list, err)
+		}
+	}
+	var sites []queuety.Site
+	for _, l := range lines {
+		site, err := listedSite(ctx, l, base)
+		if err != nil {
+			// One broken wp-config must not stop the others: say so, skip it.
+			base.Logger.Warn("--sites: site left out", "line", redactLine(l), "err", err)
+			continue
+		}
+		sites = append(sites, site)
+	}
+	return sites, nil
+}
+
+func listedSite(ctx context.Context, line string, base queuety.Config) (queuety.Site, error) {
+	cfg := base
+	fields := strings.Fields(line)
+	if len(fields) == 2 { // DSN PREFIX
+		cfg.DSN = fields[0]
+		setTablePrefix(&cfg, fields[1])
+		return queuety.Site{Name: redactLine(line), Config: cfg}, nil
+	}
+	if len(fields) != 1 {
+		return queuety.Site{}, fmt.Errorf("want a wp-config.php path, or a DSN and a table prefix")
+	}
+	s, err := wpconfig.Load(ctx, line, wpconfig.Options{})
+	if err != nil {
+		return queuety.Site{}, err
+	}
+	if cfg.DSN, err = s.DSN(""); err != nil {
+		return queuety.Site{}, err
+	}
+	setTablePrefix(&cfg, s.TablePrefix)
+	cfg.QueuetyTablePrefix = s.QueuetyTablePrefix
+	cfg.TableOverrides = tableOverrides(s.Defines)
+	return queuety.Site{Name: line, Config: cfg}, nil
+}
+
+// redactLine hides a DSN's password in a site's name and in logs.
+func redactLine(line string) string {
+	dsn, rest, _ := strings.Cut(line, " ")
+	if at := strings.LastIndex(dsn, "@"); at > 0 {
+		if colon := strings.Index(dsn[:at], ":"); colon >= 0 {
+			dsn = dsn[:colon] + ":***" + dsn[at:]
+		}
+	}
+	if rest != "" {
+		return dsn + " " + rest
+	}
+	return dsn
+}

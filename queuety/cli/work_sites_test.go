@@ -1,0 +1,142 @@
+package cli_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety-go/queuety/internal/testdb"
+	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/cli"
+)
+
+// networkWPConfig writes a multisite wp-config.php for the database of dsn.
+func networkWPConfig(t *testing.T, dsn string) string {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(dsn)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "wp-config.php")
+	src := fmt.Sprintf("<?php\ndefine('DB_NAME', '%s');\ndefine('DB_USER', '%s');\ndefine('DB_PASSWORD', '%s');\ndefine('DB_HOST', '%s');\n"+
+		"$table_prefix = 'wp_';\ndefine('MULTISITE', true);\ndefine('SUBDOMAIN_INSTALL', false);\n", cfg.DBName, cfg.User, cfg.Passwd, cfg.Addr)
+	require.NoError(t, os.WriteFile(path, []byte(src), 0o600))
+	return path
+}
+
+func dispatchNoops(t *testing.T, dsn, prefix string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := queuety.Open(ctx, queuety.Config{DSN: dsn, TablePrefix: prefix})
+	require.NoError(t, err)
+	defer c.Close()
+	for range n {
+		_, err := c.Dispatch(ctx, queuety.HandlerNoop, nil)
+		require.NoError(t, err)
+	}
+}
+
+// TestWorkNetwork: `work --network wp-config.php` serves the main site and
+// every subsite with Queuety tables (made by `queuety --prefix wp_N_
+// migrate`), each job once; a subsite created during the run is served
+// after SIGHUP; SIGTERM stops every site's worker, exit 0.
+func TestWorkNetwork(t *testing.T) {
+	t.Parallel()
+	bin := stockBinary(t)
+	dsn := testdb.New(t)
+	testdb.Multisite(t, dsn, "wp_", "/a/", "/b/")
+	for _, p := range []string{"wp_", "wp_2_", "wp_3_"} {
+		runOK(t, on(dsn, "--prefix", p, "migrate")...)
+		dispatchNoops(t, dsn, p, 5)
+	}
+	db := openDB(t, dsn)
+	completed := func(prefix string) int {
+		return count(t, db, "SELECT COUNT(*) FROM `"+prefix+"queuety_jobs` WHERE status = 'completed' AND attempts = 1")
+	}
+
+	var stdout, stderr syncBuffer
+	cmd := exec.Command(bin, "work", "--network", networkWPConfig(t, dsn), "--poll-interval", "20ms", "--sites-reread", "1h")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-exited:
+		default:
+			_ = cmd.Process.Kill() // only the process this test started
+			<-exited
+		}
+	})
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !cond() {
+			select {
+			case <-exited:
+				t.Fatalf("work exited early: %v\nstderr:\n%s", waitErr, stderr.String())
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not after 30s\nstderr:\n%s", what, stderr.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	wait("every site's jobs", func() bool { return completed("wp_") == 5 && completed("wp_2_") == 5 && completed("wp_3_") == 5 })
+
+	id := testdb.AddBlog(t, dsn, "wp_", "/new/")
+	prefix := fmt.Sprintf("wp_%d_", id)
+	runOK(t, on(dsn, "--prefix", prefix, "migrate")...)
+	dispatchNoops(t, dsn, prefix, 5)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	wait("the new subsite's jobs", func() bool { return completed(prefix) == 5 })
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-exited:
+		var ee *exec.ExitError
+		if errors.As(waitErr, &ee) {
+			t.Fatalf("work exited with %v after SIGTERM\nstderr:\n%s", ee, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("work still running 20s after SIGTERM\nstderr:\n%s", stderr.String())
+	}
+	require.Contains(t, stderr.String(), "site=\"blog 4\"")
+	for _, p := range []string{"wp_", "wp_2_", "wp_3_", prefix} {
+		require.Equal(t, 5, count(t, db, "SELECT COUNT(*) FROM `"+p+"queuety_jobs`"), p)
+		require.Equal(t, 5, completed(p), "%s: every job completed on its first attempt", p)
+	}
+}
+
+func TestWorkSitesFlagErrors(t *testing.T) {
+	t.Parallel()
+	dsn := newDB(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--network", "a.php", "--sites", "b"}, "--network and --sites"},
+		{[]string{"--sites", "b", "--once"}, "--once is not available with --network or --sites"},
+		{[]string{"--network", "a.php", "--wp-config", "b.php"}, "the network's wp-config.php is given once"},
+	} {
+		args := tc.args
+		if args[0] == "--network" && len(args) > 2 && args[2] == "--wp-config" {
+			r := run(t, "--wp-config", "b.php", "work", "--network", "a.php")
+			require.Equal(t, cli.ExitUsage, r.code, r.String())
+			require.Contains(t, r.stderr, tc.want, r.String())
+			continue
+		}
+		r := run(t, on(dsn, append([]string{"work"}, args...)...)...)
+		require.Equal(t, cli.ExitUsage, r.code, r.String())
+		require.Contains(t, r.stderr, tc.want, r.String())
+	}
+}
