@@ -202,3 +202,56 @@ func TestSitesOneDatabaseDown(t *testing.T) {
 	require.Empty(t, twice)
 	require.Equal(t, 45, total)
 }
+
+// TestSitesStalledSiteDoesNotStarveOthers: a site whose every slot is held
+// by a hung handler, with a backlog behind it, holds up no other site on
+// the same database: they drain while it stays stuck.
+func TestSitesStalledSiteDoesNotStarveOthers(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.New(t)
+	heavy := siteClient(t, dsn, "wp_")
+	light := siteClient(t, dsn, "wp_2_")
+	release := make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	var mu sync.Mutex
+	runs := map[int64]int{}
+	reg := NewRegistry()
+	reg.Register("hang", HandlerFunc(func(ctx context.Context, j *Job) error {
+		<-release
+		return nil
+	}))
+	reg.Register("quick", HandlerFunc(func(_ context.Context, j *Job) error {
+		mu.Lock()
+		defer mu.Unlock()
+		runs[j.ID]++
+		return nil
+	}))
+	for range 50 {
+		_, err := heavy.Dispatch(context.Background(), "hang", nil)
+		require.NoError(t, err)
+	}
+	site := func(name, prefix string) Site {
+		return Site{Name: name, Config: Config{DSN: dsn, TablePrefix: prefix, Concurrency: 4, RescueSchedule: "off", ShutdownGrace: time.Second, Logger: testLogger()}}
+	}
+	s := runSites(t, SitesConfig{
+		Discover:     func(context.Context) ([]Site, error) { return []Site{site("heavy", "wp_"), site("light", "wp_2_")}, nil },
+		Registry:     func(Site) *Registry { return reg },
+		LookInterval: 10 * time.Millisecond,
+	})
+	waitFor(t, 20*time.Second, "the heavy site's slots all hung", func() bool { return countStatus(t, heavy, "processing") == 4 })
+	for range 30 {
+		_, err := light.Dispatch(context.Background(), "quick", nil)
+		require.NoError(t, err)
+	}
+	waitFor(t, 20*time.Second, "the light site drains", func() bool { return countStatus(t, light, "completed") == 30 })
+	require.Equal(t, 4, countStatus(t, heavy, "processing"), "the heavy site keeps to its slot cap")
+	require.Equal(t, 46, countStatus(t, heavy, "pending"))
+	mu.Lock()
+	for id, n := range runs {
+		require.Equal(t, 1, n, "job %d", id)
+	}
+	mu.Unlock()
+	require.Equal(t, SiteRunning, siteState(s, "light"))
+	once.Do(func() { close(release) })
+}
