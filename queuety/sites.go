@@ -88,6 +88,10 @@ type Sites struct {
 
 	reread chan struct{}
 	wg     sync.WaitGroup
+	// started is closed once the first discovery's sites were started
+	// (or failed to).
+	started     chan struct{}
+	startedOnce sync.Once
 }
 
 // SiteStatus is what Sites.Status reports of one site.
@@ -174,8 +178,12 @@ func NewSites(cfg SitesConfig) (*Sites, error) {
 		cfg.Logger = slog.Default()
 	}
 	return &Sites{cfg: cfg, log: cfg.Logger, sites: map[string]*siteRun{}, dbs: map[string]*sharedDB{},
-		servers: map[string]*serverLook{}, reread: make(chan struct{}, 1)}, nil
+		servers: map[string]*serverLook{}, reread: make(chan struct{}, 1), started: make(chan struct{})}, nil
 }
+
+// Started is closed once Run has started the sites of its first
+// discovery (those it could; the others are reported and retried).
+func (s *Sites) Started() <-chan struct{} { return s.started }
 
 // Reread makes Run discover the sites again now (SIGHUP).
 func (s *Sites) Reread() {
@@ -194,6 +202,7 @@ func (s *Sites) Run(ctx context.Context) error {
 		return fmt.Errorf("sites: %w", err)
 	}
 	s.reconcile(ctx, sites)
+	s.startedOnce.Do(func() { close(s.started) })
 	reread := time.NewTicker(s.cfg.Reread)
 	defer reread.Stop()
 	retry := time.NewTicker(s.cfg.Retry)

@@ -235,7 +235,9 @@ func TestSitesStalledSiteDoesNotStarveOthers(t *testing.T) {
 		return Site{Name: name, Config: Config{DSN: dsn, TablePrefix: prefix, Concurrency: 4, RescueSchedule: "off", ShutdownGrace: time.Second, Logger: testLogger()}}
 	}
 	s := runSites(t, SitesConfig{
-		Discover:     func(context.Context) ([]Site, error) { return []Site{site("heavy", "wp_"), site("light", "wp_2_")}, nil },
+		Discover: func(context.Context) ([]Site, error) {
+			return []Site{site("heavy", "wp_"), site("light", "wp_2_")}, nil
+		},
 		Registry:     func(Site) *Registry { return reg },
 		LookInterval: 10 * time.Millisecond,
 	})

@@ -3,15 +3,20 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/queuety-go/queuety/internal/httpapi"
 	"github.com/queuety-go/queuety/internal/wpconfig"
 	"github.com/queuety-go/queuety/queuety"
 )
@@ -96,7 +101,61 @@ func (a *app) workSites(c *cli.Context, base queuety.Config) error {
 			}
 		}
 	}()
-	return s.Run(ctx)
+	var srv *http.Server
+	if raw := c.String("metrics-listen"); raw != "" {
+		addr, err := metricsAddr(raw)
+		if err != nil {
+			return err
+		}
+		var lc net.ListenConfig
+		ln, err := lc.Listen(ctx, "tcp", addr)
+		if err != nil {
+			return fmt.Errorf("--metrics-listen: listen on %q: %w", addr, err)
+		}
+		srv = &http.Server{Handler: sitesHandler(s), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		fmt.Fprintf(c.App.ErrWriter, "queuety work: /healthz, /readyz and /sites on http://%s\n", ln.Addr())
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	select {
+	case <-s.Started():
+	case err := <-done:
+		return err
+	}
+	stopNotify := notifyReady(ctx, base.Logger, func() bool { return true })
+	<-ctx.Done()
+	stopNotify()
+	err = <-done
+	if srv != nil {
+		_ = srv.Close()
+	}
+	return err
+}
+
+// sitesHandler serves the many-sites listener: /healthz; /readyz, 503
+// naming the sites that are not served (database down, could not start)
+// while there are any; /sites, every site's state and counters as JSON.
+// The listener binds loopback unless told otherwise (metricsAddr).
+func sitesHandler(s *queuety.Sites) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /healthz", httpapi.HealthHandler())
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		if down := s.Unreachable(); len(down) > 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "not ready: not served: %s\n", strings.Join(down, ", "))
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	mux.HandleFunc("GET /sites", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_ = json.NewEncoder(w).Encode(s.Status())
+	})
+	return mux
 }
 
 // listedSites reads --sites: a glob of wp-config.php files, or a file

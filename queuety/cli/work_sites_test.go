@@ -2,8 +2,13 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,7 +67,7 @@ func TestWorkNetwork(t *testing.T) {
 	}
 
 	var stdout, stderr syncBuffer
-	cmd := exec.Command(bin, "work", "--network", networkWPConfig(t, dsn), "--poll-interval", "20ms", "--sites-reread", "1h")
+	cmd := exec.Command(bin, "work", "--network", networkWPConfig(t, dsn), "--poll-interval", "20ms", "--sites-reread", "1h", "--metrics-listen", "127.0.0.1:0")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())
 	exited := make(chan struct{})
@@ -93,6 +98,33 @@ func TestWorkNetwork(t *testing.T) {
 	}
 	wait("every site's jobs", func() bool { return completed("wp_") == 5 && completed("wp_2_") == 5 && completed("wp_3_") == 5 })
 
+	addr := regexp.MustCompile(`/sites on http://(\S+)`).FindStringSubmatch(stderr.String())
+	require.NotNil(t, addr, stderr.String())
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + addr[1] + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(body)
+	}
+	code, body := get("/readyz")
+	require.Equal(t, http.StatusOK, code, body)
+	_, body = get("/sites")
+	var sites []struct{ Name, URL, State string }
+	require.NoError(t, json.Unmarshal([]byte(body), &sites))
+	require.Equal(t, []struct{ Name, URL, State string }{
+		{"blog 1", "example.test/", "running"}, {"blog 2", "example.test/a/", "running"}, {"blog 3", "example.test/b/", "running"},
+	}, sites)
+
+	// Blog 3's jobs table gone: /readyz names it, the others carry on.
+	exec1(t, db, "RENAME TABLE wp_3_queuety_jobs TO wp_3_gone")
+	wait("/readyz names blog 3", func() bool { code, body := get("/readyz"); return code == http.StatusServiceUnavailable && strings.Contains(body, "blog 3") })
+	dispatchNoops(t, dsn, "wp_2_", 5)
+	wait("blog 2 drains meanwhile", func() bool { return completed("wp_2_") == 10 })
+	exec1(t, db, "RENAME TABLE wp_3_gone TO wp_3_queuety_jobs")
+	wait("/readyz ready again", func() bool { code, _ := get("/readyz"); return code == http.StatusOK })
+
 	id := testdb.AddBlog(t, dsn, "wp_", "/new/")
 	prefix := fmt.Sprintf("wp_%d_", id)
 	runOK(t, on(dsn, "--prefix", prefix, "migrate")...)
@@ -111,9 +143,9 @@ func TestWorkNetwork(t *testing.T) {
 		t.Fatalf("work still running 20s after SIGTERM\nstderr:\n%s", stderr.String())
 	}
 	require.Contains(t, stderr.String(), "site=\"blog 4\"")
-	for _, p := range []string{"wp_", "wp_2_", "wp_3_", prefix} {
-		require.Equal(t, 5, count(t, db, "SELECT COUNT(*) FROM `"+p+"queuety_jobs`"), p)
-		require.Equal(t, 5, completed(p), "%s: every job completed on its first attempt", p)
+	for p, n := range map[string]int{"wp_": 5, "wp_2_": 10, "wp_3_": 5, prefix: 5} {
+		require.Equal(t, n, count(t, db, "SELECT COUNT(*) FROM `"+p+"queuety_jobs`"), p)
+		require.Equal(t, n, completed(p), "%s: every job completed on its first attempt", p)
 	}
 }
 
