@@ -10,8 +10,8 @@ namespace Queuety\Bridge;
 final class WorkerOptions
 {
     public const USAGE = <<<'TXT'
-        usage: queuety-php-worker --bootstrap app.php [--wp-load /path/to/wp-load.php]
-               queuety-php-worker --wp-load /path/to/wp-load.php
+        usage: queuety-php-worker --bootstrap app.php [--wp-load /path/to/wp-load.php [--url URL]]
+               queuety-php-worker --wp-load /path/to/wp-load.php [--url URL]
 
         The PHP side of the queuety daemon's handler pool; the daemon starts it:
             queuety work --php "php php-bridge/bin/queuety-php-worker --bootstrap app.php"
@@ -22,6 +22,9 @@ final class WorkerOptions
           --wp-load FILE    load WordPress first (wp-load.php), for handlers
                             that use WordPress functions; alone, the site's
                             plugins register the handlers (Queuety::register)
+          --url URL         with --wp-load, load WordPress for this site of a
+                            multisite network (example.com/blog/), as
+                            WP-CLI's --url: the request WordPress sees names it
 
         TXT;
 
@@ -30,7 +33,39 @@ final class WorkerOptions
         public readonly ?string $bootstrap,
         public readonly ?string $wp_load = null,
         public readonly bool $help = false,
+        /** --url: the multisite subsite WordPress is loaded for. */
+        public readonly ?string $url = null,
     ) {
+    }
+
+    /**
+     * The $_SERVER entries of a CLI request for $url, as WP-CLI's --url
+     * sets them: multisite's ms-settings.php finds the subsite from
+     * HTTP_HOST and REQUEST_URI.
+     *
+     * @return array<string, string>
+     * @throws \InvalidArgumentException For a URL without a host.
+     */
+    public static function serverFor(string $url): array
+    {
+        if (!preg_match('~^[a-z][a-z0-9+.-]*://~i', $url)) {
+            $url = 'http://' . $url;
+        }
+        $parts = parse_url($url);
+        if ($parts === false || !isset($parts['host']) || $parts['host'] === '') {
+            throw new \InvalidArgumentException("--url {$url}: no host");
+        }
+        $host = $parts['host'] . (isset($parts['port']) ? ':' . $parts['port'] : '');
+        $server = [
+            'HTTP_HOST' => $host,
+            'SERVER_NAME' => $parts['host'],
+            'REQUEST_URI' => ($parts['path'] ?? '/') . (isset($parts['query']) ? '?' . $parts['query'] : ''),
+            'REQUEST_METHOD' => 'GET',
+        ];
+        if (strtolower($parts['scheme'] ?? '') === 'https') {
+            $server['HTTPS'] = 'on';
+        }
+        return $server;
     }
 
     /**
@@ -39,7 +74,7 @@ final class WorkerOptions
      */
     public static function parse(array $argv): self
     {
-        $values = ['bootstrap' => null, 'wp-load' => null];
+        $values = ['bootstrap' => null, 'wp-load' => null, 'url' => null];
         $args = array_slice($argv, 1);
         for ($i = 0; $i < count($args); $i++) {
             $arg = $args[$i];
@@ -53,7 +88,7 @@ final class WorkerOptions
             }
             if ($value === null) {
                 if (!isset($args[$i + 1])) {
-                    throw new \InvalidArgumentException("{$name} needs a file");
+                    throw new \InvalidArgumentException($key === 'url' ? "{$name} needs a URL" : "{$name} needs a file");
                 }
                 $value = $args[++$i];
             }
@@ -62,11 +97,19 @@ final class WorkerOptions
         if ($values['bootstrap'] === null && $values['wp-load'] === null) {
             throw new \InvalidArgumentException('--bootstrap is required (or --wp-load, whose plugins register the handlers)');
         }
+        $url = $values['url'];
+        unset($values['url']);
+        if ($url !== null) {
+            if ($values['wp-load'] === null) {
+                throw new \InvalidArgumentException('--url needs --wp-load: it names the site WordPress is loaded for');
+            }
+            self::serverFor($url);
+        }
         foreach ($values as $key => $file) {
             if ($file !== null && !is_readable($file)) {
                 throw new \InvalidArgumentException("--{$key} {$file}: no such readable file");
             }
         }
-        return new self($values['bootstrap'], $values['wp-load']);
+        return new self($values['bootstrap'], $values['wp-load'], false, $url);
     }
 }
