@@ -27,7 +27,11 @@ type Site struct {
 	Name string
 	// URL is the site's home URL, for a PHP pool loaded for it (WP-CLI's
 	// --url); empty for a single site.
-	URL    string
+	URL string
+	// Dir is the site's WordPress directory (where its wp-config.php is),
+	// for a PHP pool loaded for it; empty on a network, whose subsites
+	// share one WordPress and differ by URL.
+	Dir    string
 	Config Config
 }
 
@@ -48,7 +52,9 @@ type SitesConfig struct {
 	Discover func(ctx context.Context) ([]Site, error)
 	// Registry returns the handlers of a site (nil: one empty Registry
 	// each, which serves nothing unless the site's Config has ClaimAll).
-	Registry func(Site) *Registry
+	// An error (a PHP pool that cannot start) fails the site's start,
+	// which is tried again after Retry.
+	Registry func(Site) (*Registry, error)
 	// Reread is how often Discover runs again (default 1 min).
 	Reread time.Duration
 	// Retry is how often a site that could not be started is tried again
@@ -65,7 +71,8 @@ type SitesConfig struct {
 	MaxConns         int
 	Logger           *slog.Logger
 	// Started and Stopped, when set, are told of each site's worker
-	// (metrics, a PHP pool per site).
+	// (metrics); Stopped also when a started Registry's site then failed
+	// to start, so what Registry took (a PHP pool) is given back.
 	Started func(Site, *Client, *Worker)
 	Stopped func(Site)
 }
@@ -339,16 +346,26 @@ func (s *Sites) startSite(ctx context.Context, r *siteRun) error {
 	client := &Client{cfg: cfg, db: db.db, store: st, log: cfg.Logger, server: db.info, sessions: reg, sharedDB: true}
 	var handlers *Registry
 	if s.cfg.Registry != nil {
-		handlers = s.cfg.Registry(r.site)
+		if handlers, err = s.cfg.Registry(r.site); err != nil {
+			s.releaseDB(db)
+			return err
+		}
+	}
+	// undo gives back what a failed start took.
+	undo := func() {
+		s.releaseDB(db)
+		if s.cfg.Stopped != nil && s.cfg.Registry != nil {
+			s.cfg.Stopped(r.site)
+		}
 	}
 	w, err := client.NewWorker(handlers)
 	if err != nil {
-		s.releaseDB(db)
+		undo()
 		return &ConfigError{err}
 	}
 	w.sharedLook = r
 	if err := w.Start(ctx); err != nil {
-		s.releaseDB(db)
+		undo()
 		return err
 	}
 	r.mu.Lock()
@@ -608,4 +625,22 @@ func (s *Sites) stopSites(runs []*siteRun) {
 		}()
 	}
 	wg.Wait()
+}
+
+// WithFallback returns a registry with r's Go handlers, step handlers,
+// batch callbacks and state-machine functions and its own fallback h: the
+// registry of one site of many, whose PHP handlers run in the pool loaded
+// for that site. Handlers registered on r afterwards are not in it.
+func (r *Registry) WithFallback(h Handler, opts ...HandlerOption) *Registry {
+	r.mu.RLock()
+	c := &Registry{m: maps.Clone(r.m), steps: r.steps}
+	r.mu.RUnlock()
+	r.batches.mu.RLock()
+	c.batches.m = maps.Clone(r.batches.m)
+	r.batches.mu.RUnlock()
+	r.machines.mu.RLock()
+	c.machines.actions, c.machines.guards = maps.Clone(r.machines.actions), maps.Clone(r.machines.guards)
+	r.machines.mu.RUnlock()
+	c.SetFallback(h, opts...)
+	return c
 }

@@ -118,7 +118,7 @@ func TestSitesServeNetwork(t *testing.T) {
 	reg := counter.registry()
 	s := runSites(t, SitesConfig{
 		Discover: NetworkSites(Config{DSN: dsn, TablePrefix: "wp_", RescueSchedule: "off", ShutdownGrace: 5 * time.Second, Logger: testLogger()}),
-		Registry: func(Site) *Registry { return reg },
+		Registry: func(Site) (*Registry, error) { return reg, nil },
 		Reread:   100 * time.Millisecond, LookInterval: 10 * time.Millisecond,
 	})
 	waitFor(t, 20*time.Second, "the five served sites' 40 jobs", func() bool { n, _ := counter.count(); return n >= 40 })
@@ -170,7 +170,7 @@ func TestSitesOneDatabaseDown(t *testing.T) {
 		Discover: func(context.Context) ([]Site, error) {
 			return []Site{site("a", dsnA, "wp_"), site("b", dsnB, "wp_"), site("b2", dsnB, "wp_2_")}, nil
 		},
-		Registry:     func(Site) *Registry { return reg },
+		Registry:     func(Site) (*Registry, error) { return reg, nil },
 		LookInterval: 10 * time.Millisecond, Retry: 50 * time.Millisecond,
 	})
 	dispatchToSite(t, a, "a", 3)
@@ -238,7 +238,7 @@ func TestSitesStalledSiteDoesNotStarveOthers(t *testing.T) {
 		Discover: func(context.Context) ([]Site, error) {
 			return []Site{site("heavy", "wp_"), site("light", "wp_2_")}, nil
 		},
-		Registry:     func(Site) *Registry { return reg },
+		Registry:     func(Site) (*Registry, error) { return reg, nil },
 		LookInterval: 10 * time.Millisecond,
 	})
 	waitFor(t, 20*time.Second, "the heavy site's slots all hung", func() bool { return countStatus(t, heavy, "processing") == 4 })

@@ -172,3 +172,80 @@ func TestWorkSitesFlagErrors(t *testing.T) {
 		require.Contains(t, r.stderr, tc.want, r.String())
 	}
 }
+
+// TestWorkNetworkPHPPoolPerSubsite: with --php, each subsite's PHP
+// handlers run in a pool of its own, started with --url for that subsite
+// (the fake wp-load.php here records the request WordPress would resolve
+// the subsite from), each job once.
+func TestWorkNetworkPHPPoolPerSubsite(t *testing.T) {
+	t.Parallel()
+	bin := stockBinary(t)
+	dsn := testdb.New(t)
+	testdb.Multisite(t, dsn, "wp_", "/a/", "/b/")
+	dir := t.TempDir()
+	record := filepath.Join(dir, "ran.txt")
+	wpLoad := filepath.Join(dir, "wp-load.php")
+	require.NoError(t, os.WriteFile(wpLoad, []byte(`<?php
+\Queuety\Bridge\Handlers::register('record', static function (array $p): void {
+    file_put_contents(`+"'"+record+"'"+`, $_SERVER['HTTP_HOST'] . $_SERVER['REQUEST_URI'] . ' ' . $p['site'] . "\n", FILE_APPEND | LOCK_EX);
+});
+`), 0o644))
+	ctx := context.Background()
+	want := map[string]int{}
+	for p, url := range map[string]string{"wp_": "example.test/", "wp_2_": "example.test/a/", "wp_3_": "example.test/b/"} {
+		runOK(t, on(dsn, "--prefix", p, "migrate")...)
+		c, err := queuety.Open(ctx, queuety.Config{DSN: dsn, TablePrefix: p})
+		require.NoError(t, err)
+		for range 4 {
+			_, err := c.Dispatch(ctx, "record", map[string]any{"site": p})
+			require.NoError(t, err)
+		}
+		require.NoError(t, c.Close())
+		want[url+" "+p] = 4
+	}
+	worker, err := filepath.Abs(filepath.Join("..", "..", "php-bridge", "bin", "queuety-php-worker"))
+	require.NoError(t, err)
+
+	var stdout, stderr syncBuffer
+	cmd := exec.Command(bin, "work", "--network", networkWPConfig(t, dsn), "--poll-interval", "20ms",
+		"--php", "php "+worker+" --wp-load "+wpLoad)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-exited:
+		default:
+			_ = cmd.Process.Kill() // only the process this test started
+			<-exited
+		}
+	})
+	got := func() map[string]int {
+		m := map[string]int{}
+		b, _ := os.ReadFile(record)
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if l != "" {
+				m[l]++
+			}
+		}
+		return m
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for total(got()) < 12 {
+		if time.Now().After(deadline) {
+			t.Fatalf("PHP jobs not run after 60s: %v\nstderr:\n%s", got(), stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	<-exited
+	require.Equal(t, want, got(), "each subsite's jobs ran once, in the pool loaded for its URL")
+}
+
+func total(m map[string]int) (n int) {
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
