@@ -279,8 +279,8 @@ plugin's status --queue does.
    queuety status
    queuety status --queue emails
    queuety status --json | jq '.[] | select(.needs_attention)'`,
-		Flags: []cli.Flag{&cli.StringFlag{Name: "queue", Usage: "only this queue"}, jsonFlag()},
-		Action: withClient(nil, func(c *cli.Context, client *queuety.Client) error {
+		Flags: append([]cli.Flag{&cli.StringFlag{Name: "queue", Usage: "only this queue"}, jsonFlag()}, sitesStatusFlags()...),
+		Action: orSitesStatus(withClient(nil, func(c *cli.Context, client *queuety.Client) error {
 			stats, err := client.Status(c.Context)
 			if err != nil {
 				return err
@@ -314,7 +314,7 @@ plugin's status --queue does.
 				return err
 			}
 			return printUnclaimed(c.App.Writer, stats)
-		}),
+		})),
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -320,4 +321,100 @@ func redactLine(line string) string {
 		return dsn + " " + rest
 	}
 	return dsn
+}
+
+// sitesStatusFlags are status's flags for many sites.
+func sitesStatusFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "network", EnvVars: []string{"QUEUETY_NETWORK"}, Usage: "one line for each subsite of the multisite network of this `wp-config.php`"},
+		&cli.StringFlag{Name: "sites", EnvVars: []string{"QUEUETY_SITES"}, Usage: "one line for each site of this glob of wp-config.php files or `file` (as work --sites)"},
+	}
+}
+
+// siteCounts is one line of status --network/--sites.
+type siteCounts struct {
+	Site   string         `json:"site"`
+	URL    string         `json:"url,omitempty"`
+	Counts map[string]int `json:"counts,omitempty"`
+	Error  string         `json:"error,omitempty"`
+}
+
+// orSitesStatus runs status for many sites when --network or --sites is
+// given, else the one-site status.
+func orSitesStatus(one cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		many, err := sitesMode(c)
+		if err != nil || !many {
+			if err != nil {
+				return err
+			}
+			return one(c)
+		}
+		base, err := baseConfig(c)
+		if err != nil {
+			return err
+		}
+		discover := queuety.NetworkSites(base)
+		if list := c.String("sites"); list != "" {
+			discover = func(ctx context.Context) ([]queuety.Site, error) { return listedSites(ctx, list, base) }
+		}
+		sites, err := discover(c.Context)
+		if err != nil {
+			return err
+		}
+		out := make([]siteCounts, 0, len(sites))
+		var down []string
+		for _, site := range sites {
+			line := siteCounts{Site: site.Name, URL: site.URL}
+			if line.Counts, err = siteTotals(c.Context, site.Config); err != nil {
+				line.Error = err.Error()
+				down = append(down, site.Name)
+			}
+			out = append(out, line)
+		}
+		if c.Bool("json") {
+			if err := printJSON(c, out); err != nil {
+				return err
+			}
+		} else {
+			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SITE\tURL\tPENDING\tPROCESSING\tCOMPLETED\tFAILED\tBURIED\t")
+			for _, l := range out {
+				if l.Error != "" {
+					fmt.Fprintf(tw, "%s\t%s\tunreachable: %s\t\t\t\t\t\n", esc(l.Site), esc(l.URL), esc(l.Error))
+					continue
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t\n", esc(l.Site), esc(l.URL), l.Counts["pending"], l.Counts["processing"],
+					l.Counts["completed"], l.Counts["failed"], l.Counts["buried"])
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
+		if len(down) > 0 {
+			return fmt.Errorf("%d of %d sites unreachable: %s", len(down), len(sites), strings.Join(down, ", "))
+		}
+		return nil
+	}
+}
+
+// siteTotals is one site's job counts by status over its queues.
+func siteTotals(ctx context.Context, cfg queuety.Config) (map[string]int, error) {
+	cfg.MaxConns = 2
+	client, err := queuety.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer client.Close()
+	stats, err := client.Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	totals := map[string]int{}
+	for _, q := range stats {
+		for st, n := range q.Counts {
+			totals[st] += n
+		}
+	}
+	return totals, nil
 }

@@ -249,3 +249,36 @@ func total(m map[string]int) (n int) {
 	}
 	return n
 }
+
+// TestStatusSites: status --network prints a line of job counts for each
+// subsite; status --sites names a site whose database is gone, exit 1.
+func TestStatusSites(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.New(t)
+	testdb.Multisite(t, dsn, "wp_", "/a/")
+	for _, p := range []string{"wp_", "wp_2_"} {
+		runOK(t, on(dsn, "--prefix", p, "migrate")...)
+	}
+	dispatchNoops(t, dsn, "wp_2_", 3)
+	r := runOK(t, "status", "--network", networkWPConfig(t, dsn), "--json")
+	var lines []struct {
+		Site, URL string
+		Counts    map[string]int
+	}
+	decodeJSON(t, r, &lines)
+	require.Len(t, lines, 2, r.String())
+	require.Equal(t, "blog 2", lines[1].Site)
+	require.Equal(t, "example.test/a/", lines[1].URL)
+	require.Equal(t, 3, lines[1].Counts["pending"])
+	require.Zero(t, lines[0].Counts["pending"])
+
+	list := filepath.Join(t.TempDir(), "sites.txt")
+	cfg, err := mysql.ParseDSN(dsn)
+	require.NoError(t, err)
+	cfg.DBName += "_gone"
+	require.NoError(t, os.WriteFile(list, []byte("# two sites\n"+dsn+" wp_2_\n"+cfg.FormatDSN()+" wp_\n"), 0o600))
+	r = run(t, "status", "--sites", list)
+	require.Equal(t, 1, r.code, r.String())
+	require.Contains(t, r.stdout, "unreachable", r.String())
+	require.Contains(t, r.stderr, "1 of 2 sites unreachable", r.String())
+}
