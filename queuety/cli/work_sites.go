@@ -73,6 +73,17 @@ func (a *app) workSites(c *cli.Context, base queuety.Config) error {
 	if list := c.String("sites"); list != "" {
 		discover = func(ctx context.Context) ([]queuety.Site, error) { return listedSites(ctx, list, base) }
 	}
+	// The per-site loops' single-site defaults cost an idle network more
+	// than the batched look; flags and variables set still win.
+	if !c.IsSet("signal-poll-interval") {
+		base.SignalPollInterval = queuety.DefaultSitesSignalPoll
+	}
+	if !c.IsSet("wait-sweep-interval") {
+		base.WaitSweepInterval = queuety.DefaultSitesWaitSweep
+	}
+	if !c.IsSet("worker-stale-after") {
+		base.RegistrationHeartbeat = queuety.DefaultSitesRegistration
+	}
 	look := base.PollInterval
 	base.PollInterval = 0 // each site's own poll is the fallback of the batched look
 	maxConns := 0
