@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
-	"strings"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -119,7 +119,10 @@ func TestWorkNetwork(t *testing.T) {
 
 	// Blog 3's jobs table gone: /readyz names it, the others carry on.
 	exec1(t, db, "RENAME TABLE wp_3_queuety_jobs TO wp_3_gone")
-	wait("/readyz names blog 3", func() bool { code, body := get("/readyz"); return code == http.StatusServiceUnavailable && strings.Contains(body, "blog 3") })
+	wait("/readyz names blog 3", func() bool {
+		code, body := get("/readyz")
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "blog 3")
+	})
 	dispatchNoops(t, dsn, "wp_2_", 5)
 	wait("blog 2 drains meanwhile", func() bool { return completed("wp_2_") == 10 })
 	exec1(t, db, "RENAME TABLE wp_3_gone TO wp_3_queuety_jobs")
