@@ -121,7 +121,7 @@ func TestSitesServeNetwork(t *testing.T) {
 		Registry: func(Site) (*Registry, error) { return reg, nil },
 		Reread:   100 * time.Millisecond, LookInterval: 10 * time.Millisecond,
 	})
-	waitFor(t, 20*time.Second, "the five served sites' 40 jobs", func() bool { n, _ := counter.count(); return n >= 40 })
+	waitFor(t, time.Minute, "the five served sites' 40 jobs", func() bool { n, _ := counter.count(); return n >= 40 })
 	names := []string{}
 	for _, st := range s.Status() {
 		names = append(names, st.Name)
@@ -137,11 +137,11 @@ func TestSitesServeNetwork(t *testing.T) {
 	// And one archived.
 	_, err = db.Exec("UPDATE wp_blogs SET archived = 1 WHERE blog_id = 5")
 	require.NoError(t, err)
-	waitFor(t, 20*time.Second, "the new subsite's jobs", func() bool { n, _ := counter.count(); return n >= 48 })
-	waitFor(t, 20*time.Second, "blog 5 no longer served", func() bool { return siteState(s, "blog 5") == "" })
+	waitFor(t, time.Minute, "the new subsite's jobs", func() bool { n, _ := counter.count(); return n >= 48 })
+	waitFor(t, time.Minute, "blog 5 no longer served", func() bool { return siteState(s, "blog 5") == "" })
 	dispatchToSite(t, clients["wp_5_"], "wp_5_", 3)
 	dispatchToSite(t, clients["wp_2_"], "wp_2_", 3)
-	waitFor(t, 20*time.Second, "blog 2's new jobs", func() bool { return countStatus(t, clients["wp_2_"], "completed") == 11 })
+	waitFor(t, time.Minute, "blog 2's new jobs", func() bool { return countStatus(t, clients["wp_2_"], "completed") == 11 })
 
 	total, twice := counter.count()
 	require.Empty(t, twice, "jobs run twice")
@@ -174,7 +174,7 @@ func TestSitesOneDatabaseDown(t *testing.T) {
 		LookInterval: 10 * time.Millisecond, Retry: 50 * time.Millisecond,
 	})
 	dispatchToSite(t, a, "a", 3)
-	waitFor(t, 20*time.Second, "site a's jobs", func() bool { return countStatus(t, a, "completed") == 3 })
+	waitFor(t, time.Minute, "site a's jobs", func() bool { return countStatus(t, a, "completed") == 3 })
 
 	// Site a's jobs table goes (its database restored from an old dump,
 	// a DROP by mistake): every statement on it fails.
@@ -183,12 +183,12 @@ func TestSitesOneDatabaseDown(t *testing.T) {
 	t.Cleanup(func() { _ = adminA.Close() })
 	_, err = adminA.Exec("RENAME TABLE wp_queuety_jobs TO wp_queuety_jobs_gone")
 	require.NoError(t, err)
-	waitFor(t, 20*time.Second, "site a reported", func() bool { return siteState(s, "a") == SiteUnreachable })
+	waitFor(t, time.Minute, "site a reported", func() bool { return siteState(s, "a") == SiteUnreachable })
 	require.Equal(t, []string{"a"}, s.Unreachable(), "%+v", s.Status())
 
 	dispatchToSite(t, b, "b", 20)
 	dispatchToSite(t, b2, "b2", 20)
-	waitFor(t, 20*time.Second, "sites b and b2 drain", func() bool {
+	waitFor(t, time.Minute, "sites b and b2 drain", func() bool {
 		return countStatus(t, b, "completed") == 20 && countStatus(t, b2, "completed") == 20
 	})
 	require.Equal(t, SiteRunning, siteState(s, "b"))
@@ -196,8 +196,8 @@ func TestSitesOneDatabaseDown(t *testing.T) {
 	_, err = adminA.Exec("RENAME TABLE wp_queuety_jobs_gone TO wp_queuety_jobs")
 	require.NoError(t, err)
 	dispatchToSite(t, a, "a", 2)
-	waitFor(t, 20*time.Second, "site a served again", func() bool { return countStatus(t, a, "completed") == 5 })
-	waitFor(t, 20*time.Second, "site a reported running", func() bool { return siteState(s, "a") == SiteRunning })
+	waitFor(t, time.Minute, "site a served again", func() bool { return countStatus(t, a, "completed") == 5 })
+	waitFor(t, time.Minute, "site a reported running", func() bool { return siteState(s, "a") == SiteRunning })
 	total, twice := counter.count()
 	require.Empty(t, twice)
 	require.Equal(t, 45, total)
@@ -241,12 +241,12 @@ func TestSitesStalledSiteDoesNotStarveOthers(t *testing.T) {
 		Registry:     func(Site) (*Registry, error) { return reg, nil },
 		LookInterval: 10 * time.Millisecond,
 	})
-	waitFor(t, 20*time.Second, "the heavy site's slots all hung", func() bool { return countStatus(t, heavy, "processing") == 4 })
+	waitFor(t, time.Minute, "the heavy site's slots all hung", func() bool { return countStatus(t, heavy, "processing") == 4 })
 	for range 30 {
 		_, err := light.Dispatch(context.Background(), "quick", nil)
 		require.NoError(t, err)
 	}
-	waitFor(t, 20*time.Second, "the light site drains", func() bool { return countStatus(t, light, "completed") == 30 })
+	waitFor(t, time.Minute, "the light site drains", func() bool { return countStatus(t, light, "completed") == 30 })
 	require.Equal(t, 4, countStatus(t, heavy, "processing"), "the heavy site keeps to its slot cap")
 	require.Equal(t, 46, countStatus(t, heavy, "pending"))
 	mu.Lock()

@@ -83,7 +83,7 @@ func TestWorkNetwork(t *testing.T) {
 	})
 	wait := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(90 * time.Second)
 		for !cond() {
 			select {
 			case <-exited:
@@ -91,7 +91,7 @@ func TestWorkNetwork(t *testing.T) {
 			default:
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: not after 30s\nstderr:\n%s", what, stderr.String())
+				t.Fatalf("%s: not after 90s\nstderr:\n%s", what, stderr.String())
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -234,10 +234,10 @@ func TestWorkNetworkPHPPoolPerSubsite(t *testing.T) {
 		}
 		return m
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for total(got()) < 12 {
 		if time.Now().After(deadline) {
-			t.Fatalf("PHP jobs not run after 60s: %v\nstderr:\n%s", got(), stderr.String())
+			t.Fatalf("PHP jobs not run after 90s: %v\nstderr:\n%s", got(), stderr.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
