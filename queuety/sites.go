@@ -96,6 +96,7 @@ type Sites struct {
 	cfg SitesConfig
 	log *slog.Logger
 
+	openMu  sync.Mutex // serializes acquireDB's opens
 	mu      sync.Mutex
 	sites   map[string]*siteRun
 	dbs     map[string]*sharedDB   // by DSN
@@ -390,14 +391,21 @@ func (s *Sites) startSite(ctx context.Context, r *siteRun) error {
 // acquireDB returns the shared pool of cfg's database, opening it (and its
 // server's look) on first use.
 func (s *Sites) acquireDB(ctx context.Context, cfg Config) (*sharedDB, error) {
+	// Opens are serialized apart from s.mu, so a server that does not
+	// answer holds up other opens, never the looks or Status.
+	s.openMu.Lock()
+	defer s.openMu.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if d, ok := s.dbs[cfg.DSN]; ok {
 		d.refs++
+		s.mu.Unlock()
 		return d, nil
 	}
-	if s.conns+s.cfg.ConnsPerDatabase > s.cfg.MaxConns {
-		return nil, fmt.Errorf("connection budget spent: %d databases of %d connections each are open (raise MaxConns, --max-conns)", len(s.dbs), s.cfg.ConnsPerDatabase)
+	spent := s.conns+s.cfg.ConnsPerDatabase > s.cfg.MaxConns
+	open := s.servers[serverKey(cfg.DSN)]
+	s.mu.Unlock()
+	if spent {
+		return nil, fmt.Errorf("connection budget spent: %d connections for each database, at most %d in all (raise MaxConns, --max-conns)", s.cfg.ConnsPerDatabase, s.cfg.MaxConns)
 	}
 	server, database, err := store.ServerOf(cfg.DSN)
 	if err != nil {
@@ -414,29 +422,41 @@ func (s *Sites) acquireDB(ctx context.Context, cfg Config) (*sharedDB, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &sharedDB{dsn: cfg.DSN, server: server, database: database, db: db, info: info, conns: s.cfg.ConnsPerDatabase, refs: 1}
-	s.dbs[cfg.DSN] = d
-	s.conns += d.conns
-	if _, ok := s.servers[server]; !ok {
+	var look *serverLook
+	if open == nil {
 		// The look's own connection, to whichever database it was opened
 		// on: every table it reads is named with its database.
 		lookDB, err := store.Open(ctx, cfg.DSN, 1, cfg.Logger)
 		if err != nil {
 			_ = db.Close()
-			delete(s.dbs, cfg.DSN)
-			s.conns -= d.conns
 			return nil, err
 		}
 		lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-		l := &serverLook{dsn: server, db: lookDB, stop: stop}
-		s.servers[server] = l
+		look = &serverLook{dsn: server, db: lookDB, stop: stop}
 		s.wg.Add(1)
-		go s.lookLoop(lctx, l)
+		go s.lookLoop(lctx, look)
+	}
+	d := &sharedDB{dsn: cfg.DSN, server: server, database: database, db: db, info: info, conns: s.cfg.ConnsPerDatabase, refs: 1}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dbs[cfg.DSN] = d
+	s.conns += d.conns
+	if look != nil {
+		s.servers[server] = look
 	}
 	return d, nil
 }
 
+// serverKey is the key of a DSN's server in Sites.servers ("" for a DSN
+// that does not parse; ServerOf reports it).
+func serverKey(dsn string) string {
+	server, _, _ := store.ServerOf(dsn)
+	return server
+}
+
 func (s *Sites) releaseDB(d *sharedDB) {
+	s.openMu.Lock() // an open under way may count on this server's look
+	defer s.openMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d.refs--
