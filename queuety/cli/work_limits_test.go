@@ -129,9 +129,11 @@ func TestWorkMaxTime(t *testing.T) {
 	t.Parallel()
 	dsn := newDB(t)
 	db := openDB(t, dsn)
-	runOK(t, on(dsn, "dispatch", "queuety.sleep", "--payload", `{"ms":1500}`)...)
-	runOK(t, on(dsn, "dispatch", "queuety.sleep", "--payload", `{"ms":1500}`)...)
-	r := runOK(t, on(dsn, "work", "--concurrency", "1", "--max-time", "200ms", "--json")...)
+	// The window must hold the first claim on a loaded machine (200 ms
+	// did not, once in a full run), and the job must outlast it.
+	runOK(t, on(dsn, "dispatch", "queuety.sleep", "--payload", `{"ms":4000}`)...)
+	runOK(t, on(dsn, "dispatch", "queuety.sleep", "--payload", `{"ms":4000}`)...)
+	r := runOK(t, on(dsn, "work", "--concurrency", "1", "--max-time", "2s", "--json")...)
 	require.Equal(t, map[string]any{"processed": 1.0, "completed": 1.0, "retried": 0.0, "buried": 0.0, "stopped": "max-time"}, summaryOf(t, r.stdout))
 	require.Equal(t, 1, count(t, db, "SELECT COUNT(*) FROM "+jobsTable+" WHERE status = 'pending'"))
 }
