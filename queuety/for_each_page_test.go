@@ -112,3 +112,39 @@ func TestForEachPlanResumesAtItsCursor(t *testing.T) {
 	require.Zero(t, plans)
 	require.Equal(t, "running", workflowRow(t, c, id).Status, "items 0-3 are still owed their results")
 }
+
+// TestForEachPlanCursorGoesWhenTheWorkflowMovedOn (N4): a placeholder
+// handed back mid-plan after its workflow moved past the step (here: to
+// step 1) plans nothing more, completes, and its cursor row is deleted
+// rather than left behind.
+func TestForEachPlanCursorGoesWhenTheWorkflowMovedOn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := newTestClient(t, func(cfg *Config) { cfg.Workflows = true; cfg.ForEachPageSize = 2 })
+	rec := &itemRecorder{runs: map[int64]int{}}
+	reg := NewRegistry()
+	reg.RegisterItemStep("Item", rec.handle)
+	reg.RegisterStep("After", func(context.Context, *workflow.State) (*phpjson.Object, error) { return nil, nil })
+	id, _, err := c.DispatchWorkflow(ctx, mustBuild(t, workflow.New("moved").ForEach("items", "Item").Then("After"), wfObj(t, "items", countItems(10))))
+	require.NoError(t, err)
+	db, tables := c.store.DB(), c.store.Tables()
+	var placeholder int64
+	require.NoError(t, db.Get(&placeholder, "SELECT id FROM `"+tables["jobs"]+"` WHERE workflow_id = ? AND handler = ?", id, workflow.HandlerForEach))
+	_, err = db.Exec("INSERT INTO `"+tables["for_each_plans"]+"` (job_id, workflow_id, step_index, next_item, total_items, updated_at) VALUES (?, ?, 0, 4, 10, UTC_TIMESTAMP())", placeholder, id)
+	require.NoError(t, err)
+	_, err = db.Exec("UPDATE `"+tables["workflows"]+"` SET current_step = 1 WHERE id = ?", id)
+	require.NoError(t, err)
+
+	startWorker(t, c, reg)
+	waitFor(t, 20*time.Second, "the placeholder completed", func() bool {
+		var status string
+		require.NoError(t, db.Get(&status, "SELECT status FROM `"+tables["jobs"]+"` WHERE id = ?", placeholder))
+		return status == "completed"
+	})
+	var branches, plans int
+	require.NoError(t, db.Get(&branches, "SELECT COUNT(*) FROM `"+tables["jobs"]+"` WHERE workflow_id = ? AND handler = 'Item'", id))
+	require.Zero(t, branches, "nothing planned for a step the workflow left")
+	require.NoError(t, db.Get(&plans, "SELECT COUNT(*) FROM `"+tables["for_each_plans"]+"`"))
+	require.Zero(t, plans, "the cursor row is not left behind")
+	require.Empty(t, rec.snapshot())
+}

@@ -180,6 +180,11 @@ func forEachPlaceholder(ctx context.Context, a *workflow.Advance, job *store.Job
 		return false, nil, nil
 	}
 	if a.Current() != stepIndex || !workflow.IsLive(a.Workflow().Status) {
+		// A plan cut short before the workflow moved on ends here: its
+		// cursor goes with it.
+		if err := a.Tx().DeleteForEachPlan(job.ID); err != nil {
+			return false, nil, err
+		}
 		return true, nil, a.Tx().CompleteJobAny(a.Job().ID)
 	}
 
