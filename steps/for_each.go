@@ -614,10 +614,23 @@ func (forEach) OverLimit(e *workflow.Engine, s *workflow.State, step workflow.St
 		return nil
 	}
 	items := stateField(s, key)
-	if !phpjson.IsArray(items) {
-		return nil // the placeholder says what is wrong with it
+	if e.MaxForEachItems() <= 0 || !phpjson.IsArray(items) {
+		return nil // no limit; or the placeholder says what is wrong with the items
 	}
-	return overItemLimit(e, step, phpjson.AsArray(items).Len())
+	return overItemLimit(e, step, arrayLen(items))
+}
+
+// arrayLen is count() of a PHP array without copying it: AsArray would
+// turn a list of 1,000,000 items into an object keyed "0" to "999999"
+// (half a gigabyte) only to count it.
+func arrayLen(v phpjson.Value) int {
+	if l, ok := v.AsList(); ok {
+		return len(l)
+	}
+	if o, ok := v.AsObject(); ok {
+		return o.Len()
+	}
+	return 0
 }
 
 func overItemLimit(e *workflow.Engine, step workflow.Step, n int) error {
