@@ -40,9 +40,10 @@ const (
 	DefaultWaitSweepInterval  = 5 * time.Second // the wait sweeper of --workflows
 	DefaultSignalPollInterval = 2 * time.Second // the signal poller of --workflows
 
-	DefaultWorkflowStepBatch  = workflow.DefaultStepBatch  // step completions one transaction may group
-	DefaultWorkflowChainSteps = workflow.DefaultChainSteps // steps a worker may run in a row without a claim
-	DefaultMaxForEachItems    = 10_000                     // items of one for_each step
+	DefaultWorkflowStepBatch  = workflow.DefaultStepBatch       // step completions one transaction may group
+	DefaultWorkflowChainSteps = workflow.DefaultChainSteps      // steps a worker may run in a row without a claim
+	DefaultMaxForEachItems    = 10_000                          // items of one for_each step
+	DefaultForEachPageSize    = workflow.DefaultForEachPageSize // branch jobs one for_each transaction inserts
 )
 
 // Floors and ceilings of the worker's settings. Every interval below runs
@@ -193,6 +194,13 @@ type Config struct {
 	// default (DefaultMaxForEachItems); negative: no limit, as the plugin.
 	// A workflow's own max_for_each_items budget applies too.
 	MaxForEachItems int
+	// ForEachPageSize is how many branch jobs of a for_each step one
+	// transaction inserts. A step with more items plans in pages: its
+	// first branches run while the rest are inserted, and a plan cut
+	// short (a kill, a shutdown) resumes at its recorded cursor. Zero
+	// means the default (DefaultForEachPageSize, 1,000); a
+	// fan-out that fits one page is planned exactly as the plugin does.
+	ForEachPageSize int
 
 	// Namespace scopes worker registrations and sessions ("default").
 	Namespace string
@@ -288,6 +296,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxForEachItems == 0 {
 		c.MaxForEachItems = DefaultMaxForEachItems
+	}
+	if c.ForEachPageSize < 0 {
+		bad("for_each page size %d: at least 1 (0: the default)", c.ForEachPageSize)
 	}
 	if c.WorkflowChainSteps > MaxWorkflowChain {
 		bad("workflow chain steps %d: at most %d", c.WorkflowChainSteps, MaxWorkflowChain)

@@ -36,7 +36,8 @@ func (c *Client) engine(reg *Registry) *workflow.Engine {
 
 // engineConfig is the configuration of an engine running reg's handlers.
 func (c *Client) engineConfig(reg *Registry) workflow.EngineConfig {
-	cfg := workflow.EngineConfig{Store: c.store, Kinds: steps.All(), MaxForEachItems: c.cfg.MaxForEachItems}
+	cfg := workflow.EngineConfig{Store: c.store, Kinds: steps.All(), MaxForEachItems: c.cfg.MaxForEachItems,
+		ForEachPageSize: c.cfg.ForEachPageSize}
 	if reg == nil {
 		return cfg
 	}

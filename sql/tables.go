@@ -15,7 +15,7 @@ var tableSuffixes = []string{
 // ownSuffixes are queuety-go's own tables (schema/queuety_go.sql), named
 // like the plugin's (DBPrefix + Queuety prefix + suffix) but never
 // overridable: PHP does not know them.
-var ownSuffixes = []string{"workers", "worker_sessions", "activity_executions", "activity_attempts"}
+var ownSuffixes = []string{"workers", "worker_sessions", "activity_executions", "activity_attempts", "for_each_plans"}
 
 // TableSuffixes returns the 16 Queuety table suffixes in creation order.
 func TableSuffixes() []string { return append([]string(nil), tableSuffixes...) }

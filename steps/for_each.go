@@ -35,42 +35,157 @@ func (forEach) RunsItems() bool { return true }
 // RunPlaceholder is handle_for_each_step: initialize the runtime
 // from the items in state, then dispatch one branch job per item not yet
 // settled (or settle at once when none is left). The worker's `completed`
-// log of the placeholder is written in the same transaction.
+// log of the placeholder is written in the transaction that completes it.
+//
+// Up to the engine's page size of branch jobs go in with the runtime, in
+// one transaction, as the plugin does; a larger fan-out inserts the rest a
+// page per transaction after it, its cursor in for_each_plans, so the
+// first branches run while the rest are planned and a run cut short (a
+// kill, a lost connection) resumes at the cursor: no branch lost, none
+// doubled.
 func (forEach) RunPlaceholder(ctx context.Context, r *workflow.Run) error {
 	job := r.Job()
+	var plan *forEachPlan
 	_, err := r.Transact(ctx, func(a *workflow.Advance) error {
 		tx := a.Tx()
-		logged, err := forEachPlaceholder(ctx, a, job)
+		logged, p, err := forEachPlaceholder(ctx, a, job)
+		plan = p
 		if err != nil || !logged {
 			return err
 		}
 		return tx.InsertLogs(r.CompletedLog(r.Elapsed()))
 	})
+	for err == nil && plan != nil {
+		var more bool
+		_, err = r.Transact(ctx, func(a *workflow.Advance) error {
+			var logged bool
+			var perr error
+			logged, more, perr = plan.page(a)
+			if perr != nil || !logged {
+				return perr
+			}
+			return a.Tx().InsertLogs(r.CompletedLog(r.Elapsed()))
+		})
+		if !more {
+			plan = nil
+		}
+	}
 	return err
 }
 
-func forEachPlaceholder(ctx context.Context, a *workflow.Advance, job *store.JobRow) (logCompletion bool, err error) {
+// forEachPlan is the rest of a paged plan after its first transaction:
+// the items still without a branch job when the run started (ascending
+// indexes) and how to build a branch job. Each page re-reads the cursor
+// under its lock, so a page retried, or planned by a second run of the
+// same placeholder, never inserts an item twice.
+type forEachPlan struct {
+	workflowID, jobID int64
+	step              int
+	total             int64
+	missing           []int
+	size              int
+	branch            func(i int) (workflow.StepJob, error)
+}
+
+// next returns the page of missing items at or after cursor, and whether
+// it is the last one.
+func (p *forEachPlan) next(cursor int64) (page []int, last bool) {
+	from, _ := slices.BinarySearch(p.missing, int(cursor))
+	rest := p.missing[from:]
+	if len(rest) <= p.size {
+		return rest, true
+	}
+	return rest[:p.size], false
+}
+
+// insert inserts the branch jobs of page and moves the cursor past it;
+// the last page drops the cursor (when there is one: a plan of one page
+// never writes it).
+func (p *forEachPlan) insert(a *workflow.Advance, page []int, last, hasCursor bool) error {
+	jobs := make([]workflow.StepJob, 0, len(page))
+	for _, i := range page {
+		j, err := p.branch(i)
+		if err != nil {
+			return err
+		}
+		jobs = append(jobs, j)
+	}
+	if err := a.InsertStepJobsFor(p.workflowID, jobs); err != nil {
+		return err
+	}
+	switch {
+	case !last:
+		return a.Tx().SaveForEachPlan(p.jobID, p.workflowID, p.step, int64(page[len(page)-1]+1), p.total)
+	case hasCursor:
+		return a.Tx().DeleteForEachPlan(p.jobID)
+	}
+	return nil
+}
+
+// page is one transaction of the plan after the first: the workflow is
+// locked without its state (the runtime was written by the first) and
+// the plan goes on only while the workflow is live at the step and the
+// placeholder still processing. logged: the placeholder completed.
+func (p *forEachPlan) page(a *workflow.Advance) (logged, more bool, err error) {
+	tx := a.Tx()
+	status, current, found, err := tx.LockWorkflowPosition(p.workflowID)
+	if err != nil || !found {
+		return false, false, err
+	}
+	locked, err := a.LockJob(p.jobID)
+	if err != nil || locked == nil || locked.Status != store.StatusProcessing {
+		return false, false, err
+	}
+	if current != p.step || !workflow.IsLive(status) {
+		// The step settled (first_success, quorum) or the workflow ended
+		// while the plan was under way: nothing more to insert.
+		if err := tx.DeleteForEachPlan(p.jobID); err != nil {
+			return false, false, err
+		}
+		return true, false, tx.CompleteJobAny(p.jobID)
+	}
+	cursor, found, err := tx.LockForEachPlan(p.jobID)
+	if err != nil {
+		return false, false, err
+	}
+	if !found {
+		// Another run of the placeholder finished the plan.
+		return false, false, nil
+	}
+	page, last := p.next(cursor)
+	if err := p.insert(a, page, last, true); err != nil || !last {
+		return false, !last, err
+	}
+	return true, false, tx.CompleteJob(p.jobID)
+}
+
+func forEachPlaceholder(ctx context.Context, a *workflow.Advance, job *store.JobRow) (logCompletion bool, plan *forEachPlan, err error) {
 	stepIndex := int(job.StepIndex.Int64)
 	step, ok, err := a.LockStep(job.WorkflowID.Int64, stepIndex)
 	if err != nil || a.Workflow() == nil {
-		return false, err
+		return false, nil, err
 	}
 	if !ok || phpjson.ToString(field(step, "type")) != string(workflow.StepForEach) {
-		return false, runtimeErrorf("Step %d is not a for_each definition.", stepIndex)
+		return false, nil, runtimeErrorf("Step %d is not a for_each definition.", stepIndex)
 	}
 	def, err := forEachDef(step)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	locked, err := a.LockJob(job.ID)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	if locked == nil || locked.Status != store.StatusProcessing {
-		return false, nil
+		return false, nil, nil
 	}
 	if a.Current() != stepIndex || !workflow.IsLive(a.Workflow().Status) {
-		return true, a.Tx().CompleteJobAny(a.Job().ID)
+		// A plan cut short before the workflow moved on ends here: its
+		// cursor goes with it.
+		if err := a.Tx().DeleteForEachPlan(job.ID); err != nil {
+			return false, nil, err
+		}
+		return true, nil, a.Tx().CompleteJobAny(a.Job().ID)
 	}
 
 	rt, ok := forEachRuntime(a.State(), stepIndex)
@@ -83,14 +198,14 @@ func forEachPlaceholder(ctx context.Context, a *workflow.Advance, job *store.Job
 			}
 		}
 		if !phpjson.IsArray(items) {
-			return false, runtimeErrorf("For-each step '%s' expected state key '%s' to contain an array.", phpjson.ToString(field(step, "name")), itemsKey)
+			return false, nil, runtimeErrorf("For-each step '%s' expected state key '%s' to contain an array.", phpjson.ToString(field(step, "name")), itemsKey)
 		}
 		values := phpjson.Values(items)
 		if err := overItemLimit(a.Engine(), step, len(values)); err != nil {
-			return false, err
+			return false, nil, err
 		}
 		if limit := a.State().WorkflowBudget().MaxForEachItems; limit > 0 && int64(len(values)) > limit {
-			return false, &workflow.ConstraintViolation{Message: fmt.Sprintf("For-each step '%s' planned %d items, exceeding max_for_each_items budget of %d.",
+			return false, nil, &workflow.ConstraintViolation{Message: fmt.Sprintf("For-each step '%s' planned %d items, exceeding max_for_each_items budget of %d.",
 				phpjson.ToString(field(step, "name")), len(values), limit)}
 		}
 		rt = phpjson.NewObject()
@@ -105,8 +220,15 @@ func forEachPlaceholder(ctx context.Context, a *workflow.Advance, job *store.Job
 
 	items := phpjson.Values(phpjson.Get(rt, "items"))
 	results, failures := phpjson.AsArray(phpjson.Get(rt, "results")), phpjson.AsArray(phpjson.Get(rt, "failures"))
+	// A run after a kill resumes at the cursor its plan left: the items
+	// before it have their branch jobs, finished or not.
+	cursor, paged, err := a.Tx().LockForEachPlan(job.ID)
+	if err != nil {
+		return false, nil, err
+	}
 	var missing []int
-	for i := range items {
+	for i := range items[min(int(cursor), len(items)):] {
+		i += int(cursor)
 		if _, r := results.Get(strconv.Itoa(i)); r {
 			continue
 		}
@@ -118,50 +240,56 @@ func forEachPlaceholder(ctx context.Context, a *workflow.Advance, job *store.Job
 	setForEachRuntime(a.State(), stepIndex, rt)
 
 	if len(missing) == 0 {
+		if paged {
+			if err := a.Tx().DeleteForEachPlan(job.ID); err != nil {
+				return false, nil, err
+			}
+		}
 		switch {
 		case forEachSatisfied(def, rt):
 			out, err := forEachOutput(ctx, a.Engine(), a.State(), step, def, rt, stepIndex)
 			if err != nil {
-				return false, err
+				return false, nil, err
 			}
-			return true, a.Finalize(ctx, out, false)
+			return true, nil, a.Finalize(ctx, out, false)
 		case forEachImpossible(def, rt):
 			// PHP leaves the placeholder processing here (it buries every
 			// other job of the workflow); we complete it (docs/compat.md).
 			if err := a.FailLocked(a.Job().ID, msgForEachImpossible); err != nil {
-				return false, err
+				return false, nil, err
 			}
-			return true, a.Tx().CompleteJob(a.Job().ID)
+			return true, nil, a.Tx().CompleteJob(a.Job().ID)
 		default:
 			if err := a.Tx().CompleteJob(a.Job().ID); err != nil {
-				return false, err
+				return false, nil, err
 			}
-			return true, a.PersistState()
+			return true, nil, a.PersistState()
 		}
 	}
 
 	defaults := a.State().DispatchDefaults()
 	handler := def.Class
-	var jobs []workflow.StepJob
-	for _, i := range missing {
-		meta := phpjson.NewObject()
-		meta.Set("item_index", phpjson.Int(int64(i)))
-		meta.Set("item", items[i])
-		payload := phpjson.NewObject().Set("__for_each", phpjson.ObjectValue(meta))
-		opts := workflow.ResolveStepDispatchOptions(step.Object(), handler, defaults, payload, 1, workflow.MetadataFor(a.Engine().Metadata(), handler))
-		j, err := workflow.NewStepJob(handler, stepIndex, opts)
-		if err != nil {
-			return false, err
-		}
-		jobs = append(jobs, j)
-	}
-	if err := a.InsertStepJobs(jobs); err != nil {
-		return false, err
+	md := workflow.MetadataFor(a.Engine().Metadata(), handler)
+	plan = &forEachPlan{workflowID: a.Workflow().ID, jobID: job.ID, step: stepIndex, total: int64(len(items)),
+		missing: missing, size: a.Engine().ForEachPageSize(), branch: func(i int) (workflow.StepJob, error) {
+			meta := phpjson.NewObject()
+			meta.Set("item_index", phpjson.Int(int64(i)))
+			meta.Set("item", items[i])
+			payload := phpjson.NewObject().Set("__for_each", phpjson.ObjectValue(meta))
+			opts := workflow.ResolveStepDispatchOptions(step.Object(), handler, defaults, payload, 1, md)
+			return workflow.NewStepJob(handler, stepIndex, opts)
+		}}
+	page, last := plan.next(cursor)
+	if err := plan.insert(a, page, last, paged); err != nil {
+		return false, nil, err
 	}
 	if err := a.PersistState(); err != nil {
-		return false, err
+		return false, nil, err
 	}
-	return true, a.Tx().CompleteJob(a.Job().ID)
+	if !last {
+		return false, plan, nil
+	}
+	return true, nil, a.Tx().CompleteJob(a.Job().ID)
 }
 
 // The for_each runtime (_for_each_steps[i]) is kept as a PHP array, so it
@@ -486,10 +614,23 @@ func (forEach) OverLimit(e *workflow.Engine, s *workflow.State, step workflow.St
 		return nil
 	}
 	items := stateField(s, key)
-	if !phpjson.IsArray(items) {
-		return nil // the placeholder says what is wrong with it
+	if e.MaxForEachItems() <= 0 || !phpjson.IsArray(items) {
+		return nil // no limit; or the placeholder says what is wrong with the items
 	}
-	return overItemLimit(e, step, phpjson.AsArray(items).Len())
+	return overItemLimit(e, step, arrayLen(items))
+}
+
+// arrayLen is count() of a PHP array without copying it: AsArray would
+// turn a list of 1,000,000 items into an object keyed "0" to "999999"
+// (half a gigabyte) only to count it.
+func arrayLen(v phpjson.Value) int {
+	if l, ok := v.AsList(); ok {
+		return len(l)
+	}
+	if o, ok := v.AsObject(); ok {
+		return o.Len()
+	}
+	return 0
 }
 
 func overItemLimit(e *workflow.Engine, step workflow.Step, n int) error {

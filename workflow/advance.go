@@ -520,6 +520,12 @@ func (a *Advance) InsertStepJobs(jobs []StepJob) error {
 	return a.tx.InsertStepJobs(a.wf.ID, storeJobs(jobs))
 }
 
+// InsertStepJobsFor inserts jobs for workflowID, locked by the caller
+// without its state (a for_each plan's later pages).
+func (a *Advance) InsertStepJobsFor(workflowID int64, jobs []StepJob) error {
+	return a.tx.InsertStepJobs(workflowID, storeJobs(jobs))
+}
+
 // NewStepJob is the jobs row of handler at step index with opts
 // (Queue::dispatch's column rules).
 func NewStepJob(handler string, index int, opts StepDispatchOptions) (StepJob, error) {

@@ -64,6 +64,8 @@ type Engine struct {
 	kinds kindSet
 	// maxForEachItems is EngineConfig.MaxForEachItems.
 	maxForEachItems int
+	// forEachPage is EngineConfig.ForEachPageSize.
+	forEachPage int
 }
 
 // EngineConfig is everything an Engine depends on, given once to
@@ -112,7 +114,18 @@ type EngineConfig struct {
 	// Config.MaxForEachItems); 0 or negative: no cap but the workflow's
 	// own budget.
 	MaxForEachItems int
+	// ForEachPageSize is how many branch jobs of a for_each step one
+	// transaction inserts (0: DefaultForEachPageSize). A step with more
+	// items plans in pages, its cursor in the for_each_plans table, so
+	// its first branches run while the rest are inserted and a plan cut
+	// short resumes where it stopped.
+	ForEachPageSize int
 }
+
+// DefaultForEachPageSize is EngineConfig.ForEachPageSize's default: a
+// fan-out of up to this many items plans in one transaction, as the
+// plugin does.
+const DefaultForEachPageSize = 1000
 
 // Host is the worker an engine runs steps for: what only the worker knows,
 // asked when the engine needs it.
@@ -145,9 +158,12 @@ func NewEngine(cfg EngineConfig) *Engine {
 	}
 	e := &Engine{store: cfg.Store, handlers: handlers, kinds: newKindSet(cfg.Kinds), host: cfg.Host, runner: cfg.Runner, classMeta: cfg.Metadata,
 		stepBatch: cfg.StepBatch, stepFailure: cfg.OnStepFailure, wakeErr: cfg.OnWakeError, maxForEachItems: cfg.MaxForEachItems,
-		states: newCoalescer(cfg.Store.WorkflowsByID), wakes: newCoalescer(cfg.Store.WakeFacts)}
+		forEachPage: cfg.ForEachPageSize, states: newCoalescer(cfg.Store.WorkflowsByID), wakes: newCoalescer(cfg.Store.WakeFacts)}
 	if e.stepBatch == 0 {
 		e.stepBatch = DefaultStepBatch
+	}
+	if e.forEachPage <= 0 {
+		e.forEachPage = DefaultForEachPageSize
 	}
 	if cfg.ReadTimeout > 0 {
 		e.states.timeout, e.wakes.timeout = cfg.ReadTimeout, cfg.ReadTimeout
@@ -167,6 +183,10 @@ func NewEngine(cfg EngineConfig) *Engine {
 // MaxForEachItems is the engine's cap on the items of one for_each step;
 // 0 when there is none (EngineConfig.MaxForEachItems).
 func (e *Engine) MaxForEachItems() int64 { return int64(max(e.maxForEachItems, 0)) }
+
+// ForEachPageSize is how many branch jobs of a for_each step one
+// transaction inserts (EngineConfig.ForEachPageSize).
+func (e *Engine) ForEachPageSize() int { return e.forEachPage }
 
 // Handlers returns the engine's Go step handlers.
 func (e *Engine) Handlers() *Handlers { return e.handlers }

@@ -76,6 +76,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"job", "list", "--limit", "many"},
 		{"job", "inspect", "-1"},
 		{"work", "--concurrency", "lots"},
+		{"work", "--for-each-page", "0"},
 		{"purge", "--older-than", "a week"},
 		{"no-such-command"},
 	} {

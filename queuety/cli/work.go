@@ -51,6 +51,7 @@ func workerFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-claim-batch", Value: queuety.DefaultMaxClaimBatch, Usage: "rows one claim may take (1-10000)"},
 		&cli.IntFlag{Name: "step-batch", Value: queuety.DefaultWorkflowStepBatch, EnvVars: []string{"QUEUETY_STEP_BATCH"}, Usage: "step completions one transaction may group (1-1000; 1: each step its own)"},
 		&cli.IntFlag{Name: "max-for-each-items", Value: queuety.DefaultMaxForEachItems, EnvVars: []string{"QUEUETY_MAX_FOR_EACH_ITEMS"}, Usage: "fail a for_each step over more items than this, before it plans any branch (-1: no limit, as the plugin; see docs/compat.md)"},
+		&cli.IntFlag{Name: "for-each-page", Value: queuety.DefaultForEachPageSize, EnvVars: []string{"QUEUETY_FOR_EACH_PAGE"}, Usage: "branch jobs of a for_each step one transaction inserts; a larger fan-out plans in pages and resumes where it stopped (see docs/robustness.md)"},
 		&cli.IntFlag{Name: "chain-steps", Value: queuety.DefaultWorkflowChainSteps, EnvVars: []string{"QUEUETY_CHAIN_STEPS"}, Usage: "steps a slot may run in a row, each enqueued already claimed by the one before (1-1000, or -1: every step through the claim)"},
 		&cli.IntFlag{Name: "max-conns", EnvVars: []string{"QUEUETY_MAX_CONNS"}, DefaultText: "concurrency/4+4", Usage: "database connections (at least 2; 0: the default)"},
 		&cli.StringFlag{Name: "worker-id", EnvVars: []string{"QUEUETY_WORKER_ID"}, DefaultText: "host-pid-random", Usage: "this worker's reserved_by value"},
@@ -117,6 +118,10 @@ func workerConfig(c *cli.Context, cfg *queuety.Config) (err error) {
 	cfg.MaxForEachItems = c.Int("max-for-each-items")
 	if cfg.MaxForEachItems == 0 {
 		return usagef("--max-for-each-items 0: give a limit, or -1 for none")
+	}
+	cfg.ForEachPageSize = c.Int("for-each-page")
+	if cfg.ForEachPageSize < 1 {
+		return usagef("--for-each-page %d: at least 1", cfg.ForEachPageSize)
 	}
 	cfg.MaxConns = c.Int("max-conns")
 	cfg.WorkerID = c.String("worker-id")

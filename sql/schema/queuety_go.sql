@@ -134,3 +134,20 @@ CREATE TABLE IF NOT EXISTS {activity_attempts} (
 	UNIQUE KEY uq_attempt (execution_id, attempt_number),
 	INDEX idx_workflow (workflow_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
+
+-- table: for_each_plans
+-- The cursor of a for_each plan that inserts its branch jobs in pages (one
+-- transaction a page, steps/for_each.go): one row per placeholder job while
+-- its plan is under way, deleted in the transaction that inserts the last
+-- page. next_item is the first item index not yet given a branch job; a
+-- placeholder run again after its worker died resumes there, so a kill
+-- mid-plan neither loses nor doubles a branch. PHP never reads it.
+CREATE TABLE IF NOT EXISTS {for_each_plans} (
+	job_id BIGINT UNSIGNED NOT NULL PRIMARY KEY,
+	workflow_id BIGINT UNSIGNED NOT NULL,
+	step_index INT UNSIGNED NOT NULL,
+	next_item BIGINT UNSIGNED NOT NULL,
+	total_items BIGINT UNSIGNED NOT NULL,
+	updated_at DATETIME NOT NULL,
+	INDEX idx_workflow (workflow_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;

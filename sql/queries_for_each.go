@@ -1,0 +1,9 @@
+package store
+
+// Query names of queries_for_each.sql (for_each.go).
+const (
+	qLockForEachPlan      = "lock-for-each-plan"
+	qSaveForEachPlan      = "save-for-each-plan"
+	qDeleteForEachPlan    = "delete-for-each-plan"
+	qLockWorkflowPosition = "lock-workflow-position"
+)
