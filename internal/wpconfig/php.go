@@ -202,16 +202,7 @@ func settingsFrom(path string, src []byte, r phpResult, needDB bool) (Settings, 
 			s.Defines[name] = c.Text
 		}
 	}
-	for _, f := range []struct {
-		name     string
-		dst      *string
-		required bool
-	}{
-		{"DB_NAME", &s.DBName, true},
-		{"DB_USER", &s.DBUser, true},
-		{"DB_PASSWORD", &s.DBPassword, false},
-		{"DB_HOST", &s.DBHost, true},
-	} {
+	for _, f := range s.dbFields() {
 		c, ok := s.Constants[f.name]
 		switch {
 		case !ok && f.required && needDB:

@@ -124,16 +124,7 @@ func parse(name string, src []byte, needDB bool) (Settings, error) {
 	consts, prefix := found.consts, found.prefix
 	e := &evaluator{name: name, src: src}
 	s := Settings{TablePrefix: "wp_", Defines: map[string]string{}}
-	for _, f := range []struct {
-		name     string
-		dst      *string
-		required bool
-	}{
-		{"DB_NAME", &s.DBName, true},
-		{"DB_USER", &s.DBUser, true},
-		{"DB_PASSWORD", &s.DBPassword, false},
-		{"DB_HOST", &s.DBHost, true},
-	} {
+	for _, f := range s.dbFields() {
 		b, ok := consts[f.name]
 		if !needDB {
 			continue
@@ -296,4 +287,21 @@ func (e *evaluator) describe(expr []token) string {
 		return src + ": " + expr[0].err.Error()
 	}
 	return src
+}
+
+// dbField is one of the database constants a Settings is built from; both
+// readers (the PHP run and the literal one) walk the same list.
+type dbField struct {
+	name     string
+	dst      *string
+	required bool
+}
+
+func (s *Settings) dbFields() []dbField {
+	return []dbField{
+		{"DB_NAME", &s.DBName, true},
+		{"DB_USER", &s.DBUser, true},
+		{"DB_PASSWORD", &s.DBPassword, false},
+		{"DB_HOST", &s.DBHost, true},
+	}
 }
