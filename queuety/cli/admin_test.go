@@ -211,6 +211,39 @@ func TestJobInspect(t *testing.T) {
 	require.Contains(t, r.stderr, "one job id")
 }
 
+// A job buried at its runtime limit of 2 (the payload's
+// __queuety_runtime.max_attempts; the row's column keeps the default 3)
+// reads 2/2 in job inspect and job list, text and JSON, as on the
+// dashboard: the limit a worker applies, not the column.
+func TestJobAttemptsUseTheAppliedLimit(t *testing.T) {
+	t.Parallel()
+	dsn := newDB(t)
+	id := dispatch(t, dsn, "--payload", `{"message":"boom","__queuety_runtime":{"max_attempts":2,"backoff":[0]}}`, "queuety.fail").ID
+	drain(t, dsn)
+	db := openDB(t, dsn)
+	require.Equal(t, 3, count(t, db, "SELECT max_attempts FROM `"+jobsTable+"` WHERE id = ?", id), "the column is the default")
+
+	r := runOK(t, on(dsn, "job", "inspect", itoa(id))...)
+	require.Contains(t, r.stdout, "(buried)")
+	require.Contains(t, r.stdout, "attempts 2/2\n")
+	var v struct {
+		Attempts    int `json:"attempts"`
+		MaxAttempts int `json:"max_attempts"`
+	}
+	decodeJSON(t, runOK(t, on(dsn, "job", "inspect", "--json", itoa(id))...), &v)
+	require.Equal(t, 2, v.Attempts)
+	require.Equal(t, 2, v.MaxAttempts)
+
+	r = runOK(t, on(dsn, "job", "list", "--status", "buried")...)
+	require.Regexp(t, `buried\s+2/2\s`, r.stdout)
+	var list []struct {
+		MaxAttempts int `json:"max_attempts"`
+	}
+	decodeJSON(t, runOK(t, on(dsn, "job", "list", "--json")...), &list)
+	require.Len(t, list, 1)
+	require.Equal(t, 2, list[0].MaxAttempts)
+}
+
 func TestJobRetry(t *testing.T) {
 	t.Parallel()
 	dsn := newDB(t)

@@ -74,6 +74,7 @@ row without a usable reserved_at) are marked "stuck: <reason>" (JSON: "stuck");
 						views := make([]jobView, len(rows))
 						for i := range rows {
 							views[i] = viewOf(&rows[i], nil, stuck)
+							views[i].MaxAttempts = client.MaxAttemptsOf(a.reg, &rows[i])
 						}
 						return printJSON(c, views)
 					}
@@ -81,9 +82,10 @@ row without a usable reserved_at) are marked "stuck: <reason>" (JSON: "stuck");
 					// usual listing keeps its columns.
 					tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 					fmt.Fprintln(tw, "ID\tQUEUE\tHANDLER\tSTATUS\tATTEMPTS\tPRIORITY\tCREATED\t"+noteHeader(len(stuck) > 0))
-					for _, j := range rows {
+					for i := range rows {
+						j := &rows[i]
 						fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%d\t%s\t%s\n", j.ID, esc(j.Queue), esc(j.Handler), j.Status,
-							j.Attempts, j.MaxAttempts, j.Priority, store.DateTime(j.CreatedAt), stuckNote(stuck, j.ID))
+							j.Attempts, client.MaxAttemptsOf(a.reg, j), j.Priority, store.DateTime(j.CreatedAt), stuckNote(stuck, j.ID))
 					}
 					return tw.Flush()
 				},
@@ -111,6 +113,11 @@ its payload and its log rows.
 						return err
 					}
 					v := viewOf(j, logs, stuck)
+					// The limit a worker applies (handler options, the
+					// payload's __queuety_runtime), not the column alone:
+					// a job buried at a runtime limit of 2 reads 2/2, as
+					// on the dashboard.
+					v.MaxAttempts = client.MaxAttemptsOf(a.reg, j)
 					if c.Bool("json") {
 						return printJSON(c, v)
 					}
