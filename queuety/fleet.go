@@ -82,9 +82,12 @@ func (w *Worker) publishClaims(ctx context.Context) {
 }
 
 // reportMixedFleet warns at start about this worker's Go handlers whose
-// pending jobs sit on a queue PHP workers take jobs from: `default`
-// (the plugin's WP-Cron worker), or a queue where a PHP worker ran a job
-// lately.
+// pending jobs sit on a queue PHP workers take jobs from: a queue where a
+// PHP worker ran a job lately, or `default` (the plugin's WP-Cron worker)
+// when the tables show the plugin at work: a PHP worker seen on any queue,
+// or pending jobs on this worker's queues that only another runtime runs.
+// Tables with neither (dev's demo, a Go-only site) have no PHP worker to
+// warn about.
 func (w *Worker) reportMixedFleet(ctx context.Context, pending []store.PendingHandler) {
 	if w.handlers == nil {
 		return // claim-all or a PHP pool: it runs PHP's handlers itself
@@ -94,9 +97,16 @@ func (w *Worker) reportMixedFleet(ctx context.Context, pending []store.PendingHa
 	if err != nil {
 		w.log.Warn("could not look for PHP workers on the queues", "err", err)
 	}
+	leftToOthers := 0
+	for _, p := range pending {
+		if w.wontClaim(p) != "" {
+			leftToOthers += p.N
+		}
+	}
+	plugin := len(seen) > 0 || leftToOthers > 0
 	var exposed []string
 	for _, q := range w.cfg.Queues {
-		if q == DefaultQueue || slices.Contains(seen, q) {
+		if slices.Contains(seen, q) || (q == DefaultQueue && plugin) {
 			exposed = append(exposed, q)
 		}
 	}
@@ -119,7 +129,7 @@ func (w *Worker) reportMixedFleet(ctx context.Context, pending []store.PendingHa
 		return
 	}
 	w.log.Warn("jobs of Go handlers are pending on queues PHP workers claim from: a PHP worker that lacks the handler buries them as Handler not found; dispatch Go-only handlers to a queue only queuety workers serve (docs/compat.md, A mixed fleet)",
-		"queues", exposed, "handlers", goOnly, "php_seen", seen)
+		"queues", exposed, "handlers", goOnly, "php_seen", seen, "jobs_left_to_others", leftToOthers)
 }
 
 // Unclaimed is a handler whose pending jobs no live queuety worker runs.

@@ -98,31 +98,60 @@ func (l *logBuffer) String() string {
 }
 
 // A worker serving default with Go handlers' jobs pending there warns at
-// start: the plugin's WP-Cron worker claims any handler on default.
+// start when the tables show the plugin at work (the plugin's WP-Cron
+// worker claims any handler on default): a pending job only another
+// runtime runs, or a job a PHP worker ran on any queue. Tables with
+// neither (dev's demo) get no warning about PHP workers that do not exist.
 func TestWorkerWarnsAboutGoJobsOnDefault(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	var logs logBuffer
-	c := newTestClient(t, func(cfg *Config) {
-		cfg.Queues = []string{"default"}
-		cfg.Workflows = true
-		cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-		cfg.PollInterval = time.Hour // nothing is claimed before the report
-	})
-	_, err := c.Dispatch(ctx, "send_email", map[string]any{})
-	require.NoError(t, err)
-	_, _, err = c.DispatchWorkflow(ctx, mustBuild(t, workflow.New("wf").Then("GoStep"), wfObj(t)))
-	require.NoError(t, err)
 	reg := NewRegistry()
 	reg.HandleFunc("send_email", func(context.Context, *Job) error { return nil })
 	reg.RegisterStep("GoStep", func(context.Context, *workflow.State) (*phpjson.Object, error) { return nil, nil })
-	w, err := c.NewWorker(reg)
-	require.NoError(t, err)
-	// The report runs before the first claim; stop right after start.
-	require.NoError(t, w.Start(ctx))
-	require.NoError(t, w.Stop(ctx))
-	require.Contains(t, logs.String(), `msg="jobs of Go handlers are pending on queues PHP workers claim from`)
-	require.Regexp(t, `queues=\[default\] handlers="?\[(send_email GoStep|GoStep send_email)\]`, logs.String())
+	// startReport starts and stops a worker on default over a fresh
+	// database seeded by seed, returning its log.
+	startReport := func(seed func(c *Client)) string {
+		var logs logBuffer
+		c := newTestClient(t, func(cfg *Config) {
+			cfg.Queues = []string{"default"}
+			cfg.Workflows = true
+			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			cfg.PollInterval = time.Hour // nothing is claimed before the report
+		})
+		_, err := c.Dispatch(ctx, "send_email", map[string]any{})
+		require.NoError(t, err)
+		_, _, err = c.DispatchWorkflow(ctx, mustBuild(t, workflow.New("wf").Then("GoStep"), wfObj(t)))
+		require.NoError(t, err)
+		seed(c)
+		w, err := c.NewWorker(reg)
+		require.NoError(t, err)
+		// The report runs before the first claim; stop right after start.
+		require.NoError(t, w.Start(ctx))
+		require.NoError(t, w.Stop(ctx))
+		return logs.String()
+	}
+
+	quietDefault := startReport(func(*Client) {})
+	require.Contains(t, quietDefault, "worker started", "Start ran, and the report with it")
+	require.NotContains(t, quietDefault, "PHP workers claim from", "no sign of a PHP worker in the tables")
+
+	phpOnly := startReport(func(c *Client) {
+		_, err := c.Dispatch(ctx, `App\Jobs\SendInvoice`, map[string]any{})
+		require.NoError(t, err)
+	})
+	require.Contains(t, phpOnly, `msg="jobs of Go handlers are pending on queues PHP workers claim from`)
+	require.Regexp(t, `queues=\[default\] handlers="?\[(send_email GoStep|GoStep send_email)\]`, phpOnly)
+	require.Contains(t, phpOnly, "jobs_left_to_others=1")
+
+	phpRan := startReport(func(c *Client) {
+		// A job a PHP worker ran on another queue: reserved_at set,
+		// reserved_by not. The plugin is installed, so its WP-Cron worker
+		// serves default.
+		_, err := c.store.DB().Exec("INSERT INTO `" + c.store.Tables()["jobs"] + "` (queue, handler, payload, status, attempts, reserved_at, completed_at) VALUES ('emails', 'php_thing', '{}', 'completed', 1, NOW(), NOW())")
+		require.NoError(t, err)
+	})
+	require.Contains(t, phpRan, `msg="jobs of Go handlers are pending on queues PHP workers claim from`)
+	require.Contains(t, phpRan, "php_seen=[emails]")
 
 	// On a queue of its own, no warning.
 	var quiet logBuffer
@@ -130,7 +159,7 @@ func TestWorkerWarnsAboutGoJobsOnDefault(t *testing.T) {
 		cfg.Queues = []string{"go-mail"}
 		cfg.Logger = slog.New(slog.NewTextHandler(&quiet, nil))
 	})
-	_, err = c2.Dispatch(ctx, "send_email", map[string]any{}, OnQueue("go-mail"))
+	_, err := c2.Dispatch(ctx, "send_email", map[string]any{}, OnQueue("go-mail"))
 	require.NoError(t, err)
 	w2 := startWorker(t, c2, reg)
 	waitFor(t, 5*time.Second, "the job ran", func() bool { return countStatus(t, c2, store.StatusCompleted) == 1 })
