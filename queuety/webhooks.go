@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,9 +96,9 @@ type WebhookObserver interface {
 
 // webhookDelivery is one request to send.
 type webhookDelivery struct {
-	event string
-	url   *url.URL
-	body  []byte
+	event  string
+	target webhookTarget
+	body   []byte
 }
 
 // webhookNotifier sends the plugin's webhook requests off the claim path:
@@ -114,7 +113,9 @@ type webhookNotifier struct {
 	// dial opens connections (net.Dialer's; tests may replace it).
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
-	hooks atomic.Pointer[map[string][]*url.URL] // event → URLs, the last read
+	hooks atomic.Pointer[map[string][]webhookTarget] // event → registrations, the last read
+	// deliveries counts each registration's results for the dashboard.
+	deliveries webhookDeliveries
 
 	mu     sync.RWMutex // closed and the send on queue
 	closed bool
@@ -194,14 +195,14 @@ func (n *webhookNotifier) refresh(ctx context.Context) {
 		n.log.Warn("reading the webhooks table failed; keeping the last read", "err", err)
 		return
 	}
-	m := map[string][]*url.URL{}
+	m := map[string][]webhookTarget{}
 	for _, r := range rows {
 		u, err := parseWebhookURL(r.URL)
 		if err != nil {
 			n.log.Warn("webhook skipped: bad URL", "id", r.ID, "event", r.Event, "err", err)
 			continue
 		}
-		m[r.Event] = append(m[r.Event], u)
+		m[r.Event] = append(m[r.Event], webhookTarget{id: r.ID, url: u})
 	}
 	n.hooks.Store(&m)
 }
@@ -238,32 +239,36 @@ func (n *webhookNotifier) notify(event string, data *phpjson.Object) {
 	}
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	for _, u := range (*m)[event] {
+	for _, t := range (*m)[event] {
+		d := webhookDelivery{event: event, target: t, body: body}
 		if n.closed {
-			n.drop(event, "stopping")
+			n.drop(d, "stopping")
 			continue
 		}
 		select {
-		case n.queue <- webhookDelivery{event: event, url: u, body: body}:
+		case n.queue <- d:
 		default:
-			n.drop(event, "queue full")
+			n.drop(d, "queue full")
 		}
 	}
 }
 
 // drop counts a request not sent and warns, at most once a second.
-func (n *webhookNotifier) drop(event, why string) {
+func (n *webhookNotifier) drop(d webhookDelivery, why string) {
 	n.dropped.Add(1)
-	n.observe(event, "dropped")
+	n.observe(d, webhookDropped, nil)
 	now := time.Now().UnixNano()
 	if last := n.warnedAt.Load(); now-last > int64(time.Second) && n.warnedAt.CompareAndSwap(last, now) {
-		n.log.Warn("webhook request dropped", "event", event, "why", why, "dropped_so_far", n.dropped.Load())
+		n.log.Warn("webhook request dropped", "event", d.event, "why", why, "dropped_so_far", n.dropped.Load())
 	}
 }
 
-func (n *webhookNotifier) observe(event, result string) {
-	if n.obs != nil {
-		n.obs.ObserveWebhook(event, result)
+// observe records one result of d (err: the failed try's error) for the
+// dashboard, and for the metrics unless it is a retried try.
+func (n *webhookNotifier) observe(d webhookDelivery, result string, err error) {
+	n.deliveries.record(d.event, d.target, result, err, n.clock.Now())
+	if n.obs != nil && result != webhookRetried {
+		n.obs.ObserveWebhook(d.event, result)
 	}
 }
 
@@ -273,7 +278,7 @@ func (n *webhookNotifier) send() {
 	defer n.senders.Done()
 	for d := range n.queue {
 		if n.ctx.Err() != nil {
-			n.drop(d.event, "stopped")
+			n.drop(d, "stopped")
 			continue
 		}
 		n.deliver(d)
@@ -284,16 +289,17 @@ func (n *webhookNotifier) send() {
 func (n *webhookNotifier) deliver(d webhookDelivery) {
 	pause := n.cfg.RetryBackoff
 	for try := 0; ; try++ {
-		err := postWebhook(n.ctx, n.dial, d.url, d.body, n.cfg.Timeout)
+		err := postWebhook(n.ctx, n.dial, d.target.url, d.body, n.cfg.Timeout)
 		if err == nil {
-			n.observe(d.event, "sent")
+			n.observe(d, webhookSent, nil)
 			return
 		}
 		if try >= max(0, n.cfg.Retries) || n.ctx.Err() != nil {
-			n.observe(d.event, "failed")
-			n.log.Warn("webhook request failed", "event", d.event, "url", d.url.Redacted(), "tries", try+1, "err", err)
+			n.observe(d, webhookFailed, err)
+			n.log.Warn("webhook request failed", "event", d.event, "url", d.target.url.Redacted(), "tries", try+1, "err", err)
 			return
 		}
+		n.observe(d, webhookRetried, err)
 		select {
 		case <-n.ctx.Done():
 		case <-time.After(pause):

@@ -2,6 +2,8 @@ package queuety
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -126,6 +128,51 @@ func TestWebhookRetries(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWebhookDeliveriesPerRegistration: each registration's results are
+// kept for the dashboard: a 500 that is tried again counts as a retried
+// try and leaves its error, its later success as sent; an endpoint that
+// refuses every connection counts as failed with the dial error; the
+// metric still sees sent and failed only.
+func TestWebhookDeliveriesPerRegistration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	hl := newHookListener(t)
+	hl.failFirst = 1
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	deadPort := closed.Addr().(*net.TCPAddr).Port
+	require.NoError(t, closed.Close())
+	obs := &hookCounts{}
+	c := newTestClient(t, nil)
+	flaky, err := c.AddWebhook(ctx, WebhookJobFailed, "http://user:secret@127.0.0.1:"+hl.port()+"/f")
+	require.NoError(t, err)
+	dead, err := c.AddWebhook(ctx, WebhookJobBuried, fmt.Sprintf("http://127.0.0.1:%d/b", deadPort))
+	require.NoError(t, err)
+	n := newTestNotifier(t, c, WebhookConfig{Retries: 1, RetryBackoff: time.Millisecond}, obs)
+	n.notify(WebhookJobFailed, hookData(1))
+	n.notify(WebhookJobBuried, hookData(2))
+	waitFor(t, 10*time.Second, "both settled", func() bool { return obs.get("sent") == 1 && obs.get("failed") == 1 })
+	n.notify(WebhookJobFailed, hookData(3))
+	waitFor(t, 10*time.Second, "the second sent", func() bool { return obs.get("sent") == 2 })
+	n.Stop(ctx)
+	require.Zero(t, obs.get("retried"), "a retried try is not a metric result")
+
+	got := n.deliveries.snapshot()
+	require.Len(t, got, 2)
+	f, b := got[0], got[1]
+	require.Equal(t, flaky, f.WebhookID)
+	require.Equal(t, WebhookJobFailed, f.Event)
+	require.Equal(t, "http://user:xxxxx@127.0.0.1:"+hl.port()+"/f", f.URL, "credentials redacted")
+	require.Equal(t, [4]int{2, 0, 0, 1}, [4]int{f.Sent, f.Failed, f.Dropped, f.Retried})
+	require.Equal(t, "HTTP status 500", f.LastError)
+	require.False(t, f.LastErrorAt.IsZero())
+	require.False(t, f.LastAt.Before(f.LastErrorAt))
+	require.Equal(t, dead, b.WebhookID)
+	require.Equal(t, [4]int{0, 1, 0, 1}, [4]int{b.Sent, b.Failed, b.Dropped, b.Retried})
+	require.Contains(t, b.LastError, "refused")
+	require.Len(t, hl.requests(), 3, "the 500, its retry, the second event")
 }
 
 // TestWebhookDeadEndpointTimesOut: an endpoint that never answers costs

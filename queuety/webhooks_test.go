@@ -31,6 +31,8 @@ type hookListener struct {
 	hold chan struct{} // nil: answer at once
 	// status is the answer's status code (default 200).
 	status int
+	// failFirst requests are answered 500 before status applies.
+	failFirst int
 }
 
 func newHookListener(t *testing.T) *hookListener {
@@ -77,6 +79,10 @@ func (h *hookListener) serve(conn net.Conn) {
 	h.mu.Lock()
 	h.got = append(h.got, raw.Bytes())
 	hold, status := h.hold, h.status
+	if h.failFirst > 0 {
+		h.failFirst--
+		status = 500
+	}
 	h.mu.Unlock()
 	if hold != nil {
 		<-hold
