@@ -1,6 +1,7 @@
 package queuety
 
 import (
+	"cmp"
 	"net/url"
 	"slices"
 	"sync"
@@ -86,7 +87,7 @@ func (d *webhookDeliveries) snapshot() []WebhookDelivery {
 	for _, s := range d.by {
 		out = append(out, *s)
 	}
-	slices.SortFunc(out, func(a, b WebhookDelivery) int { return int(a.WebhookID - b.WebhookID) })
+	slices.SortFunc(out, func(a, b WebhookDelivery) int { return cmp.Compare(a.WebhookID, b.WebhookID) })
 	return out
 }
 

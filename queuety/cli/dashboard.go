@@ -21,8 +21,9 @@ func dashboardFlags() []cli.Flag {
 
 // newDashboard builds the dashboard for the HTTP API (nil with --no-ui):
 // login with the operator token, actions through client and reg, the
-// PHP pool's processes when pool is set.
-func newDashboard(c *cli.Context, client *queuety.Client, reg *queuety.Registry, pool *phppool.Pool) (http.Handler, error) {
+// PHP pool's processes when pool is set, and the webhook deliveries of w
+// when this process runs a worker (work --http; serve runs none).
+func newDashboard(c *cli.Context, client *queuety.Client, reg *queuety.Registry, pool *phppool.Pool, w *queuety.Worker) (http.Handler, error) {
 	if c.Bool("no-ui") {
 		return nil, nil
 	}
@@ -36,6 +37,9 @@ func newDashboard(c *cli.Context, client *queuety.Client, reg *queuety.Registry,
 	}
 	if pool != nil {
 		cfg.PoolStats = pool.Stats
+	}
+	if w != nil {
+		cfg.WebhookDeliveries = w.WebhookDeliveries
 	}
 	d, err := dashboard.New(cfg)
 	if err != nil {

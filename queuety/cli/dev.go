@@ -116,7 +116,7 @@ Meanwhile, from another shell:
 			}
 			console := &devConsole{out: out}
 			if !c.Bool("no-ui") {
-				srv, banner, err := startDevUI(ctx, client, a.reg, c.String("listen"), c.String("operator-token"), obs)
+				srv, banner, err := startDevUI(ctx, client, a.reg, w, c.String("listen"), c.String("operator-token"), obs)
 				if err != nil {
 					_ = w.Stop(context.Background())
 					return err

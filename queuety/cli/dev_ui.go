@@ -24,14 +24,16 @@ func checkDevListen(listen string) error {
 // `queuety dev` on listen (a loopback address), with fresh random tokens
 // unless QUEUETY_OPERATOR_TOKEN is set. It returns the lines that tell
 // where: the dashboard's URL, the token to log in with and the metrics
-// URL (dev prints them again now and then, so they stay in view).
-func startDevUI(ctx context.Context, client *queuety.Client, reg *queuety.Registry, listen, operator string, obs *observability) (*httpapi.Server, string, error) {
+// URL (dev prints them again now and then, so they stay in view). The
+// dashboard shows w's webhook deliveries.
+func startDevUI(ctx context.Context, client *queuety.Client, reg *queuety.Registry, w *queuety.Worker, listen, operator string, obs *observability) (*httpapi.Server, string, error) {
 	if operator == "" {
 		operator = randomToken()
 	} else if err := httpapi.CheckToken("QUEUETY_OPERATOR_TOKEN", operator); err != nil {
 		return nil, "", usageError{err}
 	}
-	ui, err := dashboard.New(dashboard.Config{Client: client, Registry: reg, OperatorToken: operator, Logger: client.Config().Logger})
+	ui, err := dashboard.New(dashboard.Config{Client: client, Registry: reg, OperatorToken: operator, Logger: client.Config().Logger,
+		WebhookDeliveries: w.WebhookDeliveries})
 	if err != nil {
 		return nil, "", err
 	}

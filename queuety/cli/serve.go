@@ -191,7 +191,7 @@ SIGTERM or SIGINT: waiting polls answer empty, requests in flight finish, exit 0
 			}
 			defer client.Close()
 			obs.attach(client, nil)
-			ui, err := newDashboard(c, client, a.reg, nil)
+			ui, err := newDashboard(c, client, a.reg, nil, nil)
 			if err != nil {
 				return err
 			}

@@ -310,7 +310,7 @@ pending completions are written, and work exits 1.`,
 			defer stopLimits()
 			var srv *httpapi.Server
 			if httpAddr != "" {
-				ui, err := newDashboard(c, client, a.reg, pool)
+				ui, err := newDashboard(c, client, a.reg, pool, w)
 				if err != nil {
 					return err
 				}

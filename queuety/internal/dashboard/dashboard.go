@@ -45,6 +45,10 @@ type Config struct {
 	Namespace string
 	// PoolStats, when set, reports the PHP pool of this process.
 	PoolStats func() phppool.Stats
+	// WebhookDeliveries, when set, reports what this process's worker
+	// sent to each webhook (Worker.WebhookDeliveries). Nil: this process
+	// runs no worker and sends none (serve).
+	WebhookDeliveries func() []queuety.WebhookDelivery
 	// SessionTTL is how long a login lasts (default 12 h).
 	SessionTTL time.Duration
 	Logger     *slog.Logger

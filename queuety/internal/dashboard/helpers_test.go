@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,10 +32,14 @@ type env struct {
 	c   *queuety.Client
 	reg *queuety.Registry
 	d   *dashboard.Dashboard
+	// worker is the first worker startWorker started: the dashboard
+	// shows its webhook deliveries, as work --http shows its own.
+	worker atomic.Pointer[queuety.Worker]
 }
 
 // newEnv opens a client on its own database and builds a dashboard over
-// it (mutate may change the dashboard's config).
+// it, showing the webhook deliveries of the env's first worker (mutate
+// may change the dashboard's config).
 func newEnv(t *testing.T, mutate func(*dashboard.Config)) *env {
 	t.Helper()
 	ctx := context.Background()
@@ -59,13 +64,14 @@ func newEnv(t *testing.T, mutate func(*dashboard.Config)) *env {
 		o.Set("published", phpjson.Bool(true))
 		return o, nil
 	})
-	cfg := dashboard.Config{Client: c, Registry: reg, OperatorToken: operatorToken}
+	e := &env{t: t, ctx: ctx, c: c, reg: reg}
+	cfg := dashboard.Config{Client: c, Registry: reg, OperatorToken: operatorToken, WebhookDeliveries: e.deliveries}
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	d, err := dashboard.New(cfg)
+	e.d, err = dashboard.New(cfg)
 	require.NoError(t, err)
-	return &env{t: t, ctx: ctx, c: c, reg: reg, d: d}
+	return e
 }
 
 // sessions is a worker-session registry over the env's tables, for the
@@ -139,8 +145,39 @@ func (e *env) startWorker() {
 	e.t.Helper()
 	w, err := e.c.NewWorker(e.reg)
 	require.NoError(e.t, err)
+	e.worker.CompareAndSwap(nil, w)
 	require.NoError(e.t, w.Start(e.ctx))
 	e.t.Cleanup(func() { _ = w.Stop(context.Background()) })
+}
+
+// flakyHook is a local webhook endpoint that answers 500 to its first
+// request and 200 to the rest.
+type flakyHook struct {
+	srv *httptest.Server
+	n   atomic.Int64 // requests answered
+}
+
+func newFlakyHook(t *testing.T) *flakyHook {
+	h := &flakyHook{}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if h.n.Add(1) == 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// ok is how many requests got a 200.
+func (h *flakyHook) ok() int { return int(max(0, h.n.Load()-1)) }
+
+// deliveries is what the env's first worker sent.
+func (e *env) deliveries() []queuety.WebhookDelivery {
+	if w := e.worker.Load(); w != nil {
+		return w.WebhookDeliveries()
+	}
+	return nil
 }
 
 func (e *env) workflowStatus(id int64) string {

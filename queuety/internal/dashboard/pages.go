@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -271,17 +272,47 @@ func (d *Dashboard) machine(w http.ResponseWriter, r *http.Request) {
 		Data: machineData{M: m, State: indentJSON(string(m.State)), Events: events}})
 }
 
+type webhooksData struct {
+	Hooks []webhookRow
+	// Sending: this process runs a worker that sends webhooks, so the
+	// delivery columns are its counts.
+	Sending bool
+	// Removed are deliveries to webhooks no longer registered.
+	Removed []queuety.WebhookDelivery
+}
+
+type webhookRow struct {
+	store.WebhookRow
+	D queuety.WebhookDelivery // zero: nothing sent to it by this process
+}
+
 // webhooks is GET /ui/webhooks: the registrations (the plugin's webhooks
-// table). Neither the plugin nor the daemon keeps a delivery log in the
-// tables: each worker process counts its requests by event and result in
-// queuety_webhook_requests_total, and the page says so.
+// table) with what this process's worker delivered to each. Neither the
+// plugin nor the daemon keeps a delivery log in the tables: each worker
+// counts its own in memory (and in queuety_webhook_requests_total), so the
+// page shows this process's deliveries and says where the others are.
 func (d *Dashboard) webhooks(w http.ResponseWriter, r *http.Request) {
 	hooks, err := d.cfg.Client.Webhooks(r.Context())
 	if err != nil {
 		d.internalError(w, r, err)
 		return
 	}
-	d.render(w, r, http.StatusOK, "webhooks", view{Title: "Webhooks", Nav: "webhooks", Data: hooks})
+	data := webhooksData{Sending: d.cfg.WebhookDeliveries != nil}
+	byID := map[int64]queuety.WebhookDelivery{}
+	if data.Sending {
+		for _, dl := range d.cfg.WebhookDeliveries() {
+			byID[dl.WebhookID] = dl
+		}
+	}
+	for _, h := range hooks {
+		data.Hooks = append(data.Hooks, webhookRow{WebhookRow: h, D: byID[h.ID]})
+		delete(byID, h.ID)
+	}
+	for _, dl := range byID {
+		data.Removed = append(data.Removed, dl)
+	}
+	slices.SortFunc(data.Removed, func(a, b queuety.WebhookDelivery) int { return cmp.Compare(a.WebhookID, b.WebhookID) })
+	d.render(w, r, http.StatusOK, "webhooks", view{Title: "Webhooks", Nav: "webhooks", Data: data})
 }
 
 type workersData struct {

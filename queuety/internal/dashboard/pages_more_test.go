@@ -13,6 +13,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/dashboard"
 )
 
 // failingBatch dispatches a batch of three sleeps and one failure (one
@@ -142,7 +143,8 @@ func TestDashboardMachinePages(t *testing.T) {
 // the worker sessions.
 func TestDashboardWebhooksAndWorkersPages(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, nil)
+	// As serve builds it: no worker in the process, so no deliveries.
+	e := newEnv(t, func(cfg *dashboard.Config) { cfg.WebhookDeliveries = nil })
 	_, err := e.c.AddWebhook(e.ctx, "job.buried", "https://hooks.example.com/queuety")
 	require.NoError(t, err)
 	reg := e.sessions()
@@ -165,6 +167,7 @@ func TestDashboardWebhooksAndWorkersPages(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, body, "https://hooks.example.com/queuety")
 	require.Contains(t, body, "queuety_webhook_requests_total")
+	require.Contains(t, body, "This process runs no worker, so it sends no webhooks")
 
 	resp, body = b.do("GET", "/ui/workers", nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -175,4 +178,51 @@ func TestDashboardWebhooksAndWorkersPages(t *testing.T) {
 	require.Contains(t, between(t, body, `<table id="sessions">`, `</table>`), `<tr data-session="gpu-render">`)
 	_, body = b.do("GET", "/ui/", nil)
 	require.Contains(t, between(t, body, `<p class="note" id="php-seen">`, `</p>`), "ran jobs within the hour on: wp-mail.", "the overview names them too")
+}
+
+// The webhooks page shows what this process's worker delivered to each
+// registration: a real delivery to a local endpoint that fails once is a
+// retried try with its error, then sent; deliveries to a webhook removed
+// since are listed apart; the note says other processes' are on their
+// /metrics.
+func TestDashboardWebhookDeliveries(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	hook := newFlakyHook(t)
+	flaky, err := e.c.AddWebhook(e.ctx, queuety.WebhookJobCompleted, hook.srv.URL+"/done")
+	require.NoError(t, err)
+	other := newFlakyHook(t)
+	gone, err := e.c.AddWebhook(e.ctx, queuety.WebhookJobCompleted, other.srv.URL+"/gone")
+	require.NoError(t, err)
+	e.startWorker()
+	e.dispatch("default", queuety.HandlerNoop, 2)
+	settled := func() bool {
+		byID := map[int64]queuety.WebhookDelivery{}
+		for _, d := range e.deliveries() {
+			byID[d.WebhookID] = d
+		}
+		return byID[flaky].Sent == 2 && byID[gone].Sent == 2
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !settled() {
+		require.False(t, time.Now().After(deadline), "deliveries: %+v", e.deliveries())
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, e.c.RemoveWebhook(e.ctx, gone))
+
+	b := newBrowser(t, e.server().URL)
+	b.login()
+	resp, body := b.do("GET", "/ui/webhooks", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	row := between(t, body, fmt.Sprintf(`<tr data-webhook="%d">`, flaky), `</tr>`)
+	require.Contains(t, row, `<td class="sent">2</td>`)
+	require.Contains(t, row, `<td class="failed">0 <small>(1 retried)</small></td>`)
+	require.Contains(t, row, "HTTP status 500")
+	require.Regexp(t, `<td class="last">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d</td>`, row)
+	removed := between(t, body, `<table id="webhooks-removed">`, `</table>`)
+	require.Contains(t, removed, fmt.Sprintf(`<tr data-webhook="%d">`, gone))
+	require.Contains(t, removed, "/gone")
+	require.NotContains(t, between(t, body, `<table id="webhooks">`, `</table>`), "/gone")
+	require.Contains(t, body, "Deliveries and failures of this process's worker since it started")
+	require.Contains(t, body, "queuety_webhook_requests_total")
 }
