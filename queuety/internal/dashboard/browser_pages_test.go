@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -30,7 +31,26 @@ func docsImages() string { return os.Getenv("QUEUETY_DOCS_SCREENSHOTS") }
 // schedule; search) through the browser.
 func TestDashboardEveryPageInBrowser(t *testing.T) {
 	e := newEnv(t, nil)
+	// A webhook on a local endpoint that fails its first request: the
+	// worker's real deliveries (one retried try, then sent) show on the
+	// webhooks page.
+	hook := newFlakyHook(t)
+	hookID, err := e.c.AddWebhook(e.ctx, queuety.WebhookJobCompleted, hook.srv.URL+"/done")
+	require.NoError(t, err)
 	batch := e.failingBatch() // starts a worker on "default"
+	var delivered queuety.WebhookDelivery
+	deadline := time.Now().Add(20 * time.Second)
+	// job.completed for the batch's three completed jobs, the first
+	// tried twice.
+	for delivered.Retried != 1 || delivered.Sent != 3 || hook.ok() != 3 {
+		require.False(t, time.Now().After(deadline), "deliveries: %+v", e.deliveries())
+		time.Sleep(20 * time.Millisecond)
+		for _, d := range e.deliveries() {
+			if d.WebhookID == hookID {
+				delivered = d
+			}
+		}
+	}
 	wf := e.approvalWorkflow()
 	failed := e.dispatch("mail", "send.mail", 4)
 	for i, id := range failed {
@@ -186,6 +206,14 @@ return window.queuetyLive.fetches`, &after)
 	wd.open(base + "/ui/jobs?q=" + fmt.Sprint(failed[1]))
 	require.Contains(t, wd.waitText("#matching"), "1 matching", "a number is an id")
 	require.Equal(t, 1, wd.count(fmt.Sprintf(`#jobs tr[data-id="%d"]`, failed[1])))
+
+	// Webhooks: the worker's deliveries to the endpoint that failed once.
+	wd.open(base + "/ui/webhooks")
+	hookRow := fmt.Sprintf(`#webhooks tr[data-webhook="%d"]`, hookID)
+	require.Equal(t, "3", wd.waitText(hookRow+" td.sent"))
+	require.Equal(t, "0 (1 retried)", wd.text(hookRow+" td.failed"))
+	require.Contains(t, wd.text(hookRow+" td.last-error"), "HTTP status 500")
+	require.Contains(t, wd.text("#deliveries"), "this process's worker")
 
 	// The job page: the trace, the applied limit, no bury on a buried job.
 	wd.open(fmt.Sprintf("%s/ui/jobs/%d", base, failed[0]))
