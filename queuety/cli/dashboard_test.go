@@ -2,8 +2,10 @@ package cli_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,12 +30,22 @@ func post(t *testing.T, addr, path, token string) int {
 // serve and work --http serve the dashboard at /ui/: a token-less visit
 // lands on the login page, the operator token gets the queues table, the
 // token-less metrics listener has no dashboard, and --ui-read-only
-// refuses actions.
+// refuses actions. The webhooks page shows work's own deliveries (to a
+// local endpoint that fails once: one retried try, then sent); serve runs
+// no worker and says so.
 func TestDashboardOnServeAndWork(t *testing.T) {
 	t.Parallel()
 	bin := stockBinary(t)
 	dsn := newDB(t)
 	dispatch(t, dsn, "--queue", "held", "queuety.noop")
+	var hookHits atomic.Int64
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hookHits.Add(1) == 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	t.Cleanup(hook.Close)
+	runOK(t, on(dsn, "webhook", "add", "job.completed", hook.URL+"/done")...)
 	const wt, ot = "wt-0123456789abcdef", "ot-0123456789abcdef"
 	env := []string{"QUEUETY_WORKER_TOKEN=" + wt, "QUEUETY_OPERATOR_TOKEN=" + ot}
 
@@ -47,6 +59,8 @@ func TestDashboardOnServeAndWork(t *testing.T) {
 	require.Contains(t, body, "read-only")
 	require.Equal(t, http.StatusForbidden, post(t, d.addr, "/ui/queues/held/pause", ot))
 	require.Equal(t, http.StatusUnauthorized, post(t, d.addr, "/ui/queues/held/pause", wt))
+	_, body = scrape(t, d.addr, "/ui/webhooks", ot)
+	require.Contains(t, body, "This process runs no worker, so it sends no webhooks")
 	d.stop(t)
 
 	w := startListening(t, exec.Command(bin, "--dsn", dsn, "work", "--http", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
@@ -66,5 +80,14 @@ func TestDashboardOnServeAndWork(t *testing.T) {
 	require.Contains(t, body, `<span class="badge paused">paused</span>`)
 	status, _ = scrape(t, metricsAddr, "/ui/", "")
 	require.Equal(t, http.StatusNotFound, status, "the token-less listener serves no dashboard")
+	dispatch(t, dsn, "queuety.noop")
+	waitFor(t, 20*time.Second, "the delivery retried and sent", func() bool {
+		_, body = scrape(t, w.addr, "/ui/webhooks", ot)
+		return strings.Contains(body, `<td class="sent">1</td>`)
+	})
+	require.Contains(t, body, `<td class="failed">0 <small>(1 retried)</small></td>`)
+	require.Contains(t, body, "HTTP status 500")
+	require.Contains(t, body, "Deliveries and failures of this process's worker")
+	require.EqualValues(t, 2, hookHits.Load())
 	w.stop(t)
 }
