@@ -213,8 +213,9 @@ func TestJobInspect(t *testing.T) {
 
 // A job buried at its runtime limit of 2 (the payload's
 // __queuety_runtime.max_attempts; the row's column keeps the default 3)
-// reads 2/2 in job inspect and job list, text and JSON, as on the
-// dashboard: the limit a worker applies, not the column.
+// reads 2/2 in job inspect, job list (text and JSON) and job delete's
+// confirmation, as on the dashboard: the limit a worker applies, not the
+// column.
 func TestJobAttemptsUseTheAppliedLimit(t *testing.T) {
 	t.Parallel()
 	dsn := newDB(t)
@@ -242,6 +243,9 @@ func TestJobAttemptsUseTheAppliedLimit(t *testing.T) {
 	decodeJSON(t, runOK(t, on(dsn, "job", "list", "--json")...), &list)
 	require.Len(t, list, 1)
 	require.Equal(t, 2, list[0].MaxAttempts)
+
+	r = runOK(t, on(dsn, "job", "delete", "--dry-run", itoa(id))...)
+	require.Contains(t, r.stdout, "(buried) in queue default, attempts 2/2, created ", "the confirmation names the same limit")
 }
 
 func TestJobRetry(t *testing.T) {

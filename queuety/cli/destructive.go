@@ -225,7 +225,7 @@ terminal; --dry-run only shows it. Its log rows stay.
 			if err != nil {
 				return err
 			}
-			row := describeJob(j)
+			row := describeJob(j, client.MaxAttemptsOf(a.reg, j))
 			if c.Bool("dry-run") {
 				if c.Bool("json") {
 					return printJSON(c, jobAction{ID: id, Action: "deleted", DryRun: true})
@@ -248,10 +248,12 @@ terminal; --dry-run only shows it. Its log rows stay.
 	}
 }
 
-// describeJob is one line naming a job for a confirmation.
-func describeJob(j *store.JobRow) string {
+// describeJob is one line naming a job for a confirmation; limit is the
+// attempt limit a worker applies (Client.MaxAttemptsOf), as job inspect
+// prints it.
+func describeJob(j *store.JobRow, limit int) string {
 	return fmt.Sprintf("job #%d %s (%s) in queue %s, attempts %d/%d, created %s",
-		j.ID, printable(j.Handler), j.Status, printable(j.Queue), j.Attempts, j.MaxAttempts, store.DateTime(j.CreatedAt))
+		j.ID, printable(j.Handler), j.Status, printable(j.Queue), j.Attempts, limit, store.DateTime(j.CreatedAt))
 }
 
 // printable keeps control characters (an ESC sequence in a handler name
