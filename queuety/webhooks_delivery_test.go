@@ -74,6 +74,13 @@ func TestWebhooksDoNotHoldJobs(t *testing.T) {
 	close(hl.hold)
 	require.NoError(t, w.Stop(ctx))
 	require.Equal(t, jobs, obs.get("sent")+obs.get("dropped")+obs.get("failed"))
+	// The worker's delivery record, written by the senders and the
+	// claim path at once, has every request too.
+	got := w.WebhookDeliveries()
+	require.Len(t, got, 1)
+	require.Equal(t, obs.get("sent"), got[0].Sent)
+	require.Equal(t, obs.get("dropped"), got[0].Dropped)
+	require.Equal(t, obs.get("failed"), got[0].Failed)
 }
 
 // newTestNotifier is a started notifier over c's tables.
