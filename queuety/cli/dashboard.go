@@ -22,7 +22,8 @@ func dashboardFlags() []cli.Flag {
 // newDashboard builds the dashboard for the HTTP API (nil with --no-ui):
 // login with the operator token, actions through client and reg, the
 // PHP pool's processes when pool is set, and the webhook deliveries of w
-// when this process runs a worker (work --http; serve runs none).
+// when this process runs a worker that sends them (work --http; serve
+// runs none).
 func newDashboard(c *cli.Context, client *queuety.Client, reg *queuety.Registry, pool *phppool.Pool, w *queuety.Worker) (http.Handler, error) {
 	if c.Bool("no-ui") {
 		return nil, nil
@@ -38,7 +39,8 @@ func newDashboard(c *cli.Context, client *queuety.Client, reg *queuety.Registry,
 	if pool != nil {
 		cfg.PoolStats = pool.Stats
 	}
-	if w != nil {
+	if w != nil && !client.Config().Webhooks.Disabled {
+		// With --no-webhooks the page says this process sends none.
 		cfg.WebhookDeliveries = w.WebhookDeliveries
 	}
 	d, err := dashboard.New(cfg)

@@ -32,7 +32,7 @@ func post(t *testing.T, addr, path, token string) int {
 // token-less metrics listener has no dashboard, and --ui-read-only
 // refuses actions. The webhooks page shows work's own deliveries (to a
 // local endpoint that fails once: one retried try, then sent); serve runs
-// no worker and says so.
+// no worker, and work --no-webhooks sends none, and the page says so.
 func TestDashboardOnServeAndWork(t *testing.T) {
 	t.Parallel()
 	bin := stockBinary(t)
@@ -60,7 +60,7 @@ func TestDashboardOnServeAndWork(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, post(t, d.addr, "/ui/queues/held/pause", ot))
 	require.Equal(t, http.StatusUnauthorized, post(t, d.addr, "/ui/queues/held/pause", wt))
 	_, body = scrape(t, d.addr, "/ui/webhooks", ot)
-	require.Contains(t, body, "This process runs no worker, so it sends no webhooks")
+	require.Contains(t, body, "This process runs no worker that sends webhooks (serve, or --no-webhooks)")
 	d.stop(t)
 
 	w := startListening(t, exec.Command(bin, "--dsn", dsn, "work", "--http", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
@@ -90,4 +90,11 @@ func TestDashboardOnServeAndWork(t *testing.T) {
 	require.Contains(t, body, "Deliveries and failures of this process's worker")
 	require.EqualValues(t, 2, hookHits.Load())
 	w.stop(t)
+
+	// --no-webhooks: the worker sends none, and the page says so.
+	quiet := startListening(t, exec.Command(bin, "--dsn", dsn, "work", "--http", "127.0.0.1:0", "--no-webhooks",
+		"--poll-interval", "10ms", "--rescue-schedule", "off"), env...)
+	_, body = scrape(t, quiet.addr, "/ui/webhooks", ot)
+	require.Contains(t, body, "This process runs no worker that sends webhooks (serve, or --no-webhooks)")
+	quiet.stop(t)
 }

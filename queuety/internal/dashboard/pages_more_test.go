@@ -167,7 +167,7 @@ func TestDashboardWebhooksAndWorkersPages(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, body, "https://hooks.example.com/queuety")
 	require.Contains(t, body, "queuety_webhook_requests_total")
-	require.Contains(t, body, "This process runs no worker, so it sends no webhooks")
+	require.Contains(t, body, "This process runs no worker that sends webhooks (serve, or --no-webhooks)")
 
 	resp, body = b.do("GET", "/ui/workers", nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
