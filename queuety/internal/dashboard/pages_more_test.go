@@ -168,6 +168,7 @@ func TestDashboardWebhooksAndWorkersPages(t *testing.T) {
 	require.Contains(t, body, "https://hooks.example.com/queuety")
 	require.Contains(t, body, "queuety_webhook_requests_total")
 	require.Contains(t, body, "This process runs no worker that sends webhooks (serve, or --no-webhooks)")
+	require.NotContains(t, body, `<td class="sent">`, "no delivery columns for a process that sends none")
 
 	resp, body = b.do("GET", "/ui/workers", nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
