@@ -30,12 +30,13 @@ const (
 	topicObserve   = "Metrics and logging"
 	topicLimits    = "Run limits (cron, one-shot runs)"
 	topicPlugin    = "wp queuety work compatibility"
+	topicSites     = "Many sites (multisite network, site lists)"
 	topicDemo      = "Demo"
 )
 
 // topicOrder is the order of the topics in docs/config.md.
 var topicOrder = []string{topicQueues, topicClaims, topicTimeouts, topicWorkflows, topicRetention, topicSessions,
-	topicPHP, topicHTTP, topicWebhooks, topicObserve, topicLimits, topicPlugin, topicDemo}
+	topicPHP, topicHTTP, topicWebhooks, topicObserve, topicLimits, topicPlugin, topicSites, topicDemo}
 
 // flagTopics files each daemon flag under a topic. A flag missing here is
 // listed under "Other" (TestWorkHelpGroupedByTopic fails on it).
@@ -52,7 +53,7 @@ var flagTopics = map[string]string{
 
 	"workflows": topicWorkflows, "no-workflows": topicWorkflows, "wait-sweep-interval": topicWorkflows,
 	"signal-poll-interval": topicWorkflows, "deadline-interval": topicWorkflows, "schedule-interval": topicWorkflows,
-	"max-for-each-items": topicWorkflows,
+	"max-for-each-items": topicWorkflows, "for-each-page": topicWorkflows,
 
 	"retention-days": topicRetention, "log-retention-days": topicRetention, "buried-retention-days": topicRetention,
 	"retention-schedule": topicRetention,
@@ -75,6 +76,9 @@ var flagTopics = map[string]string{
 	"once": topicLimits, "max-jobs": topicLimits, "max-time": topicLimits, "stop-when-empty": topicLimits,
 
 	"workers": topicPlugin, "min-workers": topicPlugin, "max-workers": topicPlugin,
+
+	"network": topicSites, "sites": topicSites, "sites-reread": topicSites, "php-pools": topicSites,
+	"conns-per-database": topicSites,
 
 	"demo-jobs": topicDemo, "exit-when-drained": topicDemo, "yes": topicDemo, "demo-workflows": topicDemo,
 }
