@@ -2,7 +2,10 @@ package queuety
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -58,7 +61,7 @@ func (w *Worker) claimLoop(l *lane) {
 		if err != nil && store.Transient(err) {
 			// A deadlock or lock wait rolled the claim back (nothing ran):
 			// expected now and then under contention, so just try again.
-			w.log.Debug("claim rolled back by the server; retrying", "err", err)
+			w.claimRolledBack(err)
 			w.sleep(rand.N(20 * time.Millisecond))
 			continue
 		}
@@ -159,7 +162,7 @@ func (w *Worker) claimRound(l *lane, n int) (claimed int, unread []string, err e
 	}
 	w.stats.claimRounds.Add(1)
 	start := time.Now()
-	rows, err := claimWindow(ctx, w.store, w.id, func(ctx context.Context, tx *store.ClaimTx) ([]store.JobRow, []store.LogRow, error) {
+	rows, err := claimWindow(ctx, w.store, w.id, w.log, func(ctx context.Context, tx *store.ClaimTx) ([]store.JobRow, []store.LogRow, error) {
 		g := w.newGroupAdmission()
 		rows, err := w.selectClaim(ctx, tx, g, paused, n)
 		if err != nil {
@@ -215,7 +218,7 @@ func (w *Worker) readUnread(classes []string) {
 // arrived while claiming) every selected row goes back untouched, attempts
 // unspent (rows the session claim buried stay buried). It returns the
 // rows as read before the claim: their Attempts do not count it yet.
-func claimWindow(ctx context.Context, st *store.Store, owner string,
+func claimWindow(ctx context.Context, st *store.Store, owner string, log *slog.Logger,
 	pick func(ctx context.Context, tx *store.ClaimTx) ([]store.JobRow, []store.LogRow, error), proceed func() bool) ([]store.JobRow, error) {
 	tx, err := st.BeginClaim(ctx)
 	if err != nil {
@@ -240,9 +243,51 @@ func claimWindow(ctx context.Context, st *store.Store, owner string,
 		commit.Running[i] = rows[i].ID
 	}
 	if err := tx.Commit(ctx, commit); err != nil {
+		if errors.Is(err, store.ErrCommitUnknown) {
+			return settleClaim(st, owner, rows, err, log)
+		}
 		return nil, err
 	}
 	return rows, nil
+}
+
+// settleBudget bounds how long a claim whose COMMIT went unanswered is
+// read back before its rows are left to the stale sweep: long enough for
+// a cluster to evict a dead node and elect a primary (seconds), or a
+// proxy to switch to a promoted replica.
+const settleBudget = 2 * time.Minute
+
+// settleClaim reads back, on new connections until the server answers, which
+// rows of a claim whose COMMIT went unanswered it holds (see
+// store.SettleClaim), and returns them to be run: the claim committed them,
+// so running them once is right. A row the claim does not hold is left
+// alone. Without an answer within settleBudget the rows are left to the
+// stale sweep, as before: late, never doubled.
+func settleClaim(st *store.Store, owner string, rows []store.JobRow, cause error, log *slog.Logger) ([]store.JobRow, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), settleBudget)
+	defer cancel()
+	delay := 100 * time.Millisecond
+	for {
+		one, cancelOne := context.WithTimeout(ctx, 10*time.Second)
+		held, err := st.SettleClaim(one, owner, rows)
+		cancelOne()
+		if err == nil {
+			log.Info("claim commit went unanswered; read back the rows it holds",
+				"claimed", len(rows), "held", len(held), "cause", cause)
+			if len(held) == 0 {
+				return nil, cause
+			}
+			return held, nil
+		}
+		select {
+		case <-ctx.Done():
+			log.Warn("claim commit went unanswered and could not be read back; the stale sweep will recover its rows",
+				"claimed", len(rows), "cause", cause, "err", err)
+			return nil, cause
+		case <-time.After(delay + rand.N(delay/2)):
+		}
+		delay = min(delay*2, 2*time.Second)
+	}
 }
 
 // claimedAttempt is the attempt a claim of row spends: the row read before
@@ -277,6 +322,7 @@ func (w *Worker) selectClaim(ctx context.Context, tx *store.ClaimTx, g *groupAdm
 	claimable := store.ClaimParams{Handlers: w.handlers, WorkflowHandlers: w.wfHandlers,
 		AllWorkflowSteps: w.engine != nil && w.engine.StepRunner() != nil}
 	w.phpOnlyClaims(&claimable) // batches and chain catches without a pool (machine_claim.go)
+	w.slice.apply(ctx, time.Now(), &claimable)
 	open := openQueues(w.cfg.Queues, paused)
 	rows, err := w.sessions.claim(ctx, tx, open, claimable, n)
 	if err != nil {
@@ -374,4 +420,63 @@ func (w *Worker) releaseSlot(l *lane) {
 	case l.slotFreed <- struct{}{}:
 	default:
 	}
+}
+
+// claimRolledBack counts a claim the server rolled back and says so at
+// INFO when it is more than occasional: at least 20 since the last such
+// line, and more than 1 in 100 of the claim rounds since then (a cluster
+// whose writers claim the same rows, a concurrency group every claim
+// fights for). Fewer stay at debug level.
+func (w *Worker) claimRolledBack(err error) {
+	n := w.stats.claimRollbacks.Add(1)
+	w.observeClaimRollback()
+	rounds := w.stats.claimRounds.Load()
+	r := &w.rollbackLog
+	r.mu.Lock()
+	since, roundsSince := n-r.rollbacks, rounds-r.rounds
+	loud := since >= 20 && since*100 > roundsSince
+	if loud {
+		r.rollbacks, r.rounds = n, rounds
+	}
+	r.mu.Unlock()
+	if loud {
+		w.log.Info("claims rolled back by the server (deadlocks, lock waits, cluster certification failures)",
+			"rolled_back", since, "of_claim_rounds", roundsSince, "total_rolled_back", n, "last", err)
+		return
+	}
+	w.log.Debug("claim rolled back by the server; retrying", "err", err)
+}
+
+// claimMetrics is the process_metrics the worker's registration carries
+// (its heartbeat writes them): its claim rounds and how many the server
+// rolled back, which `queuety status` adds up over the live workers.
+func (w *Worker) claimMetrics() []byte {
+	b, _ := json.Marshal(ClaimMetrics{Rounds: w.stats.claimRounds.Load(), RolledBack: w.stats.claimRollbacks.Load()})
+	return b
+}
+
+// ClaimMetrics are a worker's claim counters in its registration's
+// process_metrics.
+type ClaimMetrics struct {
+	Rounds     int64 `json:"claim_rounds"`
+	RolledBack int64 `json:"claim_rollbacks"`
+}
+
+// ClaimRollbacks adds up the claim counters the live (not stale) workers
+// of namespace ("" = default) published with their heartbeats.
+func (c *Client) ClaimRollbacks(ctx context.Context, namespace string) (ClaimMetrics, error) {
+	ws, err := c.Workers(ctx, namespace)
+	if err != nil {
+		return ClaimMetrics{}, err
+	}
+	var sum ClaimMetrics
+	for _, w := range ws {
+		var m ClaimMetrics
+		if w.IsStale || len(w.ProcessMetrics) == 0 || json.Unmarshal(w.ProcessMetrics, &m) != nil {
+			continue
+		}
+		sum.Rounds += m.Rounds
+		sum.RolledBack += m.RolledBack
+	}
+	return sum, nil
 }

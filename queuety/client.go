@@ -72,6 +72,10 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	if pipe != nil {
 		st.UsePipeline(pipe)
 	}
+	if err := chooseCoordination(ctx, st, cfg); err != nil {
+		_ = (&Client{db: db, pipe: pipe}).Close()
+		return nil, err
+	}
 	reg := sessions.New(st, sessions.Config{StaleAfter: cfg.WorkerStaleAfter, Logger: cfg.Logger, Clock: cfg.Clock})
 	return &Client{cfg: cfg, db: db, pipe: pipe, store: st, log: cfg.Logger, server: info, sessions: reg}, nil
 }
@@ -455,4 +459,23 @@ func (c *Client) RecoverStale(ctx context.Context, reg *Registry) (Rescued, erro
 			return total, err
 		}
 	}
+}
+
+// chooseCoordination sets the store's Coordination from cfg, asking the
+// server when cfg leaves it to "auto".
+func chooseCoordination(ctx context.Context, st *store.Store, cfg Config) error {
+	c, auto, err := store.ParseCoordination(cfg.Coordination)
+	if err != nil {
+		return &ConfigError{err}
+	}
+	if auto {
+		if c, err = st.DetectCoordination(ctx); err != nil {
+			return err
+		}
+	}
+	st.SetCoordination(c)
+	if c == store.CoordinationRows && cfg.Logger != nil {
+		cfg.Logger.Info("cluster coordination: locks are rows of the locks table, read-backs causal", "auto", auto)
+	}
+	return nil
 }

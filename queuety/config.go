@@ -87,6 +87,15 @@ type Config struct {
 	// one in 16 of them (once the other two are kept) serves local
 	// activities' pipelined outcome transactions (store.UsePipeline).
 	MaxConns int
+	// Coordination is how locks across daemons are kept: "auto" (or "")
+	// asks the server (a Galera node with wsrep_on gets "rows"), "named"
+	// uses GET_LOCK (one server), "rows" writes lock rows that hold across
+	// a cluster's nodes and makes read-backs causal. See docs/clusters.md.
+	Coordination string
+	// ClaimSlices, on a cluster, makes daemons on different nodes claim
+	// from different slices of the backlog first (see claimSlice): "auto"
+	// (or "") slices by node when Coordination is rows, "off" never.
+	ClaimSlices string
 
 	// Queues are claimed in strict order: a later queue is served only when
 	// the earlier ones have nothing claimable.
@@ -363,6 +372,12 @@ func (c *Config) Validate() error {
 	}
 	if c.StaleTimeout > 0 && c.HeartbeatInterval >= c.StaleTimeout {
 		bad("heartbeat interval %s: must be shorter than the stale timeout %s, or running jobs get rescued", c.HeartbeatInterval, c.StaleTimeout)
+	}
+	if _, _, err := store.ParseCoordination(c.Coordination); err != nil {
+		bad("%v", err)
+	}
+	if c.ClaimSlices != "" && c.ClaimSlices != "auto" && c.ClaimSlices != "off" {
+		bad("claim slices %q: want auto or off", c.ClaimSlices)
 	}
 	if c.StaleTimeout < time.Second {
 		bad("stale timeout %s: must be at least 1s (reserved_at has one-second resolution)", c.StaleTimeout)

@@ -66,6 +66,21 @@ func (w *Worker) observeClaimed(rows []store.JobRow) {
 	}
 }
 
+// ClaimRollbackObserver is an Observer that also counts the claims the
+// server rolled back (deadlocks, lock waits, a cluster's certification
+// failures). Optional, so Observers written before it keep working.
+type ClaimRollbackObserver interface {
+	ObserveClaimRollback()
+}
+
+// observeClaimRollback tells the configured Observer, if it counts them,
+// about a rolled-back claim.
+func (w *Worker) observeClaimRollback() {
+	if o, ok := w.cfg.Observer.(ClaimRollbackObserver); ok {
+		o.ObserveClaimRollback()
+	}
+}
+
 // observeJob tells the configured Observer, if any, about an attempt.
 func (w *Worker) observeJob(row *store.JobRow, o Outcome, d time.Duration) {
 	if w.cfg.Observer != nil {

@@ -107,7 +107,7 @@ func (a *sessionAgent) loop() {
 func (a *sessionAgent) heartbeat() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := a.reg.Heartbeat(ctx, a.ns, a.w.id, nil, nil)
+	_, err := a.reg.Heartbeat(ctx, a.ns, a.w.id, nil, a.w.claimMetrics())
 	if errors.Is(err, sessions.ErrWorkerNotRegistered) {
 		if _, err = a.reg.Register(ctx, a.registration()); err == nil {
 			a.w.publishClaims(ctx)

@@ -68,7 +68,7 @@ func (t *Tasks) Poll(ctx context.Context, ns, workerID string, queues []string, 
 	}
 	// The worker's claim window (claim.go), for one job and without the
 	// worker's concurrency-group, rate and budget admission.
-	rows, err := claimWindow(ctx, t.c.store, workerID, func(ctx context.Context, tx *store.ClaimTx) ([]store.JobRow, []store.LogRow, error) {
+	rows, err := claimWindow(ctx, t.c.store, workerID, t.c.log, func(ctx context.Context, tx *store.ClaimTx) ([]store.JobRow, []store.LogRow, error) {
 		var rows []store.JobRow
 		var err error
 		if withSessions {

@@ -34,6 +34,7 @@ type Worker struct {
 	c     *Client
 	cfg   Config
 	store *store.Store
+	slice *claimSlice // the cluster node's slice of the backlog (claim_slice.go)
 	reg   *Registry
 	log   *slog.Logger
 	clock clock.Clock // every loop ticks on it (service.go)
@@ -105,11 +106,20 @@ type Worker struct {
 	// batched look of its server instead of a statement of its own
 	// (sites_look.go).
 	sharedLook *siteRun
+	// rollbackLog is where the last INFO line about rolled-back claims
+	// left off (claimRolledBack).
+	rollbackLog struct {
+		mu                sync.Mutex
+		rollbacks, rounds int64
+	}
 }
 
 type workerCounters struct {
 	claimed, completed, retried, buried, handedBack, refused, chained atomic.Int64
 	claimRounds, idleLooks                                            atomic.Int64
+	// claimRollbacks: claims the server rolled back (a deadlock, a lock
+	// wait, a cluster's certification failure).
+	claimRollbacks atomic.Int64
 }
 
 // WorkerStats are a Worker's counters since Start.
@@ -129,7 +139,11 @@ type WorkerStats struct {
 	// claim was opened.
 	ClaimRounds int64 `json:"claim_rounds"`
 	IdleLooks   int64 `json:"idle_looks"`
-	Running     int   `json:"running"`
+	// ClaimRollbacks counts claim rounds the server rolled back (nothing
+	// ran; the rows were claimed again): deadlocks and lock waits on one
+	// server, certification failures between a cluster's nodes.
+	ClaimRollbacks int64 `json:"claim_rollbacks"`
+	Running        int   `json:"running"`
 }
 
 // NewWorker builds a worker over the client's configuration. Every handler
@@ -141,7 +155,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 	}
 	cfg := c.cfg
 	w := &Worker{
-		c: c, cfg: cfg, store: c.store, reg: reg,
+		c: c, cfg: cfg, store: c.store, reg: reg, slice: newClaimSlice(c.store, cfg),
 		running:  map[int64]*running{},
 		settling: map[int64]*running{},
 	}
@@ -234,7 +248,8 @@ func (w *Worker) Stats() WorkerStats {
 		Claimed: w.stats.claimed.Load(), Completed: w.stats.completed.Load(), Retried: w.stats.retried.Load(),
 		Buried: w.stats.buried.Load(), HandedBack: w.stats.handedBack.Load(), Refused: w.stats.refused.Load(),
 		Chained: w.stats.chained.Load(), ClaimRounds: w.stats.claimRounds.Load(), IdleLooks: w.stats.idleLooks.Load(),
-		Running: n,
+		ClaimRollbacks: w.stats.claimRollbacks.Load(),
+		Running:        n,
 	}
 }
 

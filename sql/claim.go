@@ -47,6 +47,12 @@ type ClaimParams struct {
 	BatchCallbacks []string
 	ChainCatches   []string
 	Limit          int
+	// Slices > 1 reads the rows of slice Slice (CRC32(id) % Slices) first,
+	// and the others only when the slice has none claimable: daemons on
+	// different nodes of a cluster then claim different rows, instead of
+	// the same head of the queue, which one node's claim would win and the
+	// others' fail certification on.
+	Slice, Slices int
 }
 
 // ClaimTx is one claim: Select locks claimable rows with FOR UPDATE SKIP
@@ -140,6 +146,14 @@ func (c *ClaimTx) Select(ctx context.Context, p ClaimParams) ([]JobRow, error) {
 	if len(p.SkipIDs) > 0 {
 		which += " AND " + c.s.query(qClaimSkipIDs)
 		wargs = append(wargs, p.SkipIDs)
+	}
+	if p.Slices > 1 {
+		sliced := which + " AND " + c.s.query(qClaimWhichSlice)
+		args := append(append([]any{p.Queue}, wargs...), p.Slices, p.Slice, p.Limit)
+		rows, err := c.selectRows(ctx, qClaimJobs, sliced, args)
+		if err != nil || len(rows) > 0 {
+			return rows, err
+		}
 	}
 	return c.selectRows(ctx, qClaimJobs, which, append(append([]any{p.Queue}, wargs...), p.Limit))
 }
@@ -266,6 +280,17 @@ func (c *ClaimTx) lockNamed(ctx context.Context, kind string, groups []string, t
 	groups = slices.Compact(groups)
 	var locked []string
 	for _, g := range groups {
+		if c.s.coord == CoordinationRows {
+			// Held until the claim commits or rolls back; see lockRow.
+			ok, err := c.lockRow(ctx, c.s.rowLockKey("admission", kind+g), "queuety-go", timeout)
+			if err != nil {
+				return locked, fmt.Errorf("group lock %q: %w", g, err)
+			}
+			if ok {
+				locked = append(locked, g)
+			}
+			continue
+		}
 		name := c.s.groupLockKey(kind + g)
 		var got sql.NullInt64
 		if err := c.conn.GetContext(ctx, &got, c.s.query(qGetGroupLock), name, timeout.Seconds()); err != nil {
@@ -331,9 +356,9 @@ type ClaimCommit struct {
 // lost connection) then never leaves a handler running on a row that is
 // pending again, which another worker (PHP's included) would run a second
 // time. When the COMMIT's outcome is unknown (the connection died during
-// it) the error is returned and the caller runs nothing: if the claim did
-// commit, the rows are processing under this worker and the stale sweep
-// recovers them, so in doubt a job is late, never doubled.
+// it) the error wraps ErrCommitUnknown and the caller runs nothing until
+// SettleClaim has read back which rows the claim holds: those it runs,
+// once; the others are not its own.
 func (c *ClaimTx) Commit(ctx context.Context, f ClaimCommit) (err error) {
 	defer func() {
 		if err != nil {
@@ -352,10 +377,19 @@ func (c *ClaimTx) Commit(ctx context.Context, f ClaimCommit) (err error) {
 		return err
 	}
 	if err := c.tx.Commit(); err != nil {
+		if ConnectionLost(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			// The COMMIT may have been applied: only a read tells (SettleClaim).
+			return fmt.Errorf("claim commit: %w: %w", ErrCommitUnknown, err)
+		}
 		return fmt.Errorf("claim commit: %w", err)
 	}
 	return nil
 }
+
+// ErrCommitUnknown is in the error of a Commit whose COMMIT went out but
+// whose answer never came (the connection died, or the context ended): the
+// claim may have committed. SettleClaim tells.
+var ErrCommitUnknown = errors.New("outcome unknown")
 
 // idRanges writes a set of ids as "id BETWEEN ? AND ? OR ... OR id IN (...)":
 // runs of consecutive ids as ranges, lone ids in one IN list.

@@ -146,7 +146,15 @@ func (s *Store) purgeWorkflows(ctx context.Context, sel string, cutoff time.Time
 // database sweep at a time, without waiting. ok is false when another
 // session holds it. release gives it back and closes the connection that
 // holds it (closing alone would release it too).
+//
+// On a cluster (CoordinationRows) it is a lease of the locks table instead
+// (see Lease), held for at most an hour: a sweep that outlives it may
+// overlap the next one, which costs only work, each delete checking its
+// condition again.
 func (s *Store) RetentionLock(ctx context.Context) (release func(), ok bool, err error) {
+	if s.coord == CoordinationRows {
+		return s.Lease(ctx, "retention", leaseOwner(), time.Hour)
+	}
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
 		return nil, false, err

@@ -27,6 +27,8 @@ type Store struct {
 	// bounds how many run at once to its connections.
 	pipe      *sqlx.DB
 	pipeSlots chan struct{}
+	// coord is how locks across daemons are kept (cluster.go).
+	coord Coordination
 	// autoinc is how the server numbers a multi-row INSERT's rows, read
 	// once (consecutiveIDs).
 	autoinc struct {

@@ -141,11 +141,12 @@ type Metrics struct {
 	cfg      Config
 	registry *prometheus.Registry
 
-	processed *prometheus.CounterVec
-	duration  *prometheus.HistogramVec
-	claim     prometheus.Histogram
-	webhooks  *prometheus.CounterVec // webhooks.go
-	ops       *ops                   // ops.go
+	processed      *prometheus.CounterVec
+	duration       *prometheus.HistogramVec
+	claim          prometheus.Histogram
+	claimRollbacks prometheus.Counter
+	webhooks       *prometheus.CounterVec // webhooks.go
+	ops            *ops                   // ops.go
 
 	mu       sync.RWMutex
 	handlers map[string]struct{}
@@ -187,10 +188,14 @@ func New(cfg Config) *Metrics {
 		Help:    "How long this process's claims took, from the transaction's start to its commit.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 	})
+	m.claimRollbacks = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "queuety_claim_rollbacks_total",
+		Help: "Claims of this process the server rolled back (deadlocks, lock waits, a cluster's certification failures); nothing ran, the rows were claimed again.",
+	})
 	m.webhooks = newWebhookCounter()
 	m.ops = newOps()
 	m.ops.init(cfg.Build)
-	m.registry.MustRegister(m.processed, m.duration, m.claim, m.webhooks, &tables{m: m}, &pool{m: m}, m.ops,
+	m.registry.MustRegister(m.processed, m.duration, m.claim, m.claimRollbacks, m.webhooks, &tables{m: m}, &pool{m: m}, m.ops,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -205,6 +210,9 @@ func (m *Metrics) Handler() http.Handler {
 
 // ObserveClaim records one claim round.
 func (m *Metrics) ObserveClaim(d time.Duration, _ int) { m.claim.Observe(d.Seconds()) }
+
+// ObserveClaimRollback counts a claim the server rolled back.
+func (m *Metrics) ObserveClaimRollback() { m.claimRollbacks.Inc() }
 
 // ObserveJob records one finished attempt.
 func (m *Metrics) ObserveJob(queue, handler, outcome string, d time.Duration) {

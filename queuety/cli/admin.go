@@ -313,7 +313,10 @@ plugin's status --queue does.
 			if err := printAttention(c.App.Writer, stats); err != nil {
 				return err
 			}
-			return printUnclaimed(c.App.Writer, stats)
+			if err := printUnclaimed(c.App.Writer, stats); err != nil {
+				return err
+			}
+			return printClaimRollbacks(c, client)
 		})),
 	}
 }
@@ -406,4 +409,18 @@ type logView struct {
 	ErrorMessage *string `json:"error_message"`
 	ErrorClass   *string `json:"error_class"`
 	CreatedAt    string  `json:"created_at"`
+}
+
+// printClaimRollbacks is status's line about claims the server rolled
+// back, summed over the live workers' heartbeats: on a cluster, a share
+// above a percent or so means the daemons claim the same rows (see
+// docs/clusters.md). Nothing is printed before any worker claimed.
+func printClaimRollbacks(c *cli.Context, client *queuety.Client) error {
+	m, err := client.ClaimRollbacks(c.Context, "")
+	if err != nil || m.Rounds == 0 {
+		return err
+	}
+	_, err = fmt.Fprintf(c.App.Writer, "\nClaims rolled back by the server (live workers): %d of %d claim rounds (%.2f%%)\n",
+		m.RolledBack, m.Rounds, 100*float64(m.RolledBack)/float64(m.Rounds))
+	return err
 }

@@ -51,6 +51,8 @@ type observer struct{ m *metrics.Metrics }
 
 func (o observer) ObserveClaim(d time.Duration, jobs int) { o.m.ObserveClaim(d, jobs) }
 
+func (o observer) ObserveClaimRollback() { o.m.ObserveClaimRollback() }
+
 func (o observer) ObserveJob(queue, handler string, outcome queuety.Outcome, d time.Duration) {
 	o.m.ObserveJob(queue, handler, string(outcome), d)
 }

@@ -1,0 +1,52 @@
+package queuety
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// claimSlice is the slice of the backlog a worker on a cluster node claims
+// first (store.ClaimParams.Slices): its node's index among the cluster's
+// nodes. Daemons on one node share a slice, and their claims exclude each
+// other with row locks as on one server; daemons on different nodes read
+// different rows first, so their claims do not write the same rows and
+// fail certification. The node's place changes when the cluster's
+// membership does, so it is read again every sliceRefresh.
+type claimSlice struct {
+	store *store.Store
+	on    bool
+
+	mu          sync.Mutex
+	at          time.Time
+	index, size int
+}
+
+const sliceRefresh = 5 * time.Second
+
+// newClaimSlice slices claims when cfg asks for it ("auto": with rows
+// coordination, i.e. on a cluster).
+func newClaimSlice(st *store.Store, cfg Config) *claimSlice {
+	on := cfg.ClaimSlices != "off" && st.Coordination() == store.CoordinationRows
+	return &claimSlice{store: st, on: on}
+}
+
+// apply sets p's slice; a failed read leaves the claim unsliced until the
+// next refresh (it only costs conflicts, never correctness).
+func (s *claimSlice) apply(ctx context.Context, now time.Time, p *store.ClaimParams) {
+	if s == nil || !s.on {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if now.Sub(s.at) >= sliceRefresh {
+		s.at = now
+		s.index, s.size = 0, 0
+		if i, n, ok, err := s.store.ClusterSlice(ctx); err == nil && ok {
+			s.index, s.size = i, n
+		}
+	}
+	p.Slice, p.Slices = s.index, s.size
+}
