@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -99,11 +100,12 @@ func (s *Store) rowLockKey(kind, name string) string {
 }
 
 // lockRow takes an admission lock as a row of the locks table, inside the
-// claim transaction, waiting at most timeout (whole seconds, at least one)
-// for a claim of this node that holds it. ok is false when the wait ran
-// out: the statement is undone, the transaction goes on.
+// claim transaction, waiting at most timeout
+// for a claim of this node that holds it (whole seconds). ok is false when the wait ran
+// out: the statement is undone, the transaction goes on. A timeout of 0
+// does not wait.
 func (c *ClaimTx) lockRow(ctx context.Context, key, owner string, timeout time.Duration) (ok bool, err error) {
-	wait := max(1, int(math.Ceil(timeout.Seconds())))
+	wait := max(0, int(math.Ceil(timeout.Seconds())))
 	_, err = c.tx.ExecContext(ctx, c.s.query(qClusterAdmissionLock), wait, key, owner)
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && me.Number == 1205 { // lock wait timeout
@@ -195,15 +197,18 @@ var processToken = func() uint32 {
 // daemon connected here claims first (ClaimParams.Slices). ok is false off
 // a cluster.
 func (s *Store) ClusterSlice(ctx context.Context) (index, size int, ok bool, err error) {
+	// Off a cluster the index reads as the unsigned -1, and the size 0.
 	var v struct {
-		Index sql.NullInt64 `db:"idx"`
-		Size  sql.NullInt64 `db:"size"`
+		Index sql.NullString `db:"idx"`
+		Size  sql.NullString `db:"size"`
 	}
 	if err := s.db.GetContext(ctx, &v, s.query(qClusterSlice)); err != nil {
 		return 0, 0, false, fmt.Errorf("%s: %w", qClusterSlice, err)
 	}
-	if !v.Index.Valid || !v.Size.Valid || v.Size.Int64 < 1 || v.Index.Int64 < 0 || v.Index.Int64 >= v.Size.Int64 {
+	i, ierr := strconv.Atoi(v.Index.String)
+	n, nerr := strconv.Atoi(v.Size.String)
+	if ierr != nil || nerr != nil || n < 1 || i < 0 || i >= n {
 		return 0, 0, false, nil
 	}
-	return int(v.Index.Int64), int(v.Size.Int64), true, nil
+	return i, n, true, nil
 }

@@ -14,7 +14,7 @@ SELECT @@wsrep_on
 -- serializes admissions like GET_LOCK did; across nodes two claims that
 -- both wrote the row cannot both commit (the second fails certification),
 -- which GET_LOCK, kept by each node for itself, never gave. The lock wait
--- is bounded like GET_LOCK's timeout (whole seconds, at least one).
+-- is bounded like GET_LOCK's timeout (whole seconds; 0 does not wait).
 SET STATEMENT innodb_lock_wait_timeout = ? FOR
 INSERT INTO {locks} (lock_key, owner, acquired_at) VALUES (?, ?, NOW())
 ON DUPLICATE KEY UPDATE owner = VALUES(owner), acquired_at = VALUES(acquired_at)

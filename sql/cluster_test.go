@@ -1,0 +1,284 @@
+package store
+
+import (
+	"hash/crc32"
+	"net"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/stretchr/testify/require"
+)
+
+// A claim whose COMMIT went unanswered is settled by reading it back: the
+// rows processing under the worker with the attempt the claim spent are
+// its own; a claim that did not commit, another worker's claim of the same
+// rows, and a later attempt of the same worker are not.
+func TestSettleClaimReadsBackTheHeldRows(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.dispatchN(6, InsertJob{})
+
+	// Committed: every row is held by w1 at attempt 1.
+	c, err := e.s.BeginClaim(e.ctx)
+	require.NoError(t, err)
+	read, err := c.Select(e.ctx, ClaimParams{Queue: "default", Limit: 2})
+	require.NoError(t, err)
+	require.NoError(t, c.Commit(e.ctx, ClaimCommit{WorkerID: "w1", Running: idsOf(read)}))
+	held, err := e.s.SettleClaim(e.ctx, "w1", read)
+	require.NoError(t, err)
+	require.Equal(t, idsOf(read), idsOf(held))
+	other, err := e.s.SettleClaim(e.ctx, "w2", read)
+	require.NoError(t, err)
+	require.Empty(t, other, "another worker's reading holds nothing")
+
+	// Rolled back: the rows stay pending, nothing is held.
+	c, err = e.s.BeginClaim(e.ctx)
+	require.NoError(t, err)
+	lost, err := c.Select(e.ctx, ClaimParams{Queue: "default", Limit: 2})
+	require.NoError(t, err)
+	require.NoError(t, c.Rollback())
+	held, err = e.s.SettleClaim(e.ctx, "w1", lost)
+	require.NoError(t, err)
+	require.Empty(t, held)
+
+	// Claimed since by another worker: not w1's.
+	taken := e.claimRunning("w2", "default", 2)
+	require.Equal(t, idsOf(lost), idsOf(taken))
+	held, err = e.s.SettleClaim(e.ctx, "w1", lost)
+	require.NoError(t, err)
+	require.Empty(t, held)
+
+	// The fence is the attempt: w1 holding the row at a later attempt
+	// (handed back and claimed again) does not make an older claim its own.
+	e.hold(read[0].ID, "w1", 3)
+	held, err = e.s.SettleClaim(e.ctx, "w1", read)
+	require.NoError(t, err)
+	require.Equal(t, []int64{read[1].ID}, idsOf(held))
+}
+
+// A connection that dies during COMMIT, after the server applied it, makes
+// Commit's error say the outcome is unknown (ErrCommitUnknown), and
+// SettleClaim then finds the claim's rows held: the caller runs them at
+// once instead of leaving them processing until the stale sweep. (A proxy
+// between the store and the server forwards the COMMIT, swallows the
+// server's OK and closes the client's connection.)
+func TestClaimCommitUnansweredIsSettled(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.dispatchN(3, InsertJob{})
+	p := newCommitEater(t, e.dsn)
+	db, err := Open(e.ctx, p.dsn, 2, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	s, err := New(db, e.tables, e.clk)
+	require.NoError(t, err)
+
+	c, err := s.BeginClaim(e.ctx)
+	require.NoError(t, err)
+	read, err := c.Select(e.ctx, ClaimParams{Queue: "default", Limit: 3})
+	require.NoError(t, err)
+	require.Len(t, read, 3)
+	p.armed.Store(true)
+	err = c.Commit(e.ctx, ClaimCommit{WorkerID: "w1", Running: idsOf(read)})
+	require.ErrorIs(t, err, ErrCommitUnknown)
+	require.True(t, p.ate.Load(), "the proxy swallowed the COMMIT's answer")
+	held, err := s.SettleClaim(e.ctx, "w1", read)
+	require.NoError(t, err)
+	require.Equal(t, idsOf(read), idsOf(held), "the COMMIT was applied: the rows are the claim's")
+}
+
+// commitEater is a TCP proxy to a MySQL server that, once armed, forwards a
+// COMMIT, reads the server's answer without passing it on, and closes the
+// client's connection: a COMMIT applied whose answer was lost.
+type commitEater struct {
+	dsn   string
+	armed atomic.Bool
+	ate   atomic.Bool
+}
+
+func newCommitEater(t *testing.T, dsn string) *commitEater {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(dsn)
+	require.NoError(t, err)
+	target := cfg.Addr
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	cfg.Addr = ln.Addr().String()
+	p := &commitEater{dsn: cfg.FormatDSN()}
+	go func() {
+		for {
+			client, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			server, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = client.Close()
+				continue
+			}
+			go p.relay(client, server)
+		}
+	}()
+	return p
+}
+
+func (p *commitEater) relay(client, server net.Conn) {
+	defer client.Close()
+	defer server.Close()
+	eating := make(chan struct{})
+	answered := make(chan struct{})
+	go func() { // server to client
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := server.Read(buf)
+			if err != nil {
+				return
+			}
+			select {
+			case <-eating:
+				p.ate.Store(true)
+				close(answered)
+				return
+			default:
+			}
+			if _, err := client.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+	}()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := client.Read(buf)
+		if err != nil {
+			return
+		}
+		// A COM_QUERY (0x03) packet "COMMIT": 4 header bytes, then the command.
+		commit := n >= 11 && buf[4] == 0x03 && strings.EqualFold(string(buf[5:11]), "COMMIT")
+		if commit && p.armed.Load() {
+			close(eating)
+			if _, err := server.Write(buf[:n]); err != nil {
+				return
+			}
+			<-answered
+			return
+		}
+		if _, err := server.Write(buf[:n]); err != nil {
+			return
+		}
+	}
+}
+
+// With row coordination (a cluster) an admission lock is a row of the
+// locks table written in the claim: a second claim cannot take it while
+// the first is open, and can once it ended.
+func TestRowCoordinationAdmissionLock(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.s.SetCoordination(CoordinationRows)
+	a, err := e.s.BeginClaim(e.ctx)
+	require.NoError(t, err)
+	locked, err := a.LockGroups(e.ctx, []string{"b", "a", "a"}, 0)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b"}, locked)
+	rates, err := a.LockRates(e.ctx, []string{"a"}, 0)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a"}, rates, "a rate lock is apart from the group of the same name")
+
+	b, err := e.s.BeginClaim(e.ctx)
+	require.NoError(t, err)
+	locked, err = b.LockGroups(e.ctx, []string{"c", "a"}, 0)
+	require.NoError(t, err)
+	require.Equal(t, []string{"c"}, locked, "a is held by the open claim")
+	require.NoError(t, b.Rollback())
+
+	require.NoError(t, a.Commit(e.ctx, ClaimCommit{WorkerID: "w"}))
+	c, err := e.s.BeginClaim(e.ctx)
+	require.NoError(t, err)
+	locked, err = c.LockGroups(e.ctx, []string{"a", "b"}, 0)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b"}, locked)
+	require.NoError(t, c.Rollback())
+	require.Zero(t, e.count("SELECT COUNT(*) FROM {locks} WHERE lock_key NOT LIKE 'queuety-go:admission:%'"),
+		"only the daemon's own keys are written")
+}
+
+// A lease is held by one owner at a time until released or expired.
+func TestLeaseHeldByOneOwner(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	release, ok, err := e.s.Lease(e.ctx, "retention", "a", time.Hour)
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, ok, err = e.s.Lease(e.ctx, "retention", "b", time.Hour)
+	require.NoError(t, err)
+	require.False(t, ok, "held by a")
+	_, ok, err = e.s.Lease(e.ctx, "other", "b", time.Hour)
+	require.NoError(t, err)
+	require.True(t, ok, "another lease is free")
+	release()
+	releaseB, ok, err := e.s.Lease(e.ctx, "retention", "b", time.Hour)
+	require.NoError(t, err)
+	require.True(t, ok, "released by a")
+	releaseB()
+	// An expired lease is free whoever held it.
+	e.exec("UPDATE {locks} SET owner = 'c', expires_at = NOW() - INTERVAL 1 SECOND WHERE lock_key = ?", e.s.rowLockKey("lease", "retention"))
+	_, ok, err = e.s.Lease(e.ctx, "retention", "a", time.Hour)
+	require.NoError(t, err)
+	require.True(t, ok)
+}
+
+// With row coordination the retention sweep's lock is a lease, so two
+// stores (two daemons) cannot both sweep.
+func TestRetentionLockIsALeaseOnACluster(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.s.SetCoordination(CoordinationRows)
+	release, ok, err := e.s.RetentionLock(e.ctx)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, 1, e.count("SELECT COUNT(*) FROM {locks} WHERE lock_key = ? AND expires_at > NOW()", e.s.rowLockKey("lease", "retention")))
+	release()
+	require.Zero(t, e.count("SELECT COUNT(*) FROM {locks} WHERE lock_key = ? AND expires_at > NOW()", e.s.rowLockKey("lease", "retention")))
+}
+
+// A single server is not a cluster: named locks stay.
+func TestDetectCoordinationOnOneServer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c, err := e.s.DetectCoordination(e.ctx)
+	require.NoError(t, err)
+	require.Equal(t, CoordinationNamed, c)
+	_, _, ok, err := e.s.ClusterSlice(e.ctx)
+	require.NoError(t, err)
+	require.False(t, ok, "no slice off a cluster")
+}
+
+// A sliced claim reads its slice first and the rest only when the slice has
+// nothing claimable.
+func TestClaimSliceFirst(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ids := e.dispatchN(12, InsertJob{})
+	slice := func(id int64) uint32 { return crc32.ChecksumIEEE([]byte(strconv.FormatInt(id, 10))) % 2 }
+	var mine, theirs []int64
+	for _, id := range ids {
+		if slice(id) == 0 {
+			mine = append(mine, id)
+		} else {
+			theirs = append(theirs, id)
+		}
+	}
+	require.NotEmpty(t, mine)
+	require.NotEmpty(t, theirs)
+	p := ClaimParams{Queue: "default", Limit: 100, Slice: 0, Slices: 2}
+	require.Equal(t, mine, e.claimIDs(p), "only the slice while it has rows")
+	for _, id := range mine {
+		e.exec("UPDATE {jobs} SET status = 'completed' WHERE id = ?", id)
+	}
+	require.Equal(t, theirs, e.claimIDs(p), "the rest once the slice is empty")
+}
