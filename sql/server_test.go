@@ -75,6 +75,7 @@ func TestConnectionLost(t *testing.T) {
 		{"conn done", fmt.Errorf("x: %w", sql.ErrConnDone), true},
 		{"bad conn", driver.ErrBadConn, true},
 		{"net op", &net.OpError{Op: "dial", Err: errors.New("connection refused")}, true},
+		{"galera node not primary", &mysql.MySQLError{Number: 1047, Message: "WSREP has not yet prepared node for application use"}, true},
 		{"deadlock", &mysql.MySQLError{Number: 1213}, false},
 		{"plain", errors.New("x"), false},
 		{"nil", nil, false},

@@ -113,8 +113,11 @@ func Transient(err error) bool {
 func ConnectionLost(err error) bool {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
-		// Connection killed (MariaDB), server shutting down, server gone.
-		return me.Number == 1927 || me.Number == 1053 || me.Number == 2006 || me.Number == 2013
+		// Connection killed (MariaDB), server shutting down, server gone;
+		// 1047 is a Galera node outside the primary component (cut off from
+		// the cluster, or still joining): it serves nothing until it is
+		// back, and through a proxy a new connection reaches another node.
+		return me.Number == 1927 || me.Number == 1053 || me.Number == 2006 || me.Number == 2013 || me.Number == 1047
 	}
 	return errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sql.ErrConnDone) ||
 		errors.Is(err, driverBadConn) || isNetError(err)

@@ -69,6 +69,8 @@ func prepare(t *testing.T, dsn string) *sqlx.DB {
 		pid INT NOT NULL,
 		attempt INT NOT NULL,
 		worker VARCHAR(64) NOT NULL,
+		started_us BIGINT DEFAULT NULL,
+		ended_us BIGINT DEFAULT NULL,
 		created_at DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
 		INDEX idx_job (job_id)
 	) ENGINE=InnoDB`)
@@ -199,7 +201,12 @@ var workArgs = []string{"work", "--concurrency", "16", "--poll-interval", "20ms"
 
 // worker starts `queuety work` against dsn with name as its worker id.
 func (f *fleet) worker(name, dsn string, extra ...string) *proc {
-	args := append([]string{"--dsn", dsn, "--log-level", "warn"}, workArgs...)
+	return f.workerWith(workArgs, name, dsn, extra...)
+}
+
+// workerWith is worker with other `work` flags than workArgs.
+func (f *fleet) workerWith(work []string, name, dsn string, extra ...string) *proc {
+	args := append([]string{"--dsn", dsn, "--log-level", "warn"}, work...)
 	args = append(append(args, "--worker-id", name), extra...)
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), childEnv+"=work", runsDSNEnv+"="+f.runsDSN, workerEnv+"="+name)

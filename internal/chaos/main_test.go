@@ -27,7 +27,8 @@ const (
 	runsDSNEnv = "QUEUETY_CHAOS_RUNS_DSN" // where the handler records its runs
 	workerEnv  = "QUEUETY_CHAOS_WORKER"   // the worker's name in chaos_runs
 
-	chaosHandler = `Chaos\RecordRun`
+	chaosHandler     = `Chaos\RecordRun`
+	chaosSpanHandler = `Chaos\RecordSpan`
 )
 
 func TestMain(m *testing.M) {
@@ -72,6 +73,28 @@ func childRegistry() *queuety.Registry {
 		}
 		time.Sleep(time.Duration(1+mrand.IntN(5)) * time.Millisecond)
 		return nil
+	})
+	// chaosSpanHandler records its run with its start and end on this
+	// machine's clock, after it ran: two runs whose spans overlap ran at
+	// once (the concurrency-group rounds count them).
+	reg.HandleFunc(chaosSpanHandler, func(ctx context.Context, j *queuety.Job) error {
+		start := time.Now()
+		time.Sleep(time.Duration(2+mrand.IntN(4)) * time.Millisecond)
+		end := time.Now()
+		var tok [8]byte
+		_, _ = rand.Read(tok[:])
+		token := hex.EncodeToString(tok[:])
+		for {
+			_, err := db.ExecContext(ctx, "INSERT IGNORE INTO chaos_runs (token, job_id, pid, attempt, worker, started_us, ended_us) VALUES (?, ?, ?, ?, ?, ?, ?)",
+				token, j.ID, pid, j.Attempt, worker, start.UnixMicro(), end.UnixMicro())
+			if err == nil {
+				return nil
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("recording the run: %w", err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 	})
 	return reg
 }
