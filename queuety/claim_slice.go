@@ -26,10 +26,11 @@ type claimSlice struct {
 
 const sliceRefresh = 5 * time.Second
 
-// newClaimSlice slices claims when cfg asks for it ("auto": with rows
-// coordination, i.e. on a cluster).
+// newClaimSlice slices claims when cfg asks for it: "auto" with rows
+// coordination (on a cluster), "on" whatever the coordination (the server
+// still has to report a cluster), "off" never.
 func newClaimSlice(st *store.Store, cfg Config) *claimSlice {
-	on := cfg.ClaimSlices != "off" && st.Coordination() == store.CoordinationRows
+	on := cfg.ClaimSlices == "on" || (cfg.ClaimSlices != "off" && st.Coordination() == store.CoordinationRows)
 	return &claimSlice{store: st, on: on}
 }
 

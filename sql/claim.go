@@ -74,6 +74,9 @@ type ClaimTx struct {
 	// buried: Bury wrote in the claim, so even a claim that takes nothing
 	// must commit (see End).
 	buried bool
+	// token is what this claim writes into the lock rows it takes (see
+	// lockRow), made when it takes the first.
+	token string
 }
 
 // BeginClaim opens a claim.
@@ -282,7 +285,7 @@ func (c *ClaimTx) lockNamed(ctx context.Context, kind string, groups []string, t
 	for _, g := range groups {
 		if c.s.coord == CoordinationRows {
 			// Held until the claim commits or rolls back; see lockRow.
-			ok, err := c.lockRow(ctx, c.s.rowLockKey("admission", kind+g), "queuety-go", timeout)
+			ok, err := c.lockRow(ctx, c.s.rowLockKey("admission", kind+g), c.lockToken(), timeout)
 			if err != nil {
 				return locked, fmt.Errorf("group lock %q: %w", g, err)
 			}

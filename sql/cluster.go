@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -106,12 +107,26 @@ func (s *Store) rowLockKey(kind, name string) string {
 // does not wait.
 func (c *ClaimTx) lockRow(ctx context.Context, key, owner string, timeout time.Duration) (ok bool, err error) {
 	wait := max(0, int(math.Ceil(timeout.Seconds())))
-	_, err = c.tx.ExecContext(ctx, c.s.query(qClusterAdmissionLock), wait, key, owner)
+	q := strings.Replace(c.s.query(qClusterAdmissionLock), "/*wait*/0", strconv.Itoa(wait), 1)
+	_, err = c.tx.ExecContext(ctx, q, key, owner)
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && me.Number == 1205 { // lock wait timeout
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// lockToken is the claim's owner value in the lock rows it writes: random,
+// so that the row always changes. An UPDATE that leaves a row as it was
+// changes nothing a cluster replicates, and two nodes' claims that each
+// "wrote" the same values would both commit.
+func (c *ClaimTx) lockToken() string {
+	if c.token == "" {
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		c.token = "queuety-go:" + hex.EncodeToString(b[:])
+	}
+	return c.token
 }
 
 // Lease takes the lease name for owner for up to d, without waiting: a

@@ -197,12 +197,21 @@ func TestRowCoordinationAdmissionLock(t *testing.T) {
 	require.NoError(t, b.Rollback())
 
 	require.NoError(t, a.Commit(e.ctx, ClaimCommit{WorkerID: "w"}))
+	owner := func() string {
+		var o string
+		require.NoError(t, e.db.Get(&o, e.s.query(qClusterLockOwner), e.s.rowLockKey("admission", "a")))
+		return o
+	}
+	first := owner()
 	c, err := e.s.BeginClaim(e.ctx)
 	require.NoError(t, err)
 	locked, err = c.LockGroups(e.ctx, []string{"a", "b"}, 0)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "b"}, locked)
-	require.NoError(t, c.Rollback())
+	require.NoError(t, c.Commit(e.ctx, ClaimCommit{WorkerID: "w"}))
+	// Each claim changes the row: a write that leaves a row as it was is
+	// not replicated, and would not exclude a claim on another node.
+	require.NotEqual(t, first, owner())
 	require.Zero(t, e.count("SELECT COUNT(*) FROM {locks} WHERE lock_key NOT LIKE 'queuety-go:admission:%'"),
 		"only the daemon's own keys are written")
 }

@@ -10,4 +10,5 @@ const (
 	qClaimSettle          = "claim-settle"
 	qClaimWhichSlice      = "claim-which-slice"
 	qClusterSlice         = "cluster-slice"
+	qClusterLockOwner     = "cluster-lock-owner"
 )

@@ -10,12 +10,15 @@ SELECT @@wsrep_on
 -- name: cluster-admission-lock
 -- A claim's admission lock on a cluster (see ClaimTx.lockNamed): the row of
 -- the lock, in the plugin's locks table under a key no plugin key starts
--- with, written inside the claim transaction. On one node the row lock
+-- with, written inside the claim transaction (owner is a token of the claim,
+-- so the row always changes: a write that leaves it as it was is no write
+-- to the cluster). On one node the row lock
 -- serializes admissions like GET_LOCK did; across nodes two claims that
 -- both wrote the row cannot both commit (the second fails certification),
 -- which GET_LOCK, kept by each node for itself, never gave. The lock wait
--- is bounded like GET_LOCK's timeout (whole seconds; 0 does not wait).
-SET STATEMENT innodb_lock_wait_timeout = ? FOR
+-- is bounded like GET_LOCK's timeout (whole seconds; 0 does not wait),
+-- spliced in for /*wait*/0: SET STATEMENT takes no placeholder.
+SET STATEMENT innodb_lock_wait_timeout = /*wait*/0 FOR
 INSERT INTO {locks} (lock_key, owner, acquired_at) VALUES (?, ?, NOW())
 ON DUPLICATE KEY UPDATE owner = VALUES(owner), acquired_at = VALUES(acquired_at)
 
@@ -55,3 +58,7 @@ CRC32(job.id) % ? = ?
 SELECT
 	(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_LOCAL_INDEX') AS idx,
 	(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_SIZE') AS size
+
+-- name: cluster-lock-owner
+-- The owner written in a lock row (tests: each claim writes its own).
+SELECT owner FROM {locks} WHERE lock_key = ?

@@ -148,12 +148,53 @@ func (n *galeraNode) start(t *testing.T, bootstrap bool) {
 	if bootstrap {
 		args = append(args, "--wsrep-new-cluster")
 	}
-	n.cmd = exec.Command(mariadbdPath, args...)
-	n.cmd.Stdout, n.cmd.Stderr = &n.out, &n.out
-	n.exited = make(chan struct{})
-	require.NoError(t, n.cmd.Start())
-	go func() { _ = n.cmd.Wait(); close(n.exited) }()
+	// A joiner's rsync receiver now and then fails to come up on this
+	// loaded machine ("Failed to read 'ready <addr>'"), and the node exits;
+	// a new try, with a new receiver port, goes through.
+	for try := 1; ; try++ {
+		n.cmd = exec.Command(mariadbdPath, args...)
+		n.cmd.Stdout, n.cmd.Stderr = &n.out, &n.out
+		n.exited = make(chan struct{})
+		require.NoError(t, n.cmd.Start())
+		go func() { _ = n.cmd.Wait(); close(n.exited) }()
+		if try == 3 || n.synced(180*time.Second) {
+			break
+		}
+		if n.alive() {
+			n.kill(t)
+		}
+		n.sstPrt = freePort(t, n.ip)
+		for i, a := range args {
+			if strings.HasPrefix(a, "--wsrep-sst-receive-address=") {
+				args[i] = fmt.Sprintf("--wsrep-sst-receive-address=%s:%d", n.ip, n.sstPrt)
+			}
+		}
+		_ = os.Remove(filepath.Join(n.data, "grastate.dat"))
+	}
 	n.waitSynced(t, 180*time.Second)
+}
+
+// synced waits up to d for the node to be synced; false when it exited or
+// the time ran out.
+func (n *galeraNode) synced(d time.Duration) bool {
+	db, err := sql.Open("mysql", n.dsn(""))
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	deadline := time.Now().Add(d)
+	for n.alive() && time.Now().Before(deadline) {
+		var name, state, ready string
+		err := db.QueryRow("SHOW STATUS LIKE 'wsrep_local_state_comment'").Scan(&name, &state)
+		if err == nil {
+			err = db.QueryRow("SHOW STATUS LIKE 'wsrep_ready'").Scan(&name, &ready)
+		}
+		if err == nil && state == "Synced" && ready == "ON" {
+			return true
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return false
 }
 
 // waitSynced waits until the node is a synced member of a primary
@@ -323,4 +364,61 @@ func TestChaosGaleraUp(t *testing.T) {
 	h := c.startProxy(t)
 	_ = h
 	require.Equal(t, "node0", c.writer(t).name)
+}
+
+// partition cuts node n off from the other nodes: iptables drops every
+// packet between its address and theirs (the nodes' group communication
+// binds to their own address, so this is exactly the cluster's traffic;
+// clients reach every node from 127.0.0.1 and are not cut). The rules live
+// in a chain of their own; heal removes them.
+func (c *galera) partition(t *testing.T, n *galeraNode) (heal func()) {
+	t.Helper()
+	if _, err := exec.LookPath("iptables"); err != nil || os.Geteuid() != 0 {
+		t.Fatalf("the partition round needs iptables and root (it is %v, euid %d)", err, os.Geteuid())
+	}
+	chain := fmt.Sprintf("QGO_CHAOS_%d", os.Getpid())
+	ipt := func(args ...string) error {
+		out, err := exec.Command("iptables", args...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("iptables %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	require.NoError(t, ipt("-N", chain))
+	healed := false
+	heal = func() {
+		if healed {
+			return
+		}
+		healed = true
+		_ = ipt("-D", "INPUT", "-j", chain)
+		_ = ipt("-F", chain)
+		_ = ipt("-X", chain)
+	}
+	t.Cleanup(heal)
+	for _, o := range c.nodes {
+		if o == n {
+			continue
+		}
+		require.NoError(t, ipt("-A", chain, "-s", n.ip, "-d", o.ip, "-j", "DROP"))
+		require.NoError(t, ipt("-A", chain, "-s", o.ip, "-d", n.ip, "-j", "DROP"))
+	}
+	require.NoError(t, ipt("-I", "INPUT", "-j", chain))
+	return heal
+}
+
+// clusterSize is wsrep_cluster_size as node n sees it, or 0 when it does
+// not answer.
+func (n *galeraNode) clusterSize() int {
+	db, err := sql.Open("mysql", n.dsn("")+"?timeout=2s&readTimeout=2s")
+	if err != nil {
+		return 0
+	}
+	defer db.Close()
+	var name string
+	var size int
+	if db.QueryRow("SHOW STATUS LIKE 'wsrep_cluster_size'").Scan(&name, &size) != nil {
+		return 0
+	}
+	return size
 }
