@@ -76,6 +76,7 @@ func TestConnectionLost(t *testing.T) {
 		{"bad conn", driver.ErrBadConn, true},
 		{"net op", &net.OpError{Op: "dial", Err: errors.New("connection refused")}, true},
 		{"galera node not primary", &mysql.MySQLError{Number: 1047, Message: "WSREP has not yet prepared node for application use"}, true},
+		{"galera commit outside the primary component", &mysql.MySQLError{Number: 1180, Message: "Error while appending streaming replication fragment(provider status: Not connected to Primary Component)"}, true},
 		{"deadlock", &mysql.MySQLError{Number: 1213}, false},
 		{"plain", errors.New("x"), false},
 		{"nil", nil, false},

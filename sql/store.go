@@ -117,7 +117,10 @@ func ConnectionLost(err error) bool {
 		// 1047 is a Galera node outside the primary component (cut off from
 		// the cluster, or still joining): it serves nothing until it is
 		// back, and through a proxy a new connection reaches another node.
-		return me.Number == 1927 || me.Number == 1053 || me.Number == 2006 || me.Number == 2013 || me.Number == 1047
+		// 1180 (error during COMMIT) is what such a node answers a commit
+		// ("Not connected to Primary Component"): the transaction did not
+		// commit, and the same write goes through once it is back.
+		return me.Number == 1927 || me.Number == 1053 || me.Number == 2006 || me.Number == 2013 || me.Number == 1047 || me.Number == 1180
 	}
 	return errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sql.ErrConnDone) ||
 		errors.Is(err, driverBadConn) || isNetError(err)
