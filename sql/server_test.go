@@ -77,6 +77,7 @@ func TestConnectionLost(t *testing.T) {
 		{"net op", &net.OpError{Op: "dial", Err: errors.New("connection refused")}, true},
 		{"galera node not primary", &mysql.MySQLError{Number: 1047, Message: "WSREP has not yet prepared node for application use"}, true},
 		{"galera commit outside the primary component", &mysql.MySQLError{Number: 1180, Message: "Error while appending streaming replication fragment(provider status: Not connected to Primary Component)"}, true},
+		{"read-only server (a demoted writer)", &mysql.MySQLError{Number: 1290, Message: "The MariaDB server is running with the --read-only option so it cannot execute this statement"}, true},
 		{"deadlock", &mysql.MySQLError{Number: 1213}, false},
 		{"plain", errors.New("x"), false},
 		{"nil", nil, false},

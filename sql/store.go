@@ -120,7 +120,15 @@ func ConnectionLost(err error) bool {
 		// 1180 (error during COMMIT) is what such a node answers a commit
 		// ("Not connected to Primary Component"): the transaction did not
 		// commit, and the same write goes through once it is back.
-		return me.Number == 1927 || me.Number == 1053 || me.Number == 2006 || me.Number == 2013 || me.Number == 1047 || me.Number == 1180
+		// 1290 and 1836 are a read-only server: a writer that was just
+		// demoted (Aurora's, a primary switched over) while the endpoint
+		// still resolves to it; the pool's connections reach the new writer
+		// as they are replaced, so the write is retried, never given up.
+		switch me.Number {
+		case 1927, 1053, 2006, 2013, 1047, 1180, 1290, 1836:
+			return true
+		}
+		return false
 	}
 	return errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sql.ErrConnDone) ||
 		errors.Is(err, driverBadConn) || isNetError(err)
