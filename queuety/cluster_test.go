@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/commiteater"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -50,4 +51,28 @@ func TestClusterSettingsAreChecked(t *testing.T) {
 	require.ErrorContains(t, err, `coordination "galera-ish"`)
 	_, err = Open(context.Background(), Config{DSN: "root@tcp(127.0.0.1:1)/x", ClaimSlices: "maybe"})
 	require.ErrorContains(t, err, `claim slices "maybe"`)
+}
+
+// A claim whose COMMIT the server applied but whose answer was lost (the
+// connection died during it, as when a Galera writer is killed) runs its
+// jobs at once, each once: the worker reads back the rows it holds. Before,
+// they stayed processing until the stale sweep (off here, so they would
+// stay for good).
+func TestUnansweredClaimCommitRunsTheClaimedJobs(t *testing.T) {
+	t.Parallel()
+	direct := newTestClient(t, nil)
+	p := commiteater.New(t, direct.cfg.DSN)
+	c := newTestClient(t, func(cfg *Config) { cfg.DSN = p.DSN; cfg.Concurrency = 8 })
+	runs := newRunCounter()
+	reg := NewRegistry()
+	reg.HandleFunc("count", func(_ context.Context, j *Job) error { runs.add(j.ID); return nil })
+	ids := dispatchN(t, direct, "count", 5)
+	p.ArmAfter("status = 'processing', reserved_at = NOW()") // the claim's write (claim-running)
+	startWorker(t, c, reg)
+	waitFor(t, 30*time.Second, "all completed", func() bool { return countStatus(t, direct, store.StatusCompleted) == len(ids) })
+	require.EqualValues(t, 1, p.Eaten(), "a claim's COMMIT lost its answer")
+	for _, id := range ids {
+		require.Equal(t, 1, runs.get(id), "job %d", id)
+	}
+	require.Zero(t, countStatus(t, direct, store.StatusProcessing))
 }

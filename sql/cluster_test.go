@@ -2,15 +2,13 @@ package store
 
 import (
 	"hash/crc32"
-	"net"
 	"strconv"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
+
+	"github.com/queuety-go/queuety/internal/commiteater"
 )
 
 // A claim whose COMMIT went unanswered is settled by reading it back: the
@@ -70,8 +68,8 @@ func TestClaimCommitUnansweredIsSettled(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.dispatchN(3, InsertJob{})
-	p := newCommitEater(t, e.dsn)
-	db, err := Open(e.ctx, p.dsn, 2, nil)
+	p := commiteater.New(t, e.dsn)
+	db, err := Open(e.ctx, p.DSN, 2, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	s, err := New(db, e.tables, e.clk)
@@ -82,95 +80,13 @@ func TestClaimCommitUnansweredIsSettled(t *testing.T) {
 	read, err := c.Select(e.ctx, ClaimParams{Queue: "default", Limit: 3})
 	require.NoError(t, err)
 	require.Len(t, read, 3)
-	p.armed.Store(true)
+	p.Arm()
 	err = c.Commit(e.ctx, ClaimCommit{WorkerID: "w1", Running: idsOf(read)})
 	require.ErrorIs(t, err, ErrCommitUnknown)
-	require.True(t, p.ate.Load(), "the proxy swallowed the COMMIT's answer")
+	require.EqualValues(t, 1, p.Eaten(), "the proxy swallowed the COMMIT's answer")
 	held, err := s.SettleClaim(e.ctx, "w1", read)
 	require.NoError(t, err)
 	require.Equal(t, idsOf(read), idsOf(held), "the COMMIT was applied: the rows are the claim's")
-}
-
-// commitEater is a TCP proxy to a MySQL server that, once armed, forwards a
-// COMMIT, reads the server's answer without passing it on, and closes the
-// client's connection: a COMMIT applied whose answer was lost.
-type commitEater struct {
-	dsn   string
-	armed atomic.Bool
-	ate   atomic.Bool
-}
-
-func newCommitEater(t *testing.T, dsn string) *commitEater {
-	t.Helper()
-	cfg, err := mysql.ParseDSN(dsn)
-	require.NoError(t, err)
-	target := cfg.Addr
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
-	cfg.Addr = ln.Addr().String()
-	p := &commitEater{dsn: cfg.FormatDSN()}
-	go func() {
-		for {
-			client, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			server, err := net.Dial("tcp", target)
-			if err != nil {
-				_ = client.Close()
-				continue
-			}
-			go p.relay(client, server)
-		}
-	}()
-	return p
-}
-
-func (p *commitEater) relay(client, server net.Conn) {
-	defer client.Close()
-	defer server.Close()
-	eating := make(chan struct{})
-	answered := make(chan struct{})
-	go func() { // server to client
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := server.Read(buf)
-			if err != nil {
-				return
-			}
-			select {
-			case <-eating:
-				p.ate.Store(true)
-				close(answered)
-				return
-			default:
-			}
-			if _, err := client.Write(buf[:n]); err != nil {
-				return
-			}
-		}
-	}()
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := client.Read(buf)
-		if err != nil {
-			return
-		}
-		// A COM_QUERY (0x03) packet "COMMIT": 4 header bytes, then the command.
-		commit := n >= 11 && buf[4] == 0x03 && strings.EqualFold(string(buf[5:11]), "COMMIT")
-		if commit && p.armed.Load() {
-			close(eating)
-			if _, err := server.Write(buf[:n]); err != nil {
-				return
-			}
-			<-answered
-			return
-		}
-		if _, err := server.Write(buf[:n]); err != nil {
-			return
-		}
-	}
 }
 
 // With row coordination (a cluster) an admission lock is a row of the
