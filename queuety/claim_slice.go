@@ -2,6 +2,7 @@ package queuety
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 type claimSlice struct {
 	store *store.Store
 	on    bool
+	log   *slog.Logger
 
 	mu          sync.Mutex
 	at          time.Time
@@ -31,7 +33,7 @@ const sliceRefresh = 5 * time.Second
 // still has to report a cluster), "off" never.
 func newClaimSlice(st *store.Store, cfg Config) *claimSlice {
 	on := cfg.ClaimSlices == "on" || (cfg.ClaimSlices != "off" && st.Coordination() == store.CoordinationRows)
-	return &claimSlice{store: st, on: on}
+	return &claimSlice{store: st, on: on, log: cfg.Logger}
 }
 
 // apply sets p's slice; a failed read leaves the claim unsliced until the
@@ -44,10 +46,14 @@ func (s *claimSlice) apply(ctx context.Context, now time.Time, p *store.ClaimPar
 	defer s.mu.Unlock()
 	if now.Sub(s.at) >= sliceRefresh {
 		s.at = now
-		s.index, s.size = 0, 0
+		index, size := 0, 0
 		if i, n, ok, err := s.store.ClusterSlice(ctx); err == nil && ok {
-			s.index, s.size = i, n
+			index, size = i, n
 		}
+		if (index != s.index || size != s.size) && s.log != nil {
+			s.log.Info("claiming this node's slice of the backlog first", "slice", index, "of", size)
+		}
+		s.index, s.size = index, size
 	}
 	p.Slice, p.Slices = s.index, s.size
 }

@@ -151,14 +151,46 @@ func (c *ClaimTx) Select(ctx context.Context, p ClaimParams) ([]JobRow, error) {
 		wargs = append(wargs, p.SkipIDs)
 	}
 	if p.Slices > 1 {
-		sliced := which + " AND " + c.s.query(qClaimWhichSlice)
-		args := append(append([]any{p.Queue}, wargs...), p.Slices, p.Slice, p.Limit)
-		rows, err := c.selectRows(ctx, qClaimJobs, sliced, args)
+		rows, err := c.selectSlice(ctx, p, which, wargs)
 		if err != nil || len(rows) > 0 {
 			return rows, err
 		}
 	}
 	return c.selectRows(ctx, qClaimJobs, which, append(append([]any{p.Queue}, wargs...), p.Limit))
+}
+
+// selectSlice is Select's read of the claim's slice (p.Slices > 1, on a
+// cluster): the slice's claimable rows are read without locking, then
+// locked by primary key (skipping those another claim holds). A locking
+// read of the claim index would lock, for a moment, every row it passes,
+// the other nodes' slices included, and a node applying another node's
+// claim of such a row aborts the local claim that holds it (a brute-force
+// abort): the rolled-back claims this spares were most of them, measured.
+func (c *ClaimTx) selectSlice(ctx context.Context, p ClaimParams, which string, wargs []any) ([]JobRow, error) {
+	sliced := which + " AND " + c.s.query(qClaimWhichSlice)
+	args := append(append([]any{p.Queue}, wargs...), p.Slices, p.Slice, p.Limit)
+	q, args, err := sqlx.In(strings.Replace(c.s.query(qClaimJobs), "/*which*/", sliced, 1), args...)
+	if err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	// claim-jobs without its locking clause: a plain read.
+	q = strings.TrimSuffix(strings.TrimSpace(q), "FOR UPDATE SKIP LOCKED")
+	var candidates []JobRow
+	if err := c.tx.SelectContext(ctx, &candidates, c.s.db.Rebind(q), args...); err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	if len(candidates) == 0 {
+		return nil, nil
+	}
+	return c.LockJobs(ctx, idsOfRows(candidates))
+}
+
+func idsOfRows(rows []JobRow) []int64 {
+	ids := make([]int64, len(rows))
+	for i := range rows {
+		ids[i] = rows[i].ID
+	}
+	return ids
 }
 
 // SessionCandidates reads, without locking, up to p.Limit pending

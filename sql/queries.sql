@@ -65,7 +65,10 @@ ORDER BY job.priority DESC, job.id ASC
 LIMIT ?
 
 -- name: lock-session-jobs
--- Locks the session-bound candidates still claimable (see above).
+-- Locks the session-bound candidates still claimable (see above), and a
+-- cluster claim's slice candidates (ClaimTx.selectSlice), by primary key.
+-- Their other conditions were read a moment before in the same
+-- transaction; a dependency never turns incomplete again.
 SELECT id, queue, handler, payload, priority, attempts, max_attempts, available_at,
 	workflow_id, step_index, depends_on, batch_id, concurrency_group, concurrency_limit, cost_units,
 	session_id, worker_session

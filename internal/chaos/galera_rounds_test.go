@@ -155,6 +155,7 @@ func TestChaosGaleraWriterPerNode(t *testing.T) {
 		if !ok {
 			t.Logf("round %d: drain timed out", round)
 		}
+		t.Logf("round %d: nodes' conflicts: %s; slices: %d lines", round, c.conflicts(t), f.logLines("slice of the backlog"))
 		name := fmt.Sprintf("galera writer per node round %d (%d jobs in %s, %.0f jobs/s; %.0f of %.0f claims rolled back, %.2f%%)",
 			round, jobs, took.Round(100*time.Millisecond), float64(jobs)/took.Seconds(), r, cl, 100*r/max(cl, 1))
 		check(t, name, tl)
@@ -304,4 +305,23 @@ func TestChaosGaleraPartition(t *testing.T) {
 		total.add(tl)
 	}
 	t.Logf("galera partition, %d rounds: %s", n, total)
+}
+
+// conflicts reads each node's certification failures and brute-force
+// aborts (cumulative since the node started).
+func (c *galera) conflicts(t *testing.T) string {
+	t.Helper()
+	var parts []string
+	for _, n := range c.nodes {
+		db := openDB(t, n.dsn(""))
+		var name string
+		var cert, bf int
+		if db.QueryRow("SHOW GLOBAL STATUS LIKE 'wsrep_local_cert_failures'").Scan(&name, &cert) != nil ||
+			db.QueryRow("SHOW GLOBAL STATUS LIKE 'wsrep_local_bf_aborts'").Scan(&name, &bf) != nil {
+			parts = append(parts, n.name+": unreadable")
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d certification failures, %d brute-force aborts", n.name, cert, bf))
+	}
+	return strings.Join(parts, "; ")
 }
