@@ -28,12 +28,13 @@ type claimSlice struct {
 
 const sliceRefresh = 5 * time.Second
 
-// newClaimSlice slices claims when cfg asks for it: "auto" with rows
-// coordination (on a cluster), "on" whatever the coordination (the server
-// still has to report a cluster), "off" never.
+// newClaimSlice slices claims when cfg asks for it ("on"; the server has
+// to report a cluster). It is off by default: slicing orders a daemon's
+// claims by slice before priority, which only pays where daemons write to
+// different nodes; behind a proxy with one writer every daemon is on one
+// node and row locks keep them apart.
 func newClaimSlice(st *store.Store, cfg Config) *claimSlice {
-	on := cfg.ClaimSlices == "on" || (cfg.ClaimSlices != "off" && st.Coordination() == store.CoordinationRows)
-	return &claimSlice{store: st, on: on, log: cfg.Logger}
+	return &claimSlice{store: st, on: cfg.ClaimSlices == "on", log: cfg.Logger}
 }
 
 // apply sets p's slice; a failed read leaves the claim unsliced until the

@@ -92,10 +92,10 @@ type Config struct {
 	// uses GET_LOCK (one server), "rows" writes lock rows that hold across
 	// a cluster's nodes and makes read-backs causal. See docs/clusters.md.
 	Coordination string
-	// ClaimSlices, on a cluster, makes daemons on different nodes claim
-	// from different slices of the backlog first (see claimSlice): "auto"
-	// (or "") slices by node when Coordination is rows, "on" whenever the
-	// server is a cluster node, "off" never.
+	// ClaimSlices "on" makes daemons on different nodes of a Galera
+	// cluster (every node a writer) claim from different slices of the
+	// backlog first (see claimSlice), at the price of strict priority
+	// order across slices; "off" (or "", the default) does not slice.
 	ClaimSlices string
 
 	// Queues are claimed in strict order: a later queue is served only when
@@ -377,8 +377,8 @@ func (c *Config) Validate() error {
 	if _, _, err := store.ParseCoordination(c.Coordination); err != nil {
 		bad("%v", err)
 	}
-	if c.ClaimSlices != "" && c.ClaimSlices != "auto" && c.ClaimSlices != "on" && c.ClaimSlices != "off" {
-		bad("claim slices %q: want auto, on or off", c.ClaimSlices)
+	if c.ClaimSlices != "" && c.ClaimSlices != "on" && c.ClaimSlices != "off" {
+		bad("claim slices %q: want on or off", c.ClaimSlices)
 	}
 	if c.StaleTimeout < time.Second {
 		bad("stale timeout %s: must be at least 1s (reserved_at has one-second resolution)", c.StaleTimeout)

@@ -120,7 +120,7 @@ func scrape(t *testing.T, addr string, names ...string) map[string]float64 {
 
 // Round b: every node a writer, a daemon on each. Counts what round a
 // does, and the claims the nodes rolled back (certification failures):
-// with claim slices on (the default on a cluster) at most 1 % of claims.
+// with claim slices on (--claim-slices on) at most 1 % of claims.
 // The jobs are QUEUETY_CHAOS_GALERA_JOBS (default 3000; the figure in
 // docs/clusters.md is from 20000).
 func TestChaosGaleraWriterPerNode(t *testing.T) {
@@ -140,7 +140,7 @@ func TestChaosGaleraWriterPerNode(t *testing.T) {
 		for i, d := range dsns {
 			addr := fmt.Sprintf("127.0.0.1:%d", freePort(t, "127.0.0.1"))
 			addrs = append(addrs, addr)
-			f.workerWith(galeraWorkArgs, fmt.Sprintf("gn-r%d-w%d", round, i), d, "--log-level", "info", "--metrics-listen", addr)
+			f.workerWith(galeraWorkArgs, fmt.Sprintf("gn-r%d-w%d", round, i), d, "--log-level", "info", "--metrics-listen", addr, "--claim-slices", "on")
 		}
 		ok := drain(t, db, f, jobs, 600*time.Second)
 		took := time.Since(start)
@@ -279,7 +279,7 @@ func TestChaosGaleraPartition(t *testing.T) {
 		insertJobs(t, db, jobs)
 		f := newFleet(t, dsns[0])
 		for i, d := range dsns {
-			f.workerWith(galeraWorkArgs, fmt.Sprintf("gp-r%d-w%d", round, i), d, "--log-level", "info")
+			f.workerWith(galeraWorkArgs, fmt.Sprintf("gp-r%d-w%d", round, i), d, "--log-level", "info", "--claim-slices", "on")
 		}
 		at := jobs * (10 + mrand.IntN(40)) / 100
 		waitUntil(t, f, 180*time.Second, func() bool { return completed(t, db) >= at })

@@ -55,7 +55,7 @@ func workerFlags() []cli.Flag {
 		&cli.IntFlag{Name: "chain-steps", Value: queuety.DefaultWorkflowChainSteps, EnvVars: []string{"QUEUETY_CHAIN_STEPS"}, Usage: "steps a slot may run in a row, each enqueued already claimed by the one before (1-1000, or -1: every step through the claim)"},
 		&cli.IntFlag{Name: "max-conns", EnvVars: []string{"QUEUETY_MAX_CONNS"}, DefaultText: "concurrency/4+4", Usage: "database connections (at least 2; 0: the default)"},
 		&cli.StringFlag{Name: "coordination", Value: "auto", EnvVars: []string{"QUEUETY_COORDINATION"}, Usage: "locks across daemons: auto (rows on a Galera node), named (GET_LOCK, one server) or rows (a cluster)"},
-		&cli.StringFlag{Name: "claim-slices", Value: "auto", EnvVars: []string{"QUEUETY_CLAIM_SLICES"}, Usage: "on a cluster, claim this node's slice of the backlog first: auto (with rows coordination), on or off"},
+		&cli.StringFlag{Name: "claim-slices", Value: "off", EnvVars: []string{"QUEUETY_CLAIM_SLICES"}, Usage: "on a Galera cluster with every node a writer, claim this node's slice of the backlog first (on, off)"},
 		&cli.StringFlag{Name: "worker-id", EnvVars: []string{"QUEUETY_WORKER_ID"}, DefaultText: "host-pid-random", Usage: "this worker's reserved_by value"},
 		&cli.StringSliceFlag{Name: "capability", EnvVars: []string{"QUEUETY_CAPABILITIES"}, Usage: "a capability worker-session requirements may ask for, e.g. gpu:nvidia-l4 or fs:/mnt/models (repeatable)"},
 		&cli.IntFlag{Name: "max-worker-sessions", Value: queuety.DefaultMaxWorkerSessions, EnvVars: []string{"QUEUETY_MAX_WORKER_SESSIONS"}, Usage: "worker-session leases held at once (0: none, never take session-bound jobs)"},
