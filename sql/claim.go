@@ -151,10 +151,13 @@ func (c *ClaimTx) Select(ctx context.Context, p ClaimParams) ([]JobRow, error) {
 		wargs = append(wargs, p.SkipIDs)
 	}
 	if p.Slices > 1 {
-		rows, err := c.selectSlice(ctx, p, which, wargs)
+		rows, err := c.selectSlice(ctx, p, which, wargs, true)
 		if err != nil || len(rows) > 0 {
 			return rows, err
 		}
+		// The slice is empty: help with the others' rows, from the far end
+		// of the queue, where their owners come last.
+		return c.selectSlice(ctx, p, which, wargs, false)
 	}
 	return c.selectRows(ctx, qClaimJobs, which, append(append([]any{p.Queue}, wargs...), p.Limit))
 }
@@ -166,8 +169,16 @@ func (c *ClaimTx) Select(ctx context.Context, p ClaimParams) ([]JobRow, error) {
 // the other nodes' slices included, and a node applying another node's
 // claim of such a row aborts the local claim that holds it (a brute-force
 // abort): the rolled-back claims this spares were most of them, measured.
-func (c *ClaimTx) selectSlice(ctx context.Context, p ClaimParams, which string, wargs []any) ([]JobRow, error) {
+//
+// With own false it reads the rows outside the slice instead, from the far
+// end of the queue (lowest priority, newest first): a daemon whose slice is
+// empty helps with the others' rows where their owners reach them last,
+// not at the head where their claims would collide.
+func (c *ClaimTx) selectSlice(ctx context.Context, p ClaimParams, which string, wargs []any, own bool) ([]JobRow, error) {
 	sliced := which + " AND " + c.s.query(qClaimWhichSlice)
+	if !own {
+		sliced = which + " AND NOT " + c.s.query(qClaimWhichSlice)
+	}
 	args := append(append([]any{p.Queue}, wargs...), p.Slices, p.Slice, p.Limit)
 	q, args, err := sqlx.In(strings.Replace(c.s.query(qClaimJobs), "/*which*/", sliced, 1), args...)
 	if err != nil {
@@ -175,6 +186,9 @@ func (c *ClaimTx) selectSlice(ctx context.Context, p ClaimParams, which string, 
 	}
 	// claim-jobs without its locking clause: a plain read.
 	q = strings.TrimSuffix(strings.TrimSpace(q), "FOR UPDATE SKIP LOCKED")
+	if !own {
+		q = strings.Replace(q, "ORDER BY job.priority DESC, job.id ASC", "ORDER BY job.priority ASC, job.id DESC", 1)
+	}
 	var candidates []JobRow
 	if err := c.tx.SelectContext(ctx, &candidates, c.s.db.Rebind(q), args...); err != nil {
 		return nil, fmt.Errorf("claim: %w", err)

@@ -184,7 +184,7 @@ func TestDetectCoordinationOnOneServer(t *testing.T) {
 }
 
 // A sliced claim reads its slice first and the rest only when the slice has
-// nothing claimable.
+// nothing claimable, from the far end.
 func TestClaimSliceFirst(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -206,4 +206,6 @@ func TestClaimSliceFirst(t *testing.T) {
 		e.exec("UPDATE {jobs} SET status = 'completed' WHERE id = ?", id)
 	}
 	require.Equal(t, theirs, e.claimIDs(p), "the rest once the slice is empty")
+	p.Limit = 2
+	require.Equal(t, theirs[len(theirs)-2:], e.claimIDs(p), "from the far end of the queue, where their owners come last")
 }

@@ -51,7 +51,7 @@ SELECT id, attempts FROM {jobs} WHERE id IN (?) AND status = 'processing' AND re
 -- ClaimParams.Slices): CRC32 spreads ids evenly whatever their step (a
 -- Galera node numbers its rows auto_increment_increment apart, so id
 -- modulo the cluster size would put all of one node's rows in one slice).
-CRC32(job.id) % ? = ?
+(CRC32(job.id) % ? = ?)
 
 -- name: cluster-slice
 -- This node's place in the cluster (0 … size-1) and the cluster's size.
