@@ -2,6 +2,8 @@ package queuety
 
 import (
 	"context"
+	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,4 +77,52 @@ func TestUnansweredClaimCommitRunsTheClaimedJobs(t *testing.T) {
 		require.Equal(t, 1, runs.get(id), "job %d", id)
 	}
 	require.Zero(t, countStatus(t, direct, store.StatusProcessing))
+}
+
+// lineCounter counts log records whose message contains a string.
+type lineCounter struct {
+	slog.Handler
+	want string
+	n    *atomic.Int32
+}
+
+func (h lineCounter) Handle(ctx context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, h.want) {
+		h.n.Add(1)
+	}
+	return nil
+}
+
+func (h lineCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (h lineCounter) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h lineCounter) WithGroup(string) slog.Handler            { return h }
+
+// Claims the server rolls back (here a trigger answers the claim's log
+// insert with a deadlock, 1213, as a cluster's certification failure is
+// reported) are counted in the worker's stats, and said at INFO once they
+// are more than occasional; nothing runs until a claim commits, then each
+// job once.
+func TestRolledBackClaimsAreCountedAndLogged(t *testing.T) {
+	t.Parallel()
+	var lines atomic.Int32
+	c := newTestClient(t, func(cfg *Config) {
+		cfg.Logger = slog.New(lineCounter{Handler: slog.DiscardHandler, want: "claims rolled back by the server", n: &lines})
+	})
+	runs := newRunCounter()
+	reg := NewRegistry()
+	reg.HandleFunc("count", func(_ context.Context, j *Job) error { runs.add(j.ID); return nil })
+	ids := dispatchN(t, c, "count", 3)
+	execSQL(t, c, "CREATE TRIGGER conflict_started BEFORE INSERT ON {logs} FOR EACH ROW "+
+		"IF NEW.event = 'started' THEN SIGNAL SQLSTATE '40001' SET MESSAGE_TEXT = 'conflict by test', MYSQL_ERRNO = 1213; END IF")
+	w := startWorker(t, c, reg)
+	waitFor(t, 30*time.Second, "25 rolled-back claims", func() bool { return w.Stats().ClaimRollbacks >= 25 })
+	require.Zero(t, runs.total(), "a handler ran on a rolled-back claim")
+	require.Positive(t, lines.Load(), "no INFO line about the rolled-back claims")
+	execSQL(t, c, "DROP TRIGGER conflict_started")
+	waitFor(t, 30*time.Second, "all completed", func() bool { return countStatus(t, c, store.StatusCompleted) == len(ids) })
+	for _, id := range ids {
+		require.Equal(t, 1, runs.get(id))
+	}
+	m := w.claimMetrics()
+	require.Contains(t, string(m), `"claim_rollbacks":`)
 }
