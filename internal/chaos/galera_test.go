@@ -1,3 +1,5 @@
+//go:build galera
+
 package chaos
 
 import (
