@@ -81,6 +81,10 @@ func TestChaosGaleraWriterKill(t *testing.T) {
 		if left != 0 {
 			t.Errorf("%s: %d rows left processing", name, left)
 		}
+		if left != 0 || tl.Lost != 0 || tl.DoubleCompletions != 0 || tl.Unexcused != 0 {
+			f.dumpOutput()
+			dumpStranded(t, db)
+		}
 		total.add(tl)
 		victim.start(t, false)
 	}
@@ -326,4 +330,31 @@ func (c *galera) conflicts(t *testing.T) string {
 		parts = append(parts, fmt.Sprintf("%s: %d certification failures, %d brute-force aborts", n.name, cert, bf))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// dumpOutput logs every process's whole output (a failed round's evidence).
+func (f *fleet) dumpOutput() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range f.procs {
+		f.t.Logf("--- %s output:\n%s", p.name, p.out.String())
+	}
+}
+
+// dumpStranded logs the rows left processing, with their log rows.
+func dumpStranded(t *testing.T, db *sqlx.DB) {
+	t.Helper()
+	var rows []struct {
+		ID         int64  `db:"id"`
+		Attempts   int    `db:"attempts"`
+		ReservedBy string `db:"reserved_by"`
+		ReservedAt string `db:"reserved_at"`
+	}
+	if err := db.Select(&rows, "SELECT id, attempts, reserved_by, CAST(reserved_at AS CHAR) AS reserved_at FROM "+jobsTable+" WHERE status = 'processing'"); err != nil {
+		t.Logf("reading the stranded rows: %v", err)
+		return
+	}
+	for _, r := range rows {
+		t.Logf("stranded: job %d attempt %d held by %s since %s", r.ID, r.Attempts, r.ReservedBy, r.ReservedAt)
+	}
 }
