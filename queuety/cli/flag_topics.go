@@ -46,6 +46,7 @@ var flagTopics = map[string]string{
 
 	"claim-window": topicClaims, "claim-lanes": topicClaims, "poll-interval": topicClaims,
 	"max-claim-batch": topicClaims, "step-batch": topicClaims, "chain-steps": topicClaims,
+	"coordination": topicClaims, "claim-slices": topicClaims,
 
 	"shutdown-grace": topicTimeouts, "stale-timeout": topicTimeouts, "heartbeat-interval": topicTimeouts,
 	"rescue-schedule": topicTimeouts, "job-timeout": topicTimeouts, "backoff": topicTimeouts,
