@@ -209,3 +209,22 @@ func TestClaimSliceFirst(t *testing.T) {
 	p.Limit = 2
 	require.Equal(t, theirs[len(theirs)-2:], e.claimIDs(p), "from the far end of the queue, where their owners come last")
 }
+
+// On a cluster the completion's careful path reads who holds each row
+// causally (a node may not have applied the claim yet after a failover);
+// the statement runs on a single server too, and refuses an attempt that
+// does not hold its row as before.
+func TestCausalAttemptFenceWithRowCoordination(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.s.SetCoordination(CoordinationRows)
+	held := e.hold(e.dispatch(InsertJob{}), "w1", 1)
+	lost := e.hold(e.dispatch(InsertJob{}), "w2", 1)
+	res, err := e.s.CompleteJobs(e.ctx, []Completion{
+		{Attempt: held, Log: logRow(held.ID, EventCompleted, 1)},
+		{Attempt: Attempt{ID: lost.ID, Attempt: 1, WorkerID: "w1"}, Log: logRow(lost.ID, EventCompleted, 1)},
+	})
+	require.NoError(t, err)
+	require.Equal(t, []int64{held.ID}, res.Completed)
+	require.Equal(t, []int64{lost.ID}, res.Refused)
+}

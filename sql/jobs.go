@@ -162,8 +162,13 @@ func (s *Store) lockAttempts(ctx context.Context, tx *sqlx.Tx, ids []int64) (map
 	if err != nil {
 		return nil, err
 	}
+	// Causal on a cluster: after a failover, the node this runs on may not
+	// have applied yet the claim that made the attempt hold its row (the
+	// cluster committed it, the apply queue has it), and without the wait
+	// a completion retried there would be refused and its row stranded
+	// processing until the stale sweep.
 	var rows []attemptRow
-	if err := tx.SelectContext(ctx, &rows, q, args...); err != nil {
+	if err := tx.SelectContext(ctx, &rows, s.causal(q), args...); err != nil {
 		return nil, fmt.Errorf("lock attempts: %w", err)
 	}
 	m := make(map[int64]attemptRow, len(rows))

@@ -169,7 +169,8 @@ INSERT INTO {logs}
 VALUES
 
 -- name: lock-attempts
--- Fence for completions, retries and burials: read who holds each row now.
+-- Fence for completions, retries and burials: read who holds each row now
+-- (causal on a cluster, see Store.lockAttempts).
 SELECT id, status, attempts, reserved_by FROM {jobs} WHERE id IN (?) FOR UPDATE
 
 -- name: complete-jobs
