@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -52,6 +53,9 @@ func TestSQLTextOnlyInSQL(t *testing.T) {
 			continue
 		}
 		for _, name := range slices.Concat(p.GoFiles, p.IgnoredGoFiles) {
+			if strings.HasSuffix(name, "_test.go") {
+				continue // a test file left out by its build tags (internal/chaos's galera rounds)
+			}
 			file := filepath.Join(p.Dir, name)
 			f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
 			if err != nil {
