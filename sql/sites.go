@@ -18,6 +18,7 @@ const (
 	qAnyDueSite    = "any-due-site"
 	qNetworkBlogs  = "network-blogs"
 	qTablesPresent = "tables-present"
+	qQuestions     = "server-questions"
 )
 
 // sitesQueries is sites.sql parsed once; its {jobs} placeholder is
@@ -154,4 +155,17 @@ func ServerOf(dsn string) (server, database string, err error) {
 	database = cfg.DBName
 	cfg.DBName = ""
 	return cfg.FormatDSN(), database, nil
+}
+
+// ServerQuestions is the server's Questions counter: the statements every
+// client has sent it since it started, this one included.
+func ServerQuestions(ctx context.Context, db *sqlx.DB) (int64, error) {
+	var row struct {
+		Name  string `db:"Variable_name"`
+		Value int64  `db:"Value"`
+	}
+	if err := db.GetContext(ctx, &row, sitesQueries[qQuestions]); err != nil {
+		return 0, fmt.Errorf("%s: %w", qQuestions, err)
+	}
+	return row.Value, nil
 }

@@ -25,3 +25,8 @@ ORDER BY blog_id
 -- reported, not served.
 SELECT table_name AS name FROM information_schema.tables
 WHERE table_schema = DATABASE() AND table_name IN (?)
+
+-- name: server-questions
+-- The statements the server has run since it started, every client's
+-- (bench sites reads it before and after an idle window).
+SHOW GLOBAL STATUS WHERE Variable_name = 'Questions'

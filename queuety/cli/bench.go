@@ -50,7 +50,7 @@ With --php the jobs are --php-handler jobs run by the PHP handler pool
 				jsonFlag(),
 			}, append(append(benchWorkerFlags(200), phpFlags()...), profileFlags()...)...),
 			Action: a.benchJobs,
-		}, a.benchWorkflowsCommand(), a.benchPHPWorkflowsCommand(), a.benchWaitsCommand(), a.benchLocalCommand()},
+		}, a.benchWorkflowsCommand(), a.benchPHPWorkflowsCommand(), a.benchWaitsCommand(), a.benchLocalCommand(), a.benchSitesCommand()},
 	}
 }
 

@@ -428,3 +428,30 @@ final class SiteStepC implements Queuety\Step {
 		require.Equal(t, 1, count(t, db, "SELECT COUNT(*) FROM `"+p+"queuety_workflows` WHERE status = 'completed'"), p)
 	}
 }
+
+// TestBenchSites: bench sites serves sites over several databases, reports
+// the idle, latency and skewed-drain figures, and drops every database it
+// made.
+func TestBenchSites(t *testing.T) {
+	t.Parallel()
+	r := runOK(t, "bench", "sites", "--sites", "4", "--per-database", "2", "--warmup", "0s", "--idle", "500ms",
+		"--samples", "3", "--skew-sites", "2", "--skew-jobs", "20", "--job-time", "0s", "--json")
+	var res cli.SitesBenchResult
+	decodeJSON(t, r, &res)
+	require.Equal(t, 4, res.Sites)
+	require.Equal(t, 2, res.Databases)
+	require.Equal(t, "sites", res.Mode)
+	require.Positive(t, res.StatementsPerSec, "the batched looks are statements")
+	require.Positive(t, res.LatencyP50ms)
+	require.GreaterOrEqual(t, res.LatencyP99ms, res.LatencyP50ms)
+	require.Positive(t, res.DrainSecs)
+	require.NotEmpty(t, res.WorstSite)
+	tag := regexp.MustCompile(`databases (queuety_bsites_[0-9a-f]+)_N`).FindStringSubmatch(r.stderr)
+	require.NotNil(t, tag, r.stderr)
+	db := openDB(t, newDB(t))
+	require.Zero(t, count(t, db, "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name LIKE ?", tag[1]+"%"), "dropped")
+
+	r = run(t, "bench", "sites", "--sites", "2", "--plain")
+	require.Equal(t, cli.ExitUsage, r.code, r.String())
+	require.Contains(t, r.stderr, "--plain: only with --sites 1")
+}

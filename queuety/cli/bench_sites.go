@@ -1,0 +1,582 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+	"github.com/urfave/cli/v2"
+
+	"github.com/queuety-go/queuety/queuety"
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// SitesBenchResult is what `bench sites --json` prints.
+type SitesBenchResult struct {
+	Sites        int    `json:"sites"`
+	Databases    int    `json:"databases"`
+	Mode         string `json:"mode"` // sites, or plain (one Worker, --plain)
+	PollInterval string `json:"poll_interval"`
+	Server       string `json:"server"`
+	// Idle: the server's statements a second over the window (Questions,
+	// every client's), with the daemon and before it started (the
+	// server's background, other clients included), the bench's own
+	// reads taken off both.
+	IdleSecs           float64 `json:"idle_seconds"`
+	StatementsPerSec   float64 `json:"idle_statements_per_second"`
+	BackgroundPerSec   float64 `json:"background_statements_per_second"`
+	DaemonCPUPct       float64 `json:"idle_daemon_cpu_percent"`
+	ServerCPUPct       float64 `json:"idle_server_cpu_percent,omitempty"`
+	ServerBackgroundPc float64 `json:"background_server_cpu_percent,omitempty"`
+	ServerMeasured     bool    `json:"server_measured"`
+	RSSMiB             float64 `json:"rss_mib"`
+	// Busy: dispatch → start of one job on an idle site, and the skewed
+	// drain.
+	LatencySamples int     `json:"latency_samples"`
+	LatencyP50ms   float64 `json:"latency_p50_ms"`
+	LatencyP99ms   float64 `json:"latency_p99_ms"`
+	SkewSites      int     `json:"skew_sites"`
+	SkewJobs       int     `json:"skew_jobs"`
+	DrainSecs      float64 `json:"drain_seconds"`
+	// The site that took longest against its fair share: with k sites
+	// loaded each gets 1/k of the throughput, so a site with n of the N
+	// jobs is fairly done by min(1, n·k/N) of the whole drain (timed from
+	// the first dispatch, the inserts included).
+	WorstSite      string  `json:"worst_site"`
+	WorstSiteJobs  int     `json:"worst_site_jobs"`
+	WorstDrainSecs float64 `json:"worst_site_drain_seconds"`
+	WorstFairSecs  float64 `json:"worst_site_fair_seconds"`
+	WorstRatio     float64 `json:"worst_site_ratio"`
+}
+
+func (a *app) benchSitesCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "sites",
+		Usage: "measure one daemon serving many idle and busy sites (databases × table prefixes)",
+		Description: `Creates --sites sites, --per-database table prefixes in each of its own new
+databases (queuety_bsites_<random>_N, dropped at the end) on the server of
+--dsn / QUEUETY_DSN (or 127.0.0.1:3306 as root), and serves them all from one
+queuety.Sites in this process, as work --sites does.
+
+Idle: the server's statements a second (SHOW GLOBAL STATUS Questions, which
+counts every client: a window without the daemon is measured first and shown
+as the background), the daemon's CPU (this process) and the server's (its
+/proc/<pid>/stat, when the server runs on this machine), and the resident set.
+Busy: dispatch → start of one job on an idle site (--samples, each on another
+site), then a skewed drain: --skew-jobs jobs over --skew-sites sites, 90 % on
+the first, and the site that finished latest against its fair share.
+
+--plain with --sites 1 runs one ordinary worker (work without --sites) for the
+single-site comparison.
+
+   queuety bench sites --sites 500 --per-database 10
+   queuety bench sites --sites 1 --plain`,
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "sites", Value: 500, Usage: "sites to serve"},
+			&cli.IntFlag{Name: "per-database", Value: 10, Usage: "table prefixes (sites) in each database"},
+			&cli.BoolFlag{Name: "plain", Usage: "with --sites 1: one ordinary worker, not queuety.Sites"},
+			&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval, Usage: "the batched look's interval (--plain: the worker's poll)"},
+			&cli.IntFlag{Name: "concurrency", Value: 4, Usage: "each site's slots"},
+			&cli.DurationFlag{Name: "warmup", Value: 15 * time.Second, Usage: "wait this long after every site started before the idle window"},
+			&cli.DurationFlag{Name: "idle", Value: 30 * time.Second, Usage: "the idle window (and the background window before the daemon starts)"},
+			&cli.IntFlag{Name: "samples", Value: 50, Usage: "dispatch → start samples, each on another idle site"},
+			&cli.IntFlag{Name: "skew-sites", Value: 10, Usage: "sites loaded in the skewed drain"},
+			&cli.IntFlag{Name: "skew-jobs", Value: 2000, Usage: "jobs of the skewed drain, 90 % on one site"},
+			&cli.DurationFlag{Name: "job-time", Value: 2 * time.Millisecond, Usage: "how long each job of the skewed drain works"},
+			jsonFlag(),
+		},
+		Action: a.benchSites,
+	}
+}
+
+// benchSites is one run: databases made, the daemon started, the idle
+// window, the samples, the skewed drain, everything dropped.
+func (a *app) benchSites(c *cli.Context) error {
+	cfg, err := baseConfig(c)
+	if err != nil {
+		return err
+	}
+	n, per := c.Int("sites"), c.Int("per-database")
+	switch {
+	case n < 1 || per < 1:
+		return usagef("--sites and --per-database: at least 1")
+	case c.Bool("plain") && n != 1:
+		return usagef("--plain: only with --sites 1")
+	case c.Int("skew-sites") < 1 || c.Int("skew-sites") > n:
+		return usagef("--skew-sites %d: between 1 and --sites", c.Int("skew-sites"))
+	}
+	server := cfg.DSN
+	if server == "" {
+		server = BenchServer
+	}
+	mcfg, err := mysql.ParseDSN(server)
+	if err != nil {
+		return usagef("--dsn: %v", err)
+	}
+	mcfg.DBName = ""
+	admin, err := sqlx.Open("mysql", mcfg.FormatDSN())
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	ctx := c.Context
+	var rnd [3]byte
+	_, _ = rand.Read(rnd[:])
+	tag := "queuety_bsites_" + hex.EncodeToString(rnd[:])
+	b := &sitesBench{out: c.App.ErrWriter, admin: admin, runs: map[string]*siteRuns{}}
+	stopWatch := b.dropOnSignal()
+	defer func() { stopWatch(); b.dropAll() }()
+
+	fmt.Fprintf(c.App.ErrWriter, "bench: creating %d sites in %d databases %s_N on %s (dropped at the end)\n", n, (n+per-1)/per, tag, mcfg.Addr)
+	base := cfg
+	// The sites' start and stop lines would bury the figures.
+	base.Logger = slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg.Logger = base.Logger
+	base.Concurrency = c.Int("concurrency")
+	base.RescueSchedule, base.RetentionSchedule = "off", "off"
+	sites, err := b.create(ctx, base, tag, n, per)
+	if err != nil {
+		return err
+	}
+	res := SitesBenchResult{Sites: n, Databases: (n + per - 1) / per, Mode: "sites", PollInterval: c.Duration("poll-interval").String(),
+		Server: mcfg.Addr, LatencySamples: c.Int("samples"), SkewSites: c.Int("skew-sites"), SkewJobs: c.Int("skew-jobs")}
+	probe, err := queuety.Open(ctx, sites[0].Config)
+	if err != nil {
+		return err
+	}
+	defer probe.Close()
+	pid := serverPID(ctx, probe.Store())
+
+	// The server's background first: the same window, no daemon.
+	idle := c.Duration("idle")
+	bg, err := b.window(ctx, pid, idle)
+	if err != nil {
+		return err
+	}
+	res.BackgroundPerSec, res.ServerBackgroundPc = bg.statementsPerSec, bg.serverPct
+
+	reg := queuety.NewRegistry()
+	jobTime := c.Duration("job-time")
+	reg.HandleFunc(sitesBenchHandler, func(ctx context.Context, job *queuety.Job) error {
+		var p struct {
+			Site string `json:"site"`
+			Busy bool   `json:"busy"`
+		}
+		if err := job.Decode(&p); err != nil {
+			return err
+		}
+		b.started(p.Site)
+		if p.Busy {
+			time.Sleep(jobTime)
+		}
+		b.finished(p.Site)
+		return nil
+	})
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	if c.Bool("plain") {
+		res.Mode = "plain"
+		sc := sites[0].Config
+		sc.PollInterval = c.Duration("poll-interval")
+		client, err := queuety.Open(ctx, sc)
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		w, err := client.NewWorker(reg)
+		if err != nil {
+			return err
+		}
+		go func() { done <- w.Run(runCtx) }()
+	} else {
+		for i := range sites {
+			// As work --sites: the per-site loops stretched, each site's
+			// own poll the fallback of the batched look.
+			sc := &sites[i].Config
+			sc.SignalPollInterval = queuety.DefaultSitesSignalPoll
+			sc.WaitSweepInterval = queuety.DefaultSitesWaitSweep
+			sc.RegistrationHeartbeat = queuety.DefaultSitesRegistration
+			sc.PollInterval = 0
+		}
+		s, err := queuety.NewSites(queuety.SitesConfig{
+			Discover:     func(context.Context) ([]queuety.Site, error) { return sites, nil },
+			Registry:     func(queuety.Site) (*queuety.Registry, error) { return reg, nil },
+			Reread:       time.Hour,
+			LookInterval: c.Duration("poll-interval"),
+			MaxConns:     math.MaxInt32,
+			Logger:       cfg.Logger,
+		})
+		if err != nil {
+			return usageError{err}
+		}
+		go func() { done <- s.Run(runCtx) }()
+		select {
+		case <-s.Started():
+		case err := <-done:
+			return err
+		}
+		if down := s.Unreachable(); len(down) > 0 {
+			return fmt.Errorf("bench: %d sites not served: %s", len(down), strings.Join(down[:min(5, len(down))], ", "))
+		}
+	}
+	debug.FreeOSMemory() // the schema's making is not the daemon's resident set
+	time.Sleep(c.Duration("warmup"))
+	w, err := b.window(ctx, pid, idle)
+	if err != nil {
+		return err
+	}
+	res.IdleSecs = idle.Seconds()
+	res.StatementsPerSec, res.DaemonCPUPct, res.ServerCPUPct, res.ServerMeasured = w.statementsPerSec, w.daemonPct, w.serverPct, pid != 0 && bg.serverOK && w.serverOK
+	res.RSSMiB = currentRSSMiB()
+
+	if err := b.latency(ctx, sites, c.Int("samples"), &res); err != nil {
+		return err
+	}
+	if err := b.skewed(ctx, sites[:c.Int("skew-sites")], c.Int("skew-jobs"), &res); err != nil {
+		return err
+	}
+	stop()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return printSitesBench(c, res)
+}
+
+const sitesBenchHandler = "bench.sites"
+
+// sitesBench is one run's databases and what the handler saw.
+type sitesBench struct {
+	out   interface{ Write([]byte) (int, error) }
+	admin *sqlx.DB
+
+	mu      sync.Mutex
+	dbs     []string
+	runs    map[string]*siteRuns
+	waiting map[string]chan time.Time // site → the sample waiting for its start
+}
+
+type siteRuns struct {
+	n    int
+	last time.Time
+}
+
+func (b *sitesBench) started(site string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ch, ok := b.waiting[site]; ok {
+		ch <- time.Now()
+		delete(b.waiting, site)
+	}
+}
+
+func (b *sitesBench) finished(site string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r := b.runs[site]
+	if r == nil {
+		r = &siteRuns{}
+		b.runs[site] = r
+	}
+	r.n++
+	r.last = time.Now()
+}
+
+// create makes the databases and every site's tables, four at a time.
+func (b *sitesBench) create(ctx context.Context, base queuety.Config, tag string, n, per int) ([]queuety.Site, error) {
+	sites := make([]queuety.Site, n)
+	for d := 0; d*per < n; d++ {
+		name := fmt.Sprintf("%s_%d", tag, d)
+		if err := store.CreateDatabase(ctx, b.admin, name); err != nil {
+			return nil, err
+		}
+		b.mu.Lock()
+		b.dbs = append(b.dbs, name)
+		b.mu.Unlock()
+		mcfg, err := mysql.ParseDSN(serverDSN(base.DSN))
+		if err != nil {
+			return nil, err
+		}
+		mcfg.DBName = name
+		for p := 0; p < per && d*per+p < n; p++ {
+			i := d*per + p
+			sc := base
+			sc.DSN = mcfg.FormatDSN()
+			setTablePrefix(&sc, fmt.Sprintf("s%d_", p))
+			sites[i] = queuety.Site{Name: fmt.Sprintf("db%d/s%d_", d, p), Config: sc}
+		}
+	}
+	sem := make(chan struct{}, 4)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for _, s := range sites {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			sc := s.Config
+			sc.MaxConns = 2
+			cl, err := queuety.Open(ctx, sc)
+			if err == nil {
+				_, err = cl.Migrate(ctx)
+				cl.Close()
+			}
+			if err != nil {
+				errs <- fmt.Errorf("%s: %w", s.Name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return sites, <-errs
+}
+
+func serverDSN(dsn string) string {
+	if dsn == "" {
+		return BenchServer
+	}
+	return dsn
+}
+
+// idleWindow is what one window measured.
+type idleWindow struct {
+	statementsPerSec     float64
+	daemonPct, serverPct float64
+	serverOK             bool
+}
+
+// window measures the server's statements and both processes' CPU over d.
+// The bench's own reads (one Questions read counts itself) are taken off.
+func (b *sitesBench) window(ctx context.Context, pid int, d time.Duration) (idleWindow, error) {
+	var w idleWindow
+	q0, err := store.ServerQuestions(ctx, b.admin)
+	if err != nil {
+		return w, err
+	}
+	self0 := selfCPU()
+	srv0, srvErr := procCPU(pid)
+	t0 := time.Now()
+	time.Sleep(d)
+	q1, err := store.ServerQuestions(ctx, b.admin)
+	if err != nil {
+		return w, err
+	}
+	el := time.Since(t0)
+	w.statementsPerSec = float64(q1-q0-1) / el.Seconds()
+	w.daemonPct = 100 * float64(selfCPU()-self0) / float64(el)
+	if pid != 0 && srvErr == nil {
+		if srv1, err := procCPU(pid); err == nil {
+			w.serverPct, w.serverOK = 100*float64(srv1-srv0)/float64(el), true
+		}
+	}
+	return w, nil
+}
+
+// latency dispatches one job at a time, each on another idle site, and
+// times dispatch (the insert committed) → the handler's start.
+func (b *sitesBench) latency(ctx context.Context, sites []queuety.Site, samples int, res *SitesBenchResult) error {
+	var lat []time.Duration
+	for k := range samples {
+		s := sites[(k*7919)%len(sites)] // spread over the sites and the databases
+		sc := s.Config
+		sc.MaxConns = 2
+		cl, err := queuety.Open(ctx, sc)
+		if err != nil {
+			return err
+		}
+		ch := make(chan time.Time, 1)
+		b.mu.Lock()
+		if b.waiting == nil {
+			b.waiting = map[string]chan time.Time{}
+		}
+		b.waiting[s.Name] = ch
+		b.mu.Unlock()
+		sent := time.Now() // before the insert: the figure includes it
+		_, err = cl.Dispatch(ctx, sitesBenchHandler, map[string]any{"site": s.Name})
+		cl.Close()
+		if err != nil {
+			return err
+		}
+		select {
+		case at := <-ch:
+			lat = append(lat, at.Sub(sent))
+		case <-time.After(30 * time.Second):
+			return fmt.Errorf("bench: the job dispatched on %s did not start within 30s", s.Name)
+		}
+		time.Sleep(100 * time.Millisecond) // the site idle again
+	}
+	if len(lat) == 0 {
+		return nil
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
+	}
+	res.LatencyP50ms, res.LatencyP99ms = pct(0.50), pct(0.99)
+	return nil
+}
+
+// skewed dispatches jobs over sites, 90 % on the first and the rest shared
+// by the others, interleaved, and waits for them all to finish.
+func (b *sitesBench) skewed(ctx context.Context, sites []queuety.Site, jobs int, res *SitesBenchResult) error {
+	want := make([]int, len(sites))
+	want[0] = jobs
+	if len(sites) > 1 {
+		want[0] = jobs * 9 / 10
+		for i := 1; i < len(sites); i++ {
+			want[i] = (jobs - want[0]) / (len(sites) - 1)
+		}
+	}
+	total := 0
+	for _, w := range want {
+		total += w
+	}
+	b.mu.Lock()
+	b.runs = map[string]*siteRuns{}
+	b.mu.Unlock()
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(sites))
+	for i, s := range sites {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sc := s.Config
+			sc.MaxConns = 2
+			cl, err := queuety.Open(ctx, sc)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer cl.Close()
+			for range want[i] {
+				if _, err := cl.Dispatch(ctx, sitesBenchHandler, map[string]any{"site": s.Name, "busy": true}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		b.mu.Lock()
+		doneAll := true
+		for i, s := range sites {
+			if r := b.runs[s.Name]; r == nil || r.n < want[i] {
+				doneAll = false
+			}
+		}
+		b.mu.Unlock()
+		if doneAll {
+			break
+		}
+		if time.Now().After(deadline) {
+			return errors.New("bench: the skewed load did not drain within 10 minutes")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var drain time.Duration
+	for _, s := range sites {
+		drain = max(drain, b.runs[s.Name].last.Sub(t0))
+	}
+	res.DrainSecs = drain.Seconds()
+	for i, s := range sites {
+		fmt.Fprintf(b.out, "bench: %s: %d jobs done %.2fs after the first dispatch\n", s.Name, want[i], b.runs[s.Name].last.Sub(t0).Seconds())
+	}
+	k := float64(len(sites))
+	for i, s := range sites {
+		took := b.runs[s.Name].last.Sub(t0).Seconds()
+		fair := min(1, float64(want[i])/float64(total)*k) * res.DrainSecs
+		if r := took / fair; r > res.WorstRatio {
+			res.WorstRatio, res.WorstSite, res.WorstSiteJobs, res.WorstDrainSecs, res.WorstFairSecs = r, s.Name, want[i], took, fair
+		}
+	}
+	return nil
+}
+
+// dropAll drops every database the run created.
+func (b *sitesBench) dropAll() {
+	b.mu.Lock()
+	dbs := b.dbs
+	b.dbs = nil
+	b.mu.Unlock()
+	for _, name := range dbs {
+		if err := store.DropDatabase(context.Background(), b.admin, name); err != nil {
+			fmt.Fprintf(b.out, "bench: could not drop database %s (%v): drop it by hand\n", name, err)
+		}
+	}
+}
+
+// dropOnSignal drops the run's databases when SIGINT or SIGTERM stops it.
+func (b *sitesBench) dropOnSignal() (stop func()) {
+	ctx, cancel := notifyContext(context.Background())
+	quit := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			select {
+			case <-quit: // stop cancels the context too, after quit
+				return
+			default:
+			}
+			fmt.Fprintln(b.out, "bench: stopped: dropping the sites' databases")
+			b.dropAll()
+			os.Exit(130)
+		case <-quit:
+		}
+	}()
+	return func() { close(quit); cancel() }
+}
+
+// currentRSSMiB reads VmRSS, the process's resident set now.
+func currentRSSMiB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb float64
+			fmt.Sscanf(strings.TrimSpace(v), "%f", &kb)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func printSitesBench(c *cli.Context, res SitesBenchResult) error {
+	if c.Bool("json") {
+		return printJSON(c, res)
+	}
+	w := c.App.Writer
+	server := "server CPU n/a (not on this machine)"
+	if res.ServerMeasured {
+		server = fmt.Sprintf("server CPU %.1f %% (background %.1f %%)", res.ServerCPUPct, res.ServerBackgroundPc)
+	}
+	fmt.Fprintf(w, "%d sites (%s, %d databases, look every %s) on %s\n", res.Sites, res.Mode, res.Databases, res.PollInterval, res.Server)
+	fmt.Fprintf(w, "idle %.0fs: %.1f statements/s (background %.1f/s), daemon CPU %.1f %%, %s, RSS %.1f MiB\n",
+		res.IdleSecs, res.StatementsPerSec, res.BackgroundPerSec, res.DaemonCPUPct, server, res.RSSMiB)
+	fmt.Fprintf(w, "dispatch->start on an idle site (%d samples): p50 %.1f ms, p99 %.1f ms\n", res.LatencySamples, res.LatencyP50ms, res.LatencyP99ms)
+	fmt.Fprintf(w, "skewed drain, %d jobs over %d sites (90 %% on one): %.2fs; worst against its fair share: %s (%d jobs) %.2fs vs %.2fs = %.2fx\n",
+		res.SkewJobs, res.SkewSites, res.DrainSecs, res.WorstSite, res.WorstSiteJobs, res.WorstDrainSecs, res.WorstFairSecs, res.WorstRatio)
+	return nil
+}
