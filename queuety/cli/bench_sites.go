@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -89,6 +88,8 @@ single-site comparison.
 			&cli.BoolFlag{Name: "plain", Usage: "with --sites 1: one ordinary worker, not queuety.Sites"},
 			&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval, Usage: "the batched look's interval (--plain: the worker's poll)"},
 			&cli.IntFlag{Name: "concurrency", Value: 4, Usage: "each site's slots"},
+			&cli.IntFlag{Name: "conns-per-database", Value: 2, Usage: "connections the sites of one database share (50 databases × 2 fit a stock max_connections of 151)"},
+			&cli.IntFlag{Name: "max-conns", Value: queuety.DefaultSitesMaxConns, Usage: "the cap over every database"},
 			&cli.DurationFlag{Name: "warmup", Value: 15 * time.Second, Usage: "wait this long after every site started before the idle window"},
 			&cli.DurationFlag{Name: "idle", Value: 30 * time.Second, Usage: "the idle window (and the background window before the daemon starts)"},
 			&cli.IntFlag{Name: "samples", Value: 50, Usage: "dispatch → start samples, each on another idle site"},
@@ -212,12 +213,13 @@ func (a *app) benchSites(c *cli.Context) error {
 			sc.PollInterval = 0
 		}
 		s, err := queuety.NewSites(queuety.SitesConfig{
-			Discover:     func(context.Context) ([]queuety.Site, error) { return sites, nil },
-			Registry:     func(queuety.Site) (*queuety.Registry, error) { return reg, nil },
-			Reread:       time.Hour,
-			LookInterval: c.Duration("poll-interval"),
-			MaxConns:     math.MaxInt32,
-			Logger:       cfg.Logger,
+			Discover:         func(context.Context) ([]queuety.Site, error) { return sites, nil },
+			Registry:         func(queuety.Site) (*queuety.Registry, error) { return reg, nil },
+			Reread:           time.Hour,
+			LookInterval:     c.Duration("poll-interval"),
+			ConnsPerDatabase: c.Int("conns-per-database"),
+			MaxConns:         c.Int("max-conns"),
+			Logger:           cfg.Logger,
 		})
 		if err != nil {
 			return usageError{err}
