@@ -88,7 +88,7 @@ single-site comparison.
 			&cli.BoolFlag{Name: "plain", Usage: "with --sites 1: one ordinary worker, not queuety.Sites"},
 			&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval, Usage: "the batched look's interval (--plain: the worker's poll)"},
 			&cli.IntFlag{Name: "concurrency", Value: 4, Usage: "each site's slots"},
-			&cli.IntFlag{Name: "conns-per-database", Value: 2, Usage: "connections the sites of one database share (50 databases × 2 fit a stock max_connections of 151)"},
+			&cli.IntFlag{Name: "conns-per-database", Value: queuety.DefaultConnsPerDatabase, Usage: "connections the sites of one database share (keep databases × this under the server's max_connections: 500 sites as 25 × 20 at 4 fit a stock 151)"},
 			&cli.IntFlag{Name: "max-conns", Value: queuety.DefaultSitesMaxConns, Usage: "the cap over every database"},
 			&cli.DurationFlag{Name: "warmup", Value: 15 * time.Second, Usage: "wait this long after every site started before the idle window"},
 			&cli.DurationFlag{Name: "idle", Value: 30 * time.Second, Usage: "the idle window (and the background window before the daemon starts)"},
