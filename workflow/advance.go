@@ -30,6 +30,7 @@ type Advance struct {
 	wf      *store.WorkflowRow
 	job     *store.JobRow
 	state   *State
+	claimed *State // the state the claimed job started from, when LockStep may reuse it
 	steps   []Step
 	current int
 	// compensate: the transaction failed a workflow that opted in to
@@ -146,7 +147,7 @@ func (a *Advance) lock(workflowID, jobID int64) error {
 }
 
 func (a *Advance) loadState() error {
-	s, err := ParseState([]byte(a.wf.State))
+	s, err := ParseStateString(a.wf.State)
 	if err != nil {
 		return fmt.Errorf("workflow %d: %w", a.wf.ID, err)
 	}
@@ -474,7 +475,12 @@ func (a *Advance) LockStep(workflowID int64, index int) (step Step, ok bool, err
 	if a.wf, err = a.tx.LockWorkflow(workflowID); err != nil || a.wf == nil {
 		return Step{}, false, err
 	}
-	if err := a.loadState(); err != nil {
+	if s, same := a.claimed.reuse(a.wf.State); same {
+		// The state the job was claimed with is still the row's: decoding
+		// it again would hold two copies (a for_each state over 1,000,000
+		// items decodes to about 80 MB).
+		a.state, a.steps, a.current = s, s.Steps(), a.wf.CurrentStep
+	} else if err := a.loadState(); err != nil {
 		return Step{}, false, err
 	}
 	step, ok = a.step(index)

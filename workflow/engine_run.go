@@ -50,7 +50,7 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *State, depth
 		if wf, found, gerr := e.states.get(ctx, job.WorkflowID.Int64); gerr != nil {
 			return nil, nil, fmt.Errorf("%w: reading workflow %d: %w", ErrNotStarted, job.WorkflowID.Int64, gerr)
 		} else if found {
-			if s, perr := ParseState([]byte(wf.State)); perr == nil {
+			if s, perr := ParseStateString(wf.State); perr == nil {
 				state = s
 			} else {
 				notRun = fmt.Errorf("workflow %d: %w", job.WorkflowID.Int64, perr)

@@ -220,7 +220,10 @@ func (r *Run) Advance(ctx context.Context, out *phpjson.Object, dur time.Duratio
 // post-commit work (compensations, wake-ups). The Advance is returned for
 // a kind's own post-commit work.
 func (r *Run) Transact(ctx context.Context, body func(a *Advance) error) (*Advance, error) {
-	a, err := r.e.stepTx(ctx, r.trace, 0, body)
+	a, err := r.e.stepTx(ctx, r.trace, 0, func(a *Advance) error {
+		a.claimed = r.state
+		return body(a)
+	})
 	if err != nil {
 		return a, err
 	}

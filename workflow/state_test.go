@@ -195,3 +195,33 @@ func TestStateRuntimeKeys(t *testing.T) {
 		require.Equal(t, "failure", cause)
 	})
 }
+
+// TestStateReuseOnlyForTheSameColumn: a step transaction reuses the state
+// its job was claimed with only while the row's column is byte for byte
+// the one it was parsed from; the reused state shares the decoded values
+// (no second decode) but not the key list, so what the transaction sets
+// is not seen by the claimed state (nor kept if it rolls back).
+func TestStateReuseOnlyForTheSameColumn(t *testing.T) {
+	t.Parallel()
+	col := `{"items":[1,2,3],"_steps":[]}`
+	claimed, err := ParseStateString(col)
+	require.NoError(t, err)
+
+	_, ok := claimed.reuse(`{"items":[1,2,3,4],"_steps":[]}`)
+	require.False(t, ok, "the row changed since the claim")
+	_, ok = NewState(nil).reuse("")
+	require.False(t, ok, "a built state has no column")
+	_, ok = (*State)(nil).reuse(col)
+	require.False(t, ok, "no claimed state")
+
+	s, ok := claimed.reuse(string([]byte(col)))
+	require.True(t, ok)
+	a, _ := claimed.field("items").AsList()
+	b, _ := s.field("items").AsList()
+	require.Same(t, &a[0], &b[0], "the items are not decoded again")
+	s.Set("items", phpjson.Int(7))
+	s.Set("added", phpjson.Bool(true))
+	got, err := claimed.Encode()
+	require.NoError(t, err)
+	require.Equal(t, col, string(got), "the claimed state is untouched")
+}
