@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"math"
 	"os"
 	"runtime/debug"
 	"testing"
@@ -12,7 +13,8 @@ import (
 // Not parallel: the GC percent and the environment are the process's.
 func TestGCTargetFollowsGOGC(t *testing.T) {
 	before := debug.SetGCPercent(100)
-	t.Cleanup(func() { debug.SetGCPercent(before) })
+	limit := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetGCPercent(before); debug.SetMemoryLimit(limit) })
 
 	t.Setenv("GOGC", "")
 	require.NoError(t, os.Unsetenv("GOGC"))
@@ -28,4 +30,23 @@ func TestGCTargetFollowsGOGC(t *testing.T) {
 	debug.SetGCPercent(-1)
 	gcTarget()
 	require.Equal(t, -1, debug.SetGCPercent(100), "GOGC=off is kept")
+}
+
+// The daemon's soft memory limit applies only when GOMEMLIMIT is not set.
+// Not parallel: the limit and the environment are the process's.
+func TestGCTargetSetsAMemoryLimitUnlessGOMEMLIMIT(t *testing.T) {
+	limit := debug.SetMemoryLimit(-1)
+	percent := debug.SetGCPercent(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(limit); debug.SetGCPercent(percent) })
+
+	t.Setenv("GOMEMLIMIT", "")
+	require.NoError(t, os.Unsetenv("GOMEMLIMIT"))
+	debug.SetMemoryLimit(math.MaxInt64) // the runtime's default
+	gcTarget()
+	require.Equal(t, int64(daemonMemoryLimit), debug.SetMemoryLimit(-1), "GOMEMLIMIT unset")
+
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	debug.SetMemoryLimit(1 << 30) // what the runtime read at start
+	gcTarget()
+	require.Equal(t, int64(1<<30), debug.SetMemoryLimit(-1), "GOMEMLIMIT=1GiB is kept")
 }
