@@ -165,6 +165,12 @@ func (d *decoder) array() (Value, error) {
 			return Value{}, err
 		}
 		d.values = append(d.values, v)
+		if base == 0 && len(d.values) == maxPooled {
+			// A large list: grow the stack once to hold the rest, rather
+			// than by a quarter at a time, whose old arrays would add up
+			// to four times the list before the collector frees them.
+			d.values = slices.Grow(d.values, d.countRest())
+		}
 		d.skipSpace()
 		if d.pos >= len(d.src) {
 			return Value{}, d.errorf(d.pos, "unexpected end of input in array")
@@ -193,6 +199,38 @@ func (d *decoder) array() (Value, error) {
 			return Value{}, d.errorf(d.pos, "invalid character %s after array element, expecting ',' or ']'", quoteByte(c))
 		}
 	}
+}
+
+// countRest counts the elements left in the list being read, from just
+// after an element: the commas outside strings and nested containers
+// before its closing bracket. It only sizes the stack, so on input that
+// is not JSON it may miscount; the parse then reports the error.
+func (d *decoder) countRest() int {
+	n, depth, inString := 0, 0, false
+	for i := d.pos; i < len(d.src); i++ {
+		c := d.src[i]
+		switch {
+		case inString:
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			if depth == 0 {
+				return n
+			}
+			depth--
+		case c == ',' && depth == 0:
+			n++
+		}
+	}
+	return n
 }
 
 func (d *decoder) object() (Value, error) {
