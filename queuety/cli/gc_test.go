@@ -50,3 +50,22 @@ func TestGCTargetSetsAMemoryLimitUnlessGOMEMLIMIT(t *testing.T) {
 	gcTarget()
 	require.Equal(t, int64(1<<30), debug.SetMemoryLimit(-1), "GOMEMLIMIT=1GiB is kept")
 }
+
+// A daemon for many sites drops the single site's soft memory limit (its
+// live heap is larger by design), but keeps one the operator set.
+// Not parallel: the limit and the environment are the process's.
+func TestManySitesLiftTheMemoryLimit(t *testing.T) {
+	limit := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(limit) })
+
+	t.Setenv("GOMEMLIMIT", "")
+	require.NoError(t, os.Unsetenv("GOMEMLIMIT"))
+	debug.SetMemoryLimit(daemonMemoryLimit)
+	liftMemoryLimit()
+	require.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1), "GOMEMLIMIT unset: no limit")
+
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	debug.SetMemoryLimit(1 << 30)
+	liftMemoryLimit()
+	require.Equal(t, int64(1<<30), debug.SetMemoryLimit(-1), "GOMEMLIMIT=1GiB is kept")
+}

@@ -69,6 +69,10 @@ func sitesMode(c *cli.Context) (bool, error) {
 // wp-config's database, prefix and QUEUETY_* settings) or, for --sites,
 // the flags every site shares.
 func (a *app) workSites(c *cli.Context, base queuety.Config) error {
+	// A daemon for many sites keeps many workers' state live (a few
+	// hundred MiB for 500 sites): the single site's soft memory limit
+	// (daemonMemoryLimit) would have the collector run without pause.
+	liftMemoryLimit()
 	discover := queuety.NetworkSites(base)
 	if list := c.String("sites"); list != "" {
 		discover = func(ctx context.Context) ([]queuety.Site, error) { return listedSites(ctx, list, base) }
