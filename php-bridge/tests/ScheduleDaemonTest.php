@@ -36,6 +36,11 @@ final class ScheduleDaemonTest extends DatabaseTestCase
                 Queuety::run_scheduler();
                 usleep(30_000);
             }
+            // The daemons tick on while the jobs drain: a run enqueued
+            // after the drain was seen would have no log rows yet. Stop
+            // the schedule first (a tick holding the row commits before
+            // this UPDATE does, so its job is drained too).
+            $this->conn->pdo()->exec('UPDATE wp_queuety_schedules SET enabled = 0');
             $drained = $this->wait_until(20.0, fn (): bool => (int) $this->conn->pdo()
                 ->query("SELECT COUNT(*) FROM wp_queuety_jobs WHERE status <> 'completed'")->fetchColumn() === 0);
             $this->assertTrue($drained, "jobs completed\ndaemon: " . $daemons[0]->output());
