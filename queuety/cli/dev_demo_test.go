@@ -68,18 +68,8 @@ func TestDevServesMetrics(t *testing.T) {
 	var out, errb syncBuffer
 	cmd := exec.Command(stockBinary(t), "--dsn", dsn, "dev", "--demo-jobs", "2", "--demo-workflows=false", "--metrics-listen", "127.0.0.1:0")
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			_ = cmd.Process.Kill() // only the process this test started
-			<-exited
-		}
-	})
+	proc := startCmd(t, cmd)
+	exited := proc.exited
 	banner := regexp.MustCompile(`(?m)^dashboard: http://(127\.0\.0\.1:\d+)/ui/\noperator token: ([0-9a-f]{32})\nmetrics: curl -H 'Authorization: Bearer ([0-9a-f]{32})' http://(127\.0\.0\.1:\d+)/metrics$`)
 	listener := regexp.MustCompile(`dev: metrics on http://(\S+)/metrics`)
 	var m, l []string
@@ -104,6 +94,6 @@ func TestDevServesMetrics(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("dev still running 30s after SIGTERM\n%s", errb.String())
 	}
-	require.NoError(t, waitErr, "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+	require.NoError(t, proc.waitErr, "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
 	require.Contains(t, out.String(), "worker stopped")
 }

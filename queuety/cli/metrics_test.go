@@ -294,17 +294,9 @@ func startMetricsOnly(t *testing.T, cmd *exec.Cmd) (string, func()) {
 	t.Helper()
 	var errb syncBuffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &errb
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
+	proc := startCmd(t, cmd)
+	exited := proc.exited
 	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			_ = cmd.Process.Kill() // only the process this test started
-			<-exited
-		}
 		if t.Failed() {
 			t.Logf("%s\nstderr:\n%s", cmd.Args, errb.String())
 		}
@@ -323,7 +315,7 @@ func startMetricsOnly(t *testing.T, cmd *exec.Cmd) (string, func()) {
 		case <-time.After(30 * time.Second):
 			t.Fatalf("still running 30s after SIGTERM\n%s", errb.String())
 		}
-		require.NoError(t, waitErr, errb.String())
+		require.NoError(t, proc.waitErr, errb.String())
 	}
 }
 

@@ -117,15 +117,27 @@ type daemon struct {
 
 func startDaemon(t *testing.T, args ...string) *daemon {
 	t.Helper()
-	d := &daemon{cmd: exec.Command(stockBinary(t), args...), stderr: &syncBuffer{}, exited: make(chan struct{})}
-	d.cmd.Stdout, d.cmd.Stderr = io.Discard, d.stderr
-	require.NoError(t, d.cmd.Start())
-	go func() { d.waitErr = d.cmd.Wait(); close(d.exited) }()
+	cmd := exec.Command(stockBinary(t), args...)
+	stderr := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = io.Discard, stderr
+	d := startCmd(t, cmd)
+	d.stderr = stderr
+	return d
+}
+
+// startCmd starts cmd, its output already routed, and kills it at cleanup
+// if it is still running. Its exited closes once it has exited; waitErr
+// is then set.
+func startCmd(t *testing.T, cmd *exec.Cmd) *daemon {
+	t.Helper()
+	d := &daemon{cmd: cmd, exited: make(chan struct{})}
+	require.NoError(t, cmd.Start())
+	go func() { d.waitErr = cmd.Wait(); close(d.exited) }()
 	t.Cleanup(func() {
 		select {
 		case <-d.exited:
 		default:
-			_ = d.cmd.Process.Kill() // only the process this test started
+			_ = cmd.Process.Kill() // only the process this test started
 			<-d.exited
 		}
 	})

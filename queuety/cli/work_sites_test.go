@@ -71,25 +71,15 @@ func TestWorkNetwork(t *testing.T) {
 	var stdout, stderr syncBuffer
 	cmd := exec.Command(bin, "work", "--network", networkWPConfig(t, dsn), "--poll-interval", "20ms", "--sites-reread", "1h", "--metrics-listen", "127.0.0.1:0")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			_ = cmd.Process.Kill() // only the process this test started
-			<-exited
-		}
-	})
+	proc := startCmd(t, cmd)
+	exited := proc.exited
 	wait := func(what string, cond func() bool) {
 		t.Helper()
 		deadline := time.Now().Add(90 * time.Second)
 		for !cond() {
 			select {
 			case <-exited:
-				t.Fatalf("work exited early: %v\nstderr:\n%s", waitErr, stderr.String())
+				t.Fatalf("work exited early: %v\nstderr:\n%s", proc.waitErr, stderr.String())
 			default:
 			}
 			if time.Now().After(deadline) {
@@ -141,7 +131,7 @@ func TestWorkNetwork(t *testing.T) {
 	select {
 	case <-exited:
 		var ee *exec.ExitError
-		if errors.As(waitErr, &ee) {
+		if errors.As(proc.waitErr, &ee) {
 			t.Fatalf("work exited with %v after SIGTERM\nstderr:\n%s", ee, stderr.String())
 		}
 	case <-time.After(20 * time.Second):
@@ -215,17 +205,8 @@ func TestWorkNetworkPHPPoolPerSubsite(t *testing.T) {
 	cmd := exec.Command(bin, "work", "--network", networkWPConfig(t, dsn), "--poll-interval", "20ms",
 		"--php", "php "+worker+" --wp-load "+wpLoad)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			_ = cmd.Process.Kill() // only the process this test started
-			<-exited
-		}
-	})
+	proc := startCmd(t, cmd)
+	exited := proc.exited
 	got := func() map[string]int {
 		m := map[string]int{}
 		b, _ := os.ReadFile(record)
@@ -364,17 +345,8 @@ final class SiteStepC implements Queuety\Step {
 	cmd := exec.Command(bin, "work", "--network", networkWPConfig(t, dsn), "--poll-interval", "20ms", "--sites-reread", "2s",
 		"--php", "php "+worker+" --wp-load "+wpLoad)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			_ = cmd.Process.Kill() // only the process this test started
-			<-exited
-		}
-	})
+	proc := startCmd(t, cmd)
+	exited := proc.exited
 	got := func() map[string]int {
 		m := map[string]int{}
 		b, _ := os.ReadFile(record)
