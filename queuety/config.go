@@ -245,187 +245,254 @@ type Config struct {
 	Clock clock.Clock
 }
 
-// Validate fills in defaults and rejects values that cannot work, naming
-// the field.
+// Validate fills in defaults (withDefaults) and rejects values that
+// cannot work, naming the field (validate). Validating a validated Config
+// changes nothing.
 func (c *Config) Validate() error {
-	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	switch {
-	case c.NoTablePrefix && c.TablePrefix != "":
-		bad("table prefix %q together with no table prefix: set one or the other", c.TablePrefix)
-	case !c.NoTablePrefix && c.TablePrefix == "":
-		c.TablePrefix = DefaultTablePrefix
-	}
-	if len(c.Queues) == 0 {
-		c.Queues = []string{DefaultQueue}
-	}
-	for _, q := range c.Queues {
-		if err := ValidateQueue(q); err != nil {
-			bad("queues: %w", err)
-		}
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = DefaultConcurrency
-	}
-	if c.Concurrency < 1 || c.Concurrency > 10000 {
-		bad("concurrency %d: must be between 1 and 10000", c.Concurrency)
-	}
-	if c.MaxConns == 0 {
-		c.MaxConns = c.Concurrency/4 + 4
-	}
-	if c.MaxConns < 2 {
-		bad("max connections %d: need at least 2 (claims and completions run side by side)", c.MaxConns)
-	}
-	if c.MaxClaimBatch == 0 {
-		c.MaxClaimBatch = DefaultMaxClaimBatch
-	}
-	if c.MaxJobs < 0 {
-		bad("max jobs %d: must not be negative (0: no limit)", c.MaxJobs)
-	}
-	if c.MaxClaimBatch < 1 || c.MaxClaimBatch > MaxMaxClaimBatch {
-		bad("max claim batch %d: must be between 1 and %d", c.MaxClaimBatch, MaxMaxClaimBatch)
-	}
-	defDur(&c.PollInterval, DefaultPollInterval)
-	if c.PollInterval < MinPollInterval {
-		bad("poll interval %s: must be at least %s, or an idle worker polls the database in a busy loop", c.PollInterval, MinPollInterval)
-	}
-	if c.ClaimLanes == 0 {
-		c.ClaimLanes = DefaultClaimLanes
-	}
-	if c.ClaimLanes < 1 || c.ClaimLanes > MaxClaimLanes {
-		bad("claim lanes %d: must be between 1 and %d", c.ClaimLanes, MaxClaimLanes)
-	}
-	if c.WorkflowStepBatch == 0 {
-		c.WorkflowStepBatch = DefaultWorkflowStepBatch
-	}
-	if c.WorkflowStepBatch > MaxWorkflowStepBatch {
-		bad("workflow step batch %d: at most %d (one transaction holds them all)", c.WorkflowStepBatch, MaxWorkflowStepBatch)
-	}
-	if c.WorkflowChainSteps == 0 {
-		c.WorkflowChainSteps = DefaultWorkflowChainSteps
-	}
-	if c.MaxForEachItems == 0 {
-		c.MaxForEachItems = DefaultMaxForEachItems
-	}
-	if c.ForEachPageSize < 0 {
-		bad("for_each page size %d: at least 1 (0: the default)", c.ForEachPageSize)
-	}
-	if c.WorkflowChainSteps > MaxWorkflowChain {
-		bad("workflow chain steps %d: at most %d", c.WorkflowChainSteps, MaxWorkflowChain)
-	}
-	defDur(&c.ShutdownGrace, DefaultShutdownGrace)
-	defDur(&c.StaleTimeout, DefaultStaleTimeout)
-	defDur(&c.JobTimeout, DefaultJobTimeout)
-	defDur(&c.PauseCacheTTL, DefaultPauseCacheTTL)
-	defDur(&c.WaitSweepInterval, DefaultWaitSweepInterval)
-	defDur(&c.SignalPollInterval, DefaultSignalPollInterval)
-	defDur(&c.DeadlineInterval, DefaultDeadlineInterval)
-	defDur(&c.ScheduleInterval, DefaultScheduleInterval)
-	for name, d := range map[string]time.Duration{
-		"wait sweep interval": c.WaitSweepInterval, "signal poll interval": c.SignalPollInterval, "deadline interval": c.DeadlineInterval,
-		"schedule interval": c.ScheduleInterval,
-	} {
-		if d > 0 && d < MinServiceInterval {
-			bad("%s %s: must be at least %s (or negative: off), or the service queries the database in a busy loop", name, d, MinServiceInterval)
-		}
-	}
-	if c.Namespace == "" {
-		c.Namespace = DefaultNamespace
-	}
-	if len(c.Namespace) > 128 {
-		bad("namespace %q: longer than 128 characters", c.Namespace)
-	}
-	if c.MaxWorkerSessions == 0 {
-		c.MaxWorkerSessions = DefaultMaxWorkerSessions
-	}
-	defDur(&c.WorkerStaleAfter, DefaultWorkerStaleAfter)
-	defDur(&c.RegistrationHeartbeat, DefaultRegistrationHeartbeat)
-	if c.WorkerStaleAfter < time.Second {
-		bad("worker stale after %s: must be at least 1s", c.WorkerStaleAfter)
-	}
-	if c.RegistrationHeartbeat <= 0 || 2*c.RegistrationHeartbeat > c.WorkerStaleAfter {
-		bad("registration heartbeat %s: must be positive and at most half of worker stale after %s, or a live worker looks stale", c.RegistrationHeartbeat, c.WorkerStaleAfter)
-	}
-	var caps []string
-	for _, cp := range c.Capabilities {
-		if cp = strings.TrimSpace(cp); cp == "" {
-			continue
-		}
-		if len(cp) > 255 {
-			bad("capability %q: longer than 255 characters", cp)
-		}
-		caps = append(caps, cp)
-	}
-	c.Capabilities = caps
-	if c.HeartbeatInterval == 0 {
-		c.HeartbeatInterval = min(c.StaleTimeout/4, time.Minute)
-	}
-	for name, d := range map[string]time.Duration{
-		"poll interval": c.PollInterval, "shutdown grace": c.ShutdownGrace, "stale timeout": c.StaleTimeout,
-		"job timeout": c.JobTimeout, "heartbeat interval": c.HeartbeatInterval, "pause cache TTL": c.PauseCacheTTL,
-	} {
-		if d < 0 {
-			bad("%s %s: must not be negative", name, d)
-		}
-	}
-	if c.HeartbeatInterval > 0 && c.HeartbeatInterval < MinHeartbeatInterval {
-		bad("heartbeat interval %s: must be at least %s", c.HeartbeatInterval, MinHeartbeatInterval)
-	}
-	if c.StaleTimeout > 0 && c.HeartbeatInterval >= c.StaleTimeout {
-		bad("heartbeat interval %s: must be shorter than the stale timeout %s, or running jobs get rescued", c.HeartbeatInterval, c.StaleTimeout)
-	}
-	if _, _, err := store.ParseCoordination(c.Coordination); err != nil {
-		bad("%v", err)
-	}
-	if c.ClaimSlices != "" && c.ClaimSlices != "on" && c.ClaimSlices != "off" {
-		bad("claim slices %q: want on or off", c.ClaimSlices)
-	}
-	if c.StaleTimeout < time.Second {
-		bad("stale timeout %s: must be at least 1s (reserved_at has one-second resolution)", c.StaleTimeout)
-	}
-	if c.RescueSchedule == "" {
-		c.RescueSchedule = DefaultRescueSchedule
-	}
-	if strings.EqualFold(strings.TrimSpace(c.RescueSchedule), "off") {
-		c.RescueSchedule = "off" // the worker compares with the lower-case word
-	}
-	if c.RescueSchedule != "off" {
-		if _, err := cron.ParseStandard(c.RescueSchedule); err != nil {
-			bad("rescue schedule %q: %w", c.RescueSchedule, err)
-		}
-	}
-	if c.RetentionDays < 0 || c.LogRetentionDays < 0 || c.BuriedRetentionDays < 0 {
-		bad("retention days %d, log retention days %d, buried retention days %d: must not be negative (0 keeps rows for ever)", c.RetentionDays, c.LogRetentionDays, c.BuriedRetentionDays)
-	}
-	if c.RetentionSchedule == "" {
-		c.RetentionSchedule = DefaultRetentionSpec
-	}
-	if strings.EqualFold(strings.TrimSpace(c.RetentionSchedule), "off") {
-		c.RetentionSchedule = "off"
-	}
-	if c.RetentionSchedule != "off" {
-		if _, err := cron.ParseStandard(c.RetentionSchedule); err != nil {
-			bad("retention schedule %q: %w", c.RetentionSchedule, err)
-		}
-	}
-	if c.Backoff.Strategy == "" && c.Backoff.List == nil {
-		c.Backoff = Backoff{Strategy: BackoffExponential}
-	}
-	if err := c.Backoff.validate(); err != nil {
-		bad("backoff: %w", err)
-	}
-	if err := c.Webhooks.validate(); err != nil {
-		bad("%w", err)
-	}
-	c.QueueCostBudgets, c.GroupCostBudgets = normalizeBudgets(c.QueueCostBudgets), normalizeBudgets(c.GroupCostBudgets)
+	c.withDefaults()
+	return c.validate()
+}
+
+// withDefaults fills in the zero values and normalizes the spellings the
+// worker compares with, topic by topic; it never fails.
+func (c *Config) withDefaults() {
+	c.claimDefaults() // first: the connection pool is sized by Concurrency
+	c.databaseDefaults()
+	c.jobDefaults() // HeartbeatInterval follows StaleTimeout
+	c.workflowDefaults()
+	c.sessionDefaults()
+	c.maintenanceDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real{}
 	}
-	return errors.Join(errs...)
 }
+
+// validate rejects values that cannot work, each error naming its field.
+// It reads a Config withDefaults has filled in.
+func (c *Config) validate() error {
+	return errors.Join(
+		c.validateDatabase(),
+		c.validateClaim(),
+		c.validateWorkflows(),
+		c.validateSessions(),
+		c.validateJobs(),
+		c.validateMaintenance(),
+		c.validateWebhooks(),
+	)
+}
+
+// problems collects a topic's errors.
+type problems []error
+
+func (p *problems) add(format string, a ...any) { *p = append(*p, fmt.Errorf(format, a...)) }
+func (p problems) err() error                   { return errors.Join(p...) }
+
+// setDefault sets *v to def when it is zero.
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+func (c *Config) databaseDefaults() {
+	if !c.NoTablePrefix && c.TablePrefix == "" {
+		c.TablePrefix = DefaultTablePrefix
+	}
+	setDefault(&c.MaxConns, c.Concurrency/4+4)
+}
+
+func (c *Config) validateDatabase() error {
+	var bad problems
+	if c.NoTablePrefix && c.TablePrefix != "" {
+		bad.add("table prefix %q together with no table prefix: set one or the other", c.TablePrefix)
+	}
+	if c.MaxConns < 2 {
+		bad.add("max connections %d: need at least 2 (claims and completions run side by side)", c.MaxConns)
+	}
+	if _, _, err := store.ParseCoordination(c.Coordination); err != nil {
+		bad.add("%v", err)
+	}
+	if c.ClaimSlices != "" && c.ClaimSlices != "on" && c.ClaimSlices != "off" {
+		bad.add("claim slices %q: want on or off", c.ClaimSlices)
+	}
+	return bad.err()
+}
+
+func (c *Config) claimDefaults() {
+	if len(c.Queues) == 0 {
+		c.Queues = []string{DefaultQueue}
+	}
+	setDefault(&c.Concurrency, DefaultConcurrency)
+	setDefault(&c.MaxClaimBatch, DefaultMaxClaimBatch)
+	setDefault(&c.PollInterval, DefaultPollInterval)
+	setDefault(&c.ClaimLanes, DefaultClaimLanes)
+	setDefault(&c.PauseCacheTTL, DefaultPauseCacheTTL)
+	c.QueueCostBudgets, c.GroupCostBudgets = normalizeBudgets(c.QueueCostBudgets), normalizeBudgets(c.GroupCostBudgets)
+}
+
+func (c *Config) validateClaim() error {
+	var bad problems
+	for _, q := range c.Queues {
+		if err := ValidateQueue(q); err != nil {
+			bad.add("queues: %w", err)
+		}
+	}
+	if c.Concurrency < 1 || c.Concurrency > 10000 {
+		bad.add("concurrency %d: must be between 1 and 10000", c.Concurrency)
+	}
+	if c.MaxJobs < 0 {
+		bad.add("max jobs %d: must not be negative (0: no limit)", c.MaxJobs)
+	}
+	if c.MaxClaimBatch < 1 || c.MaxClaimBatch > MaxMaxClaimBatch {
+		bad.add("max claim batch %d: must be between 1 and %d", c.MaxClaimBatch, MaxMaxClaimBatch)
+	}
+	if c.PollInterval < MinPollInterval {
+		bad.add("poll interval %s: must be at least %s, or an idle worker polls the database in a busy loop", c.PollInterval, MinPollInterval)
+	}
+	if c.ClaimLanes < 1 || c.ClaimLanes > MaxClaimLanes {
+		bad.add("claim lanes %d: must be between 1 and %d", c.ClaimLanes, MaxClaimLanes)
+	}
+	return bad.err()
+}
+
+func (c *Config) workflowDefaults() {
+	setDefault(&c.WorkflowStepBatch, DefaultWorkflowStepBatch)
+	setDefault(&c.WorkflowChainSteps, DefaultWorkflowChainSteps)
+	setDefault(&c.MaxForEachItems, DefaultMaxForEachItems)
+	setDefault(&c.WaitSweepInterval, DefaultWaitSweepInterval)
+	setDefault(&c.SignalPollInterval, DefaultSignalPollInterval)
+	setDefault(&c.DeadlineInterval, DefaultDeadlineInterval)
+	setDefault(&c.ScheduleInterval, DefaultScheduleInterval)
+}
+
+func (c *Config) validateWorkflows() error {
+	var bad problems
+	if c.WorkflowStepBatch > MaxWorkflowStepBatch {
+		bad.add("workflow step batch %d: at most %d (one transaction holds them all)", c.WorkflowStepBatch, MaxWorkflowStepBatch)
+	}
+	if c.ForEachPageSize < 0 {
+		bad.add("for_each page size %d: at least 1 (0: the default)", c.ForEachPageSize)
+	}
+	if c.WorkflowChainSteps > MaxWorkflowChain {
+		bad.add("workflow chain steps %d: at most %d", c.WorkflowChainSteps, MaxWorkflowChain)
+	}
+	for name, d := range map[string]time.Duration{
+		"wait sweep interval": c.WaitSweepInterval, "signal poll interval": c.SignalPollInterval, "deadline interval": c.DeadlineInterval,
+		"schedule interval": c.ScheduleInterval,
+	} {
+		if d > 0 && d < MinServiceInterval {
+			bad.add("%s %s: must be at least %s (or negative: off), or the service queries the database in a busy loop", name, d, MinServiceInterval)
+		}
+	}
+	return bad.err()
+}
+
+func (c *Config) sessionDefaults() {
+	setDefault(&c.Namespace, DefaultNamespace)
+	setDefault(&c.MaxWorkerSessions, DefaultMaxWorkerSessions)
+	setDefault(&c.WorkerStaleAfter, DefaultWorkerStaleAfter)
+	setDefault(&c.RegistrationHeartbeat, DefaultRegistrationHeartbeat)
+	var caps []string
+	for _, cp := range c.Capabilities {
+		if cp = strings.TrimSpace(cp); cp != "" {
+			caps = append(caps, cp)
+		}
+	}
+	c.Capabilities = caps
+}
+
+func (c *Config) validateSessions() error {
+	var bad problems
+	if len(c.Namespace) > 128 {
+		bad.add("namespace %q: longer than 128 characters", c.Namespace)
+	}
+	if c.WorkerStaleAfter < time.Second {
+		bad.add("worker stale after %s: must be at least 1s", c.WorkerStaleAfter)
+	}
+	if c.RegistrationHeartbeat <= 0 || 2*c.RegistrationHeartbeat > c.WorkerStaleAfter {
+		bad.add("registration heartbeat %s: must be positive and at most half of worker stale after %s, or a live worker looks stale", c.RegistrationHeartbeat, c.WorkerStaleAfter)
+	}
+	for _, cp := range c.Capabilities {
+		if len(cp) > 255 {
+			bad.add("capability %q: longer than 255 characters", cp)
+		}
+	}
+	return bad.err()
+}
+
+// jobDefaults: the limits of one attempt and of the worker's stop.
+func (c *Config) jobDefaults() {
+	setDefault(&c.ShutdownGrace, DefaultShutdownGrace)
+	setDefault(&c.StaleTimeout, DefaultStaleTimeout)
+	setDefault(&c.JobTimeout, DefaultJobTimeout)
+	setDefault(&c.HeartbeatInterval, min(c.StaleTimeout/4, time.Minute))
+	if c.Backoff.Strategy == "" && c.Backoff.List == nil {
+		c.Backoff = Backoff{Strategy: BackoffExponential}
+	}
+}
+
+func (c *Config) validateJobs() error {
+	var bad problems
+	for name, d := range map[string]time.Duration{
+		"poll interval": c.PollInterval, "shutdown grace": c.ShutdownGrace, "stale timeout": c.StaleTimeout,
+		"job timeout": c.JobTimeout, "heartbeat interval": c.HeartbeatInterval, "pause cache TTL": c.PauseCacheTTL,
+	} {
+		if d < 0 {
+			bad.add("%s %s: must not be negative", name, d)
+		}
+	}
+	if c.HeartbeatInterval > 0 && c.HeartbeatInterval < MinHeartbeatInterval {
+		bad.add("heartbeat interval %s: must be at least %s", c.HeartbeatInterval, MinHeartbeatInterval)
+	}
+	if c.StaleTimeout > 0 && c.HeartbeatInterval >= c.StaleTimeout {
+		bad.add("heartbeat interval %s: must be shorter than the stale timeout %s, or running jobs get rescued", c.HeartbeatInterval, c.StaleTimeout)
+	}
+	if c.StaleTimeout < time.Second {
+		bad.add("stale timeout %s: must be at least 1s (reserved_at has one-second resolution)", c.StaleTimeout)
+	}
+	if err := c.Backoff.validate(); err != nil {
+		bad.add("backoff: %w", err)
+	}
+	return bad.err()
+}
+
+// maintenanceDefaults: the rescuer's and retention's cron schedules,
+// "off" spelled the way the worker compares it.
+func (c *Config) maintenanceDefaults() {
+	setDefault(&c.RescueSchedule, DefaultRescueSchedule)
+	setDefault(&c.RetentionSchedule, DefaultRetentionSpec)
+	for _, s := range []*string{&c.RescueSchedule, &c.RetentionSchedule} {
+		if strings.EqualFold(strings.TrimSpace(*s), "off") {
+			*s = "off"
+		}
+	}
+}
+
+func (c *Config) validateMaintenance() error {
+	var bad problems
+	if c.RescueSchedule != "off" {
+		if _, err := cron.ParseStandard(c.RescueSchedule); err != nil {
+			bad.add("rescue schedule %q: %w", c.RescueSchedule, err)
+		}
+	}
+	if c.RetentionDays < 0 || c.LogRetentionDays < 0 || c.BuriedRetentionDays < 0 {
+		bad.add("retention days %d, log retention days %d, buried retention days %d: must not be negative (0 keeps rows for ever)", c.RetentionDays, c.LogRetentionDays, c.BuriedRetentionDays)
+	}
+	if c.RetentionSchedule != "off" {
+		if _, err := cron.ParseStandard(c.RetentionSchedule); err != nil {
+			bad.add("retention schedule %q: %w", c.RetentionSchedule, err)
+		}
+	}
+	return bad.err()
+}
+
+// validateWebhooks checks the webhook settings; WebhookConfig.validate
+// (webhooks.go) still fills in their defaults as it checks them.
+func (c *Config) validateWebhooks() error { return c.Webhooks.validate() }
 
 func defDur(d *time.Duration, def time.Duration) {
 	if *d == 0 {
