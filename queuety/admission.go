@@ -3,6 +3,7 @@ package queuety
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 )
 
 // Rate limits, cost budgets and debug rows, applied when a claim admits its
-// rows (Worker.admit), with the plugin's rules from the same rows:
+// rows (admitter.admit), with the plugin's rules from the same rows:
 //
 //   - Rate limit (RateLimiter, Worker::register_job_rate_limit): the job's
 //     __queuety_runtime.rate_limit, else its handler's (WithRateLimit, a Go
@@ -20,7 +21,7 @@ import (
 //     count is the handler's `completed` log rows of the last window, PHP
 //     workers' included, plus its processing jobs (see rate-limit-used).
 //   - Concurrency group limit (ResourceManager::admit, first check): in
-//     Worker.admit.
+//     admitter.admit.
 //   - Queue and group cost budgets (QUEUETY_RESOURCE_QUEUE/GROUP_COST_BUDGETS):
 //     a job with cost_units > 0 is refused when the processing jobs' cost
 //     plus its own would pass the budget.
@@ -35,6 +36,27 @@ import (
 // head job (its flush gives up after refusing the same job twice), a claim
 // goes on to the rows behind a refused one: jobs of other handlers, groups
 // and queues do not wait behind a saturated limit.
+
+// admitter decides which of the rows a claim locked it takes: the
+// concurrency groups (group_admission.go), the rate limits and cost budgets
+// below, the memory and time admission (resource_admission.go), and the
+// debug and started rows it writes for them. One claim's state is a
+// groupAdmission; the admitter holds only what every claim shares.
+type admitter struct {
+	reg *Registry
+	log *slog.Logger
+	// resources is the plugin's memory and time admission.
+	resources *resourceAdmission
+	// debug: QUEUETY_DEBUG's rows (Config.Debug).
+	debug bool
+	// queueBudgets and groupBudgets are Config's cost budgets.
+	queueBudgets, groupBudgets map[string]int64
+	// steps: the worker runs workflows, so a row with a workflow id is a
+	// step (its rows are the engine's to write).
+	steps bool
+}
+
+func (ad *admitter) isStep(row *store.JobRow) bool { return ad.steps && row.WorkflowID.Valid }
 
 // limitAdmission is one claim's view of the rate limits and cost budgets
 // it met, and its debug rows.
@@ -90,7 +112,7 @@ type rowLimit struct {
 
 // prepareLimits reads the limits of rows and locks and counts the handlers,
 // queues and groups the claim has not met yet.
-func (w *Worker) prepareLimits(ctx context.Context, tx *store.ClaimTx, g *groupAdmission, rows []store.JobRow) ([]rowLimit, error) {
+func (ad *admitter) prepareLimits(ctx context.Context, tx *store.ClaimTx, g *groupAdmission, rows []store.JobRow) ([]rowLimit, error) {
 	l := &g.limitAdmission
 	if l.rates == nil {
 		l.rates, l.queueCosts, l.groupCosts, l.limited = map[string]*rateUse{}, map[string]*costUse{}, map[string]*costUse{}, map[string]bool{}
@@ -99,7 +121,7 @@ func (w *Worker) prepareLimits(ctx context.Context, tx *store.ClaimTx, g *groupA
 	var handlers, queues, groups []string
 	for i := range rows {
 		r := &rows[i]
-		limits[i] = w.rateLimitOf(r)
+		limits[i] = ad.rateLimitOf(r)
 		if rl := limits[i].rate; rl != nil && l.rates[r.Handler] == nil {
 			handlers = append(handlers, r.Handler)
 			l.rates[r.Handler] = &rateUse{limit: *rl, first: r}
@@ -107,12 +129,12 @@ func (w *Worker) prepareLimits(ctx context.Context, tx *store.ClaimTx, g *groupA
 		if r.CostUnits <= 0 {
 			continue
 		}
-		if w.cfg.QueueCostBudgets[r.Queue] > 0 && l.queueCosts[r.Queue] == nil {
+		if ad.queueBudgets[r.Queue] > 0 && l.queueCosts[r.Queue] == nil {
 			l.queueCosts[r.Queue] = &costUse{}
 			queues = append(queues, r.Queue)
 		}
 		if r.ConcurrencyGroup.Valid {
-			if name := r.ConcurrencyGroup.String; w.cfg.GroupCostBudgets[name] > 0 && l.groupCosts[name] == nil {
+			if name := r.ConcurrencyGroup.String; ad.groupBudgets[name] > 0 && l.groupCosts[name] == nil {
 				l.groupCosts[name] = &costUse{}
 				groups = append(groups, name)
 			}
@@ -162,10 +184,10 @@ func (w *Worker) prepareLimits(ctx context.Context, tx *store.ClaimTx, g *groupA
 
 // admitsRate applies the rate limit (Worker::run's check before
 // admission); false defers the row.
-func (w *Worker) admitsRate(g *groupAdmission, r *store.JobRow, lim rowLimit) bool {
+func (ad *admitter) admitsRate(g *groupAdmission, r *store.JobRow, lim rowLimit) bool {
 	l := &g.limitAdmission
 	if lim.unknown {
-		w.log.Debug("deferring job: its PHP class's settings are being read", "job", r.ID, "handler", r.Handler)
+		ad.log.Debug("deferring job: its PHP class's settings are being read", "job", r.ID, "handler", r.Handler)
 		if l.waiting == nil {
 			l.waiting, l.unread = map[string]bool{}, map[string]bool{}
 		}
@@ -184,17 +206,17 @@ func (w *Worker) admitsRate(g *groupAdmission, r *store.JobRow, lim rowLimit) bo
 	if l.debug {
 		l.debugf(r.Queue, "Handler %s is rate-limited, unclaiming job #%d.", r.Handler, r.ID)
 	}
-	w.log.Debug("deferring job: handler rate limited", "job", r.ID, "handler", r.Handler, "max", u.limit.Max, "window", u.limit.Window)
+	ad.log.Debug("deferring job: handler rate limited", "job", r.ID, "handler", r.Handler, "max", u.limit.Max, "window", u.limit.Window)
 	return false
 }
 
 // budgetRefusal is why the cost budgets refuse a row, or "".
-func (w *Worker) budgetRefusal(g *groupAdmission, r *store.JobRow) string {
+func (ad *admitter) budgetRefusal(g *groupAdmission, r *store.JobRow) string {
 	l := &g.limitAdmission
 	if r.CostUnits <= 0 {
 		return ""
 	}
-	if budget := w.cfg.QueueCostBudgets[r.Queue]; budget > 0 {
+	if budget := ad.queueBudgets[r.Queue]; budget > 0 {
 		u := l.queueCosts[r.Queue]
 		if !u.locked {
 			return fmt.Sprintf("Queue '%s' cost budget is being admitted by another worker.", r.Queue)
@@ -205,7 +227,7 @@ func (w *Worker) budgetRefusal(g *groupAdmission, r *store.JobRow) string {
 	}
 	if r.ConcurrencyGroup.Valid {
 		name := r.ConcurrencyGroup.String
-		if budget := w.cfg.GroupCostBudgets[name]; budget > 0 {
+		if budget := ad.groupBudgets[name]; budget > 0 {
 			u := l.groupCosts[name]
 			if !u.locked {
 				return fmt.Sprintf("Concurrency group '%s' cost budget is being admitted by another worker.", name)
@@ -219,7 +241,7 @@ func (w *Worker) budgetRefusal(g *groupAdmission, r *store.JobRow) string {
 }
 
 // takeLimits counts an admitted row against its limits.
-func (w *Worker) takeLimits(g *groupAdmission, r *store.JobRow, lim rowLimit) {
+func (ad *admitter) takeLimits(g *groupAdmission, r *store.JobRow, lim rowLimit) {
 	l := &g.limitAdmission
 	if lim.rate != nil {
 		l.rates[r.Handler].used++
@@ -240,7 +262,7 @@ func (w *Worker) takeLimits(g *groupAdmission, r *store.JobRow, lim rowLimit) {
 // rateLimitOf finds the rate limit of a claimed row, as
 // register_job_rate_limit does: the payload's __queuety_runtime first,
 // then the handler's.
-func (w *Worker) rateLimitOf(r *store.JobRow) rowLimit {
+func (ad *admitter) rateLimitOf(r *store.JobRow) rowLimit {
 	if strings.Contains(r.Payload, `"rate_limit"`) {
 		if rl := runtimeRateLimit(r.Payload); rl != nil {
 			return rowLimit{rate: rl}
@@ -250,13 +272,13 @@ func (w *Worker) rateLimitOf(r *store.JobRow) rowLimit {
 		return rowLimit{}
 	}
 	if !r.WorkflowID.Valid {
-		if h, ok := w.reg.lookup(r.Handler); ok && w.reg.goHandler(r.Handler) {
+		if h, ok := ad.reg.lookup(r.Handler); ok && ad.reg.goHandler(r.Handler) {
 			return rowLimit{rate: h.opts.rateLimit}
 		}
-	} else if w.reg.goStep(r.Handler) {
-		return rowLimit{rate: w.reg.steps.HandlerMetadata(r.Handler).RateLimit}
+	} else if ad.reg.goStep(r.Handler) {
+		return rowLimit{rate: ad.reg.steps.HandlerMetadata(r.Handler).RateLimit}
 	}
-	src := w.reg.classMetadata()
+	src := ad.reg.classMetadata()
 	if src == nil {
 		return rowLimit{}
 	}
@@ -315,7 +337,7 @@ func workerRow(queue, event, msg string) store.LogRow {
 
 // logAdmitted puts an admitted row's started row (plain jobs; the engine
 // writes a step's) and its "Resolving handler" row among the debug rows.
-func (w *Worker) logAdmitted(g *groupAdmission, r *store.JobRow) {
+func (ad *admitter) logAdmitted(g *groupAdmission, r *store.JobRow) {
 	l := &g.limitAdmission
 	if !l.debug {
 		return
@@ -324,7 +346,7 @@ func (w *Worker) logAdmitted(g *groupAdmission, r *store.JobRow) {
 		l.logged = map[int64]bool{}
 	}
 	l.logged[r.ID] = true
-	if w.isWorkflowStep(r) {
+	if ad.isStep(r) {
 		return
 	}
 	l.logs = append(l.logs, startedLog(r))
@@ -332,7 +354,7 @@ func (w *Worker) logAdmitted(g *groupAdmission, r *store.JobRow) {
 	case r.Handler == MachineActionHandler:
 		// The plugin runs a machine's action job before its handler
 		// resolution, so it writes no debug row for it.
-	case w.isJobClass(r.Handler):
+	case ad.isJobClass(r.Handler):
 		l.debugf(r.Queue, "Deserializing job class: %s", r.Handler)
 	default:
 		l.debugf(r.Queue, "Resolving handler: %s", r.Handler)
@@ -342,11 +364,11 @@ func (w *Worker) logAdmitted(g *groupAdmission, r *store.JobRow) {
 // isJobClass tells whether a PHP handler is a Contracts\Job class, from the
 // class settings the claim has already read (a row is admitted only once
 // they are known). A Go handler is never one.
-func (w *Worker) isJobClass(handler string) bool {
-	if w.reg.goHandler(handler) {
+func (ad *admitter) isJobClass(handler string) bool {
+	if ad.reg.goHandler(handler) {
 		return false
 	}
-	src := w.reg.classMetadata()
+	src := ad.reg.classMetadata()
 	if src == nil {
 		return false
 	}
@@ -356,11 +378,11 @@ func (w *Worker) isJobClass(handler string) bool {
 
 // claimLogs are the log rows a claim commits: the started rows of the plain
 // jobs it took and, with debug on, the debug rows around them.
-func (w *Worker) claimLogs(g *groupAdmission, rows []store.JobRow) []store.LogRow {
+func (ad *admitter) claimLogs(g *groupAdmission, rows []store.JobRow) []store.LogRow {
 	l := &g.limitAdmission
 	logs := make([]store.LogRow, 0, len(rows)+len(l.logs))
 	for i := range rows {
-		if w.isWorkflowStep(&rows[i]) || l.logged[rows[i].ID] {
+		if ad.isStep(&rows[i]) || l.logged[rows[i].ID] {
 			continue // the engine writes its started log and step_started event
 		}
 		logs = append(logs, startedLog(&rows[i]))

@@ -17,19 +17,12 @@ import (
 // for the jobs it started.
 func claimN(t *testing.T, w *Worker, n int) int {
 	t.Helper()
-	if w.jobsCtx == nil {
-		w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
-		w.claimCtx, w.cancelClaim = context.WithCancel(context.Background())
-		_ = w.completer.Start(context.Background())
-		t.Cleanup(w.completer.Stop)
-	}
-	got, _, err := w.claimRound(w.lanes[0], n)
+	startUnclaimed(t, w)
+	got, _, err := w.claim.round(context.Background(), w.claim.lanes[0], n)
 	require.NoError(t, err)
 	w.execWG.Wait()
 	require.Eventually(t, func() bool {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		return len(w.settling) == 0
+		return w.jobs.settlingCount() == 0
 	}, 10*time.Second, time.Millisecond)
 	return got
 }

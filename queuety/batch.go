@@ -137,9 +137,7 @@ func (w *Worker) completeBatchJob(rj *running, d time.Duration) {
 // while its slot still runs what follows the write (callbacks), so the
 // heartbeater does not report the finished row as lost.
 func (w *Worker) rowWritten(rj *running) {
-	w.mu.Lock()
-	delete(w.running, rj.row.ID)
-	w.mu.Unlock()
+	w.jobs.remove(rj.row.ID)
 }
 
 // writeJobFailure is writeFailure, with a batch job's burial counted in

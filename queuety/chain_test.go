@@ -160,7 +160,7 @@ func TestChainAcceptsWhatTheWorkerWouldClaim(t *testing.T) {
 	waitFor(t, 2*time.Second, "the pause seen in a fresh read", func() bool {
 		return rt.Chains("default", "C0") && !rt.Chains("reports", "C0")
 	})
-	w.pausedSnap.Store(&pausedSnapshot{set: map[string]bool{}, at: time.Now().Add(-time.Second)})
+	w.claim.paused.snap.Store(&pausedSnapshot{set: map[string]bool{}, at: time.Now().Add(-time.Second)})
 	require.False(t, rt.Chains("default", "C0"), "a read older than the pause cache TTL is not trusted")
 	require.NoError(t, w.Stop(ctx))
 	require.False(t, rt.Chains("default", "C0"), "a stopping worker")
@@ -192,7 +192,7 @@ func TestStoppingWorkerDoesNotChain(t *testing.T) {
 	<-started
 	stopped := make(chan error, 1)
 	go func() { stopped <- w.Stop(ctx) }()
-	waitFor(t, 5*time.Second, "stop began", func() bool { return w.claimCtx.Err() != nil })
+	waitFor(t, 5*time.Second, "stop began", func() bool { return w.claim.stopped() })
 	close(release)
 	require.NoError(t, <-stopped)
 	require.Zero(t, w.Stats().Chained)

@@ -8,122 +8,16 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
 )
 
-// claimLoop fills free slots with claimed jobs until Stop.
-// lane is one claimer with its share of the slots.
-type lane struct {
-	size      int
-	inflight  int // guarded by Worker.mu
-	slotFreed chan struct{}
-	kick      chan struct{} // new work this process made: claim now, not after the poll interval
-	idleAfter atomic.Int64  // worker_limits.go: the finish count its last empty round began after
-	// lastEmpty and confirmed (worker_limits.go): the finish count of the
-	// lane's last empty round, and of the second empty round in a row.
-	lastEmpty, confirmed atomic.Int64
-	// idle: the lane's last round claimed nothing, so the next one looks
-	// before it claims (claimRound). Only the lane's claimLoop touches it.
-	idle bool
-}
+// claimTimeout bounds one claim round's statements and commit.
+const claimTimeout = 30 * time.Second
 
-func (w *Worker) claimLoop(l *lane) {
-	defer w.claimersWG.Done()
-	errDelay := 100 * time.Millisecond
-	for w.claimCtx.Err() == nil {
-		free := w.freeSlots(l)
-		if free == 0 {
-			select {
-			case <-l.slotFreed:
-			case <-w.claimCtx.Done():
-			}
-			continue
-		}
-		want, gen, spent := w.beginRound(l, min(free, w.cfg.MaxClaimBatch))
-		switch {
-		case spent: // the MaxJobs budget is used up: claim no more
-			<-w.claimCtx.Done()
-			continue
-		case want == 0: // another lane's round holds the rest of the budget
-			w.idle(l, w.cfg.PollInterval)
-			continue
-		}
-		n, unread, err := w.claimRound(l, want)
-		l.idle = err == nil && n == 0 && len(unread) == 0
-		w.endRound(l, gen, want, n, len(unread) > 0, err)
-		if store.ConnectionLost(err) {
-			w.dbTroubleAt.Store(time.Now().UnixNano())
-		}
-		if err != nil && store.Transient(err) {
-			// A deadlock or lock wait rolled the claim back (nothing ran):
-			// expected now and then under contention, so just try again.
-			w.claimRolledBack(err)
-			w.sleep(rand.N(20 * time.Millisecond))
-			continue
-		}
-		if err != nil {
-			w.log.Warn("claim failed; backing off", "err", err, "in", errDelay)
-			w.sleep(errDelay + rand.N(errDelay/2))
-			errDelay = min(errDelay*2, 5*time.Second)
-			continue
-		}
-		errDelay = 100 * time.Millisecond
-		if len(unread) > 0 {
-			// Rows waited for their PHP classes' settings: read them now,
-			// then claim again at once (a cron drain must not take the
-			// wait for an empty queue).
-			w.readUnread(unread)
-			continue
-		}
-		if n == 0 {
-			jitter := time.Duration(float64(w.cfg.PollInterval) * (0.8 + 0.4*rand.Float64()))
-			w.idle(l, jitter)
-		}
-	}
-}
-
-// idle waits for the poll interval, or less when this process made new
-// work (a workflow step enqueued the next one, a wait woke a parent).
-func (w *Worker) idle(l *lane, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-l.kick:
-	case <-w.claimCtx.Done():
-	}
-}
-
-// kickLanes ends the idle wait of every lane.
-func (w *Worker) kickLanes() {
-	for _, l := range w.lanes {
-		select {
-		case l.kick <- struct{}{}:
-		default:
-		}
-	}
-}
-
-func (w *Worker) sleep(d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-w.claimCtx.Done():
-	}
-}
-
-func (w *Worker) freeSlots(l *lane) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return l.size - l.inflight
-}
-
-// claimRound runs one claim: lock up to n jobs from the queues in strict
+// round runs one claim: lock up to n jobs from the queues in strict
 // order (paused ones skipped), write them processing with their `started`
 // log rows and commit, then start their handlers. It returns how many jobs
 // it claimed, and whether it left due rows waiting for their PHP class's
@@ -138,33 +32,35 @@ func (w *Worker) freeSlots(l *lane) int {
 //
 // unread are the PHP classes whose rows the round deferred because their
 // settings were not read yet.
-func (w *Worker) claimRound(l *lane, n int) (claimed int, unread []string, err error) {
-	// Not claimCtx: cancelling a claim mid-COMMIT would leave its rows in
-	// doubt; Stop waits for the round instead.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+func (c *claimer) round(ctx context.Context, l *lane, n int) (claimed int, unread []string, err error) {
+	// Not ctx's end: cancelling a claim mid-COMMIT would leave its rows in
+	// doubt; Stop waits for the round instead, and proceed below hands the
+	// rows back when it came.
+	lanes := ctx
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
 	defer cancel()
-	if skip, err := w.sharedIdleLook(l); skip || err != nil {
+	if skip, err := c.sharedIdleLook(l); skip || err != nil {
 		return 0, nil, err
 	}
-	paused := w.pausedQueues(ctx)
+	paused := c.paused.get(ctx)
 	// An idle lane looks first: an idle poll is then one short read, not a
 	// claim transaction. QUEUETY_DEBUG keeps the plugin's rows of every
 	// poll ("Attempting to claim…"), which only the claim writes.
-	if l.idle && !w.cfg.Debug {
-		due, err := w.store.AnyDue(ctx, openQueues(w.cfg.Queues, paused))
+	if l.idle && !c.Config.Debug {
+		due, err := c.Store.AnyDue(ctx, openQueues(c.Config.Queues, paused))
 		if err != nil {
 			return 0, nil, err
 		}
 		if !due {
-			w.stats.idleLooks.Add(1)
+			c.Stats.idleLooks.Add(1)
 			return 0, nil, nil
 		}
 	}
-	w.stats.claimRounds.Add(1)
+	c.Stats.claimRounds.Add(1)
 	start := time.Now()
-	rows, err := claimWindow(ctx, w.store, w.id, w.log, func(ctx context.Context, tx *store.ClaimTx) ([]store.JobRow, []store.LogRow, error) {
-		g := w.newGroupAdmission()
-		rows, err := w.selectClaim(ctx, tx, g, paused, n)
+	rows, err := claimWindow(ctx, c.Store, c.WorkerID, c.Log, func(ctx context.Context, tx *store.ClaimTx) ([]store.JobRow, []store.LogRow, error) {
+		g := c.admit.newGroupAdmission()
+		rows, err := c.selectClaim(ctx, tx, g, paused, n)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -173,17 +69,18 @@ func (w *Worker) claimRound(l *lane, n int) (claimed int, unread []string, err e
 		for class := range g.unread {
 			unread = append(unread, class)
 		}
-		return rows, w.claimLogs(g, rows), nil
-	}, func() bool { return w.claimCtx.Err() == nil })
+		return rows, c.admit.claimLogs(g, rows), nil
+	}, func() bool { return lanes.Err() == nil })
 	if err != nil {
 		return 0, nil, err
 	}
 	if len(rows) == 0 {
 		return 0, unread, nil
 	}
-	w.observeClaim(start, len(rows))
-	w.observeClaimed(rows)
-	w.startJobs(l, rows)
+	c.Observer.observeClaim(start, len(rows))
+	c.Observer.observeClaimed(rows)
+	c.Starter.startJobs(l, rows)
+	c.Stats.claimed.Add(int64(len(rows)))
 	return len(rows), unread, nil
 }
 
@@ -191,26 +88,26 @@ func (w *Worker) claimRound(l *lane, n int) (claimed int, unread []string, err e
 // deferred, outside any transaction, so the next round admits them. A
 // read that fails is logged by the pool; the rows stay pending and the
 // next round asks again.
-func (w *Worker) readUnread(classes []string) {
-	src := w.reg.classMetadata()
+func (c *claimer) readUnread(ctx context.Context, classes []string) {
+	src := c.Reg.classMetadata()
 	if src == nil {
 		return
 	}
 	r, ok := src.(workflow.MetadataReader)
 	if !ok {
-		w.sleep(min(w.cfg.PollInterval, 100*time.Millisecond))
+		c.sleep(ctx, min(c.Config.PollInterval, 100*time.Millisecond))
 		return
 	}
 	for _, class := range classes {
-		if _, err := r.ClassMetadata(w.claimCtx, class); err != nil && w.claimCtx.Err() == nil {
-			w.log.Warn("could not read a PHP class's settings; its jobs wait", "class", class, "err", err)
-			w.sleep(w.cfg.PollInterval)
+		if _, err := r.ClassMetadata(ctx, class); err != nil && ctx.Err() == nil {
+			c.Log.Warn("could not read a PHP class's settings; its jobs wait", "class", class, "err", err)
+			c.sleep(ctx, c.Config.PollInterval)
 		}
 	}
 }
 
 // claimWindow is one claim transaction, the in-process worker's
-// (claimRound) and an external worker's (Tasks.Poll): it begins the
+// (claimer.round) and an external worker's (Tasks.Poll): it begins the
 // claim, locks the rows pick selects, and commits them processing under
 // owner with their log rows (`started` ones with the attempt the claim
 // spends, claimedAttempt). When pick took nothing it commits only its log
@@ -244,7 +141,7 @@ func claimWindow(ctx context.Context, st *store.Store, owner string, log *slog.L
 	}
 	if err := tx.Commit(ctx, commit); err != nil {
 		if errors.Is(err, store.ErrCommitUnknown) {
-			return settleClaim(st, owner, rows, err, log)
+			return settleClaim(ctx, st, owner, rows, err, log)
 		}
 		return nil, err
 	}
@@ -263,8 +160,9 @@ const settleBudget = 2 * time.Minute
 // so running them once is right. A row the claim does not hold is left
 // alone. Without an answer within settleBudget the rows are left to the
 // stale sweep, as before: late, never doubled.
-func settleClaim(st *store.Store, owner string, rows []store.JobRow, cause error, log *slog.Logger) ([]store.JobRow, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), settleBudget)
+func settleClaim(ctx context.Context, st *store.Store, owner string, rows []store.JobRow, cause error, log *slog.Logger) ([]store.JobRow, error) {
+	// Not ctx's end: the claim is in doubt until read back.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleBudget)
 	defer cancel()
 	delay := 100 * time.Millisecond
 	for {
@@ -318,13 +216,12 @@ func openQueues(queues []string, paused map[string]bool) []string {
 // starve them; they are admitted by their session, not by concurrency
 // groups), then each open queue in order, less the jobs of saturated
 // concurrency groups.
-func (w *Worker) selectClaim(ctx context.Context, tx *store.ClaimTx, g *groupAdmission, paused map[string]bool, n int) ([]store.JobRow, error) {
-	claimable := store.ClaimParams{Handlers: w.handlers, WorkflowHandlers: w.wfHandlers,
-		AllWorkflowSteps: w.engine != nil && w.engine.StepRunner() != nil}
-	w.phpOnlyClaims(&claimable) // batches and chain catches without a pool (machine_claim.go)
-	w.slice.apply(ctx, time.Now(), &claimable)
-	open := openQueues(w.cfg.Queues, paused)
-	rows, err := w.sessions.claim(ctx, tx, open, claimable, n)
+func (c *claimer) selectClaim(ctx context.Context, tx *store.ClaimTx, g *groupAdmission, paused map[string]bool, n int) ([]store.JobRow, error) {
+	claimable := c.Claimable
+	c.PHPOnly(&claimable) // batches and chain catches without a pool (machine_claim.go)
+	c.slice.apply(ctx, time.Now(), &claimable)
+	open := openQueues(c.Config.Queues, paused)
+	rows, err := c.Sessions.claim(ctx, tx, open, claimable, n)
 	if err != nil {
 		return nil, fmt.Errorf("worker sessions: %w", err)
 	}
@@ -352,7 +249,7 @@ func (w *Worker) selectClaim(ctx context.Context, tx *store.ClaimTx, g *groupAdm
 			if round == 0 && len(got) == 0 {
 				g.debugf(q, "No job claimed, queue is empty.")
 			}
-			admitted, deferred, err := w.admit(ctx, tx, g, got)
+			admitted, deferred, err := c.admit.admit(ctx, tx, g, got)
 			if err != nil {
 				return nil, err
 			}
@@ -366,93 +263,6 @@ func (w *Worker) selectClaim(ctx context.Context, tx *store.ClaimTx, g *groupAdm
 		}
 	}
 	return rows, nil
-}
-
-// startJobs runs the jobs of a committed claim, each in its own goroutine.
-func (w *Worker) startJobs(l *lane, rows []store.JobRow) {
-	now := time.Now()
-	w.mu.Lock()
-	l.inflight += len(rows)
-	for i := range rows {
-		rj, ctx := w.newRunning(rows[i], l, now, claimedAttempt(&rows[i]))
-		rj.sessionLease = sessionLease(&rows[i])
-		w.running[rj.row.ID] = rj
-		w.execWG.Add(1)
-		go w.execute(ctx, rj)
-	}
-	w.mu.Unlock()
-	w.stats.claimed.Add(int64(len(rows)))
-}
-
-// newRunning is the in-flight entry of attempt of row, in a slot of l,
-// with its own context under the worker's jobs context.
-func (w *Worker) newRunning(row store.JobRow, l *lane, now time.Time, attempt int) (*running, context.Context) {
-	row.Attempts = attempt
-	rj := &running{row: row, start: now, lane: l}
-	rj.touched(now)
-	ctx, cancel := context.WithCancelCause(w.jobsCtx)
-	rj.cancel = cancel
-	rj.job = &Job{
-		ID: row.ID, Queue: row.Queue, Handler: row.Handler, Priority: Priority(row.Priority),
-		Attempt: attempt, MaxAttempts: row.MaxAttempts, RawPayload: []byte(row.Payload),
-		attempt: store.Attempt{ID: row.ID, Attempt: attempt, WorkerID: w.id},
-		w:       w, run: rj,
-	}
-	return rj, ctx
-}
-
-// release frees the job's slot.
-func (w *Worker) release(rj *running) {
-	w.noteFinished() // before it leaves running: see Drained
-	w.mu.Lock()
-	delete(w.running, rj.row.ID)
-	w.mu.Unlock()
-	rj.cancel(nil)
-	w.releaseSlot(rj.lane)
-}
-
-// releaseSlot frees a slot of l whose job is no longer running.
-func (w *Worker) releaseSlot(l *lane) {
-	w.mu.Lock()
-	l.inflight--
-	w.mu.Unlock()
-	select {
-	case l.slotFreed <- struct{}{}:
-	default:
-	}
-}
-
-// claimRolledBack counts a claim the server rolled back and says so at
-// INFO when it is more than occasional: at least 20 since the last such
-// line, and more than 1 in 100 of the claim rounds since then (a cluster
-// whose writers claim the same rows, a concurrency group every claim
-// fights for). Fewer stay at debug level.
-func (w *Worker) claimRolledBack(err error) {
-	n := w.stats.claimRollbacks.Add(1)
-	w.observeClaimRollback()
-	rounds := w.stats.claimRounds.Load()
-	r := &w.rollbackLog
-	r.mu.Lock()
-	since, roundsSince := n-r.rollbacks, rounds-r.rounds
-	loud := since >= 20 && since*100 > roundsSince
-	if loud {
-		r.rollbacks, r.rounds = n, rounds
-	}
-	r.mu.Unlock()
-	if loud {
-		w.log.Info("claims rolled back by the server (deadlocks, lock waits, cluster certification failures)",
-			"rolled_back", since, "of_claim_rounds", roundsSince, "total_rolled_back", n, "last", err)
-		return
-	}
-	w.log.Debug("claim rolled back by the server; retrying", "err", err)
-}
-
-// claimMetrics is the process_metrics the worker's registration carries
-// (its heartbeat writes them): its claim rounds and how many the server
-// rolled back, which `queuety status` adds up over the live workers.
-func (w *Worker) claimMetrics() []byte {
-	b, _ := json.Marshal(ClaimMetrics{Rounds: w.stats.claimRounds.Load(), RolledBack: w.stats.claimRollbacks.Load()})
-	return b
 }
 
 // ClaimMetrics are a worker's claim counters in its registration's

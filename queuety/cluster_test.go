@@ -123,6 +123,6 @@ func TestRolledBackClaimsAreCountedAndLogged(t *testing.T) {
 	for _, id := range ids {
 		require.Equal(t, 1, runs.get(id))
 	}
-	m := w.claimMetrics()
+	m := w.claim.metrics()
 	require.Contains(t, string(m), `"claim_rollbacks":`)
 }

@@ -15,14 +15,48 @@ const maxCompletionBatch = 1024
 // is a service of its own phase: Stop, after the last attempt finished,
 // writes everything left.
 type completer struct {
-	w    *Worker
+	completerParams
 	in   chan store.Completion
 	stop chan struct{}
 	done chan struct{} // closed once the last batch is written
 }
 
-func newCompleter(w *Worker, size int) *completer {
-	return &completer{w: w, in: make(chan store.Completion, size), stop: make(chan struct{}), done: make(chan struct{})}
+// completerParams are what the completer writes with and whom it tells.
+type completerParams struct {
+	Writer completionWriter
+	// Jobs holds the attempts settling until their completion is written.
+	Jobs *runningSet
+	// Finished counts attempts leaving the worker (Drained); it is called
+	// before they leave Jobs.
+	Finished func()
+	// AfterBatch runs after each batch written (the memory sample the next
+	// completions' log rows carry).
+	AfterBatch func()
+	// Size is how many completions may wait (Config.Concurrency).
+	Size int
+}
+
+// completionWriter writes a batch of completions, burying a row the server
+// will not take and giving up on a lost connection: either way the batch
+// is settled after it returns.
+type completionWriter interface {
+	writeCompletions(batch []store.Completion)
+}
+
+func newCompleter(p completerParams) *completer {
+	return &completer{completerParams: p, in: make(chan store.Completion, p.Size), stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// complete queues the completion of a settling attempt. After Stop it
+// settles it unwritten and returns false: the stale sweep has the job.
+func (c *completer) complete(done store.Completion) bool {
+	select {
+	case c.in <- done:
+		return true
+	case <-c.done:
+		c.settled([]store.Completion{done})
+		return false
+	}
 }
 
 // Start runs the loop; it never fails.
@@ -44,11 +78,11 @@ func (c *completer) loop() {
 		select {
 		case first := <-c.in:
 			batch = c.drain(append(batch, first), cap(batch))
-			c.w.flush(batch)
+			c.flush(batch)
 			batch = batch[:0]
-			c.w.sampleMemory()
+			c.AfterBatch()
 		case <-c.stop:
-			c.w.flush(c.drain(batch, -1))
+			c.flush(c.drain(batch, -1))
 			return
 		}
 	}
@@ -67,23 +101,19 @@ func (c *completer) drain(batch []store.Completion, limit int) []store.Completio
 	return batch
 }
 
-func (w *Worker) flush(batch []store.Completion) {
+func (c *completer) flush(batch []store.Completion) {
 	if len(batch) == 0 {
 		return
 	}
-	defer w.settled(batch)
-	w.writeCompletions(batch)
+	defer c.settled(batch)
+	c.Writer.writeCompletions(batch)
 }
 
 // settled ends the heartbeats of finished attempts whose completions were
 // written (or given up on: then the stale sweep has them).
-func (w *Worker) settled(batch []store.Completion) {
-	w.noteFinished() // before they leave settling: see Drained
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, c := range batch {
-		delete(w.settling, c.ID)
-	}
+func (c *completer) settled(batch []store.Completion) {
+	c.Finished() // before they leave settling: see Drained
+	c.Jobs.settled(batch)
 }
 
 // writeCompletions writes a batch of completions. A batch the server

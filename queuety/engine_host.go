@@ -21,7 +21,7 @@ func (h engineHost) Owner() string { return h.w.id }
 // its completions reach are then left pending for the claim, so that Stop
 // never waits on a chain of local steps; attempts already started finish
 // first.
-func (h engineHost) Accepting() bool { return h.w.claimCtx == nil || h.w.claimCtx.Err() == nil }
+func (h engineHost) Accepting() bool { return !h.w.claim.stopped() }
 
 // Chains lets the engine chain the steps this worker would claim next
 // (workflow/chain.go): while it takes work, on a queue it serves that is
@@ -31,10 +31,10 @@ func (h engineHost) Accepting() bool { return h.w.claimCtx == nil || h.w.claimCt
 // them.
 func (h engineHost) Chains(queue, _ string) bool {
 	w := h.w
-	if w.claimCtx == nil || w.claimCtx.Err() != nil || !slices.Contains(w.cfg.Queues, queue) || w.cfg.QueueCostBudgets[queue] > 0 || w.cfg.Debug {
+	if !w.claim.claiming() || !slices.Contains(w.cfg.Queues, queue) || w.cfg.QueueCostBudgets[queue] > 0 || w.cfg.Debug {
 		return false
 	}
-	paused, known := w.pausedKnown(queue)
+	paused, known := w.claim.paused.known(queue)
 	return known && !paused
 }
 

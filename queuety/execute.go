@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
@@ -46,6 +47,44 @@ const (
 
 func (r *running) touched(t time.Time) { r.lastTouch.Store(t.UnixNano()) }
 
+// startJobs runs the jobs of a committed claim, each in its own goroutine.
+func (w *Worker) startJobs(l *lane, rows []store.JobRow) {
+	now := time.Now()
+	l.take(len(rows))
+	for i := range rows {
+		rj, ctx := w.newRunning(rows[i], l, now, claimedAttempt(&rows[i]))
+		rj.sessionLease = sessionLease(&rows[i])
+		w.jobs.add(rj)
+		w.execWG.Add(1)
+		go w.execute(ctx, rj)
+	}
+}
+
+// newRunning is the in-flight entry of attempt of row, in a slot of l,
+// with its own context under the worker's jobs context.
+func (w *Worker) newRunning(row store.JobRow, l *lane, now time.Time, attempt int) (*running, context.Context) {
+	row.Attempts = attempt
+	rj := &running{row: row, start: now, lane: l}
+	rj.touched(now)
+	ctx, cancel := context.WithCancelCause(w.jobsCtx)
+	rj.cancel = cancel
+	rj.job = &Job{
+		ID: row.ID, Queue: row.Queue, Handler: row.Handler, Priority: Priority(row.Priority),
+		Attempt: attempt, MaxAttempts: row.MaxAttempts, RawPayload: []byte(row.Payload),
+		attempt: store.Attempt{ID: row.ID, Attempt: attempt, WorkerID: w.id},
+		w:       w, run: rj,
+	}
+	return rj, ctx
+}
+
+// release frees the job's slot.
+func (w *Worker) release(rj *running) {
+	w.claim.noteFinished() // before it leaves running: see Drained
+	w.jobs.remove(rj.row.ID)
+	rj.cancel(nil)
+	rj.lane.free()
+}
+
 // execute runs one attempt of a claimed job and records its outcome.
 func (w *Worker) execute(ctx context.Context, rj *running) {
 	defer w.execWG.Done()
@@ -53,7 +92,7 @@ func (w *Worker) execute(ctx context.Context, rj *running) {
 		w.executeWorkflowStep(ctx, rj)
 		return
 	}
-	settings, err := w.runAttempt(ctx, rj)
+	settings, err := w.exec.run(ctx, rj)
 	o := &outcome{err: err, settings: settings, duration: time.Since(rj.start)}
 	defer w.release(rj)
 	if !rj.state.CompareAndSwap(stateRunning, stateDone) {
@@ -66,13 +105,8 @@ func (w *Worker) execute(ctx context.Context, rj *running) {
 		w.completeBatchJob(rj, o.duration) // with its batch's counters (batch.go)
 	case err == nil:
 		w.observeJob(&rj.row, OutcomeCompleted, o.duration)
-		w.mu.Lock()
-		w.settling[rj.row.ID] = rj
-		w.mu.Unlock()
-		select {
-		case w.completer.in <- store.Completion{Attempt: rj.job.attempt, Log: w.completedLog(rj, o.duration)}:
-		case <-w.completer.done:
-			w.settled([]store.Completion{{Attempt: rj.job.attempt}})
+		w.jobs.settle(rj)
+		if !w.completer.complete(store.Completion{Attempt: rj.job.attempt, Log: w.completedLog(rj, o.duration)}) {
 			w.log.Error("completion after the completer stopped; the stale sweep will retry the job", "job", rj.row.ID)
 		}
 	case errors.Is(cause, ErrJobLost):
@@ -97,11 +131,24 @@ func (w *Worker) completedLog(rj *running, d time.Duration) store.LogRow {
 	return l
 }
 
-// runAttempt validates the row, resolves the handler and runs it under the
+// executor runs one attempt of a plain job: it checks the row, looks its
+// handler up (once: the settings come from the same lookup), and runs it
+// under the attempt's time limit, a panic caught as a PanicError. The
+// settings it returns are what retryOrBury decides a failure with
+// (failure.go); what becomes of the outcome is the worker's (execute).
+type executor struct {
+	policy attemptPolicy
+	// lookup is the registry's, plus the state machine actions
+	// (Worker.lookupHandler).
+	lookup func(name string) (registered, bool)
+	log    *slog.Logger
+}
+
+// run validates the row, resolves the handler and runs it under the
 // attempt's time limit.
-func (w *Worker) runAttempt(ctx context.Context, rj *running) (attemptSettings, error) {
+func (e *executor) run(ctx context.Context, rj *running) (attemptSettings, error) {
 	row := &rj.row
-	settings := attemptSettings{maxAttempts: row.MaxAttempts, timeout: w.cfg.JobTimeout, backoff: w.cfg.Backoff}
+	settings := attemptSettings{maxAttempts: row.MaxAttempts, timeout: e.policy.timeout, backoff: e.policy.backoff}
 	if row.Priority < int(PriorityLow) || row.Priority > int(PriorityUrgent) {
 		return settings, &InvalidJobError{Reason: fmt.Sprintf("Invalid priority %d: Queuety priorities are 0 (low) to 3 (urgent).", row.Priority)}
 	}
@@ -114,11 +161,11 @@ func (w *Worker) runAttempt(ctx context.Context, rj *running) (attemptSettings, 
 			return settings, &InvalidJobError{Reason: fmt.Sprintf("Invalid payload: a JSON object is required, got %s.", payload.Kind())}
 		}
 	}
-	h, ok := w.lookupHandler(row.Handler)
+	h, ok := e.lookup(row.Handler)
 	if !ok {
 		return settings, &InvalidJobError{Reason: "Handler not found: " + row.Handler}
 	}
-	settings = w.c.settingsFor(w.reg, row, payload)
+	settings = e.policy.settingsWith(h, row, payload)
 	rj.job.Payload = stripReserved(payload)
 
 	// The PHP pool starts the limit when a PHP process takes the job, so
@@ -135,7 +182,7 @@ func (w *Worker) runAttempt(ctx context.Context, rj *running) (attemptSettings, 
 		select {
 		case err = <-done:
 		case <-time.After(abandonAfter):
-			w.log.Warn("handler ignored its cancelled context; no longer waiting for it", "job", row.ID, "handler", row.Handler)
+			e.log.Warn("handler ignored its cancelled context; no longer waiting for it", "job", row.ID, "handler", row.Handler)
 			err = context.Cause(tctx)
 		}
 	}

@@ -14,22 +14,29 @@ import (
 // outcome to be written. The worker must not be started.
 func stepOnce(t *testing.T, w *Worker) int {
 	t.Helper()
-	if w.jobsCtx == nil {
-		w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
-		w.claimCtx, w.cancelClaim = context.WithCancel(context.Background())
-		_ = w.completer.Start(context.Background())
-		t.Cleanup(w.completer.Stop)
-	}
-	n, _, err := w.claimRound(w.lanes[0], 1)
+	startUnclaimed(t, w)
+	n, _, err := w.claim.round(context.Background(), w.claim.lanes[0], 1)
 	require.NoError(t, err)
 	w.execWG.Wait()
 	// Completions are written by the completer: wait for them.
 	require.Eventually(t, func() bool {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		return len(w.settling) == 0
+		return w.jobs.settlingCount() == 0
 	}, 10*time.Second, time.Millisecond)
 	return n
+}
+
+// startUnclaimed readies a worker for claim rounds a test runs itself: the
+// jobs' context and the completer run, and the claimer counts as claiming
+// (so steps chain as under a started worker), with no lane running.
+func startUnclaimed(t *testing.T, w *Worker) {
+	t.Helper()
+	if w.jobsCtx != nil {
+		return
+	}
+	w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
+	w.claim.state.Store(claimerClaiming)
+	_ = w.completer.Start(context.Background())
+	t.Cleanup(w.completer.Stop)
 }
 
 func stringsReplaceAll(s, old, new string) string { return strings.ReplaceAll(s, old, new) }

@@ -22,9 +22,9 @@ type groupAdmission struct {
 	limitAdmission
 }
 
-func (w *Worker) newGroupAdmission() *groupAdmission {
+func (ad *admitter) newGroupAdmission() *groupAdmission {
 	return &groupAdmission{busy: map[string]int{}, locked: map[string]bool{}, saturated: map[string]bool{},
-		limitAdmission: limitAdmission{debug: w.cfg.Debug}}
+		limitAdmission: limitAdmission{debug: ad.debug}}
 }
 
 func (g *groupAdmission) saturatedList() []string {
@@ -43,7 +43,7 @@ func (g *groupAdmission) saturatedList() []string {
 // keeps two Go workers from admitting past the limit at once. It returns
 // the admitted rows and how many it deferred. Rate limits and cost budgets
 // are checked around it, in the plugin's order (admission.go).
-func (w *Worker) admit(ctx context.Context, tx *store.ClaimTx, g *groupAdmission, rows []store.JobRow) ([]store.JobRow, int, error) {
+func (ad *admitter) admit(ctx context.Context, tx *store.ClaimTx, g *groupAdmission, rows []store.JobRow) ([]store.JobRow, int, error) {
 	var fresh []string
 	for i := range rows {
 		if rows[i].ConcurrencyGroup.Valid && rows[i].ConcurrencyLimit.Valid {
@@ -65,7 +65,7 @@ func (w *Worker) admit(ctx context.Context, tx *store.ClaimTx, g *groupAdmission
 			g.locked[name], g.busy[name] = true, busy[name]
 		}
 	}
-	limits, err := w.prepareLimits(ctx, tx, g, rows)
+	limits, err := ad.prepareLimits(ctx, tx, g, rows)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -80,7 +80,7 @@ func (w *Worker) admit(ctx context.Context, tx *store.ClaimTx, g *groupAdmission
 		if g.debug { // QUEUETY_DEBUG; the arguments are not built when off
 			g.debugf(r.Queue, "Checking rate limit for handler: %s", r.Handler)
 		}
-		if !w.admitsRate(g, &r, limits[i]) {
+		if !ad.admitsRate(g, &r, limits[i]) {
 			deferred++
 			continue
 		}
@@ -95,19 +95,19 @@ func (w *Worker) admit(ctx context.Context, tx *store.ClaimTx, g *groupAdmission
 				if g.debug { // QUEUETY_DEBUG; the arguments are not built when off
 					g.debugf(r.Queue, "Deferring job #%d (%s): Concurrency group '%s' is saturated (%d/%d).", r.ID, r.Handler, name, g.busy[name], r.ConcurrencyLimit.Int64)
 				}
-				w.log.Debug("deferring job: concurrency group saturated", "job", r.ID, "group", name, "limit", r.ConcurrencyLimit.Int64)
+				ad.log.Debug("deferring job: concurrency group saturated", "job", r.ID, "group", name, "limit", r.ConcurrencyLimit.Int64)
 				continue
 			}
 		}
-		if reason := w.budgetRefusal(g, &r); reason != "" {
+		if reason := ad.budgetRefusal(g, &r); reason != "" {
 			deferred++
 			if g.debug { // QUEUETY_DEBUG; the arguments are not built when off
 				g.debugf(r.Queue, "Deferring job #%d (%s): %s", r.ID, r.Handler, reason)
 			}
-			w.log.Debug("deferring job: cost budget", "job", r.ID, "reason", reason)
+			ad.log.Debug("deferring job: cost budget", "job", r.ID, "reason", reason)
 			continue
 		}
-		reason, err := w.resources.refusal(ctx, &r) // memory and time (resource_admission.go)
+		reason, err := ad.resources.refusal(ctx, &r) // memory and time (resource_admission.go)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -116,14 +116,14 @@ func (w *Worker) admit(ctx context.Context, tx *store.ClaimTx, g *groupAdmission
 			if g.debug {
 				g.debugf(r.Queue, "Deferring job #%d (%s): %s", r.ID, r.Handler, reason)
 			}
-			w.log.Debug("deferring job: resource admission", "job", r.ID, "reason", reason)
+			ad.log.Debug("deferring job: resource admission", "job", r.ID, "reason", reason)
 			continue
 		}
 		if grouped {
 			g.busy[r.ConcurrencyGroup.String]++
 		}
-		w.takeLimits(g, &r, limits[i])
-		w.logAdmitted(g, &r)
+		ad.takeLimits(g, &r, limits[i])
+		ad.logAdmitted(g, &r)
 		admitted = append(admitted, r)
 	}
 	return admitted, deferred, nil

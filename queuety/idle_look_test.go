@@ -39,7 +39,7 @@ func TestIdleWorkerLooksBeforeItClaims(t *testing.T) {
 
 	waitFor(t, 5*time.Second, "idle looks", func() bool { return w.Stats().IdleLooks >= 20 })
 	st := w.Stats()
-	require.LessOrEqual(t, st.ClaimRounds, int64(len(w.lanes)), "claim transactions while idle: only each lane's first round claims, %+v", st)
+	require.LessOrEqual(t, st.ClaimRounds, int64(len(w.claim.lanes)), "claim transactions while idle: only each lane's first round claims, %+v", st)
 	require.Zero(t, ran.Load(), "the job of the paused queue")
 
 	insert("default")

@@ -98,12 +98,7 @@ func (w *Worker) observeClaim(start time.Time, jobs int) {
 // Slots reports the worker's job slots: busy ones and the total
 // (Config.Concurrency).
 func (w *Worker) Slots() (busy, total int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, l := range w.lanes {
-		busy += l.inflight
-	}
-	return busy, w.cfg.Concurrency
+	return w.claim.busySlots(), w.cfg.Concurrency
 }
 
 // Ready reports whether the worker has started and is not stopping.

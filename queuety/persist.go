@@ -44,7 +44,7 @@ func (w *Worker) persist(what string, fn func(ctx context.Context) error) error 
 		if !retryableWrite(err) {
 			return err
 		}
-		stopping := w.claimCtx.Err() != nil
+		stopping := w.claim.stopped()
 		if stopping && time.Now().After(deadline) {
 			w.log.Error("giving up writing job state while stopping; the stale sweep will recover it", "what", what, "err", err)
 			return err

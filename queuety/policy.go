@@ -32,20 +32,43 @@ type attemptSettings struct {
 	backoff     Backoff
 }
 
+// attemptPolicy is what the settings of every attempt start from: the
+// configured defaults and the registry's handler options and PHP class
+// config. It needs nothing else of the Client.
+type attemptPolicy struct {
+	timeout time.Duration
+	backoff Backoff
+	reg     *Registry
+}
+
+func (c *Client) policy(reg *Registry) attemptPolicy {
+	return attemptPolicy{timeout: c.cfg.JobTimeout, backoff: c.cfg.Backoff, reg: reg}
+}
+
 func (c *Client) settingsFor(reg *Registry, j *store.JobRow, payload phpjson.Value) attemptSettings {
-	s := attemptSettings{maxAttempts: j.MaxAttempts, timeout: c.cfg.JobTimeout, backoff: c.cfg.Backoff}
-	if h, ok := reg.lookup(j.Handler); ok {
-		if h.opts.maxAttempts > 0 {
-			s.maxAttempts = h.opts.maxAttempts
-		}
-		if h.opts.timeout > 0 {
-			s.timeout = h.opts.timeout
-		}
-		if h.opts.backoff != nil {
-			s.backoff = *h.opts.backoff
-		}
+	return c.policy(reg).settings(j, payload)
+}
+
+// settings are the settings of an attempt of j, its handler looked up.
+func (p attemptPolicy) settings(j *store.JobRow, payload phpjson.Value) attemptSettings {
+	h, _ := p.reg.lookup(j.Handler)
+	return p.settingsWith(h, j, payload)
+}
+
+// settingsWith are the settings of an attempt of j run by h (the zero
+// registered: no handler options), for a caller that looked h up already.
+func (p attemptPolicy) settingsWith(h registered, j *store.JobRow, payload phpjson.Value) attemptSettings {
+	s := attemptSettings{maxAttempts: j.MaxAttempts, timeout: p.timeout, backoff: p.backoff}
+	if h.opts.maxAttempts > 0 {
+		s.maxAttempts = h.opts.maxAttempts
 	}
-	reg.classRetrySettings(j, &s)
+	if h.opts.timeout > 0 {
+		s.timeout = h.opts.timeout
+	}
+	if h.opts.backoff != nil {
+		s.backoff = *h.opts.backoff
+	}
+	p.reg.classRetrySettings(j, &s)
 	rt := parseRuntime(payload)
 	if rt.MaxAttempts > 0 {
 		s.maxAttempts = rt.MaxAttempts

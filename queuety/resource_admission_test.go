@@ -47,7 +47,7 @@ func TestResourceAdmissionDefersByMemoryAndTime(t *testing.T) {
 		}
 		w, err := c.NewWorker(reg)
 		require.NoError(t, err)
-		w.resources.memory = func() (int64, bool) { return 2_000_000, true } // 2 GB left
+		w.claim.admit.resources.memory = func() (int64, bool) { return 2_000_000, true } // 2 GB left
 		for stepOnce(t, w) > 0 {
 		}
 		out := map[string]string{}

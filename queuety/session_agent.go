@@ -8,7 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queuety-go/queuety/internal/clock"
 	"github.com/queuety-go/queuety/internal/sessions"
+	store "github.com/queuety-go/queuety/sql"
 )
 
 // sessionAgent is the worker's side of worker sessions: it registers the
@@ -16,14 +18,11 @@ import (
 // the claim, renews the leases of sessions whose jobs are running,
 // and closes every session the worker holds at a planned stop.
 type sessionAgent struct {
-	w    *Worker
-	reg  *sessions.Registry
-	ns   string
+	sessionAgentParams
 	caps map[string]bool
-	log  *slog.Logger
-
-	stop chan struct{}
-	done chan struct{}
+	// Two loops on the injected clock: the registration's heartbeat, and
+	// the renewal of running jobs' session leases.
+	beat, renewal tickerService
 
 	mu      sync.Mutex
 	renewed map[string]time.Time // session id → last lease renewal by us
@@ -33,34 +32,69 @@ type sessionAgent struct {
 	noneAt time.Time
 }
 
-func newSessionAgent(w *Worker) *sessionAgent {
+// sessionAgentParams are what the session agent needs of its worker.
+type sessionAgentParams struct {
+	Client   *Client // its session registry and store (claimSessionJobs)
+	Jobs     *runningSet
+	Clock    clock.Clock
+	Log      *slog.Logger
+	WorkerID string
+	// From the worker's Config.
+	Namespace             string
+	Queues, Capabilities  []string
+	MaxWorkerSessions     int
+	RegistrationHeartbeat time.Duration
+	PollInterval          time.Duration
+	// Publish writes what the worker claims into its registration
+	// (fleet.go); Metrics are its claim counters for the heartbeat.
+	Publish func(ctx context.Context)
+	Metrics func() []byte
+	// Buried counts and reports the jobs the session claim buried itself.
+	Buried func(rows []store.JobRow)
+}
+
+// leaseRenewTick is how often the leases are looked at: well inside the
+// shortest lease (1 s at least). A tick does nothing while no session job
+// runs.
+const leaseRenewTick = 500 * time.Millisecond
+
+// sessionCallTimeout bounds one call to the session registry.
+const sessionCallTimeout = 10 * time.Second
+
+func newSessionAgent(p sessionAgentParams) *sessionAgent {
 	caps := map[string]bool{}
-	for _, c := range w.cfg.Capabilities {
+	for _, c := range p.Capabilities {
 		caps[c] = true
 	}
-	return &sessionAgent{w: w, reg: w.c.sessions, ns: w.cfg.Namespace, caps: caps, log: w.log, renewed: map[string]time.Time{}}
+	a := &sessionAgent{sessionAgentParams: p, caps: caps, renewed: map[string]time.Time{}}
+	a.beat = tickerService{name: "worker registration", interval: p.RegistrationHeartbeat, log: p.Log,
+		clock: p.Clock, skipFirst: true, round: func(ctx context.Context, _ time.Time) { a.heartbeat(ctx) }}
+	a.renewal = tickerService{name: "session leases", interval: leaseRenewTick, log: p.Log,
+		clock: p.Clock, skipFirst: true, round: func(ctx context.Context, _ time.Time) { a.renewLeases(ctx) }}
+	return a
 }
+
+func (a *sessionAgent) registry() *sessions.Registry { return a.Client.sessions }
 
 // registration is what the worker advertises.
 func (a *sessionAgent) registration() sessions.Registration {
-	cfg := a.w.cfg
-	limit := max(cfg.MaxWorkerSessions, 0)
+	limit := max(a.MaxWorkerSessions, 0)
 	return sessions.Registration{
-		Namespace: a.ns, WorkerID: a.w.id, TaskQueue: cfg.Queues[0], Queues: cfg.Queues,
-		Runtime: "go", Capabilities: cfg.Capabilities,
+		Namespace: a.Namespace, WorkerID: a.WorkerID, TaskQueue: a.Queues[0], Queues: a.Queues,
+		Runtime: "go", Capabilities: a.Capabilities,
 		MaxConcurrentWorkerSessions: &limit,
-		HeartbeatIntervalSeconds:    max(1, int(cfg.RegistrationHeartbeat/time.Second)),
+		HeartbeatIntervalSeconds:    max(1, int(a.RegistrationHeartbeat/time.Second)),
 	}
 }
 
-// Start registers the worker and starts the heartbeat loop.
+// Start registers the worker and starts the heartbeat loops.
 func (a *sessionAgent) Start(ctx context.Context) error {
-	if _, err := a.reg.Register(ctx, a.registration()); err != nil {
-		return fmt.Errorf("register worker %s: %w", a.w.id, err)
+	if _, err := a.registry().Register(ctx, a.registration()); err != nil {
+		return fmt.Errorf("register worker %s: %w", a.WorkerID, err)
 	}
-	a.w.publishClaims(ctx)
-	a.stop, a.done = make(chan struct{}), make(chan struct{})
-	go a.loop()
+	a.Publish(ctx)
+	_ = a.beat.Start(ctx)
+	_ = a.renewal.Start(ctx)
 	return nil
 }
 
@@ -68,67 +102,44 @@ func (a *sessionAgent) Start(ctx context.Context) error {
 // another worker is not left waiting for a lease to lapse) and removes the
 // registration, within 10 seconds. Call it after the last job finished.
 func (a *sessionAgent) Stop() {
-	close(a.stop)
-	<-a.done
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	a.beat.Stop()
+	a.renewal.Stop()
+	// Stop has no caller's context (service): the goodbye gets its own,
+	// bounded, so a dead server does not hold the stop.
+	ctx, cancel := context.WithTimeout(context.Background(), sessionCallTimeout)
 	defer cancel()
-	if n, err := a.reg.CloseHeldBy(ctx, a.ns, a.w.id); err != nil {
-		a.log.Warn("closing worker sessions failed; their leases will lapse", "err", err)
+	reg := a.registry()
+	if n, err := reg.CloseHeldBy(ctx, a.Namespace, a.WorkerID); err != nil {
+		a.Log.Warn("closing worker sessions failed; their leases will lapse", "err", err)
 	} else if n > 0 {
-		a.log.Info("closed worker sessions", "sessions", n)
+		a.Log.Info("closed worker sessions", "sessions", n)
 	}
-	if err := a.reg.Deregister(ctx, a.ns, a.w.id); err != nil && !errors.Is(err, sessions.ErrWorkerNotRegistered) {
-		a.log.Warn("deregistering the worker failed; it will look stale", "err", err)
-	}
-}
-
-func (a *sessionAgent) loop() {
-	defer close(a.done)
-	beat := a.w.clock.NewTicker(a.w.cfg.RegistrationHeartbeat)
-	defer beat.Stop()
-	// Leases are renewed well inside the shortest lease (1 s at least), so
-	// the renewal tick is short; it does nothing while no session job runs.
-	renew := a.w.clock.NewTicker(500 * time.Millisecond)
-	defer renew.Stop()
-	for {
-		select {
-		case <-a.stop:
-			return
-		case <-beat.C():
-			a.heartbeat()
-		case <-renew.C():
-			a.renewLeases()
-		}
+	if err := reg.Deregister(ctx, a.Namespace, a.WorkerID); err != nil && !errors.Is(err, sessions.ErrWorkerNotRegistered) {
+		a.Log.Warn("deregistering the worker failed; it will look stale", "err", err)
 	}
 }
 
 // heartbeat refreshes the registration; a registration that vanished (an
 // operator deregistered it) is written again.
-func (a *sessionAgent) heartbeat() {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+func (a *sessionAgent) heartbeat(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, sessionCallTimeout)
 	defer cancel()
-	_, err := a.reg.Heartbeat(ctx, a.ns, a.w.id, nil, a.w.claimMetrics())
+	reg := a.registry()
+	_, err := reg.Heartbeat(ctx, a.Namespace, a.WorkerID, nil, a.Metrics())
 	if errors.Is(err, sessions.ErrWorkerNotRegistered) {
-		if _, err = a.reg.Register(ctx, a.registration()); err == nil {
-			a.w.publishClaims(ctx)
+		if _, err = reg.Register(ctx, a.registration()); err == nil {
+			a.Publish(ctx)
 		}
 	}
 	if err != nil {
-		a.log.Warn("worker registration heartbeat failed; will retry", "err", err)
+		a.Log.Warn("worker registration heartbeat failed; will retry", "err", err)
 	}
 }
 
 // renewLeases renews the lease of every session with a running job once a
 // third of its lease has passed.
-func (a *sessionAgent) renewLeases() {
-	bySession := map[string][]*running{}
-	a.w.mu.Lock()
-	for _, rj := range a.w.running {
-		if sid := rj.row.SessionID; sid.Valid {
-			bySession[sid.String] = append(bySession[sid.String], rj)
-		}
-	}
-	a.w.mu.Unlock()
+func (a *sessionAgent) renewLeases(ctx context.Context) {
+	bySession := a.Jobs.bySession()
 	now := time.Now()
 	for sid, jobs := range bySession {
 		a.mu.Lock()
@@ -137,9 +148,9 @@ func (a *sessionAgent) renewLeases() {
 		if now.Sub(last) < jobs[0].sessionLease/3 {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if err := a.renew(ctx, sid, jobs...); err != nil && !errors.Is(err, ErrSessionLost) {
-			a.log.Warn("renewing worker session failed; will retry", "session", sid, "err", err)
+		one, cancel := context.WithTimeout(ctx, sessionCallTimeout)
+		if err := a.renew(one, sid, jobs...); err != nil && !errors.Is(err, ErrSessionLost) {
+			a.Log.Warn("renewing worker session failed; will retry", "session", sid, "err", err)
 		}
 		cancel()
 	}
@@ -161,13 +172,13 @@ func (a *sessionAgent) renewFor(ctx context.Context, rj *running) error {
 // renew renews session sid's lease. A refused renewal cancels jobs with
 // ErrSessionLost and the reason, and returns that cause.
 func (a *sessionAgent) renew(ctx context.Context, sid string, jobs ...*running) error {
-	res, err := a.reg.HeartbeatSession(ctx, a.ns, sid, a.w.id, nil)
+	res, err := a.registry().HeartbeatSession(ctx, a.Namespace, sid, a.WorkerID, nil)
 	if err != nil {
 		return err
 	}
 	if !res.Admitted {
 		cause := fmt.Errorf("%w: session %q: %s (%s)", ErrSessionLost, sid, res.Error, res.Reason)
-		a.log.Warn("worker session renewal refused; stopping its jobs", "session", sid, "reason", res.Reason)
+		a.Log.Warn("worker session renewal refused; stopping its jobs", "session", sid, "reason", res.Reason)
 		for _, rj := range jobs {
 			rj.cancel(cause)
 		}

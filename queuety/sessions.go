@@ -27,27 +27,24 @@ const sessionCandidates = 64
 // (see claimSessionJobs). A claim that finds no candidates makes the next
 // ones skip the read for a poll interval.
 func (a *sessionAgent) claim(ctx context.Context, tx *store.ClaimTx, queues []string, p store.ClaimParams, n int) ([]store.JobRow, error) {
-	if n <= 0 || len(queues) == 0 || a.w.cfg.MaxWorkerSessions < 0 {
+	if n <= 0 || len(queues) == 0 || a.MaxWorkerSessions < 0 {
 		return nil, nil
 	}
 	a.mu.Lock()
-	skip := time.Since(a.noneAt) < a.w.cfg.PollInterval
+	skip := time.Since(a.noneAt) < a.PollInterval
 	a.mu.Unlock()
 	if skip {
 		return nil, nil
 	}
-	who := claimant{ns: a.ns, workerID: a.w.id, queues: a.w.cfg.Queues, caps: a.caps}
-	rows, seen, buried, err := claimSessionJobs(ctx, tx, a.w.c, who, queues, p, n)
+	who := claimant{ns: a.Namespace, workerID: a.WorkerID, queues: a.Queues, caps: a.caps}
+	rows, seen, buried, err := claimSessionJobs(ctx, tx, a.Client, who, queues, p, n)
 	if err == nil && seen == 0 {
 		a.mu.Lock()
 		a.noneAt = time.Now()
 		a.mu.Unlock()
 	}
 	// The claim buried these itself: count them like any burial.
-	a.w.stats.buried.Add(int64(len(buried)))
-	for i := range buried {
-		a.w.observeJob(&buried[i], OutcomeBuried, 0)
-	}
+	a.Buried(buried)
 	return rows, err
 }
 

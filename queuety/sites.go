@@ -136,7 +136,7 @@ type siteRun struct {
 	client *Client
 	worker *Worker
 	// due is the last batched look's answer, taken once by the worker's
-	// idle lane (Worker.sharedIdleLook).
+	// idle lane (claimer.sharedIdleLook).
 	due     atomic.Bool
 	lookErr atomic.Pointer[error]
 
@@ -373,7 +373,7 @@ func (s *Sites) startSite(ctx context.Context, r *siteRun) error {
 		undo()
 		return &ConfigError{err}
 	}
-	w.sharedLook = r
+	w.claim.sharedLook = r
 	if err := w.Start(ctx); err != nil {
 		undo()
 		return err
@@ -541,7 +541,7 @@ type lookTarget struct {
 func lookParts(targets []lookTarget) []store.DueLook {
 	parts := make([]store.DueLook, len(targets))
 	for i, t := range targets {
-		parts[i] = store.DueLook{Store: t.w.store, Queues: t.w.lookQueues(), Database: t.database}
+		parts[i] = store.DueLook{Store: t.w.store, Queues: t.w.claim.lookQueues(), Database: t.database}
 	}
 	return parts
 }
@@ -556,7 +556,7 @@ func (s *Sites) answer(targets []lookTarget, due []bool, err error) {
 			}
 			r.set(SiteUnreachable, err)
 			// The worker's own claim finds the error and backs off.
-			t.w.kickLanes()
+			t.w.claim.kick()
 			continue
 		}
 		if r.lookErr.Swap(nil) != nil {
@@ -565,7 +565,7 @@ func (s *Sites) answer(targets []lookTarget, due []bool, err error) {
 		}
 		if due[i] {
 			r.due.Store(true)
-			t.w.kickLanes()
+			t.w.claim.kick()
 		}
 	}
 }

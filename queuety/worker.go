@@ -22,22 +22,27 @@ import (
 // Worker claims jobs from the Queuety tables and runs them with Go
 // handlers. Start it, then Stop it; it is not restartable.
 //
-// Inside, claim lanes each take as many rows per round trip as they have
-// free slots and commit the claim before any handler starts (see
-// claimRound, claim.go); each job runs in its own goroutine (execute.go);
-// a completer writes completions in batches (completer.go); and background
-// loops of one shape (service.go) keep running jobs' reserved_at fresh
-// (heartbeater.go), sweep stale rows (rescuer.go) and run the workflow and
-// schedule services. The handler names are read from the Registry when the
-// worker is built.
+// A Worker is a composition of parts, each with its own state:
+//   - the claimer (claimer.go, claim.go): claim lanes that each take as
+//     many rows per round trip as they have free slots, admit them
+//     (admission.go) and commit the claim before any handler starts;
+//   - the executor side (execute.go, failure.go, workflow.go): each job
+//     runs in its own goroutine, and its failure is retried or buried;
+//   - the registry of running and settling attempts (running_set.go),
+//     which the heartbeater (heartbeater.go), the session agent
+//     (session_agent.go), Stop and Drained read;
+//   - the completer (completer.go), which writes completions in batches;
+//   - background loops of one shape (service.go) that sweep stale rows
+//     (rescuer.go) and run the workflow and schedule services.
+//
+// The handler names are read from the Registry when the worker is built.
 type Worker struct {
 	c     *Client
 	cfg   Config
 	store *store.Store
-	slice *claimSlice // the cluster node's slice of the backlog (claim_slice.go)
 	reg   *Registry
 	log   *slog.Logger
-	clock clock.Clock // every loop ticks on it (service.go)
+	clock clock.Clock // the application clock: the services tick on it (service.go)
 	id    string
 	// handlers is the claim filter; nil claims every handler (ClaimAll).
 	handlers []string
@@ -46,32 +51,11 @@ type Worker struct {
 	engine     *workflow.Engine
 	wfHandlers []string
 
-	mu      sync.Mutex
-	running map[int64]*running
-	// settling are finished attempts whose completion is not written yet:
-	// out of their slot, still heartbeated, so no stale sweep takes a job
-	// that ran only because its completion waits out a lost connection.
-	settling map[int64]*running
-	lanes    []*lane
-	// dbTroubleAt is when a claim last failed on the connection (unix
-	// nanos); the rescuer holds off after it (see rescuer.sweep).
-	dbTroubleAt atomic.Int64
-
-	// completer writes the completions (completer.go).
+	claim     *claimer
+	exec      *executor
+	jobs      *runningSet
 	completer *completer
-	// batchTurns orders one batch's callbacks by their commits.
-	batchTurns batchTurns
-	// resources is the plugin's memory and time admission.
-	resources *resourceAdmission
-
-	jobsCtx     context.Context
-	cancelJobs  context.CancelCauseFunc
-	claimCtx    context.Context
-	cancelClaim context.CancelFunc
-	claimersWG  sync.WaitGroup
-	execWG      sync.WaitGroup
-
-	sessions *sessionAgent // registration, session admission and leases
+	sessions  *sessionAgent // registration, session admission and leases
 	// The background loops (service.go), in start order, in two phases of
 	// Stop: feeders make new work (retention, the scheduler) and stop
 	// before the claim does; loops (heartbeater, rescuer, deadlines, wait
@@ -81,13 +65,13 @@ type Worker struct {
 	scheduler *scheduler       // Config.ScheduleInterval: the schedules tick
 	hooks     *webhookNotifier // the plugin's webhooks (webhook_events.go)
 
-	// The paused-queue cache, shared by the lanes: the last read, loaded
-	// without a lock by readers that must not wait on the database (the
-	// chain check runs inside a transaction); pausedMu serializes reads.
-	pausedMu   sync.Mutex
-	pausedSnap atomic.Pointer[pausedSnapshot]
-	// pausedRefreshing: a refresh of the snapshot for the chain is running.
-	pausedRefreshing atomic.Bool
+	// batchTurns orders one batch's callbacks by their commits.
+	batchTurns batchTurns
+	// jobsCtx is the parent of every attempt's context: cancelled
+	// (ErrShutdown) only when Stop's grace is over.
+	jobsCtx    context.Context
+	cancelJobs context.CancelCauseFunc
+	execWG     sync.WaitGroup
 
 	// phpOnly is the claim filter for what only PHP can run, built once
 	// (machine_claim.go).
@@ -101,17 +85,6 @@ type Worker struct {
 	stopOnce sync.Once
 	stopErr  error
 	stats    workerCounters
-	limits   workerLimits // Config.MaxJobs and Drained (worker_limits.go)
-	// sharedLook, set by Sites, answers an idle lane's look from the
-	// batched look of its server instead of a statement of its own
-	// (sites_look.go).
-	sharedLook *siteRun
-	// rollbackLog is where the last INFO line about rolled-back claims
-	// left off (claimRolledBack).
-	rollbackLog struct {
-		mu                sync.Mutex
-		rollbacks, rounds int64
-	}
 }
 
 type workerCounters struct {
@@ -154,24 +127,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		reg = NewRegistry()
 	}
 	cfg := c.cfg
-	w := &Worker{
-		c: c, cfg: cfg, store: c.store, reg: reg, slice: newClaimSlice(c.store, cfg),
-		running:  map[int64]*running{},
-		settling: map[int64]*running{},
-	}
-	w.completer = newCompleter(w, cfg.Concurrency)
-	w.resources = newResourceAdmission(c.store, cfg.PluginSettings, cfg.Clock.Now)
-	// Claim lanes split the slots: while one lane commits its claim,
-	// another selects and runs, so the database always has work.
-	nLanes := max(1, min(cfg.ClaimLanes, cfg.Concurrency))
-	for i := 0; i < nLanes; i++ {
-		size := cfg.Concurrency / nLanes
-		if i < cfg.Concurrency%nLanes {
-			size++
-		}
-		w.lanes = append(w.lanes, &lane{size: size, slotFreed: make(chan struct{}, 1), kick: make(chan struct{}, 1)})
-	}
-	w.initLimits(cfg.MaxJobs)
+	w := &Worker{c: c, cfg: cfg, store: c.store, reg: reg, jobs: newRunningSet()}
 	w.id = cfg.WorkerID
 	if w.id == "" {
 		w.id = newWorkerID()
@@ -198,11 +154,31 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 			return nil, errors.New("no handlers registered: register Go handlers, set a fallback (the PHP pool: --php), or claim everything with ClaimAll (--claim-all)")
 		}
 	}
-	w.sessions = newSessionAgent(w)
-	w.loops = append(w.loops, newHeartbeater(w))
+	w.claim = newClaimer(claimerParams{
+		Config: cfg, Store: c.store, Reg: reg, Log: w.log, WorkerID: w.id, Clock: clock.Real{},
+		Claimable: store.ClaimParams{Handlers: w.handlers, WorkflowHandlers: w.wfHandlers,
+			AllWorkflowSteps: w.engine != nil && w.engine.StepRunner() != nil},
+		PHPOnly: w.phpOnlyClaims,
+		Admit: &admitter{reg: reg, log: w.log, resources: newResourceAdmission(c.store, cfg.PluginSettings, cfg.Clock.Now),
+			debug: cfg.Debug, queueBudgets: cfg.QueueCostBudgets, groupBudgets: cfg.GroupCostBudgets, steps: w.engine != nil},
+		Starter: w, Observer: w, Stats: &w.stats,
+	})
+	w.exec = &executor{policy: c.policy(reg), lookup: w.lookupHandler, log: w.log}
+	w.completer = newCompleter(completerParams{Writer: w, Jobs: w.jobs, Finished: w.claim.noteFinished,
+		AfterBatch: w.sampleMemory, Size: cfg.Concurrency})
+	w.sessions = newSessionAgent(sessionAgentParams{
+		Client: c, Jobs: w.jobs, Clock: w.clock, Log: w.log, WorkerID: w.id,
+		Namespace: cfg.Namespace, Queues: cfg.Queues, Capabilities: cfg.Capabilities,
+		MaxWorkerSessions: cfg.MaxWorkerSessions, RegistrationHeartbeat: cfg.RegistrationHeartbeat,
+		PollInterval: cfg.PollInterval,
+		Publish:      w.publishClaims, Metrics: w.claim.metrics, Buried: w.sessionBuried,
+	})
+	w.claim.Sessions = w.sessions
+	w.loops = append(w.loops, newHeartbeater(heartbeatParams{
+		Jobs: w.jobs, Store: w.store, WorkerID: w.id, Interval: cfg.HeartbeatInterval, Log: w.log}))
 	if cfg.RescueSchedule != "off" {
 		w.loops = append(w.loops, &rescuer{c: c, reg: reg, schedule: cfg.RescueSchedule, log: w.log,
-			holdOff: 2 * cfg.HeartbeatInterval, troubleAt: w.dbTroubleAt.Load, obs: cfg.Observer})
+			holdOff: 2 * cfg.HeartbeatInterval, troubleAt: w.claim.troubleAt.Load, obs: cfg.Observer})
 	}
 	if cfg.Workflows && cfg.DeadlineInterval > 0 {
 		w.loops = append(w.loops, newDeadlineChecker(c, reg, cfg.DeadlineInterval, w.log, w.clock))
@@ -241,9 +217,7 @@ func (w *Worker) ID() string { return w.id }
 
 // Stats returns the worker's counters.
 func (w *Worker) Stats() WorkerStats {
-	w.mu.Lock()
-	n := len(w.running)
-	w.mu.Unlock()
+	n := w.jobs.count()
 	return WorkerStats{
 		Claimed: w.stats.claimed.Load(), Completed: w.stats.completed.Load(), Retried: w.stats.retried.Load(),
 		Buried: w.stats.buried.Load(), HandedBack: w.stats.handedBack.Load(), Refused: w.stats.refused.Load(),
@@ -263,7 +237,6 @@ func (w *Worker) Start(ctx context.Context) error {
 		return err
 	}
 	w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
-	w.claimCtx, w.cancelClaim = context.WithCancel(context.Background())
 	// Only the registration and the cron schedules can fail; a failed
 	// start leaves nothing running (startServices).
 	if err := startServices(ctx, w.services()); err != nil {
@@ -280,10 +253,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	// them, so what they say is what this start found.
 	w.reportLeftWork(ctx)
 	w.reportPHPOnly()
-	for _, l := range w.lanes {
-		w.claimersWG.Add(1)
-		go w.claimLoop(l)
-	}
+	_ = w.claim.Start(ctx)
 	w.ready.Store(true)
 	return nil
 }
@@ -317,8 +287,7 @@ func (w *Worker) stop(ctx context.Context) error {
 	// No new jobs once stopping; retention ends a sweep under way at its
 	// next statement.
 	stopServices(w.feeders)
-	w.cancelClaim()
-	w.claimersWG.Wait()
+	w.claim.Stop()
 
 	grace, cancel := context.WithTimeout(ctx, w.cfg.ShutdownGrace)
 	defer cancel()
@@ -360,14 +329,7 @@ func waitGroup(ctx context.Context, wg *sync.WaitGroup) bool {
 // abandonRunning hands back attempts whose handlers ignored cancellation.
 // Their goroutines may still finish, but their results are dropped.
 func (w *Worker) abandonRunning() {
-	w.mu.Lock()
-	var give []store.Attempt
-	for _, rj := range w.running {
-		if rj.state.CompareAndSwap(stateRunning, stateAbandoned) {
-			give = append(give, rj.job.attempt)
-		}
-	}
-	w.mu.Unlock()
+	give := w.jobs.abandon()
 	w.log.Warn("handlers did not return after cancellation; handing their jobs back", "jobs", len(give))
 	w.handBack(give)
 }
@@ -377,17 +339,18 @@ func (w *Worker) abandonRunning() {
 func (w *Worker) awaitFinishing() {
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		w.mu.Lock()
-		busy := 0
-		for _, rj := range w.running {
-			if rj.state.Load() != stateAbandoned {
-				busy++
-			}
-		}
-		w.mu.Unlock()
-		if busy == 0 {
+		if w.jobs.finishing() == 0 {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// sessionBuried counts and reports jobs the session claim buried itself,
+// like any burial.
+func (w *Worker) sessionBuried(rows []store.JobRow) {
+	w.stats.buried.Add(int64(len(rows)))
+	for i := range rows {
+		w.observeJob(&rows[i], OutcomeBuried, 0)
 	}
 }

@@ -262,9 +262,9 @@ func TestStopDuringClaimRollsTheWindowBack(t *testing.T) {
 	require.NoError(t, err)
 	// Stop "arrives" after the rows are selected and before any starts.
 	w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
-	w.claimCtx, w.cancelClaim = context.WithCancel(context.Background())
-	w.cancelClaim()
-	n, _, err := w.claimRound(w.lanes[0], 10)
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	n, _, err := w.claim.round(stopped, w.claim.lanes[0], 10)
 	require.NoError(t, err)
 	require.Zero(t, n)
 	require.Zero(t, ran.Load())

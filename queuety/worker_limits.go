@@ -21,13 +21,13 @@ type workerLimits struct {
 	finished atomic.Int64
 }
 
-func (w *Worker) initLimits(maxJobs int) {
-	for _, ln := range w.lanes {
+func (c *claimer) initLimits(maxJobs int) {
+	for _, ln := range c.lanes {
 		ln.idleAfter.Store(laneClaiming) // no round yet: not drained
 		ln.lastEmpty.Store(laneClaiming)
 		ln.confirmed.Store(laneClaiming)
 	}
-	l := &w.limits
+	l := &c.limits
 	if maxJobs > 0 {
 		l.max = int64(maxJobs)
 		l.budget.Store(l.max)
@@ -67,20 +67,20 @@ const (
 
 // noteFinished counts a job leaving the worker; called before it leaves
 // running or settling, so Drained never sees it gone with the old count.
-func (w *Worker) noteFinished() { w.limits.finished.Add(1) }
+func (c *claimer) noteFinished() { c.limits.finished.Add(1) }
 
 // beginRound reserves up to n claims for a round of l and returns how
 // many, with the finish count the round starts after. 0 claims: spent
 // means the MaxJobs budget is used up (claim no more); otherwise another
 // lane holds what is left of it for its round, and this lane waits, idle:
 // that round sees every row this one would.
-func (w *Worker) beginRound(l *lane, n int) (want int, gen int64, spent bool) {
-	gen = w.limits.finished.Load()
-	if want = w.limits.take(n); want > 0 {
+func (c *claimer) beginRound(l *lane, n int) (want int, gen int64, spent bool) {
+	gen = c.limits.finished.Load()
+	if want = c.limits.take(n); want > 0 {
 		l.idleAfter.Store(laneClaiming)
 		return want, gen, false
 	}
-	if w.limits.spent() {
+	if c.limits.spent() {
 		l.idleAfter.Store(laneSpent)
 		return 0, gen, true
 	}
@@ -94,10 +94,10 @@ func (w *Worker) beginRound(l *lane, n int) (want int, gen int64, spent bool) {
 // because rows waited for their PHP class's settings (deferred) is not
 // empty: those rows are due and this worker can run them once the
 // settings are read, so `flush` and --stop-when-empty must not stop there.
-func (w *Worker) endRound(l *lane, gen int64, n, got int, deferred bool, err error) {
-	w.limits.giveBack(n - got)
-	if got > 0 && w.limits.max > 0 && w.limits.claimed.Add(int64(got)) >= w.limits.max {
-		w.kickLanes() // idle lanes see the spent budget now, not a poll later
+func (c *claimer) endRound(l *lane, gen int64, n, got int, deferred bool, err error) {
+	c.limits.giveBack(n - got)
+	if got > 0 && c.limits.max > 0 && c.limits.claimed.Add(int64(got)) >= c.limits.max {
+		c.kick() // idle lanes see the spent budget now, not a poll later
 	}
 	switch {
 	case err != nil:
@@ -123,15 +123,16 @@ func (w *Worker) endRound(l *lane, gen int64, n, got int, deferred bool, err err
 // and `flush` wait for. Delayed rows (a retry's backoff) are not due, so
 // they do not count, as in the plugin's flush.
 func (w *Worker) Drained() bool {
-	w.mu.Lock()
-	busy := len(w.running) + len(w.settling)
-	w.mu.Unlock()
-	if busy > 0 {
-		return false
-	}
-	gen := w.limits.finished.Load()
+	return w.jobs.busy() == 0 && w.claim.drained()
+}
+
+// drained reports that every lane's last two claim rounds, begun after the
+// last job finished, found nothing to claim (or the budget is spent); when
+// a lane has looked only once, it has them look again now.
+func (c *claimer) drained() bool {
+	gen := c.limits.finished.Load()
 	confirm := false
-	for _, l := range w.lanes {
+	for _, l := range c.lanes {
 		v := l.idleAfter.Load()
 		switch {
 		case v == laneSpent:
@@ -144,7 +145,7 @@ func (w *Worker) Drained() bool {
 	if confirm {
 		// Every lane found nothing once: have them look again now rather
 		// than after their poll interval.
-		w.kickLanes()
+		c.kick()
 		return false
 	}
 	return true
@@ -154,10 +155,5 @@ func (w *Worker) Drained() bool {
 // and none of them is still running. A claim counts once its round has
 // started its jobs, so a committed claim is never missed.
 func (w *Worker) BudgetSpent() bool {
-	if !w.limits.spent() {
-		return false
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.running)+len(w.settling) == 0
+	return w.claim.limits.spent() && w.jobs.busy() == 0
 }

@@ -105,12 +105,12 @@ func TestDrainedNeedsTwoEmptyRounds(t *testing.T) {
 	reg.HandleFunc("noop", func(context.Context, *Job) error { return nil })
 	w, err := c.NewWorker(reg)
 	require.NoError(t, err)
-	l := w.lanes[0]
+	l := w.claim.lanes[0]
 	round := func(got int, deferred bool) {
-		want, gen, spent := w.beginRound(l, 1)
+		want, gen, spent := w.claim.beginRound(l, 1)
 		require.Equal(t, 1, want)
 		require.False(t, spent)
-		w.endRound(l, gen, want, got, deferred, nil)
+		w.claim.endRound(l, gen, want, got, deferred, nil)
 	}
 	require.False(t, w.Drained(), "no round yet")
 
@@ -126,7 +126,7 @@ func TestDrainedNeedsTwoEmptyRounds(t *testing.T) {
 	round(0, false)
 	require.True(t, w.Drained(), "two empty rounds in a row")
 
-	w.noteFinished() // a job left: the rounds before it do not count
+	w.claim.noteFinished() // a job left: the rounds before it do not count
 	require.False(t, w.Drained())
 	round(0, false)
 	require.False(t, w.Drained())

@@ -131,7 +131,7 @@ func (w *Worker) executeWorkflowStep(ctx context.Context, rj *running) {
 			// A settled step usually enqueued the next one (or woke a
 			// waiting parent): claim it now rather than after the poll
 			// interval.
-			w.kickLanes()
+			w.claim.kick()
 		}
 		if !w.settleStep(ctx, rj, &row, stepErr, err) || next == nil {
 			if next != nil {
@@ -206,22 +206,17 @@ func retryableRead(err error) bool {
 // began stopping since that commit.
 func (w *Worker) chainTo(rj *running, next *workflow.Chained) (*running, context.Context) {
 	nrj, ctx := w.newRunning(next.Job, rj.lane, time.Now(), next.Job.Attempts)
-	w.mu.Lock()
-	stopping := w.claimCtx.Err() != nil
-	delete(w.running, rj.row.ID)
-	if !stopping {
-		w.running[nrj.row.ID] = nrj
-	}
-	w.mu.Unlock()
+	stopping := w.claim.stopped()
+	w.jobs.chain(rj.row.ID, nrj, !stopping)
 	rj.cancel(nil)
 	if stopping {
 		nrj.cancel(nil)
 		w.handBack([]store.Attempt{nrj.job.attempt})
-		w.releaseSlot(rj.lane)
+		rj.lane.free()
 		return nil, nil
 	}
 	w.stats.chained.Add(1)
-	w.refreshPausedSoon()
+	w.claim.refreshPausedSoon()
 	return nrj, ctx
 }
 
