@@ -48,7 +48,7 @@ func (h engineHost) StepTimeout(job *store.JobRow) (time.Duration, error) {
 func (h engineHost) JobContext() context.Context { return h.w.jobsCtx }
 
 // MemoryKB is the worker's per-slot memory figure (memory.go).
-func (h engineHost) MemoryKB() int64 { return h.w.memKB.Load() }
+func (h engineHost) MemoryKB() int64 { return h.w.mem.perSlotKB() }
 
 // engineConfig is the configuration of the worker's workflow engine: the
 // client's for the registry, with the worker as its host.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"sync/atomic"
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -14,38 +13,12 @@ import (
 	"github.com/queuety-go/queuety/workflow"
 )
 
-// running is one attempt in flight.
-type running struct {
-	job       *Job
-	row       store.JobRow
-	cancel    context.CancelCauseFunc
-	state     atomic.Int32
-	lastTouch atomic.Int64 // unix nanos of the last reserved_at refresh
-	start     time.Time
-	lane      *lane
-	// sessionLease is the lease of the job's worker session (0: none).
-	sessionLease time.Duration
-	// memPeakKB is the peak memory the process that ran the job reported
-	// (Job.ReportMemoryPeak; the PHP pool's), 0 when none did.
-	memPeakKB atomic.Int64
-	// batchTurn orders the callbacks of its batch write (batch_order.go).
-	batchTurn *batchTurn
-}
-
 // outcome is a finished attempt.
 type outcome struct {
 	err      error
 	settings attemptSettings
 	duration time.Duration
 }
-
-const (
-	stateRunning int32 = iota
-	stateDone
-	stateAbandoned
-)
-
-func (r *running) touched(t time.Time) { r.lastTouch.Store(t.UnixNano()) }
 
 // startJobs runs the jobs of a committed claim, each in its own goroutine.
 func (w *Worker) startJobs(l *lane, rows []store.JobRow) {
@@ -125,7 +98,7 @@ func (w *Worker) completedLog(rj *running, d time.Duration) store.LogRow {
 	l.DurationMS = store.Int(d.Milliseconds())
 	mem := rj.memPeakKB.Load()
 	if mem <= 0 {
-		mem = w.memKB.Load()
+		mem = w.mem.perSlotKB()
 	}
 	l.MemoryPeakKB = store.Int(mem)
 	return l

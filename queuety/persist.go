@@ -35,7 +35,9 @@ func (w *Worker) persist(what string, fn func(ctx context.Context) error) error 
 	delay := 50 * time.Millisecond
 	deadline := time.Now().Add(w.cfg.ShutdownGrace + time.Minute)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		// The writes come from attempts that have ended (their contexts
+		// too) and from Stop: each gets its own bounded context.
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 		err := fn(ctx)
 		cancel()
 		if err == nil {
@@ -54,6 +56,9 @@ func (w *Worker) persist(what string, fn func(ctx context.Context) error) error 
 		delay = min(delay*2, 5*time.Second)
 	}
 }
+
+// writeTimeout bounds one try of a state write.
+const writeTimeout = 30 * time.Second
 
 // retryableWrite reports whether a failed write may succeed when simply
 // tried again.

@@ -1,10 +1,41 @@
 package queuety
 
 import (
+	"context"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	store "github.com/queuety-go/queuety/sql"
 )
+
+// running is one attempt in flight.
+type running struct {
+	job       *Job
+	row       store.JobRow
+	cancel    context.CancelCauseFunc
+	state     atomic.Int32
+	lastTouch atomic.Int64 // unix nanos of the last reserved_at refresh
+	start     time.Time
+	lane      *lane
+	// sessionLease is the lease of the job's worker session (0: none).
+	sessionLease time.Duration
+	// memPeakKB is the peak memory the process that ran the job reported
+	// (Job.ReportMemoryPeak; the PHP pool's), 0 when none did.
+	memPeakKB atomic.Int64
+	// batchTurn orders the callbacks of its batch write (batch_order.go).
+	batchTurn *batchTurn
+}
+
+// running states: the executor moves an attempt from running to done, or
+// Stop to abandoned, once.
+const (
+	stateRunning int32 = iota
+	stateDone
+	stateAbandoned
+)
+
+func (r *running) touched(t time.Time) { r.lastTouch.Store(t.UnixNano()) }
 
 // runningSet is the registry of a worker's attempts in flight: those
 // running in a slot, and those settling (finished, their completion not

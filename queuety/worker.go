@@ -78,8 +78,7 @@ type Worker struct {
 	phpOnly     store.ClaimParams
 	phpOnlyOnce sync.Once
 
-	memKB    atomic.Int64
-	memAt    time.Time
+	mem      *memorySampler
 	started  atomic.Bool
 	ready    atomic.Bool // started and not stopping (Ready)
 	stopOnce sync.Once
@@ -127,7 +126,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		reg = NewRegistry()
 	}
 	cfg := c.cfg
-	w := &Worker{c: c, cfg: cfg, store: c.store, reg: reg, jobs: newRunningSet()}
+	w := &Worker{c: c, cfg: cfg, store: c.store, reg: reg, jobs: newRunningSet(), mem: &memorySampler{slots: cfg.Concurrency}}
 	w.id = cfg.WorkerID
 	if w.id == "" {
 		w.id = newWorkerID()
@@ -165,7 +164,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 	})
 	w.exec = &executor{policy: c.policy(reg), lookup: w.lookupHandler, log: w.log}
 	w.completer = newCompleter(completerParams{Writer: w, Jobs: w.jobs, Finished: w.claim.noteFinished,
-		AfterBatch: w.sampleMemory, Size: cfg.Concurrency})
+		AfterBatch: w.mem.sample, Size: cfg.Concurrency})
 	w.sessions = newSessionAgent(sessionAgentParams{
 		Client: c, Jobs: w.jobs, Clock: w.clock, Log: w.log, WorkerID: w.id,
 		Namespace: cfg.Namespace, Queues: cfg.Queues, Capabilities: cfg.Capabilities,
@@ -242,7 +241,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	if err := startServices(ctx, w.services()); err != nil {
 		return err
 	}
-	w.sampleMemory()
+	w.mem.sample()
 	if w.hooks != nil {
 		w.hooks.Start(ctx)
 	}
@@ -264,7 +263,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	<-ctx.Done()
-	return w.Stop(context.Background())
+	// ctx's values, not its end: the stop gets its grace.
+	return w.Stop(context.WithoutCancel(ctx))
 }
 
 // Stop stops claiming, lets in-flight jobs finish within ShutdownGrace (or
@@ -294,7 +294,7 @@ func (w *Worker) stop(ctx context.Context) error {
 	if !waitGroup(grace, &w.execWG) {
 		w.log.Warn("shutdown grace over: cancelling running jobs", "running", w.Stats().Running)
 		w.cancelJobs(ErrShutdown)
-		extra, cancel2 := context.WithTimeout(context.Background(), abandonAfter)
+		extra, cancel2 := context.WithTimeout(context.WithoutCancel(ctx), abandonAfter)
 		defer cancel2()
 		if !waitGroup(extra, &w.execWG) {
 			w.abandonRunning()
