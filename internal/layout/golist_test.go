@@ -18,6 +18,7 @@ const module = "github.com/queuety-go/queuety"
 type listed struct {
 	ImportPath     string
 	Name           string
+	Doc            string
 	Dir            string
 	GoFiles        []string
 	IgnoredGoFiles []string

@@ -1,0 +1,32 @@
+package queuety
+
+import (
+	"reflect"
+	"testing"
+)
+
+// TestWorkerPartsHoldNoWorker: the worker's parts get what they need
+// (params structs, small interfaces, the registry of running attempts) and
+// never the Worker itself, so none of them reaches into another's state.
+// The Worker may stand behind one of their interfaces (jobStarter,
+// completionWriter), but no part names it.
+func TestWorkerPartsHoldNoWorker(t *testing.T) {
+	worker := reflect.TypeFor[*Worker]()
+	parts := []any{claimer{}, admitter{}, pausedCache{}, executor{}, runningSet{}, completer{}, heartbeater{}, sessionAgent{}, memorySampler{}}
+	for _, p := range parts {
+		typ := reflect.TypeOf(p)
+		var walk func(reflect.Type, string)
+		walk = func(ty reflect.Type, path string) {
+			for i := range ty.NumField() {
+				f := ty.Field(i)
+				if f.Type == worker {
+					t.Errorf("%s.%s is a *Worker", typ.Name(), path+f.Name)
+				}
+				if f.Type.Kind() == reflect.Struct {
+					walk(f.Type, path+f.Name+".")
+				}
+			}
+		}
+		walk(typ, "")
+	}
+}
