@@ -45,7 +45,7 @@ func (w *Worker) newRunning(row store.JobRow, l *lane, now time.Time, attempt in
 		ID: row.ID, Queue: row.Queue, Handler: row.Handler, Priority: Priority(row.Priority),
 		Attempt: attempt, MaxAttempts: row.MaxAttempts, RawPayload: []byte(row.Payload),
 		attempt: store.Attempt{ID: row.ID, Attempt: attempt, WorkerID: w.id},
-		w:       w, run: rj,
+		beat:    w.beat, run: rj,
 	}
 	return rj, ctx
 }

@@ -52,8 +52,15 @@ type Job struct {
 	RawPayload []byte
 
 	attempt store.Attempt
-	w       *Worker
+	beat    *jobBeat // nil outside a worker
 	run     *running
+}
+
+// jobBeat is what Job.Heartbeat writes through: the store, and the session
+// agent that renews a session-bound job's lease first. A worker has one.
+type jobBeat struct {
+	store    *store.Store
+	sessions *sessionAgent
 }
 
 // Decode unmarshals the payload (reserved keys removed) into v with
@@ -112,7 +119,7 @@ func (j *Job) ReportMemoryPeak(kb int64) {
 // row. Long jobs are also heartbeated automatically; call this to record
 // progress or to find out early that the job was lost.
 func (j *Job) Heartbeat(ctx context.Context, progress any) error {
-	if j.w == nil {
+	if j.beat == nil {
 		return nil // outside a worker (tests, dispatch_sync style runs)
 	}
 	var data []byte
@@ -129,11 +136,11 @@ func (j *Job) Heartbeat(ctx context.Context, progress any) error {
 		// A job heartbeat renews its worker session's lease first, and is
 		// recorded only when that succeeds; a refused renewal means stop
 		// (the context is cancelled with the reason).
-		if err := j.w.sessions.renewFor(ctx, j.run); err != nil {
+		if err := j.beat.sessions.renewFor(ctx, j.run); err != nil {
 			return err
 		}
 	}
-	ok, err := j.w.store.Heartbeat(ctx, j.attempt, data)
+	ok, err := j.beat.store.Heartbeat(ctx, j.attempt, data)
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func TestSessionJobsRunOnlyOnTheCapableWorker(t *testing.T) {
 	reg.HandleFunc("render", func(_ context.Context, j *Job) error {
 		mu.Lock()
 		defer mu.Unlock()
-		ranOn[j.ID] = j.w.id
+		ranOn[j.ID] = j.attempt.WorkerID
 		return nil
 	})
 	plain1 := sessionWorker(t, c, reg, "cpu-1")

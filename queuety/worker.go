@@ -54,6 +54,7 @@ type Worker struct {
 	claim     *claimer
 	exec      *executor
 	jobs      *runningSet
+	beat      *jobBeat // what a Job's Heartbeat writes through
 	completer *completer
 	sessions  *sessionAgent // registration, session admission and leases
 	// The background loops (service.go), in start order, in two phases of
@@ -173,6 +174,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		Publish:      w.publishClaims, Metrics: w.claim.metrics, Buried: w.sessionBuried,
 	})
 	w.claim.Sessions = w.sessions
+	w.beat = &jobBeat{store: c.store, sessions: w.sessions}
 	w.loops = append(w.loops, newHeartbeater(heartbeatParams{
 		Jobs: w.jobs, Store: w.store, WorkerID: w.id, Interval: cfg.HeartbeatInterval, Log: w.log}))
 	if cfg.RescueSchedule != "off" {
