@@ -94,7 +94,7 @@ func (w *Worker) completeBatchJob(rj *running, d time.Duration) {
 	c := store.Completion{Attempt: rj.job.attempt, Log: w.completedLog(rj, d)}
 	var applied, already bool
 	cb, turn, err := w.batchTurns.write(rj.row.BatchID.Int64, func() (cb store.BatchCallbacks, err error) {
-		err = w.persist("complete", func(ctx context.Context) error {
+		err = w.writes.persist("complete", func(ctx context.Context) error {
 			var err error
 			applied, already, cb, err = w.store.CompleteBatchJob(ctx, c, rj.row.BatchID.Int64)
 			return err
@@ -144,12 +144,12 @@ func (w *Worker) rowWritten(rj *running) {
 // its batch in the same transaction.
 func (w *Worker) writeJobFailure(rj *running, f store.Failure) (applied bool, cb store.BatchCallbacks, err error) {
 	if !rj.row.BatchID.Valid {
-		applied, err = w.writeFailure(f)
+		applied, err = w.writes.writeFailure(f)
 		return applied, cb, err
 	}
 	rj.batchTurn.finish() // a write refused before this one fired nothing
 	cb, rj.batchTurn, err = w.batchTurns.write(rj.row.BatchID.Int64, func() (cb store.BatchCallbacks, err error) {
-		err = w.persist("fail", func(ctx context.Context) error {
+		err = w.writes.persist("fail", func(ctx context.Context) error {
 			var err error
 			applied, cb, err = w.store.FailBatchJob(ctx, f, rj.row.BatchID.Int64)
 			return err

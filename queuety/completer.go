@@ -122,7 +122,7 @@ func (c *completer) settled(batch []store.Completion) {
 // and buried alone and never holds back the others.
 func (w *Worker) writeCompletions(batch []store.Completion) {
 	var res store.CompleteResult
-	err := w.persist("complete", func(ctx context.Context) error {
+	err := w.writes.persist("complete", func(ctx context.Context) error {
 		var err error
 		res, err = w.store.CompleteJobs(ctx, batch)
 		return err
@@ -142,7 +142,7 @@ func (w *Worker) writeCompletions(batch []store.Completion) {
 		row := &store.JobRow{ID: c.ID, Queue: c.Log.Queue, Handler: c.Log.Handler, Attempts: c.Attempt.Attempt,
 			WorkflowID: c.Log.WorkflowID, StepIndex: c.Log.StepIndex}
 		d := time.Duration(c.Log.DurationMS.Int64) * time.Millisecond
-		if _, err := w.writeFailure(refusedWrite(row, c.Attempt, d, "its completion", err, "")); err != nil {
+		if _, err := w.writes.writeFailure(refusedWrite(row, c.Attempt, d, "its completion", err, "")); err != nil {
 			w.log.Error("burying it failed too; the stale sweep will recover the job", "job", c.ID, "err", err)
 		} else {
 			w.observeJob(row, OutcomeBuried, d)

@@ -86,7 +86,7 @@ func (w *Worker) execute(ctx context.Context, rj *running) {
 		w.stats.refused.Add(1)
 		w.log.Warn("job lost while running (rescued or deleted); its result is dropped", "job", rj.row.ID, "err", err)
 	case errors.Is(cause, ErrShutdown), errors.Is(err, errLeaveToPHP):
-		w.handBack([]store.Attempt{rj.job.attempt})
+		w.writes.handBack([]store.Attempt{rj.job.attempt})
 	default:
 		w.fail(rj, o)
 	}

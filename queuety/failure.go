@@ -54,10 +54,11 @@ func (w *Worker) fail(rj *running, o *outcome) {
 	}
 }
 
-func (w *Worker) writeFailure(f store.Failure) (applied bool, err error) {
-	err = w.persist("fail", func(ctx context.Context) error {
+// writeFailure writes a failed attempt's retry or burial.
+func (s *stateWriter) writeFailure(f store.Failure) (applied bool, err error) {
+	err = s.persist("fail", func(ctx context.Context) error {
 		var err error
-		applied, err = w.store.FailJob(ctx, f)
+		applied, err = s.store.FailJob(ctx, f)
 		return err
 	})
 	return applied, err

@@ -3,25 +3,42 @@ package queuety
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	store "github.com/queuety-go/queuety/sql"
 )
 
+// stateWriter writes the state of attempts that ended (completions,
+// failures, hand-backs) through lost connections and deadlocks: each try
+// gets its own bounded context, the tries back off, and once the worker is
+// stopping it gives up after the shutdown grace, leaving the row to the
+// stale sweep.
+type stateWriter struct {
+	store *store.Store
+	log   *slog.Logger
+	// grace is Config.ShutdownGrace; stopping reports that Stop began.
+	grace    time.Duration
+	stopping func() bool
+	// handedBack counts the attempts handBack restored (WorkerStats).
+	handedBack *atomic.Int64
+}
+
 // handBack returns attempts to pending with the attempt restored.
-func (w *Worker) handBack(attempts []store.Attempt) {
+func (s *stateWriter) handBack(attempts []store.Attempt) {
 	if len(attempts) == 0 {
 		return
 	}
-	if err := w.persist("hand back", func(ctx context.Context) error {
-		n, err := w.store.UnclaimJobs(ctx, attempts)
+	if err := s.persist("hand back", func(ctx context.Context) error {
+		n, err := s.store.UnclaimJobs(ctx, attempts)
 		if err == nil {
-			w.stats.handedBack.Add(int64(n))
+			s.handedBack.Add(int64(n))
 		}
 		return err
 	}); err != nil {
-		w.log.Error("handing jobs back failed; the stale sweep will recover them", "jobs", len(attempts), "err", err)
+		s.log.Error("handing jobs back failed; the stale sweep will recover them", "jobs", len(attempts), "err", err)
 	}
 }
 
@@ -31,9 +48,9 @@ func (w *Worker) handBack(attempts []store.Attempt) {
 // error once the process is shutting down for good. Either way the row
 // stays processing and the stale sweep recovers it unless the caller does
 // better.
-func (w *Worker) persist(what string, fn func(ctx context.Context) error) error {
+func (s *stateWriter) persist(what string, fn func(ctx context.Context) error) error {
 	delay := 50 * time.Millisecond
-	deadline := time.Now().Add(w.cfg.ShutdownGrace + time.Minute)
+	deadline := time.Now().Add(s.grace + time.Minute)
 	for {
 		// The writes come from attempts that have ended (their contexts
 		// too) and from Stop: each gets its own bounded context.
@@ -46,12 +63,11 @@ func (w *Worker) persist(what string, fn func(ctx context.Context) error) error 
 		if !retryableWrite(err) {
 			return err
 		}
-		stopping := w.claim.stopped()
-		if stopping && time.Now().After(deadline) {
-			w.log.Error("giving up writing job state while stopping; the stale sweep will recover it", "what", what, "err", err)
+		if s.stopping() && time.Now().After(deadline) {
+			s.log.Error("giving up writing job state while stopping; the stale sweep will recover it", "what", what, "err", err)
 			return err
 		}
-		w.log.Warn("writing job state failed; retrying", "what", what, "err", err, "in", delay)
+		s.log.Warn("writing job state failed; retrying", "what", what, "err", err, "in", delay)
 		time.Sleep(delay + rand.N(delay/2))
 		delay = min(delay*2, 5*time.Second)
 	}

@@ -54,7 +54,8 @@ type Worker struct {
 	claim     *claimer
 	exec      *executor
 	jobs      *runningSet
-	beat      *jobBeat // what a Job's Heartbeat writes through
+	writes    *stateWriter // the retried writes of ended attempts
+	beat      *jobBeat     // what a Job's Heartbeat writes through
 	completer *completer
 	sessions  *sessionAgent // registration, session admission and leases
 	// The background loops (service.go), in start order, in two phases of
@@ -163,6 +164,8 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 			debug: cfg.Debug, queueBudgets: cfg.QueueCostBudgets, groupBudgets: cfg.GroupCostBudgets, steps: w.engine != nil},
 		Starter: w, Observer: w, Stats: &w.stats,
 	})
+	w.writes = &stateWriter{store: c.store, log: w.log, grace: cfg.ShutdownGrace, stopping: w.claim.stopped,
+		handedBack: &w.stats.handedBack}
 	w.exec = &executor{policy: c.policy(reg), lookup: w.lookupHandler, log: w.log}
 	w.completer = newCompleter(completerParams{Writer: w, Jobs: w.jobs, Finished: w.claim.noteFinished,
 		AfterBatch: w.mem.sample, Size: cfg.Concurrency})
@@ -333,7 +336,7 @@ func waitGroup(ctx context.Context, wg *sync.WaitGroup) bool {
 func (w *Worker) abandonRunning() {
 	give := w.jobs.abandon()
 	w.log.Warn("handlers did not return after cancellation; handing their jobs back", "jobs", len(give))
-	w.handBack(give)
+	w.writes.handBack(give)
 }
 
 // awaitFinishing waits for executors whose handlers did return and that are

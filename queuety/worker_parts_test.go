@@ -12,7 +12,7 @@ import (
 // completionWriter), but no part names it.
 func TestWorkerPartsHoldNoWorker(t *testing.T) {
 	worker := reflect.TypeFor[*Worker]()
-	parts := []any{claimer{}, admitter{}, pausedCache{}, executor{}, runningSet{}, completer{}, heartbeater{}, sessionAgent{}, memorySampler{}}
+	parts := []any{claimer{}, admitter{}, pausedCache{}, executor{}, runningSet{}, completer{}, heartbeater{}, sessionAgent{}, memorySampler{}, stateWriter{}, jobBeat{}}
 	for _, p := range parts {
 		typ := reflect.TypeOf(p)
 		var walk func(reflect.Type, string)

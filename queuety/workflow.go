@@ -135,7 +135,7 @@ func (w *Worker) executeWorkflowStep(ctx context.Context, rj *running) {
 		}
 		if !w.settleStep(ctx, rj, &row, stepErr, err) || next == nil {
 			if next != nil {
-				w.handBack([]store.Attempt{{ID: next.Job.ID, Attempt: next.Job.Attempts, WorkerID: w.id}})
+				w.writes.handBack([]store.Attempt{{ID: next.Job.ID, Attempt: next.Job.Attempts, WorkerID: w.id}})
 			}
 			w.release(rj)
 			return
@@ -157,7 +157,7 @@ func (w *Worker) settleStep(ctx context.Context, rj *running, row *store.JobRow,
 	switch {
 	case err != nil && errors.Is(context.Cause(ctx), ErrShutdown):
 		// Stopped mid-step: nothing was settled, the attempt goes back.
-		w.handBack([]store.Attempt{rj.job.attempt})
+		w.writes.handBack([]store.Attempt{rj.job.attempt})
 	case err != nil && errors.Is(context.Cause(ctx), ErrJobLost):
 		w.stats.refused.Add(1)
 		w.log.Warn("workflow step lost while running (rescued or deleted); its result is dropped", "job", row.ID, "err", loggedError{stepErr})
@@ -168,7 +168,7 @@ func (w *Worker) settleStep(ctx context.Context, rj *running, row *store.JobRow,
 		// left to the stale sweep below, which spends the attempt, so a
 		// read that always fails cannot loop.
 		w.log.Warn("workflow step not started; handing it back", "job", row.ID, "err", err)
-		w.handBack([]store.Attempt{rj.job.attempt})
+		w.writes.handBack([]store.Attempt{rj.job.attempt})
 	case err != nil && errors.Is(err, workflow.ErrNeedsPHP):
 		w.leaveToPHP(rj, err)
 	case err != nil:
@@ -211,7 +211,7 @@ func (w *Worker) chainTo(rj *running, next *workflow.Chained) (*running, context
 	rj.cancel(nil)
 	if stopping {
 		nrj.cancel(nil)
-		w.handBack([]store.Attempt{nrj.job.attempt})
+		w.writes.handBack([]store.Attempt{nrj.job.attempt})
 		rj.lane.free()
 		return nil, nil
 	}

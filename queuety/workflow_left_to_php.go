@@ -15,7 +15,7 @@ const leftToPHPDelay = 30 * time.Second
 // only PHP can (workflow.ErrNeedsPHP: a repeat with a PHP condition class
 // and no PHP pool): the attempt restored, the row as PHP workers expect it.
 func (w *Worker) leaveToPHP(rj *running, why error) {
-	err := w.persist("leave to PHP", func(ctx context.Context) error {
+	err := w.writes.persist("leave to PHP", func(ctx context.Context) error {
 		_, err := w.store.ReleaseJobLater(ctx, rj.job.attempt, time.Now().Add(leftToPHPDelay))
 		return err
 	})
