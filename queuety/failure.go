@@ -10,8 +10,9 @@ import (
 )
 
 // failure builds the write for a failed attempt as retryOrBury decides it
-// (policy.go). Log rows are Queuety's: `failed, retried` or `buried`.
-func (w *Worker) failure(rj *running, o *outcome) store.Failure {
+// with the settings the executor ran it under (policy.go). Log rows are
+// Queuety's: `failed, retried` or `buried`.
+func failure(rj *running, o *outcome) store.Failure {
 	row, err := &rj.row, o.err
 	bury, delay := o.settings.retryOrBury(row.Attempts, err)
 	base := store.LogFor(row, store.EventFailed)
@@ -30,7 +31,7 @@ func (w *Worker) failure(rj *running, o *outcome) store.Failure {
 // that hides the cause.
 func (w *Worker) fail(rj *running, o *outcome) {
 	defer rj.batchTurn.finish() // whatever path is taken below
-	f := w.failure(rj, o)
+	f := failure(rj, o)
 	applied, cb, err := w.writeJobFailure(rj, f)
 	if err != nil && !retryableWrite(err) {
 		w.log.Error("the server refused this job's failure; burying it", "job", rj.row.ID, "err", err)
