@@ -461,13 +461,6 @@ func (a *Advance) EnqueueFor(id int64, state *State, step Step, index int) error
 // burying jobID's job when it is not 0.
 func (a *Advance) FailLocked(jobID int64, message string) error { return a.failLocked(jobID, message) }
 
-// IsLive reports whether a workflow status is running or paused (a step
-// may still settle).
-func IsLive(status string) bool { return liveStatus(status) }
-
-// IsCompletable reports whether a job status is pending or processing.
-func IsCompletable(status string) bool { return completable(status) }
-
 // LockStep locks workflowID (when it still exists), loads its state and
 // returns its step index; ok is false for a missing workflow, a missing
 // step or a legacy string step.
@@ -530,17 +523,6 @@ func (a *Advance) InsertStepJobs(jobs []StepJob) error {
 // without its state (a for_each plan's later pages).
 func (a *Advance) InsertStepJobsFor(workflowID int64, jobs []StepJob) error {
 	return a.tx.InsertStepJobs(workflowID, storeJobs(jobs))
-}
-
-// NewStepJob is the jobs row of handler at step index with opts
-// (Queue::dispatch's column rules).
-func NewStepJob(handler string, index int, opts StepDispatchOptions) (StepJob, error) {
-	return newStepJob(handler, index, opts, nil)
-}
-
-// MetadataFor is src's metadata of handler (none for a placeholder).
-func MetadataFor(src HandlerMetadataSource, handler string) HandlerMetadata {
-	return metadataFor(src, handler)
 }
 
 // ForEachItem reads a job payload's __for_each entry: the item and its

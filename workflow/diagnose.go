@@ -7,31 +7,6 @@ import (
 	store "github.com/queuety-go/queuety/sql"
 )
 
-// Why a live workflow can never finish as it is (StuckWorkflow.Kind).
-const (
-	StuckStateCorrupt       = "workflow_state_corrupt"
-	StuckStepsShort         = "workflow_steps_short"
-	StuckCurrentStepMissing = "workflow_current_step_missing"
-)
-
-// StuckKinds describes each kind for a summary.
-var StuckKinds = map[string]string{
-	StuckStateCorrupt:       "live workflow whose state cannot be read (not JSON, nested too deep, not an object)",
-	StuckStepsShort:         "live workflow whose _steps has fewer usable steps than total_steps",
-	StuckCurrentStepMissing: "live workflow whose current step is missing from _steps: no job will ever run it",
-}
-
-// StuckWorkflow is a live workflow that can never finish as it is.
-type StuckWorkflow struct {
-	ID     int64  `json:"workflow_id"`
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	// Queue is the state's _queue ("default" when unreadable).
-	Queue  string `json:"queue"`
-	Kind   string `json:"kind"`
-	Reason string `json:"reason"`
-}
-
 // StuckWorkflows finds, among the oldest scan.Workflows live workflows,
 // those whose state cannot be read, whose current step is missing from
 // their definition, or whose definition ends before total_steps. The

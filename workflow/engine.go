@@ -198,35 +198,6 @@ func Placeholders() []string {
 		HandlerStartWorkflows, HandlerRunWorkflow}
 }
 
-// ConstraintViolation is Queuety's WorkflowConstraintViolationException: a
-// budget or guardrail was exceeded. The step's job is buried and the
-// workflow fails without retrying (for a for_each branch it is recorded as
-// a branch failure).
-type ConstraintViolation struct{ Message string }
-
-func (e *ConstraintViolation) Error() string { return e.Message }
-
-// ErrorClass is the PHP class written to logs.error_class.
-func (e *ConstraintViolation) ErrorClass() string {
-	return `Queuety\Exceptions\WorkflowConstraintViolationException`
-}
-
-// IsConstraintViolation reports whether err is (or wraps) one.
-func IsConstraintViolation(err error) bool {
-	var cv *ConstraintViolation
-	return errors.As(err, &cv)
-}
-
-// RuntimeError is an engine error PHP raises as a RuntimeException (an
-// unknown _next_step target, a for_each items key that is not a list...):
-// the step fails and is retried like a handler error.
-type RuntimeError struct{ Message string }
-
-func (e *RuntimeError) Error() string { return e.Message }
-
-// ErrorClass is the PHP class written to logs.error_class.
-func (e *RuntimeError) ErrorClass() string { return "RuntimeException" }
-
 func runtimeErrorf(format string, args ...any) error {
 	return &RuntimeError{Message: fmt.Sprintf(format, args...)}
 }

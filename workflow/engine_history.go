@@ -167,11 +167,6 @@ func setLogContext(l *store.LogRow, ctx *phpjson.Object) error {
 	return nil
 }
 
-// ReplayError is export data a replay cannot use (PHP's RuntimeException).
-type ReplayError struct{ Message string }
-
-func (e *ReplayError) Error() string { return e.Message }
-
 // replayStatuses are the statuses a replay keeps; any other becomes running.
 var replayStatuses = []string{"running", "completed", "failed", "paused", "waiting_for_signal", "waiting_for_workflows", "cancelled"}
 

@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -16,23 +15,8 @@ import (
 // Message a cancel buries the workflow's active jobs with.
 const msgWorkflowCancelled = "Workflow cancelled"
 
-// LifecycleError is a lifecycle operation the workflow's status does not allow
-// (PHP's RuntimeException with the same message).
-type LifecycleError struct{ Message string }
-
-func (e *LifecycleError) Error() string { return e.Message }
-
-// ErrorClass is the PHP class of the error.
-func (e *LifecycleError) ErrorClass() string { return RuntimeException }
-
 func lifecycleErrorf(format string, args ...any) error {
 	return &LifecycleError{Message: fmt.Sprintf(format, args...)}
-}
-
-// IsLifecycleError reports whether err is (or wraps) a LifecycleError.
-func IsLifecycleError(err error) bool {
-	var se *LifecycleError
-	return errors.As(err, &se)
 }
 
 // notFound wraps store.ErrWorkflowNotFound.

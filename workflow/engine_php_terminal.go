@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -27,29 +26,6 @@ import (
 //   - a repeat step whose condition is a PHP class is not run: Run returns
 //     a NeedsPHPError with nothing written, and the worker gives the job
 //     back for PHP workers to take.
-
-// ErrNeedsPHP matches a NeedsPHPError.
-var ErrNeedsPHP = errors.New("workflow: PHP handlers this process cannot run")
-
-// NeedsPHPError is an action refused because it would call PHP classes
-// this process cannot run.
-type NeedsPHPError struct {
-	WorkflowID int64
-	Action     string
-	Classes    []string
-}
-
-func (e *NeedsPHPError) Error() string {
-	if e.Action == "repeat" {
-		return fmt.Sprintf("Workflow %d: its repeat condition is a PHP class this process cannot run (%s); the step is left to PHP workers, or a daemon with --php.",
-			e.WorkflowID, strings.Join(e.Classes, ", "))
-	}
-	return fmt.Sprintf("Workflow %d: its %s handling calls PHP classes this process cannot run (%s); %s it from PHP (Queuety::%s_workflow) or through a daemon with --php.",
-		e.WorkflowID, e.Action, strings.Join(e.Classes, ", "), e.Action, e.Action)
-}
-
-// Is makes errors.Is(err, ErrNeedsPHP) true.
-func (e *NeedsPHPError) Is(target error) bool { return target == ErrNeedsPHP }
 
 // phpOnly lists the classes the terminal handling for reason ("cancel",
 // "deadline", "failure") would call that have no Go implementation, when

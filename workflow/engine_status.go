@@ -7,58 +7,6 @@ import (
 	store "github.com/queuety-go/queuety/sql"
 )
 
-// StatusReport is Queuety's WorkflowState (Queuety::workflow_status, spec
-// §8) plus the row's step type, timestamps and error. JSON field names are
-// the PHP property names; absent values are null.
-type StatusReport struct {
-	WorkflowID  int64  `json:"workflow_id"`
-	Name        string `json:"name"`
-	Status      Status `json:"status"`
-	CurrentStep int    `json:"current_step"`
-	TotalSteps  int    `json:"total_steps"`
-	// State is the public state (no "_" keys).
-	State            phpjson.Value `json:"state"`
-	ParentWorkflowID *int64        `json:"parent_workflow_id"`
-	ParentStepIndex  *int64        `json:"parent_step_index"`
-	// WaitType is _wait.type ("signal", "workflow") or "wait_for_signal"
-	// for the legacy _waiting_for_signal.
-	WaitType   *string  `json:"wait_type"`
-	WaitingFor []string `json:"waiting_for"`
-	// DefinitionVersion, DefinitionHash, IdempotencyKey: reserved keys.
-	DefinitionVersion *string `json:"definition_version"`
-	DefinitionHash    *string `json:"definition_hash"`
-	IdempotencyKey    *string `json:"idempotency_key"`
-	// Budget is null, or the limits plus transitions, cost_units,
-	// started_workflows and public_state_bytes.
-	Budget          phpjson.Value `json:"budget"`
-	CurrentStepName *string       `json:"current_step_name"`
-	WaitMode        *string       `json:"wait_mode"`
-	// WaitDetails are the live details of the wait (matched, remaining,
-	// failed, step_name, result_key, quorum, group_key, ...); null when not
-	// waiting or in lists.
-	WaitDetails   phpjson.Value `json:"wait_details"`
-	ArtifactCount *int          `json:"artifact_count"`
-	ArtifactKeys  []string      `json:"artifact_keys"`
-
-	// Go additions: the current step's type, the row's timestamps (UTC,
-	// "YYYY-MM-DD HH:MM:SS") and error.
-	CurrentStepType *string `json:"current_step_type"`
-	StartedAt       string  `json:"started_at"`
-	CompletedAt     *string `json:"completed_at"`
-	FailedAt        *string `json:"failed_at"`
-	DeadlineAt      *string `json:"deadline_at"`
-	ErrorMessage    *string `json:"error_message"`
-	// LocalActivities are the workflow's local activity executions with
-	// execution_mode, local_activity and their attempts (WorkflowStatus
-	// only; omitted when there are none).
-	LocalActivities []LocalActivityView `json:"local_activities,omitempty"`
-	// Corrupt says why the stored state cannot be read (not JSON, nested
-	// too deep, not an object); omitted for a readable row. A corrupt row
-	// is still reported, with its status as stored and a null state, so
-	// one bad row never hides the others from a list.
-	Corrupt string `json:"corrupt,omitempty"`
-}
-
 // WorkflowStatus is Workflow::status for one workflow (uncached).
 func (e *Engine) WorkflowStatus(ctx context.Context, workflowID int64) (*StatusReport, error) {
 	row, err := e.store.GetWorkflow(ctx, workflowID)

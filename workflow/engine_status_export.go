@@ -1,52 +1,14 @@
 package workflow
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"strconv"
 	"strings"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
 )
-
-// ExportVersion is written as queuety_version in exports: the plugin
-// version whose rows this daemon reads and writes.
-const ExportVersion = "0.22.0"
-
-// TimelineEvent is one workflow_events row, JSON columns decoded (null
-// when NULL), as WorkflowEventLog::get_timeline returns them.
-type TimelineEvent struct {
-	ID            int64         `json:"id"`
-	WorkflowID    int64         `json:"workflow_id"`
-	JobID         *int64        `json:"job_id"`
-	ParentEventID *int64        `json:"parent_event_id"`
-	StepIndex     int           `json:"step_index"`
-	StepName      *string       `json:"step_name"`
-	StepType      *string       `json:"step_type"`
-	Handler       string        `json:"handler"`
-	Event         string        `json:"event"`
-	Queue         *string       `json:"queue"`
-	Attempt       *int64        `json:"attempt"`
-	Input         phpjson.Value `json:"input"`
-	Output        phpjson.Value `json:"output"`
-	StateBefore   phpjson.Value `json:"state_before"`
-	StateAfter    phpjson.Value `json:"state_after"`
-	Context       phpjson.Value `json:"context"`
-	Artifacts     phpjson.Value `json:"artifacts"`
-	Chunks        phpjson.Value `json:"chunks"`
-	Error         phpjson.Value `json:"error"`
-	DurationMS    *int64        `json:"duration_ms"`
-	CreatedAt     string        `json:"created_at"`
-	// Local activity events (context.local_activity true): execution_mode
-	// "local", local_activity true and the durable-workflow event name
-	// (ActivityStarted, ...); omitted for every other event.
-	ExecutionMode *string `json:"execution_mode,omitempty"`
-	LocalActivity bool    `json:"local_activity,omitempty"`
-	ActivityEvent string  `json:"activity_event,omitempty"`
-}
 
 // Timeline returns a workflow's events in order: those after event id
 // `after`, at most limit (< 1: all).
@@ -277,53 +239,6 @@ func (e *Engine) Export(ctx context.Context, workflowID int64) (*phpjson.Object,
 		doc.Set("activities", acts)
 	}
 	return doc, nil
-}
-
-// ExportJSON is WorkflowExporter::export_json: the export pretty-printed
-// with four spaces and unescaped slashes.
-func ExportJSON(doc *phpjson.Object) ([]byte, error) {
-	b, err := encodeObject(doc)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, unescapeSlashes(b), "", "    "); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// unescapeSlashes turns PHP's `\/` escapes back into `/`
-// (JSON_UNESCAPED_SLASHES), leaving every other escape alone.
-func unescapeSlashes(b []byte) []byte {
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i++ {
-		if b[i] == '\\' && i+1 < len(b) {
-			if b[i+1] == '/' {
-				out = append(out, '/')
-			} else {
-				out = append(out, b[i], b[i+1])
-			}
-			i++
-			continue
-		}
-		out = append(out, b[i])
-	}
-	return out
-}
-
-// Artifact is one stored artifact, as ArtifactStore::get returns it.
-type Artifact struct {
-	ID         int64         `json:"id"`
-	WorkflowID int64         `json:"workflow_id"`
-	Key        string        `json:"key"`
-	Kind       string        `json:"kind"`
-	StepIndex  *int64        `json:"step_index"`
-	Metadata   phpjson.Value `json:"metadata"`
-	CreatedAt  string        `json:"created_at"`
-	UpdatedAt  string        `json:"updated_at"`
-	// Content is the decoded JSON for kind "json", else the stored string.
-	Content phpjson.Value `json:"content"`
 }
 
 // PutArtifact is ArtifactStore::put: stores content under key for the

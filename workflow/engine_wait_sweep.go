@@ -15,13 +15,6 @@ import (
 // sweepPage is how many rows one sweeper query reads.
 const sweepPage = 200
 
-// SweepResult counts what one sweep did.
-type SweepResult struct {
-	// Checked is how many waiting workflows were re-evaluated; Settled how
-	// many of them (and of stuck run_workflow parents) moved on or failed.
-	Checked, Settled int
-}
-
 // SweepWaiting re-evaluates every waiting_for_workflows workflow (the body
 // of reconcile_waiting_for_workflows_for_dependency for the workflow's
 // current step, whatever its dependency rows say), and settles

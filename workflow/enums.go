@@ -1,10 +1,10 @@
 package workflow
 
 import (
-	"github.com/queuety-go/queuety/internal/phpjson"
-
 	"fmt"
 	"strings"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
 )
 
 // Priority is Queuety's Priority enum (Enums/Priority.php). The state stores
@@ -162,3 +162,10 @@ var placeholderHandlers = map[StepType]string{
 func IsPlaceholderHandler(handler string) bool {
 	return strings.HasPrefix(handler, "__queuety_")
 }
+
+// IsLive reports whether a workflow status is running or paused (a step
+// may still settle).
+func IsLive(status string) bool { return liveStatus(status) }
+
+// IsCompletable reports whether a job status is pending or processing.
+func IsCompletable(status string) bool { return completable(status) }

@@ -170,50 +170,6 @@ func (e *Engine) heartbeat(ctx context.Context, att *localAttempt, progress []by
 	return outcome
 }
 
-// LocalActivityView is one local activity execution as status and export
-// show it (durable-workflow's RunActivityView / HistoryExport.activities).
-type LocalActivityView struct {
-	ID                        int64                  `json:"id"`
-	StepIndex                 int                    `json:"step_index"`
-	JobID                     int64                  `json:"workflow_task_id"`
-	ActivityType              string                 `json:"activity_type"`
-	ExecutionMode             string                 `json:"execution_mode"`
-	LocalActivity             bool                   `json:"local_activity"`
-	QueueBypassed             bool                   `json:"queue_bypassed"`
-	Status                    string                 `json:"status"`
-	AttemptCount              int                    `json:"attempt_count"`
-	ActivityOptions           phpjson.Value          `json:"activity_options"`
-	RetryPolicy               phpjson.Value          `json:"retry_policy"`
-	Result                    phpjson.Value          `json:"result"`
-	LastError                 *string                `json:"last_error"`
-	TimeoutKind               *string                `json:"timeout_kind"`
-	ScheduleToCloseDeadlineAt *string                `json:"schedule_to_close_deadline_at"`
-	StartedAt                 *string                `json:"started_at"`
-	ClosedAt                  *string                `json:"closed_at"`
-	Attempts                  []LocalActivityAttempt `json:"attempts"`
-	// History is the execution's activity history: {event, recorded_at,
-	// payload[, exception]} entries, event being ActivityScheduled,
-	// ActivityStarted, ActivityHeartbeatRecorded, ...
-	History phpjson.Value `json:"history"`
-}
-
-// LocalActivityAttempt is one attempt in a LocalActivityView.
-type LocalActivityAttempt struct {
-	ID             string        `json:"id"`
-	AttemptNumber  int           `json:"attempt_number"`
-	Status         string        `json:"status"`
-	RetryReason    *string       `json:"retry_reason"`
-	TimeoutKind    *string       `json:"timeout_kind"`
-	LeaseOwner     *string       `json:"lease_owner"`
-	ErrorMessage   *string       `json:"error_message"`
-	ErrorClass     *string       `json:"error_class"`
-	Progress       phpjson.Value `json:"progress"`
-	StartedAt      string        `json:"started_at"`
-	LastHeartbeat  *string       `json:"last_heartbeat_at"`
-	LeaseExpiresAt *string       `json:"lease_expires_at"`
-	ClosedAt       *string       `json:"closed_at"`
-}
-
 // msTime is a time as durable-workflow's history and messages write it
 // (UTC, milliseconds).
 func msTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000") }

@@ -1,18 +1,8 @@
 package workflow
 
-import store "github.com/queuety-go/queuety/sql"
-
-// StepFailure is a failed step attempt the engine recorded, as the
-// plugin's worker reports it to its webhooks: retried (job.failed), or
-// buried (job.buried) and then, when that failed the workflow,
-// workflow.failed. A for_each branch fails the workflow only when its
-// step can no longer complete.
-type StepFailure struct {
-	Job            store.JobRow
-	Message        string
-	Buried         bool
-	WorkflowFailed bool
-}
+import (
+	store "github.com/queuety-go/queuety/sql"
+)
 
 func (e *Engine) noteStepFailure(job *store.JobRow, f Failure, workflowFailed bool) {
 	if e.stepFailure != nil {

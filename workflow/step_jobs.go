@@ -136,3 +136,9 @@ func stepClasses(step Step) []string {
 	}
 	return classes
 }
+
+// NewStepJob is the jobs row of handler at step index with opts
+// (Queue::dispatch's column rules).
+func NewStepJob(handler string, index int, opts StepDispatchOptions) (StepJob, error) {
+	return newStepJob(handler, index, opts, nil)
+}
