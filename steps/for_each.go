@@ -511,8 +511,8 @@ func (forEach) CompleteBranch(ctx context.Context, a *workflow.Advance, step wor
 	}
 
 	if !forEachSatisfied(def, rt) {
-		a.State().BumpCounter("cost_units", a.Job().CostUnits)
-		if err := a.State().AssertBudget(); err != nil {
+		workflow.BumpCounter(a.State(), "cost_units", a.Job().CostUnits)
+		if err := workflow.AssertBudget(a.State()); err != nil {
 			return err
 		}
 		if err := a.PersistState(); err != nil {

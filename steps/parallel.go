@@ -23,7 +23,7 @@ func (parallel) CompleteBranch(ctx context.Context, a *workflow.Advance, step wo
 	stateBefore := a.State().Public()
 	out = workflow.StripTrace(out)
 	a.MergeOutput(out)
-	a.State().BumpCounter("cost_units", a.Job().CostUnits)
+	workflow.BumpCounter(a.State(), "cost_units", a.Job().CostUnits)
 	total := len(workflow.ParallelBranches(step.Object()))
 
 	if err := a.Tx().CompleteJobAny(a.Job().ID); err != nil {
@@ -76,9 +76,9 @@ func (parallel) CompleteBranch(ctx context.Context, a *workflow.Advance, step wo
 	}
 	next := a.Current() + 1
 	isLast := next >= a.Workflow().TotalSteps
-	a.State().PushCompensation(step, a.Current())
-	a.State().BumpCounter("transitions", 1)
-	if err := a.State().AssertBudget(); err != nil {
+	workflow.PushCompensation(a.State(), step, a.Current())
+	workflow.BumpCounter(a.State(), "transitions", 1)
+	if err := workflow.AssertBudget(a.State()); err != nil {
 		return err
 	}
 	if err := a.WriteStep(next, isLast); err != nil {

@@ -81,9 +81,9 @@ func (runWorkflow) ChildCompleted(ctx context.Context, a *workflow.Advance, pare
 			pstate.Set(k, v)
 		}
 	}
-	pstate.PushCompensation(s, step)
-	pstate.BumpCounter("transitions", 1)
-	if err := pstate.AssertBudget(); err != nil {
+	workflow.PushCompensation(pstate, s, step)
+	workflow.BumpCounter(pstate, "transitions", 1)
+	if err := workflow.AssertBudget(pstate); err != nil {
 		return err
 	}
 	next := step + 1

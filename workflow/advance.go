@@ -124,10 +124,6 @@ func (e *Engine) advance(ctx context.Context, job *store.JobRow, out *phpjson.Ob
 	return err
 }
 
-func liveStatus(s string) bool { return s == string(StatusRunning) || s == string(StatusPaused) }
-
-func completable(s string) bool { return s == store.StatusPending || s == store.StatusProcessing }
-
 // lock reads and locks the workflow and job rows.
 func (a *Advance) lock(workflowID, jobID int64) error {
 	var err error
@@ -162,14 +158,14 @@ func (a *Advance) run(workflowID, jobID int64, out *phpjson.Object) error {
 		return err
 	}
 	// Guard A: the workflow is no longer live.
-	if !liveStatus(a.wf.Status) {
-		if completable(a.job.Status) {
+	if !IsLive(a.wf.Status) {
+		if IsCompletable(a.job.Status) {
 			return a.tx.BuryJob(a.job.ID, msgAdvancedBefore)
 		}
 		return nil
 	}
 	// Guard B: the job was settled already (idempotent no-op).
-	if !completable(a.job.Status) {
+	if !IsCompletable(a.job.Status) {
 		return nil
 	}
 	if err := a.loadState(); err != nil {
@@ -203,20 +199,20 @@ func (a *Advance) finalize(out *phpjson.Object, logCompletion bool) error {
 	stateBefore := a.state.Public()
 	trace := takeStepTrace(out)
 	out = stripTrace(out)
-	a.state.mergeOutput(out, a.current)
+	mergeOutput(a.state, out, a.current)
 	step, hasStep := a.step(a.current)
-	a.state.pushCompensation(step, hasStep, a.current)
-	a.state.bumpCounter("cost_units", a.job.CostUnits)
-	a.state.bumpCounter("started_workflows", budgetDelta(out))
-	a.state.bumpCounter("transitions", 1)
-	if err := a.state.assertBudget(); err != nil {
+	pushCompensation(a.state, step, hasStep, a.current)
+	bumpCounter(a.state, "cost_units", a.job.CostUnits)
+	bumpCounter(a.state, "started_workflows", budgetDelta(out))
+	bumpCounter(a.state, "transitions", 1)
+	if err := assertBudget(a.state); err != nil {
 		return err
 	}
 
 	next := a.current + 1
 	if v, ok := out.Get(KeyNextStep); ok && !v.IsNull() {
 		name := phpjson.ToString(v)
-		i, found := findStep(a.steps, name)
+		i, found := FindStep(a.steps, name)
 		if !found {
 			return runtimeErrorf("Workflow %d: _next_step target '%s' not found.", a.wf.ID, name)
 		}
@@ -373,7 +369,7 @@ func (a *Advance) Finalize(ctx context.Context, out *phpjson.Object, logCompleti
 
 // MergeOutput merges a step's output into the state
 // (merge_step_output_into_state) as the current step's.
-func (a *Advance) MergeOutput(out *phpjson.Object) { a.state.mergeOutput(out, a.current) }
+func (a *Advance) MergeOutput(out *phpjson.Object) { mergeOutput(a.state, out, a.current) }
 
 // CompletedLog is the settled job's `completed` log row.
 func (a *Advance) CompletedLog() store.LogRow {
@@ -468,7 +464,7 @@ func (a *Advance) LockStep(workflowID int64, index int) (step Step, ok bool, err
 	if a.wf, err = a.tx.LockWorkflow(workflowID); err != nil || a.wf == nil {
 		return Step{}, false, err
 	}
-	if s, same := a.claimed.reuse(a.wf.State); same {
+	if s, same := a.claimed.Reuse(a.wf.State); same {
 		// The state the job was claimed with is still the row's: decoding
 		// it again would hold two copies (a for_each state over 1,000,000
 		// items decodes to about 80 MB).

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -66,7 +67,7 @@ func newJobTrace(state *State, job *store.JobRow) *jobTrace {
 		index = int(job.StepIndex.Int64)
 	}
 	step, ok := state.Step(index)
-	t := &jobTrace{stepName: itoa(index), stepType: string(StepSingle), public: state.Public()}
+	t := &jobTrace{stepName: strconv.Itoa(index), stepType: string(StepSingle), public: state.Public()}
 	if ok {
 		t.stepName, t.stepType = step.Name(index), string(step.Type())
 	}

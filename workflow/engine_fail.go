@@ -87,7 +87,7 @@ func (e *Engine) branchFailed(ctx context.Context, workflowID, jobID int64, mess
 		if a.job, err = tx.LockJob(jobID); err != nil {
 			return err
 		}
-		if a.wf == nil || a.job == nil || !completable(a.job.Status) {
+		if a.wf == nil || a.job == nil || !IsCompletable(a.job.Status) {
 			return nil
 		}
 		if err := tx.BuryJob(jobID, message); err != nil {
@@ -96,7 +96,7 @@ func (e *Engine) branchFailed(ctx context.Context, workflowID, jobID int64, mess
 		if err := a.loadState(); err != nil {
 			return err
 		}
-		if !a.job.StepIndex.Valid || int(a.job.StepIndex.Int64) != a.current || !liveStatus(a.wf.Status) {
+		if !a.job.StepIndex.Valid || int(a.job.StepIndex.Int64) != a.current || !IsLive(a.wf.Status) {
 			return nil
 		}
 		step, ok := a.step(a.current)

@@ -78,7 +78,7 @@ func (e *Engine) Rewind(ctx context.Context, workflowID int64, toStep int) error
 		// Event snapshots hold only the public state: the runtime keys come
 		// from the live row, as in PHP.
 		obj := phpjson.CloneObject(snapshot)
-		obj.Set(KeySteps, full.field(KeySteps))
+		obj.Set(KeySteps, phpjson.Get(full.Object(), KeySteps))
 		obj.Set(KeyQueue, phpjson.String(full.Queue()))
 		obj.Set(KeyPriority, phpjson.Int(int64(full.Priority())))
 		obj.Set(KeyMaxAttempts, phpjson.Int(full.MaxAttempts()))

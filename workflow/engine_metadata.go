@@ -22,8 +22,8 @@ func (e *Engine) readClassSettings(ctx context.Context, state *State) error {
 	ctx, cancel := context.WithTimeout(ctx, classSettingsWait)
 	defer cancel()
 	for _, step := range state.Steps() {
-		for _, c := range stepClasses(step) {
-			if c == "" || IsPlaceholderHandler(c) || e.handlers.hasGo(c) {
+		for _, c := range StepClasses(step) {
+			if c == "" || IsPlaceholderHandler(c) || e.handlers.Registered(c) {
 				continue
 			}
 			if _, err := r.ClassMetadata(ctx, c); err != nil {
@@ -52,17 +52,17 @@ func (e *Engine) metadata() HandlerMetadataSource {
 type engineMetadata struct{ e *Engine }
 
 func (m engineMetadata) HandlerMetadata(handler string) HandlerMetadata {
-	if m.e.handlers.hasGo(handler) {
+	if m.e.handlers.Registered(handler) {
 		return m.e.handlers.HandlerMetadata(handler)
 	}
 	return m.e.classMeta.HandlerMetadata(handler)
 }
 
-// handlerMetadataErr is HandlerMetadata with the class source's failure:
+// HandlerMetadataErr is HandlerMetadata with the class source's failure:
 // StepJobs then writes no job rather than one without its settings.
-func (m engineMetadata) handlerMetadataErr(handler string) (HandlerMetadata, error) {
+func (m engineMetadata) HandlerMetadataErr(handler string) (HandlerMetadata, error) {
 	r, ok := m.e.classMeta.(MetadataReader)
-	if m.e.handlers.hasGo(handler) || !ok {
+	if m.e.handlers.Registered(handler) || !ok {
 		return m.HandlerMetadata(handler), nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), classSettingsWait)
@@ -92,8 +92,8 @@ func (e *Engine) prefetchMetadata(state *State, index int) {
 	if !ok {
 		return
 	}
-	for _, c := range stepClasses(step) {
-		if c != "" && !IsPlaceholderHandler(c) && !e.handlers.hasGo(c) {
+	for _, c := range StepClasses(step) {
+		if c != "" && !IsPlaceholderHandler(c) && !e.handlers.Registered(c) {
 			p.PeekClassMetadata(c)
 		}
 	}

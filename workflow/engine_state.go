@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 )
@@ -27,7 +28,7 @@ func stripTrace(out *phpjson.Object) *phpjson.Object {
 // top-level state keys (shallow), _workflow_groups and _repeat_steps
 // (arrays) replace the state's copy, other "_" keys are dropped; then
 // the pruning bookkeeping.
-func (s *State) mergeOutput(out *phpjson.Object, currentStep int) {
+func mergeOutput(s *State, out *phpjson.Object, currentStep int) {
 	var written []phpjson.Value
 	for k, v := range out.All() {
 		if (k == KeyWorkflowGroups || k == KeyRepeatSteps) && phpjson.IsArray(v) {
@@ -45,7 +46,7 @@ func (s *State) mergeOutput(out *phpjson.Object, currentStep int) {
 		return
 	}
 	stepOutputs := phpjson.CloneObject(phpjson.AsArray(outputs))
-	stepOutputs.Set(itoa(currentStep), phpjson.List(written...))
+	stepOutputs.Set(strconv.Itoa(currentStep), phpjson.List(written...))
 	after := phpjson.ToInt(prune)
 	if int64(currentStep) >= after {
 		cutoff := int64(currentStep) - after
@@ -75,7 +76,7 @@ func (s *State) mergeOutput(out *phpjson.Object, currentStep int) {
 // pushCompensation is push_compensation_snapshot: after a step with a
 // compensation settles, its handler, payload and the public state are
 // pushed on _compensation_stack.
-func (s *State) pushCompensation(step Step, ok bool, index int) {
+func pushCompensation(s *State, step Step, ok bool, index int) {
 	if !ok || step.IsLegacy() || step.Object() == nil {
 		return
 	}
@@ -83,7 +84,7 @@ func (s *State) pushCompensation(step Step, ok bool, index int) {
 	if !has {
 		return
 	}
-	stack := phpjson.Values(s.field(KeyCompensationStack))
+	stack := phpjson.Values(phpjson.Get(s.Object(), KeyCompensationStack))
 	entry := phpjson.NewObject()
 	entry.Set("step_index", phpjson.Int(int64(index)))
 	entry.Set("handler", phpjson.String(ref.Class))
@@ -95,23 +96,23 @@ func (s *State) pushCompensation(step Step, ok bool, index int) {
 
 // bumpCounter adds n to one _workflow_counters entry, only when a budget
 // is configured (increment_* in PHP).
-func (s *State) bumpCounter(key string, n int64) {
+func bumpCounter(s *State, key string, n int64) {
 	if n < 1 || s.WorkflowBudget().IsZero() {
 		return
 	}
-	counters := phpjson.CloneObject(phpjson.AsArray(s.field(KeyWorkflowCounters)))
+	counters := phpjson.CloneObject(phpjson.AsArray(phpjson.Get(s.Object(), KeyWorkflowCounters)))
 	counters.Set(key, phpjson.Int(phpjson.ToInt(phpjson.Get(counters, key))+n))
 	s.Set(KeyWorkflowCounters, phpjson.ObjectValue(counters))
 }
 
 // publicSize is strlen(json_encode(public_state)).
-func (s *State) publicSize() (int64, error) {
+func publicSize(s *State) (int64, error) {
 	b, err := encodeObject(s.Public())
 	return int64(len(b)), err
 }
 
 // assertBudget is assert_workflow_budget.
-func (s *State) assertBudget() error {
+func assertBudget(s *State) error {
 	b := s.WorkflowBudget()
 	if b.IsZero() {
 		return nil
@@ -120,7 +121,7 @@ func (s *State) assertBudget() error {
 	if b.MaxTransitions > 0 && c.Transitions > b.MaxTransitions {
 		return &ConstraintViolation{fmt.Sprintf("Workflow exceeded max_transitions budget of %d.", b.MaxTransitions)}
 	}
-	size, err := s.publicSize()
+	size, err := publicSize(s)
 	if err != nil {
 		return err
 	}
@@ -147,11 +148,11 @@ func budgetDelta(out *phpjson.Object) int64 {
 
 // PushCompensation records step's compensation, if any, as settled at
 // index (push_compensation_snapshot).
-func (s *State) PushCompensation(step Step, index int) { s.pushCompensation(step, true, index) }
+func PushCompensation(s *State, step Step, index int) { pushCompensation(s, step, true, index) }
 
 // BumpCounter adds n to the budget counter key, when a budget is set.
-func (s *State) BumpCounter(key string, n int64) { s.bumpCounter(key, n) }
+func BumpCounter(s *State, key string, n int64) { bumpCounter(s, key, n) }
 
 // AssertBudget is assert_workflow_budget: a ConstraintViolation when the
 // workflow's budget is exceeded.
-func (s *State) AssertBudget() error { return s.assertBudget() }
+func AssertBudget(s *State) error { return assertBudget(s) }

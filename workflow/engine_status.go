@@ -67,7 +67,7 @@ func (e *Engine) statusFromRow(ctx context.Context, row *store.WorkflowRow, arti
 		r.Budget = phpjson.ObjectValue(b)
 	}
 	if step, ok := state.Step(row.CurrentStep); ok {
-		if name, ok := step.field("name").AsString(); ok && !step.IsLegacy() {
+		if name, ok := phpjson.Get(step.Object(), "name").AsString(); ok && !step.IsLegacy() {
 			r.CurrentStepName = &name
 		}
 		r.CurrentStepType = strPtr(string(step.Type()))
@@ -163,7 +163,7 @@ func budgetSummary(state *State) (*phpjson.Object, error) {
 	}
 	o := phpjson.CloneObject(phpjson.AsArray(b.Value()))
 	c := state.WorkflowCounters()
-	size, err := state.publicSize()
+	size, err := publicSize(state)
 	if err != nil {
 		return nil, err
 	}

@@ -264,7 +264,7 @@ func (e *Engine) PutArtifact(ctx context.Context, workflowID int64, key string, 
 		if err != nil {
 			return err
 		}
-		stored = string(unescapeSlashes(b))
+		stored = string(phpjson.UnescapeSlashes(b))
 	}
 	if metadata == nil {
 		metadata = phpjson.NewObject()

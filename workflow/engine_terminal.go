@@ -168,7 +168,7 @@ func (a *Advance) workflowCompleted(id int64, state *State) error {
 // a parent that is no longer live or has moved on is left alone (PHP also
 // writes into a cancelled parent, and could move one twice).
 func (a *Advance) resumeParent(parent *store.WorkflowRow, step int, child *State) error {
-	if !liveStatus(parent.Status) || parent.CurrentStep != step {
+	if !IsLive(parent.Status) || parent.CurrentStep != step {
 		return nil
 	}
 	pstate, err := ParseState([]byte(parent.State))
@@ -211,7 +211,7 @@ func (e *Engine) settleParent(ctx context.Context, childID int64) ([]int64, erro
 			return err
 		}
 		parent, err := tx.LockWorkflow(parentID.Int64)
-		if err != nil || parent == nil || !liveStatus(parent.Status) || parent.CurrentStep != int(parentStep.Int64) {
+		if err != nil || parent == nil || !IsLive(parent.Status) || parent.CurrentStep != int(parentStep.Int64) {
 			return err
 		}
 		switch child.Status {

@@ -3,6 +3,7 @@ package workflow
 import (
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
+	"strconv"
 )
 
 // Waits (spec §4, §6): the wait placeholders park a workflow with no job
@@ -65,11 +66,11 @@ func (a *Advance) settleWait(index int, out *phpjson.Object) error {
 	a.state.Delete(KeyWait)
 	a.state.Delete(KeyWaitingForSignal)
 	out = stripTrace(out)
-	a.state.mergeOutput(out, index)
+	mergeOutput(a.state, out, index)
 	step, hasStep := a.step(index)
-	a.state.pushCompensation(step, hasStep, index)
-	a.state.bumpCounter("transitions", 1)
-	if err := a.state.assertBudget(); err != nil {
+	pushCompensation(a.state, step, hasStep, index)
+	bumpCounter(a.state, "transitions", 1)
+	if err := assertBudget(a.state); err != nil {
 		return err
 	}
 	next := index + 1
@@ -117,7 +118,7 @@ func (a *Advance) settleWait(index int, out *phpjson.Object) error {
 
 // waitEvent starts a job-less event row of the step at index.
 func waitEvent(workflowID int64, step Step, index int, handler, event string) *eventBuilder {
-	t := &jobTrace{stepName: itoa(index), stepType: string(StepSingle)}
+	t := &jobTrace{stepName: strconv.Itoa(index), stepType: string(StepSingle)}
 	if step.Value().Kind() != phpjson.KindNull {
 		t.stepName, t.stepType = step.Name(index), string(step.Type())
 	}

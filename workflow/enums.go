@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
 )
 
 // Priority is Queuety's Priority enum (Enums/Priority.php). The state stores
@@ -165,7 +166,11 @@ func IsPlaceholderHandler(handler string) bool {
 
 // IsLive reports whether a workflow status is running or paused (a step
 // may still settle).
-func IsLive(status string) bool { return liveStatus(status) }
+func IsLive(status string) bool {
+	return status == string(StatusRunning) || status == string(StatusPaused)
+}
 
 // IsCompletable reports whether a job status is pending or processing.
-func IsCompletable(status string) bool { return completable(status) }
+func IsCompletable(status string) bool {
+	return status == store.StatusPending || status == store.StatusProcessing
+}

@@ -83,7 +83,7 @@ func TestFixtureFacts(t *testing.T) {
 			hash, ok := st.DefinitionHash()
 			require.True(t, ok)
 			require.Equal(t, "5be75760617c7376868321a652ab24b582a08f8ae0c39196e5e32f3e84862789", hash)
-			idx, ok := findStep(steps, "second")
+			idx, ok := FindStep(steps, "second")
 			require.True(t, ok)
 			require.Equal(t, 1, idx)
 		}},

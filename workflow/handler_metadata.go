@@ -100,9 +100,9 @@ func metadataErr(src HandlerMetadataSource, handler string) (HandlerMetadata, er
 		return HandlerMetadata{}, nil
 	}
 	if strict, ok := src.(interface {
-		handlerMetadataErr(handler string) (HandlerMetadata, error)
+		HandlerMetadataErr(handler string) (HandlerMetadata, error)
 	}); ok {
-		return strict.handlerMetadataErr(handler)
+		return strict.HandlerMetadataErr(handler)
 	}
 	return src.HandlerMetadata(handler), nil
 }

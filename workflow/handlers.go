@@ -138,9 +138,9 @@ func (h *Handlers) HandlerMetadata(name string) HandlerMetadata {
 	return h.meta[name]
 }
 
-// hasGo reports whether name is a Go step or item handler (their
+// Registered reports whether name is a Go step or item handler (their
 // registered metadata, even empty, is the class's).
-func (h *Handlers) hasGo(name string) bool {
+func (h *Handlers) Registered(name string) bool {
 	if h == nil {
 		return false
 	}

@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/oklog/ulid/v2"
-
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/internal/throwable"
 	store "github.com/queuety-go/queuety/sql"
@@ -120,7 +121,7 @@ const (
 // localAttempt is one started attempt, run after its transaction commits.
 type localAttempt struct {
 	job    store.JobRow
-	policy *localPolicy
+	policy *LocalPolicy
 	execID int64
 	id     string
 	number int
@@ -152,7 +153,7 @@ func localMarkers(execID int64, class string, job *store.JobRow, index int) *php
 		o.Set("activity_execution_id", phpjson.Int(execID))
 	}
 	return o.Set("activity_type", phpjson.String(class)).
-		Set("workflow_task_id", phpjson.String(itoa(int(job.ID)))).
+		Set("workflow_task_id", phpjson.String(strconv.Itoa(int(job.ID)))).
 		Set("sequence", phpjson.Int(int64(index)))
 }
 
@@ -247,7 +248,7 @@ func errorObject(message, class string) phpjson.Value {
 // transaction: the job is inserted claimed by this worker and attempt 1
 // starts in the same transaction; the attempt runs after the commit.
 func (a *Advance) enqueueLocal(step Step, index int) error {
-	jobs, err := localStepJobs(step, index, a.state.DispatchDefaults())
+	jobs, err := StepJobs(step, index, a.state.DispatchDefaults(), nil)
 	if err != nil {
 		return err
 	}
@@ -297,7 +298,7 @@ func (a *Advance) enqueueLocal(step Step, index int) error {
 func (a *Advance) startLocal(step Step, index int, fresh bool, x *store.ActivityExecution) (*localAttempt, error) {
 	e, job := a.e, a.job
 	now := e.store.PreciseNow()
-	pol, perr := parseLocalStep(step, e.metadata())
+	pol, perr := ParseLocalPolicy(step, e.metadata())
 	if perr != nil {
 		// A definition the builder would have refused (PHP, hand-written):
 		// the step fails for good with the reason.
@@ -401,7 +402,7 @@ func (lc *localTx) startNew(step Step, fresh bool) (*localAttempt, error) {
 	if err != nil {
 		return nil, err
 	}
-	policy, err := phpjson.Encode(phpjson.ObjectValue(pol.retryPolicy()))
+	policy, err := phpjson.Encode(phpjson.ObjectValue(retryPolicy(pol)))
 	if err != nil {
 		return nil, err
 	}
@@ -466,7 +467,7 @@ func (lc *localTx) startNew(step Step, fresh bool) (*localAttempt, error) {
 func (a *Advance) localInvalid(index int, cause error) error {
 	msg := cause.Error()
 	ev := phpjson.NewObject().Set("execution_mode", phpjson.String("local")).Set("local_activity", phpjson.Bool(true)).
-		Set("workflow_task_id", phpjson.String(itoa(int(a.job.ID))))
+		Set("workflow_task_id", phpjson.String(strconv.Itoa(int(a.job.ID))))
 	if err := a.localEvent(nil, ActivityFailed, index, ev, errorObject(msg, InvalidArgumentException), a.e.store.PreciseNow()); err != nil {
 		return err
 	}
@@ -485,7 +486,7 @@ func (a *Advance) localInvalid(index int, cause error) error {
 // localTx is one local activity transaction on a locked job and execution.
 type localTx struct {
 	a     *Advance
-	pol   *localPolicy
+	pol   *LocalPolicy
 	x     *store.ActivityExecution
 	index int
 	now   time.Time
@@ -550,7 +551,7 @@ func (lc *localTx) start(step Step, fresh bool) (*localAttempt, error) {
 // The caller closed the attempt. logs adds Queuety's `failed, retried`.
 func (lc *localTx) retry(reason, message, class, timeoutKind, afterID string, afterNumber int, logs bool) error {
 	a, pol := lc.a, lc.pol
-	delay := pol.backoffAfter(afterNumber)
+	delay := backoffAfter(pol, afterNumber)
 	if err := a.tx.RetryJob(a.job.ID, time.Duration(delay)*time.Second); err != nil {
 		return err
 	}
@@ -566,14 +567,14 @@ func (lc *localTx) retry(reason, message, class, timeoutKind, afterID string, af
 	}
 	c := lc.markers().
 		Set("retry_reason", phpjson.String(reason)).
-		Set("retry_task_id", phpjson.String(itoa(int(a.job.ID)))).
-		Set("retry_of_task_id", phpjson.String(itoa(int(a.job.ID)))).
+		Set("retry_task_id", phpjson.String(strconv.Itoa(int(a.job.ID)))).
+		Set("retry_of_task_id", phpjson.String(strconv.Itoa(int(a.job.ID)))).
 		Set("retry_available_at", timeValue(lc.now.Add(time.Duration(delay)*time.Second))).
 		Set("retry_backoff_seconds", phpjson.Int(delay)).
 		Set("retry_after_attempt_id", phpjson.NullIfEmpty(afterID)).
 		Set("retry_after_attempt", phpjson.Int(int64(afterNumber))).
 		Set("max_attempts", phpjson.Int(pol.MaxAttempts)).
-		Set("retry_policy", phpjson.ObjectValue(pol.retryPolicy())).
+		Set("retry_policy", phpjson.ObjectValue(retryPolicy(pol))).
 		Set("timeout_kind", phpjson.NullIfEmpty(timeoutKind)).
 		Set("exception_class", phpjson.NullIfEmpty(class)).
 		Set("message", phpjson.String(message))
@@ -613,7 +614,7 @@ func (lc *localTx) failed(event, message, class, timeoutKind string, nonRetryabl
 	if err := a.tx.CloseActivityExecution(lc.x.ID, status, message, class, timeoutKind, historyBytes(lc.x), lc.now); err != nil {
 		return err
 	}
-	if !completable(a.job.Status) {
+	if !IsCompletable(a.job.Status) {
 		return nil
 	}
 	buried := jobLog(a.job, a.wf.ID, lc.index, store.EventBuried)
@@ -625,7 +626,7 @@ func (lc *localTx) failed(event, message, class, timeoutKind string, nonRetryabl
 	if err := a.tx.BuryJob(a.job.ID, message); err != nil {
 		return err
 	}
-	if cancelled || !liveStatus(a.wf.Status) {
+	if cancelled || !IsLive(a.wf.Status) {
 		return nil
 	}
 	return a.failLocked(a.job.ID, message)
@@ -694,8 +695,8 @@ func (e *Engine) runLocalClaimed(ctx context.Context, job *store.JobRow) error {
 		if err != nil {
 			return err
 		}
-		if !liveStatus(a.wf.Status) {
-			if completable(a.job.Status) {
+		if !IsLive(a.wf.Status) {
+			if IsCompletable(a.job.Status) {
 				return a.tx.BuryJob(a.job.ID, msgAdvancedBefore)
 			}
 			return nil
@@ -878,7 +879,7 @@ func (e *Engine) finishLocal(ctx context.Context, att *localAttempt, out *phpjso
 		lc := &localTx{a: a, pol: att.policy, x: x, index: att.index, now: now}
 		// Cancelled (Workflow::cancel buried the job) or moved on while the
 		// attempt ran: observed now, as the cooperative cancellation.
-		cancelled := !liveStatus(a.wf.Status) || (a.job.StepIndex.Valid && int(a.job.StepIndex.Int64) != a.current)
+		cancelled := !IsLive(a.wf.Status) || (a.job.StepIndex.Valid && int(a.job.StepIndex.Int64) != a.current)
 		if !cancelled && (a.job.Status != store.StatusProcessing || a.job.ReservedBy != att.job.ReservedBy || a.job.Attempts != att.job.Attempts) {
 			stale = true
 			return nil
@@ -935,7 +936,7 @@ func (e *Engine) finishLocal(ctx context.Context, att *localAttempt, out *phpjso
 		if _, err := a.tx.CloseActivityAttempt(att.id, store.AttemptFailed, msg, class, "", now); err != nil {
 			return err
 		}
-		nonRetryable := errors.As(callErr, new(*NonRetryableError)) || IsConstraintViolation(callErr) || att.policy.nonRetryable(class)
+		nonRetryable := errors.As(callErr, new(*NonRetryableError)) || IsConstraintViolation(callErr) || nonRetryable(att.policy, class)
 		if nonRetryable || int64(att.number) >= att.policy.MaxAttempts {
 			return lc.failed(ActivityFailed, msg, class, "", nonRetryable, att.number, false)
 		}
@@ -1008,7 +1009,7 @@ func (a *Advance) completeLocalFast(att *localAttempt, out *phpjson.Object, call
 		return false, nil
 	}
 	wf := att.wf
-	if !liveStatus(wf.Status) || int(att.job.StepIndex.Int64) != wf.CurrentStep {
+	if !IsLive(wf.Status) || int(att.job.StepIndex.Int64) != wf.CurrentStep {
 		return false, nil
 	}
 	now := a.e.store.PreciseNow()
@@ -1060,3 +1061,54 @@ func (a *Advance) completeLocalFast(att *localAttempt, out *phpjson.Object, call
 // errLocalFastMissed: completeLocalFast's transaction must be run again on
 // the general path.
 var errLocalFastMissed = errors.New("local step completion: assumed rows must be read")
+
+// backoffAfter is the delay in seconds before the attempt after attempt n
+// (1-based): backoff[min(n-1, len-1)], 0 for an empty list.
+func backoffAfter(p *LocalPolicy, n int) int64 {
+	if len(p.Backoff) == 0 {
+		return 0
+	}
+	return p.Backoff[min(max(n-1, 0), len(p.Backoff)-1)]
+}
+
+// retryPolicy is the standard retry-policy snapshot (spec §3.2).
+func retryPolicy(p *LocalPolicy) *phpjson.Object {
+	vals := make([]phpjson.Value, len(p.Backoff))
+	for i, b := range p.Backoff {
+		vals[i] = phpjson.Int(b)
+	}
+	pos := func(n int64) phpjson.Value {
+		if n <= 0 {
+			return phpjson.Null()
+		}
+		return phpjson.Int(n)
+	}
+	types := make([]phpjson.Value, len(p.NonRetryable))
+	for i, t := range p.NonRetryable {
+		types[i] = phpjson.String(t)
+	}
+	return phpjson.NewObject().
+		Set("snapshot_version", phpjson.Int(1)).
+		Set("max_attempts", phpjson.Int(p.MaxAttempts)).
+		Set("backoff_seconds", phpjson.List(vals...)).
+		Set("start_to_close_timeout", pos(p.StartToClose)).
+		Set("schedule_to_start_timeout", phpjson.Null()).
+		Set("schedule_to_close_timeout", pos(p.ScheduleToClose)).
+		Set("heartbeat_timeout", pos(p.Heartbeat)).
+		Set("non_retryable_error_types", phpjson.List(types...))
+}
+
+// nonRetryable reports whether an error class is listed (PHP class names
+// compare without a leading backslash; a short name matches the last
+// segment of a namespaced class).
+func nonRetryable(p *LocalPolicy, class string) bool {
+	c := strings.TrimPrefix(class, `\`)
+	short := c[strings.LastIndex(c, `\`)+1:]
+	for _, t := range p.NonRetryable {
+		t = strings.TrimPrefix(t, `\`)
+		if t == c || t == short {
+			return true
+		}
+	}
+	return false
+}

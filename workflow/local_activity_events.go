@@ -106,7 +106,7 @@ func (e *Engine) heartbeat(ctx context.Context, att *localAttempt, progress []by
 		if err != nil {
 			return err
 		}
-		if !liveStatus(a.wf.Status) {
+		if !IsLive(a.wf.Status) {
 			outcome = ErrActivityCancelled
 			return nil
 		}

@@ -3,7 +3,6 @@ package workflow
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 )
@@ -127,9 +126,9 @@ func (o LocalActivityOptions) snapshot() *phpjson.Object {
 		Set("non_retryable_error_types", phpjson.List(types...))
 }
 
-// localPolicy is a local activity step's options as the engine applies
+// LocalPolicy is a local activity step's options as the engine applies
 // them.
-type localPolicy struct {
+type LocalPolicy struct {
 	Class       string
 	Snapshot    *phpjson.Object // as stored in the step
 	MaxAttempts int64
@@ -139,12 +138,12 @@ type localPolicy struct {
 	NonRetryable                             []string
 }
 
-// parseLocalStep reads a local_activity step definition the way the engine
+// ParseLocalPolicy reads a local_activity step definition the way the engine
 // applies it, rejecting routing options wherever a PHP or hand-written
 // definition put them (on the step or inside the snapshot) and values
 // outside the schema's ranges. meta supplies the class's registered
 // attempts when the options give none.
-func parseLocalStep(step Step, meta HandlerMetadataSource) (*localPolicy, error) {
+func ParseLocalPolicy(step Step, meta HandlerMetadataSource) (*LocalPolicy, error) {
 	for _, k := range RejectedLocalActivityOptions {
 		if v, ok := step.Get(k); ok && !v.IsNull() {
 			return nil, ErrLocalActivityRouting
@@ -153,7 +152,7 @@ func parseLocalStep(step Step, meta HandlerMetadataSource) (*localPolicy, error)
 	if v, ok := step.Get("workerSession"); ok && !v.IsNull() {
 		return nil, ErrLocalActivityRouting
 	}
-	p := &localPolicy{Class: step.Class()}
+	p := &LocalPolicy{Class: step.Class()}
 	if p.Class == "" {
 		return nil, errors.New("local activity step has no class")
 	}
@@ -241,57 +240,6 @@ func mustEncode(v phpjson.Value) []byte {
 	return b
 }
 
-// backoffAfter is the delay in seconds before the attempt after attempt n
-// (1-based): backoff[min(n-1, len-1)], 0 for an empty list.
-func (p *localPolicy) backoffAfter(n int) int64 {
-	if len(p.Backoff) == 0 {
-		return 0
-	}
-	return p.Backoff[min(max(n-1, 0), len(p.Backoff)-1)]
-}
-
-// retryPolicy is the standard retry-policy snapshot (spec §3.2).
-func (p *localPolicy) retryPolicy() *phpjson.Object {
-	vals := make([]phpjson.Value, len(p.Backoff))
-	for i, b := range p.Backoff {
-		vals[i] = phpjson.Int(b)
-	}
-	pos := func(n int64) phpjson.Value {
-		if n <= 0 {
-			return phpjson.Null()
-		}
-		return phpjson.Int(n)
-	}
-	types := make([]phpjson.Value, len(p.NonRetryable))
-	for i, t := range p.NonRetryable {
-		types[i] = phpjson.String(t)
-	}
-	return phpjson.NewObject().
-		Set("snapshot_version", phpjson.Int(1)).
-		Set("max_attempts", phpjson.Int(p.MaxAttempts)).
-		Set("backoff_seconds", phpjson.List(vals...)).
-		Set("start_to_close_timeout", pos(p.StartToClose)).
-		Set("schedule_to_start_timeout", phpjson.Null()).
-		Set("schedule_to_close_timeout", pos(p.ScheduleToClose)).
-		Set("heartbeat_timeout", pos(p.Heartbeat)).
-		Set("non_retryable_error_types", phpjson.List(types...))
-}
-
-// nonRetryable reports whether an error class is listed (PHP class names
-// compare without a leading backslash; a short name matches the last
-// segment of a namespaced class).
-func (p *localPolicy) nonRetryable(class string) bool {
-	c := strings.TrimPrefix(class, `\`)
-	short := c[strings.LastIndex(c, `\`)+1:]
-	for _, t := range p.NonRetryable {
-		t = strings.TrimPrefix(t, `\`)
-		if t == c || t == short {
-			return true
-		}
-	}
-	return false
-}
-
 // CheckLocalActivities rejects a dispatch whose definition has a
 // local_activity step with routing options or invalid values (the
 // dispatch-time check; the builder checks at build time).
@@ -307,7 +255,7 @@ func CheckLocalActivities(d *Dispatch) error {
 		if s.Type() != StepLocalActivity {
 			continue
 		}
-		if _, err := parseLocalStep(s, nil); err != nil {
+		if _, err := ParseLocalPolicy(s, nil); err != nil {
 			return fmt.Errorf("workflow %q step %d (%s): %w", d.Workflow.Name, i, s.Name(i), err)
 		}
 	}
@@ -351,7 +299,7 @@ type LocalActivityStep struct {
 func (*LocalActivityStep) Type() StepType { return StepLocalActivity }
 
 func (s Step) localActivityDef(c StepCommon) (*LocalActivityStep, error) {
-	p, err := parseLocalStep(s, nil)
+	p, err := ParseLocalPolicy(s, nil)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: local activity step %q: %w", c.Name, err)
 	}

@@ -477,11 +477,11 @@ func TestLocalActivityStepDefinition(t *testing.T) {
 	require.Equal(t, "SendReceiptActivity", d.Jobs[0].Handler)
 	require.EqualValues(t, 255, d.Jobs[0].MaxAttempts)
 	require.Equal(t, `{"__queuety_runtime":{"max_attempts":255}}`, string(d.Jobs[0].Payload))
-	p, err := parseLocalStep(step, nil)
+	p, err := ParseLocalPolicy(step, nil)
 	require.NoError(t, err)
-	require.EqualValues(t, 1, p.backoffAfter(1))
-	require.EqualValues(t, 2, p.backoffAfter(2))
-	require.EqualValues(t, 2, p.backoffAfter(7))
+	require.EqualValues(t, 1, backoffAfter(p, 1))
+	require.EqualValues(t, 2, backoffAfter(p, 2))
+	require.EqualValues(t, 2, backoffAfter(p, 7))
 }
 
 // testWriter sends the runtime's log lines to the test log.

@@ -92,12 +92,12 @@ func ParseStateString(src string) (*State, error) {
 	return &State{obj: phpjson.AsArray(v), src: src}, nil
 }
 
-// reuse returns a state for a transaction that locked a row whose column
+// Reuse returns a state for a transaction that locked a row whose column
 // is still src: a copy of s's key list (its values are shared, and, like
 // every State, written by replacing a key's value, never in place), so
 // what the transaction sets is gone if it rolls back. ok is false when
 // the column changed since s was read.
-func (s *State) reuse(column string) (*State, bool) {
+func (s *State) Reuse(column string) (*State, bool) {
 	if s == nil || s.src == "" || s.src != column {
 		return nil, false
 	}

@@ -207,14 +207,14 @@ func TestStateReuseOnlyForTheSameColumn(t *testing.T) {
 	claimed, err := ParseStateString(col)
 	require.NoError(t, err)
 
-	_, ok := claimed.reuse(`{"items":[1,2,3,4],"_steps":[]}`)
+	_, ok := claimed.Reuse(`{"items":[1,2,3,4],"_steps":[]}`)
 	require.False(t, ok, "the row changed since the claim")
-	_, ok = NewState(nil).reuse("")
+	_, ok = NewState(nil).Reuse("")
 	require.False(t, ok, "a built state has no column")
-	_, ok = (*State)(nil).reuse(col)
+	_, ok = (*State)(nil).Reuse(col)
 	require.False(t, ok, "no claimed state")
 
-	s, ok := claimed.reuse(string([]byte(col)))
+	s, ok := claimed.Reuse(string([]byte(col)))
 	require.True(t, ok)
 	a, _ := claimed.field("items").AsList()
 	b, _ := s.field("items").AsList()

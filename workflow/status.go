@@ -99,34 +99,15 @@ type TimelineEvent struct {
 // ExportJSON is WorkflowExporter::export_json: the export pretty-printed
 // with four spaces and unescaped slashes.
 func ExportJSON(doc *phpjson.Object) ([]byte, error) {
-	b, err := encodeObject(doc)
+	b, err := phpjson.Encode(phpjson.ObjectValue(doc))
 	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	if err := json.Indent(&buf, unescapeSlashes(b), "", "    "); err != nil {
+	if err := json.Indent(&buf, phpjson.UnescapeSlashes(b), "", "    "); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// unescapeSlashes turns PHP's `\/` escapes back into `/`
-// (JSON_UNESCAPED_SLASHES), leaving every other escape alone.
-func unescapeSlashes(b []byte) []byte {
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i++ {
-		if b[i] == '\\' && i+1 < len(b) {
-			if b[i+1] == '/' {
-				out = append(out, '/')
-			} else {
-				out = append(out, b[i], b[i+1])
-			}
-			i++
-			continue
-		}
-		out = append(out, b[i])
-	}
-	return out
 }
 
 // Artifact is one stored artifact, as ArtifactStore::get returns it.

@@ -149,9 +149,9 @@ func (s Step) Compensation() (HandlerRef, bool) {
 	return ParseHandlerRef(s.field("compensation"))
 }
 
-// findStep returns the index of the first step named name, as the runtime
+// FindStep returns the index of the first step named name, as the runtime
 // resolves _next_step and repeat targets (names need not be unique).
-func findStep(steps []Step, name string) (int, bool) {
+func FindStep(steps []Step, name string) (int, bool) {
 	for i, s := range steps {
 		if s.HasName(i, name) {
 			return i, true

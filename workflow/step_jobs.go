@@ -123,9 +123,9 @@ func newStepJob(handler string, index int, opts StepDispatchOptions, delay *int6
 	return job, nil
 }
 
-// stepClasses lists the handler classes the jobs StepJobs writes for step
+// StepClasses lists the handler classes the jobs StepJobs writes for step
 // name: each branch's of a parallel step, else the step's class.
-func stepClasses(step Step) []string {
+func StepClasses(step Step) []string {
 	var classes []string
 	if step.Type() == StepParallel {
 		for _, branch := range ParallelBranches(step.Object()) {

@@ -292,3 +292,22 @@ func appendFloat(dst []byte, f float64) []byte {
 		return append(dst, digits[decpt:]...)
 	}
 }
+
+// UnescapeSlashes turns PHP's `\/` escapes back into `/`
+// (JSON_UNESCAPED_SLASHES), leaving every other escape alone.
+func UnescapeSlashes(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] == '\\' && i+1 < len(b) {
+			if b[i+1] == '/' {
+				out = append(out, '/')
+			} else {
+				out = append(out, b[i], b[i+1])
+			}
+			i++
+			continue
+		}
+		out = append(out, b[i])
+	}
+	return out
+}
