@@ -12,6 +12,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -298,7 +299,7 @@ func TestStepWhoseStateReadTimesOutIsHandedBack(t *testing.T) {
 	require.NoError(t, err)
 	ecfg := w.engineConfig()
 	ecfg.ReadTimeout = time.Nanosecond
-	w.engine = workflow.NewEngine(ecfg)
+	w.engine = engine.NewEngine(ecfg)
 	require.NoError(t, w.Start(ctx))
 	t.Cleanup(func() { _ = w.Stop(ctx) })
 	waitFor(t, 10*time.Second, "the step handed back", func() bool { return w.Stats().HandedBack > 0 })

@@ -10,8 +10,8 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/queuety-go/queuety/internal/clock"
+	"github.com/queuety-go/queuety/internal/engine"
 	store "github.com/queuety-go/queuety/sql"
-	"github.com/queuety-go/queuety/workflow"
 )
 
 // Defaults, named after the Queuety constants they mirror where there is one.
@@ -40,10 +40,10 @@ const (
 	DefaultWaitSweepInterval  = 5 * time.Second // the wait sweeper of --workflows
 	DefaultSignalPollInterval = 2 * time.Second // the signal poller of --workflows
 
-	DefaultWorkflowStepBatch  = workflow.DefaultStepBatch       // step completions one transaction may group
-	DefaultWorkflowChainSteps = workflow.DefaultChainSteps      // steps a worker may run in a row without a claim
-	DefaultMaxForEachItems    = 10_000                          // items of one for_each step
-	DefaultForEachPageSize    = workflow.DefaultForEachPageSize // branch jobs one for_each transaction inserts
+	DefaultWorkflowStepBatch  = engine.DefaultStepBatch       // step completions one transaction may group
+	DefaultWorkflowChainSteps = engine.DefaultChainSteps      // steps a worker may run in a row without a claim
+	DefaultMaxForEachItems    = 10_000                        // items of one for_each step
+	DefaultForEachPageSize    = engine.DefaultForEachPageSize // branch jobs one for_each transaction inserts
 )
 
 // Floors and ceilings of the worker's settings. Every interval below runs
@@ -192,7 +192,7 @@ type Config struct {
 	// run without claiming them, each enqueued already claimed by the
 	// step before it when the worker would claim it anyway (Go handler,
 	// served and unpaused queue, no delay, group or session;
-	// workflow/chain.go). Zero means the default (8); negative turns
+	// internal/engine/chain.go). Zero means the default (8); negative turns
 	// chaining off, so every step goes through the claim.
 	WorkflowChainSteps int
 	// MaxForEachItems caps the items of one for_each step: a step over

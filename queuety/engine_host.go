@@ -6,12 +6,12 @@ import (
 	"slices"
 	"time"
 
+	"github.com/queuety-go/queuety/internal/engine"
 	store "github.com/queuety-go/queuety/sql"
-	"github.com/queuety-go/queuety/workflow"
 )
 
 // engineHost is a Worker as the Host of its workflow engine
-// (workflow.Host): the one way the engine asks the worker about itself.
+// (engine.Host): the one way the engine asks the worker about itself.
 type engineHost struct{ w *Worker }
 
 // Owner is the worker's reserved_by value.
@@ -24,7 +24,7 @@ func (h engineHost) Owner() string { return h.w.id }
 func (h engineHost) Accepting() bool { return !h.w.claim.stopped() }
 
 // Chains lets the engine chain the steps this worker would claim next
-// (workflow/chain.go): while it takes work, on a queue it serves that is
+// (internal/engine/chain.go): while it takes work, on a queue it serves that is
 // known not to be paused. It runs inside the step transaction, so it reads
 // only what the claim loop last read: with no recent read of the paused
 // queues it declines, and the step goes through the claim, which reads
@@ -52,7 +52,7 @@ func (h engineHost) MemoryKB() int64 { return h.w.mem.perSlotKB() }
 
 // engineConfig is the configuration of the worker's workflow engine: the
 // client's for the registry, with the worker as its host.
-func (w *Worker) engineConfig() workflow.EngineConfig {
+func (w *Worker) engineConfig() engine.EngineConfig {
 	cfg := w.c.engineConfig(w.reg)
 	cfg.Host = engineHost{w}
 	cfg.ChainSteps = w.cfg.WorkflowChainSteps

@@ -3,6 +3,7 @@ package queuety
 import (
 	"context"
 
+	"github.com/queuety-go/queuety/internal/engine"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -11,7 +12,7 @@ import (
 // ->local_activity()): a worker with Config.Workflows runs a local
 // activity step in its own process right after the step before it
 // committed, under the lease of the step job it already holds, without a
-// claim. The engine does the work (workflow/local_activity.go); the worker
+// claim. The engine does the work (internal/engine/local_activity.go); the worker
 // only tells it who it is and whether it still takes work (engine_host.go).
 
 // RegisterLocalActivity registers the Go handler of a local activity
@@ -25,10 +26,10 @@ func (r *Registry) RegisterLocalActivity(class string, fn workflow.StepFunc, opt
 
 // LocalActivityHeartbeat records progress from inside a local activity's
 // handler and renews the lease its attempt runs under
-// (workflow.ActivityHeartbeat). It returns workflow.ErrActivityCancelled
+// (engine.ActivityHeartbeat). It returns workflow.ErrActivityCancelled
 // when the workflow was cancelled: the handler should stop.
 func LocalActivityHeartbeat(ctx context.Context, progress any) error {
-	return workflow.ActivityHeartbeat(ctx, progress)
+	return engine.ActivityHeartbeat(ctx, progress)
 }
 
 // ActivityMetrics returns the operator counts of local activities

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety-go/queuety/internal/clock"
-	"github.com/queuety-go/queuety/workflow"
+	"github.com/queuety-go/queuety/internal/engine"
 )
 
 // SignalPoller periodically runs Engine.PollSignals from a watermark, and
@@ -15,7 +15,7 @@ import (
 // before a higher one but committed after it is otherwise skipped).
 type SignalPoller struct {
 	svc    tickerService
-	engine *workflow.Engine
+	engine *engine.Engine
 
 	mu        sync.Mutex
 	mark      int64
@@ -27,8 +27,8 @@ type SignalPoller struct {
 // the first signal.
 const DefaultSignalFullScanEvery = 30
 
-// NewSignalPoller returns a poller running every interval.
-func NewSignalPoller(engine *workflow.Engine, interval time.Duration, log *slog.Logger, clk clock.Clock) *SignalPoller {
+// newSignalPoller returns a poller running every interval.
+func newSignalPoller(engine *engine.Engine, interval time.Duration, log *slog.Logger, clk clock.Clock) *SignalPoller {
 	p := &SignalPoller{engine: engine, fullEvery: DefaultSignalFullScanEvery}
 	p.svc = tickerService{name: "signal poller", interval: interval, log: orDiscard(log), clock: orReal(clk)}
 	p.svc.round = func(ctx context.Context, _ time.Time) { _, _ = p.RunOnce(ctx) }

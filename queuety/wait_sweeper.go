@@ -6,18 +6,19 @@ import (
 	"time"
 
 	"github.com/queuety-go/queuety/internal/clock"
+	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/workflow"
 )
 
 // WaitSweeper periodically runs Engine.SweepWaiting.
 type WaitSweeper struct {
 	svc    tickerService
-	engine *workflow.Engine
+	engine *engine.Engine
 }
 
-// NewWaitSweeper returns a sweeper running every interval (a nil logger
+// newWaitSweeper returns a sweeper running every interval (a nil logger
 // discards, a nil clock is the wall clock).
-func NewWaitSweeper(engine *workflow.Engine, interval time.Duration, log *slog.Logger, clk clock.Clock) *WaitSweeper {
+func newWaitSweeper(engine *engine.Engine, interval time.Duration, log *slog.Logger, clk clock.Clock) *WaitSweeper {
 	s := &WaitSweeper{engine: engine}
 	s.svc = tickerService{name: "wait sweeper", interval: interval, log: orDiscard(log), clock: orReal(clk)}
 	s.svc.round = func(ctx context.Context, _ time.Time) { _, _ = s.RunOnce(ctx) }

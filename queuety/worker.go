@@ -15,8 +15,8 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/queuety-go/queuety/internal/clock"
+	"github.com/queuety-go/queuety/internal/engine"
 	store "github.com/queuety-go/queuety/sql"
-	"github.com/queuety-go/queuety/workflow"
 )
 
 // Worker claims jobs from the Queuety tables and runs them with Go
@@ -48,7 +48,7 @@ type Worker struct {
 	handlers []string
 	// engine runs workflow steps (Config.Workflows), claimed when their
 	// handler is in wfHandlers; nil leaves workflow jobs out of the claim.
-	engine     *workflow.Engine
+	engine     *engine.Engine
 	wfHandlers []string
 
 	claim     *claimer
@@ -105,7 +105,7 @@ type WorkerStats struct {
 	HandedBack int64 `json:"handed_back"`
 	Refused    int64 `json:"refused"`
 	// Chained counts workflow steps the worker ran right after the step
-	// before them enqueued them, without a claim (workflow/chain.go); they
+	// before them enqueued them, without a claim (internal/engine/chain.go); they
 	// are not in Claimed.
 	Chained int64 `json:"chained"`
 	// ClaimRounds counts claim transactions opened; IdleLooks the polls of
@@ -143,7 +143,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		// With the registry's step runner every workflow step is claimed;
 		// its class metadata is PHP classes' config() in the step jobs the
 		// engine enqueues; local activities run here (engine_host.go).
-		w.engine = workflow.NewEngine(w.engineConfig())
+		w.engine = engine.NewEngine(w.engineConfig())
 		w.wfHandlers = workflowHandlers(reg)
 	}
 	if !cfg.ClaimAll && !reg.hasFallback() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
@@ -112,12 +113,12 @@ func (c *Client) DispatchWorkflow(ctx context.Context, d *workflow.Dispatch) (id
 // step jobs. With a fallback that runs steps (the PHP pool, see
 // SetFallback) the worker claims every step instead (AllWorkflowSteps).
 func workflowHandlers(reg *Registry) []string {
-	return append(reg.steps.Names(), workflow.Placeholders()...)
+	return append(reg.steps.Names(), engine.Placeholders()...)
 }
 
 // executeWorkflowStep runs a claimed workflow step job through the engine.
 // The claim committed the row as processing before this runs. A step whose completion
-// chained the next one (workflow/chain.go) is followed by it in the same
+// chained the next one (internal/engine/chain.go) is followed by it in the same
 // slot.
 func (w *Worker) executeWorkflowStep(ctx context.Context, rj *running) {
 	if rj.state.Load() != stateRunning {
@@ -204,7 +205,7 @@ func retryableRead(err error) bool {
 // heartbeat renews it and Stop waits for it or hands it back), with its
 // own context. It returns nil, with next handed back, when the worker
 // began stopping since that commit.
-func (w *Worker) chainTo(rj *running, next *workflow.Chained) (*running, context.Context) {
+func (w *Worker) chainTo(rj *running, next *engine.Chained) (*running, context.Context) {
 	nrj, ctx := w.newRunning(next.Job, rj.lane, time.Now(), next.Job.Attempts)
 	stopping := w.claim.stopped()
 	w.jobs.chain(rj.row.ID, nrj, !stopping)
@@ -232,13 +233,13 @@ func (w *Worker) stepTimeout(row *store.JobRow) (time.Duration, error) {
 }
 
 // decideStep is retryOrBury (policy.go) for a failed step attempt.
-func (w *Worker) decideStep(row *store.JobRow, err error) workflow.Failure {
+func (w *Worker) decideStep(row *store.JobRow, err error) engine.Failure {
 	payload, perr := phpjson.DecodeString(row.Payload)
 	if perr != nil {
 		payload = phpjson.Null()
 	}
 	bury, delay := w.c.settingsFor(w.reg, row, payload).retryOrBury(row.Attempts, err)
-	return workflow.Failure{
+	return engine.Failure{
 		Message:    err.Error(),
 		Class:      store.FitChars(errorClass(err), 255),
 		Trace:      errorTrace(err),

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/queuety-go/queuety/internal/engine"
+	"github.com/queuety-go/queuety/internal/steps"
 	store "github.com/queuety-go/queuety/sql"
-	"github.com/queuety-go/queuety/steps"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -30,13 +31,13 @@ var ErrWorkflowNotFound = store.ErrWorkflowNotFound
 // workflow's status refused ("Workflow 7 is not paused." ...).
 func IsWorkflowStateError(err error) bool { return workflow.IsLifecycleError(err) }
 
-func (c *Client) engine(reg *Registry) *workflow.Engine {
-	return workflow.NewEngine(c.engineConfig(reg))
+func (c *Client) engine(reg *Registry) *engine.Engine {
+	return engine.NewEngine(c.engineConfig(reg))
 }
 
 // engineConfig is the configuration of an engine running reg's handlers.
-func (c *Client) engineConfig(reg *Registry) workflow.EngineConfig {
-	cfg := workflow.EngineConfig{Store: c.store, Kinds: steps.All(), MaxForEachItems: c.cfg.MaxForEachItems,
+func (c *Client) engineConfig(reg *Registry) engine.EngineConfig {
+	cfg := engine.EngineConfig{Store: c.store, Kinds: steps.All(), MaxForEachItems: c.cfg.MaxForEachItems,
 		ForEachPageSize: c.cfg.ForEachPageSize}
 	if reg == nil {
 		return cfg

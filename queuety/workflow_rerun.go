@@ -1,6 +1,9 @@
 package queuety
 
-import "github.com/queuety-go/queuety/workflow"
+import (
+	"github.com/queuety-go/queuety/internal/engine"
+	"github.com/queuety-go/queuety/workflow"
+)
 
 // RerunOption adjusts RetryWorkflow and ResumeWorkflow.
 type RerunOption func(*rerunOptions)
@@ -20,7 +23,7 @@ func OnUnreadClassSettings(fn func(class string)) RerunOption {
 }
 
 // rerunEngine is engine(reg) with opts applied.
-func (c *Client) rerunEngine(reg *Registry, opts []RerunOption) *workflow.Engine {
+func (c *Client) rerunEngine(reg *Registry, opts []RerunOption) *engine.Engine {
 	var o rerunOptions
 	for _, opt := range opts {
 		opt(&o)
@@ -32,7 +35,7 @@ func (c *Client) rerunEngine(reg *Registry, opts []RerunOption) *workflow.Engine
 		// whose settings nobody here can read.
 		cfg.Metadata = unreadClasses(o.unread)
 	}
-	return workflow.NewEngine(cfg)
+	return engine.NewEngine(cfg)
 }
 
 // unreadClasses is a class metadata source that knows nothing and reports

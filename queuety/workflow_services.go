@@ -3,7 +3,7 @@ package queuety
 import (
 	"log/slog"
 
-	"github.com/queuety-go/queuety/workflow"
+	"github.com/queuety-go/queuety/internal/engine"
 )
 
 // The workflow services of `work --workflows` (DESIGN.md §4): PHP wakes a
@@ -16,13 +16,13 @@ import (
 
 // newWorkflowServices are the loops a Worker with Config.Workflows runs:
 // the wait sweeper and the signal poller, each when its interval is set.
-func newWorkflowServices(engine *workflow.Engine, cfg Config, log *slog.Logger) []service {
+func newWorkflowServices(engine *engine.Engine, cfg Config, log *slog.Logger) []service {
 	var s []service
 	if cfg.WaitSweepInterval > 0 {
-		s = append(s, NewWaitSweeper(engine, cfg.WaitSweepInterval, log.With("service", "wait-sweeper"), cfg.Clock))
+		s = append(s, newWaitSweeper(engine, cfg.WaitSweepInterval, log.With("service", "wait-sweeper"), cfg.Clock))
 	}
 	if cfg.SignalPollInterval > 0 {
-		s = append(s, NewSignalPoller(engine, cfg.SignalPollInterval, log.With("service", "signal-poller"), cfg.Clock))
+		s = append(s, newSignalPoller(engine, cfg.SignalPollInterval, log.With("service", "signal-poller"), cfg.Clock))
 	}
 	return s
 }

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
-	"github.com/queuety-go/queuety/workflow"
 )
 
 // Signals to workflows (Queuety::signal and its helpers). The signal row
@@ -72,7 +72,7 @@ func signalName(def string, given []string) string {
 // workflowEngine is an engine without Go step handlers: enough to settle
 // waits and enqueue the next step (whose handler metadata, if any, comes
 // from PHP class attributes the plugin would read; none here).
-func (c *Client) workflowEngine() *workflow.Engine {
+func (c *Client) workflowEngine() *engine.Engine {
 	return c.engine(nil)
 }
 

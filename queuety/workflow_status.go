@@ -43,7 +43,7 @@ func (c *Client) ExportWorkflow(ctx context.Context, id int64) (*phpjson.Object,
 	return c.engine(nil).Export(ctx, id)
 }
 
-// PutArtifact is Queuety's ArtifactStore::put (see workflow.Engine.PutArtifact).
+// PutArtifact is Queuety's ArtifactStore::put (see engine.Engine.PutArtifact).
 func (c *Client) PutArtifact(ctx context.Context, workflowID int64, key string, content phpjson.Value, kind string, stepIndex int, metadata *phpjson.Object) error {
 	return c.engine(nil).PutArtifact(ctx, workflowID, key, content, kind, stepIndex, metadata)
 }

@@ -15,7 +15,7 @@ import (
 // Pipelined transactions: a WorkflowTx whose statements travel in as few
 // packets as the results its caller needs allow.
 //
-// A local activity's outcome transaction (workflow/local_activity.go) is
+// A local activity's outcome transaction (internal/engine/local_activity.go) is
 // seven statements between START TRANSACTION and COMMIT, and on a busy
 // machine each round trip costs more than the server's work on it: the
 // client and the server each wait for the other to be scheduled. Most of

@@ -10,7 +10,7 @@ import (
 
 // Rows a transaction writes without reading them first.
 //
-// A local activity's outcome transaction (workflow/local_activity.go)
+// A local activity's outcome transaction (internal/engine/local_activity.go)
 // settles rows its own worker wrote when the attempt started: the
 // workflow's status, step and state, the claim on the step job, the
 // execution and the attempt. Locking and reading them again costs round

@@ -211,3 +211,32 @@ type LocalActivityAttempt struct {
 	LeaseExpiresAt *string       `json:"lease_expires_at"`
 	ClosedAt       *string       `json:"closed_at"`
 }
+
+// Workflow event names (workflow_events.event).
+const (
+	EventStepStarted         = "step_started"
+	EventStepCompleted       = "step_completed"
+	EventStepFailed          = "step_failed"
+	EventStepBranchCompleted = "step_branch_completed"
+	EventStepItemCompleted   = "step_item_completed"
+)
+
+// Local activity history events: durable-workflow's activity event names.
+// Each execution keeps its full history (activity_executions.history). The
+// plugin's workflow_events.event is an ENUM of Queuety's names, so the
+// events with a Queuety counterpart are also written there, with the
+// markers and the activity_event name in their context: ActivityStarted as
+// step_started, ActivityCompleted as step_completed, and
+// ActivityRetryScheduled, ActivityFailed, ActivityTimedOut and
+// ActivityCancelled as step_failed (Queuety writes step_failed for every
+// failed attempt, retried or not).
+const (
+	ActivityScheduled         = "ActivityScheduled"
+	ActivityStarted           = "ActivityStarted"
+	ActivityHeartbeatRecorded = "ActivityHeartbeatRecorded"
+	ActivityRetryScheduled    = "ActivityRetryScheduled"
+	ActivityCompleted         = "ActivityCompleted"
+	ActivityFailed            = "ActivityFailed"
+	ActivityTimedOut          = "ActivityTimedOut"
+	ActivityCancelled         = "ActivityCancelled"
+)

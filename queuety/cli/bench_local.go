@@ -31,7 +31,7 @@ type LocalBenchResult struct {
 	QueuedClaims int64   `json:"queued_claims_per_workflow"`
 	LocalClaims  int64   `json:"local_claims_per_workflow"`
 	// Chained: the queued workflow again with chained steps (the worker's
-	// default, workflow/chain.go), where a step is enqueued already
+	// default, internal/engine/chain.go), where a step is enqueued already
 	// claimed by the worker that ran the one before; the queued figures
 	// above have every step claimed (--chain-steps -1).
 	ChainedP50ms  float64 `json:"chained_p50_ms"`

@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
+)
+
+// run_workflow: Queuety's RunWorkflowTest (spec §12).
+
+func (env *engineEnv) childOf(parent int64) *store.WorkflowRow {
+	env.t.Helper()
+	var id int64
+	require.NoError(env.t, env.db.Get(&id, "SELECT MAX(id) FROM `"+env.s.Tables()["workflows"]+"` WHERE parent_workflow_id = ?", parent))
+	return env.workflow(id)
+}
+
+func TestEngineRunWorkflow(t *testing.T) {
+	t.Parallel()
+	env := newEngineEnv(t)
+	sub := workflow.New("sub").Then("IncStep").Then("IncStep")
+	p := env.dispatch(workflow.New("outer").Then("IncStep").RunWorkflow("sub", sub).Then("IncStep"), obj("n", 0))
+	env.runNext(2) // IncStep, the run_workflow placeholder
+	jobs := env.jobs(p)
+	require.Len(t, jobs, 2)
+	require.Equal(t, workflow.HandlerRunWorkflow, jobs[1].Handler)
+	require.Equal(t, store.StatusCompleted, jobs[1].Status)
+	wf := env.workflow(p)
+	require.Equal(t, "running", wf.Status, "the parent stays running at the step")
+	require.Equal(t, 1, wf.CurrentStep)
+	require.Empty(t, env.pendingOf(p))
+
+	child := env.childOf(p)
+	require.Equal(t, p, child.ParentWorkflowID.Int64)
+	require.Equal(t, int64(1), child.ParentStepIndex.Int64)
+	require.Equal(t, `{"n":1}`, env.publicJSON(child.ID))
+
+	env.runOf(child.ID)
+	require.Equal(t, "completed", env.workflow(child.ID).Status)
+	wf = env.workflow(p)
+	require.Equal(t, 2, wf.CurrentStep, "the child's completion moves the parent on")
+	require.Equal(t, `{"n":3}`, env.publicJSON(p), "the child's state is merged into the parent's")
+	env.runOf(p)
+	require.Equal(t, "completed", env.workflow(p).Status)
+	require.Equal(t, `{"n":4}`, env.publicJSON(p))
+}
+
+func TestEngineRunWorkflowLastStepAndNesting(t *testing.T) {
+	t.Parallel()
+	env := newEngineEnv(t)
+	inner := workflow.New("inner").Then("IncStep")
+	middle := workflow.New("middle").RunWorkflow("inner", inner)
+	p := env.dispatch(workflow.New("outer").RunWorkflow("middle", middle), obj("n", 0))
+	waiter := env.dispatch(workflow.New("waiter").WaitForWorkflow(workflow.WorkflowIDs(p), workflow.ResultKey("outer")), nil)
+	env.runOf(waiter)
+	env.runOf(p)
+	m := env.childOf(p)
+	env.runOf(m.ID)
+	in := env.childOf(m.ID)
+	env.runOf(in.ID)
+	for _, id := range []int64{in.ID, m.ID, p, waiter} {
+		require.Equal(t, "completed", env.workflow(id).Status, "workflow %d", id)
+	}
+	require.Equal(t, `{"n":1}`, env.publicJSON(p))
+	require.Equal(t, `{"outer":{"n":1}}`, env.publicJSON(waiter), "a parent completed by its child wakes its own waiters")
+}
+
+// A failed (or cancelled) child fails its parent, where the plugin leaves
+// the parent waiting at the step for ever (docs/compat.md).
+func TestEngineRunWorkflowChildFailure(t *testing.T) {
+	t.Parallel()
+	env := newEngineEnv(t)
+	p := env.dispatch(workflow.New("outer").RunWorkflow("sub", workflow.New("sub").Then("FailingStep")).Then("IncStep"), obj("label", "x"))
+	env.runOf(p)
+	child := env.childOf(p)
+	env.runOf(child.ID)
+	require.Equal(t, "failed", env.workflow(child.ID).Status)
+	wf := env.workflow(p)
+	require.Equal(t, "failed", wf.Status)
+	require.Equal(t, "Child workflow "+itoa(int(child.ID))+" failed: step failed on purpose", wf.ErrorMessage.String)
+
+	// A child failed by a process that did not wake the parent (PHP): the
+	// sweeper fails the parent.
+	p2 := env.dispatch(workflow.New("outer").RunWorkflow("sub", workflow.New("sub").Then("IncStep")), obj("n", 0))
+	env.runOf(p2)
+	c2 := env.childOf(p2)
+	_, err := env.db.Exec("UPDATE `"+env.s.Tables()["workflows"]+"` SET status = 'cancelled' WHERE id = ?", c2.ID)
+	require.NoError(t, err)
+	res, err := env.e.SweepWaiting(env.ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Settled)
+	wf = env.workflow(p2)
+	require.Equal(t, "failed", wf.Status)
+	require.Equal(t, "Child workflow "+itoa(int(c2.ID))+" was cancelled.", wf.ErrorMessage.String)
+}
+
+// The sweeper resumes a parent whose completed child's wake-up was lost,
+// and leaves alone a parent whose newest child still runs.
+func TestEngineSweepRunWorkflowParents(t *testing.T) {
+	t.Parallel()
+	env := newEngineEnv(t)
+	p := env.dispatch(workflow.New("outer").RunWorkflow("sub", workflow.New("sub").Then("IncStep")), obj("n", 0))
+	env.runOf(p)
+	c := env.childOf(p)
+	res, err := env.e.SweepWaiting(env.ctx)
+	require.NoError(t, err)
+	require.Zero(t, res.Settled)
+	_, err = env.db.Exec("UPDATE `"+env.s.Tables()["workflows"]+"` SET status = 'completed', state = '{\"n\":9}' WHERE id = ?", c.ID)
+	require.NoError(t, err)
+	_, err = env.e.SweepWaiting(env.ctx)
+	require.NoError(t, err)
+	require.Equal(t, "completed", env.workflow(p).Status)
+	require.Equal(t, `{"n":9}`, env.publicJSON(p))
+}

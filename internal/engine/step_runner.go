@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
+)
+
+// StepRunner returns the fallback step runner, or nil.
+func (e *Engine) StepRunner() workflow.StepRunner { return e.runner }
+
+// runFallback runs a step in the step runner: the for_each branch's item
+// handler for a branch of a for_each step, else the step.
+func (e *Engine) runFallback(ctx context.Context, job *store.JobRow, state *workflow.State, index int) (*phpjson.Object, error) {
+	stateJSON, err := encodeObject(state.Object())
+	if err != nil {
+		return nil, fmt.Errorf("encoding the state of workflow %d for step %s: %w", job.WorkflowID.Int64, job.Handler, err)
+	}
+	var out []byte
+	if step, ok := state.Step(index); ok && e.runsItems(step) {
+		if item, itemIndex, isBranch := forEachBranchMeta(job.Payload); isBranch {
+			itemJSON, err := phpjson.Encode(item)
+			if err != nil {
+				return nil, fmt.Errorf("encoding the item of step %s: %w", job.Handler, err)
+			}
+			out, err = e.runner.RunItem(ctx, job, stateJSON, itemJSON, itemIndex)
+			if err != nil {
+				return nil, err
+			}
+			return decodeStepOutput(job.Handler, out)
+		}
+	}
+	if out, err = e.runner.RunStep(ctx, job, stateJSON); err != nil {
+		return nil, err
+	}
+	return decodeStepOutput(job.Handler, out)
+}
+
+// decodeStepOutput reads a PHP step's returned array: an object, a list
+// (integer keys, as PHP's array has) or nothing.
+func decodeStepOutput(handler string, b []byte) (*phpjson.Object, error) {
+	if len(b) == 0 {
+		return phpjson.NewObject(), nil
+	}
+	v, err := phpjson.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("the output of step %s: %w", handler, err)
+	}
+	if v.IsNull() {
+		return phpjson.NewObject(), nil
+	}
+	if !phpjson.IsArray(v) {
+		return nil, runtimeErrorf("Step %s returned %s, not an array.", handler, v.Kind())
+	}
+	return phpjson.AsArray(v), nil
+}
+
+// callables returns the step runner as a CallableRunner, or nil.
+func (e *Engine) callables() workflow.CallableRunner {
+	cr, _ := e.runner.(workflow.CallableRunner)
+	return cr
+}
+
+func encodeArgs(objs ...*phpjson.Object) ([][]byte, error) {
+	out := make([][]byte, len(objs))
+	for i, o := range objs {
+		if o == nil {
+			o = phpjson.NewObject()
+		}
+		b, err := encodeObject(o)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+// lookupReducer returns the Go reducer of a class, else one calling the
+// CallableRunner.
+func (e *Engine) lookupReducer(class string) (workflow.ReducerFunc, bool) {
+	if fn, ok := e.handlers.LookupReducer(class); ok {
+		return fn, true
+	}
+	cr := e.callables()
+	if cr == nil {
+		return nil, false
+	}
+	return func(ctx context.Context, state, aggregate, payload *phpjson.Object) (*phpjson.Object, error) {
+		args, err := encodeArgs(state, aggregate, payload)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the arguments of reducer %s: %w", class, err)
+		}
+		out, err := cr.RunReducer(ctx, class, args[0], args[1], args[2])
+		if err != nil {
+			return nil, err
+		}
+		return decodeStepOutput(class, out)
+	}, true
+}
+
+// lookupCondition returns the Go repeat condition of a class, else one
+// calling the CallableRunner.
+func (e *Engine) lookupCondition(class string) (workflow.ConditionFunc, bool) {
+	if fn, ok := e.handlers.LookupCondition(class); ok {
+		return fn, true
+	}
+	cr := e.callables()
+	if cr == nil {
+		return nil, false
+	}
+	return func(ctx context.Context, state, payload *phpjson.Object) (bool, error) {
+		args, err := encodeArgs(state, payload)
+		if err != nil {
+			return false, fmt.Errorf("encoding the arguments of condition %s: %w", class, err)
+		}
+		return cr.RunCondition(ctx, class, args[0], args[1])
+	}, true
+}
+
+// lookupCompensation returns the Go compensation (or on_cancel /
+// on_deadline handler) of a class, else one calling the CallableRunner.
+func (e *Engine) lookupCompensation(class string) (workflow.CompensationFunc, bool) {
+	if fn, ok := e.handlers.LookupCompensation(class); ok {
+		return fn, true
+	}
+	cr := e.callables()
+	if cr == nil {
+		return nil, false
+	}
+	return func(ctx context.Context, state, payload *phpjson.Object) error {
+		args, err := encodeArgs(state, payload)
+		if err != nil {
+			return fmt.Errorf("encoding the arguments of compensation %s: %w", class, err)
+		}
+		return cr.RunCompensation(ctx, class, args[0], args[1])
+	}, true
+}
