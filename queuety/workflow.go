@@ -8,6 +8,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/internal/steps"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -113,7 +114,7 @@ func (c *Client) DispatchWorkflow(ctx context.Context, d *workflow.Dispatch) (id
 // step jobs. With a fallback that runs steps (the PHP pool, see
 // SetFallback) the worker claims every step instead (AllWorkflowSteps).
 func workflowHandlers(reg *Registry) []string {
-	return append(reg.steps.Names(), engine.Placeholders()...)
+	return append(reg.steps.Names(), engine.Placeholders(steps.All())...)
 }
 
 // executeWorkflowStep runs a claimed workflow step job through the engine.

@@ -20,9 +20,6 @@ const (
 // rows and the state being written. Kinds act on a step only through it,
 // inside the transaction; ctx is given per call.
 type Advance struct {
-	// ctx is the transaction's context for the local activity runtime
-	// (local_activity.go), which predates ctx per call.
-	ctx   context.Context
 	e     *Engine
 	tx    *store.WorkflowTx
 	trace *jobTrace
@@ -90,7 +87,7 @@ func (e *Engine) stepTxOn(ctx context.Context, tr *jobTrace, dur time.Duration, 
 	var a *Advance
 	err := run(func(tx *store.WorkflowTx) error {
 		t := *tr
-		a = &Advance{ctx: ctx, e: e, tx: tx, trace: &t, dur: dur}
+		a = &Advance{e: e, tx: tx, trace: &t, dur: dur}
 		if err := t.writeStart(tx); err != nil {
 			return err
 		}
@@ -109,7 +106,7 @@ func (e *Engine) advance(ctx context.Context, job *store.JobRow, out *phpjson.Ob
 	a, err := e.stepTxIn(ctx, job.WorkflowID.Int64, job.ID, tr, dur, func(a *Advance) error {
 		tx := a.tx
 		a.runLocal = true
-		if err := a.run(job.WorkflowID.Int64, job.ID, out); err != nil {
+		if err := a.run(ctx, job.WorkflowID.Int64, job.ID, out); err != nil {
 			return err
 		}
 		return tx.InsertLogs(extra...)
@@ -154,7 +151,7 @@ func (a *Advance) loadState() error {
 
 // run is advance_step after BEGIN: the guards, then the path of the
 // current step's type.
-func (a *Advance) run(workflowID, jobID int64, out *phpjson.Object) error {
+func (a *Advance) run(ctx context.Context, workflowID, jobID int64, out *phpjson.Object) error {
 	if err := a.lock(workflowID, jobID); err != nil {
 		return err
 	}
@@ -178,11 +175,11 @@ func (a *Advance) run(workflowID, jobID int64, out *phpjson.Object) error {
 	}
 	step, ok := a.step(a.current)
 	if ok {
-		if k, isBranch := a.e.Kind(step.Type()).(BranchKind); isBranch {
-			return k.CompleteBranch(a.ctx, a, step, out)
+		if k, isBranch := a.e.Kind(step.Type()).(Branch); isBranch {
+			return k.CompleteBranch(ctx, a, step, out)
 		}
 	}
-	return a.finalize(out, true)
+	return a.finalize(ctx, out, true)
 }
 
 func (a *Advance) step(i int) (workflow.Step, bool) {
@@ -196,7 +193,7 @@ func (a *Advance) step(i int) (workflow.Step, bool) {
 // budgets, _next_step, completion or the next step's jobs, log and event
 // rows. logCompletion is false when the caller logs the job's `completed`
 // itself (a for_each placeholder that settles at once).
-func (a *Advance) finalize(out *phpjson.Object, logCompletion bool) error {
+func (a *Advance) finalize(ctx context.Context, out *phpjson.Object, logCompletion bool) error {
 	stateBefore := a.state.Public()
 	trace := takeStepTrace(out)
 	out = stripTrace(out)
@@ -248,7 +245,7 @@ func (a *Advance) finalize(out *phpjson.Object, logCompletion bool) error {
 	if err := a.tx.InsertEvents(ev); err != nil {
 		return err
 	}
-	return a.afterStep(next, isLast)
+	return a.afterStep(ctx, next, isLast)
 }
 
 // writeStep persists the state and the new current step, completing the
@@ -267,7 +264,7 @@ func (a *Advance) writeStep(next int, isLast bool) error {
 
 // afterStep logs workflow_completed, or enqueues the next step unless the
 // workflow is paused (resume() enqueues it then).
-func (a *Advance) afterStep(next int, isLast bool) error {
+func (a *Advance) afterStep(ctx context.Context, next int, isLast bool) error {
 	if isLast {
 		q := a.job.Queue
 		if q == "" {
@@ -278,7 +275,7 @@ func (a *Advance) afterStep(next int, isLast bool) error {
 		}
 		// on_workflow_completed (the run_workflow parent resumes in this
 		// transaction); waiting workflows are woken after the commit.
-		return a.workflowCompleted(a.wf.ID, a.state)
+		return a.workflowCompleted(ctx, a.wf.ID, a.state)
 	}
 	if a.wf.Status == string(workflow.StatusPaused) {
 		return nil
@@ -290,7 +287,7 @@ func (a *Advance) afterStep(next int, isLast bool) error {
 	if err := a.assertEnqueueBudget(a.state, step); err != nil {
 		return err
 	}
-	return a.enqueue(step, next)
+	return a.enqueue(ctx, step, next)
 }
 
 // missingStepMessage is the error a workflow fails with when it advances to
@@ -314,9 +311,9 @@ func (a *Advance) failMissingStep(next int) error {
 }
 
 // enqueue inserts the jobs of step index (enqueue_step_def).
-func (a *Advance) enqueue(step workflow.Step, index int) error {
-	if k, ok := a.e.Kind(step.Type()).(EnqueueKind); ok {
-		if handled, err := k.Enqueue(a.ctx, a, step, index); handled || err != nil {
+func (a *Advance) enqueue(ctx context.Context, step workflow.Step, index int) error {
+	if k, ok := a.e.Kind(step.Type()).(OwnJobs); ok {
+		if handled, err := k.Enqueue(ctx, a, step, index); handled || err != nil {
 			return err
 		}
 	}
@@ -324,7 +321,7 @@ func (a *Advance) enqueue(step workflow.Step, index int) error {
 	if err != nil {
 		return err
 	}
-	if a.runLocal && len(jobs) == 1 && a.chainable(step, jobs[0]) {
+	if a.runLocal && len(jobs) == 1 && a.chainable(ctx, step, jobs[0]) {
 		return a.enqueueChained(jobs[0], index)
 	}
 	return a.tx.InsertStepJobs(a.wf.ID, storeJobs(jobs))
@@ -365,7 +362,7 @@ func (a *Advance) Duration() time.Duration { return a.dur }
 // budgets, _next_step, completion or the next step's jobs, log and event
 // rows; logCompletion is false when the caller logs the job's `completed`.
 func (a *Advance) Finalize(ctx context.Context, out *phpjson.Object, logCompletion bool) error {
-	return a.finalize(out, logCompletion)
+	return a.finalize(ctx, out, logCompletion)
 }
 
 // MergeOutput merges a step's output into the state
@@ -387,7 +384,9 @@ func (a *Advance) WriteStep(next int, isLast bool) error { return a.writeStep(ne
 
 // AfterStep logs workflow_completed, or enqueues step next unless the
 // workflow is paused.
-func (a *Advance) AfterStep(next int, isLast bool) error { return a.afterStep(next, isLast) }
+func (a *Advance) AfterStep(ctx context.Context, next int, isLast bool) error {
+	return a.afterStep(ctx, next, isLast)
+}
 
 // NewEvent starts the workflow_events row event of the settled job at the
 // current step.
@@ -429,7 +428,7 @@ func (a *Advance) LoadState() error { return a.loadState() }
 // AdvanceStep is advance_step after BEGIN: it locks the rows, applies the
 // guards, then settles the job with out on its step kind's path.
 func (a *Advance) AdvanceStep(ctx context.Context, workflowID, jobID int64, out *phpjson.Object) error {
-	return a.run(workflowID, jobID, out)
+	return a.run(ctx, workflowID, jobID, out)
 }
 
 // BuryStale buries a job its workflow moved past or stopped before it
@@ -441,8 +440,8 @@ func (a *Advance) InsertChild(d *workflow.Dispatch) (int64, error) { return a.e.
 
 // WorkflowCompleted records that the transaction completed workflow id
 // with state and runs on_workflow_completed for its parent, if any.
-func (a *Advance) WorkflowCompleted(id int64, state *workflow.State) error {
-	return a.workflowCompleted(id, state)
+func (a *Advance) WorkflowCompleted(ctx context.Context, id int64, state *workflow.State) error {
+	return a.workflowCompleted(ctx, id, state)
 }
 
 // EnqueueFor checks step's budget and inserts the jobs of step index of
@@ -479,26 +478,25 @@ func (a *Advance) LockStep(workflowID int64, index int) (step workflow.Step, ok 
 
 // Park is set_wait_context, the waiting status and the workflow_waiting
 // event (engine_wait.go).
-func (a *Advance) Park(index int, step workflow.Step, waitType, status, handler string, waitingFor []phpjson.Value,
-	mode workflow.WaitMode, resultKey string, details, output *phpjson.Object) error {
-	return a.park(index, step, waitType, status, handler, waitingFor, mode, resultKey, details, output)
-}
+func (a *Advance) Park(ctx context.Context, p *ParkParams) error { return a.park(p) }
 
 // Parked reports whether the transaction parked the workflow on a wait.
 func (a *Advance) Parked() bool { return a.parked }
 
 // SettleWait is settle_wait_step on the locked workflow (engine_wait.go).
-func (a *Advance) SettleWait(index int, out *phpjson.Object) error { return a.settleWait(index, out) }
+func (a *Advance) SettleWait(ctx context.Context, index int, out *phpjson.Object) error {
+	return a.settleWait(ctx, index, out)
+}
 
 // EnqueueLocal enqueues a local activity step to run in this worker right
 // after the commit, claimed for it, when the worker takes local work
 // (local_activity.go); handled is false when it does not, and the step is
 // enqueued for the claim.
-func (a *Advance) EnqueueLocal(step workflow.Step, index int) (handled bool, err error) {
-	if !a.acceptsLocal() {
+func (a *Advance) EnqueueLocal(ctx context.Context, step workflow.Step, index int) (handled bool, err error) {
+	if !a.acceptsLocal(ctx) {
 		return false, nil
 	}
-	return true, a.enqueueLocal(step, index)
+	return true, a.enqueueLocal(ctx, step, index)
 }
 
 // LockJob reads and locks the job row being settled.
@@ -522,16 +520,6 @@ func (a *Advance) InsertStepJobsFor(workflowID int64, jobs []workflow.StepJob) e
 	return a.tx.InsertStepJobs(workflowID, storeJobs(jobs))
 }
 
-// ForEachItem reads a job payload's __for_each entry: the item and its
-// index.
-func ForEachItem(payload string) (item phpjson.Value, index int64, ok bool) {
-	return forEachBranchMeta(payload)
-}
-
-// HasForEachItemIndex reports whether a job payload's __for_each entry has
-// an item_index.
-func HasForEachItemIndex(payload string) bool { return hasItemIndex(payload) }
-
 // StripTrace returns a step output without _queuety_trace.
 func StripTrace(out *phpjson.Object) *phpjson.Object { return stripTrace(out) }
 
@@ -544,9 +532,9 @@ func (a *Advance) persistState() error {
 }
 
 // assertEnqueueBudget is the budget check step's kind makes before the
-// step is enqueued as the next one (BudgetKind).
+// step is enqueued as the next one (Branch.CheckEnqueue).
 func (a *Advance) assertEnqueueBudget(state *workflow.State, step workflow.Step) error {
-	if k, ok := a.e.Kind(step.Type()).(BudgetKind); ok {
+	if k, ok := a.e.Kind(step.Type()).(Branch); ok {
 		return k.CheckEnqueue(state, step)
 	}
 	return nil

@@ -70,12 +70,12 @@ func (e *Engine) RunChained(ctx context.Context, c *Chained, decide Decide) (ste
 
 // chainable reports whether the job enqueued for step may be chained by
 // this transaction.
-func (a *Advance) chainable(step workflow.Step, job workflow.StepJob) bool {
+func (a *Advance) chainable(ctx context.Context, step workflow.Step, job workflow.StepJob) bool {
 	r := a.e.chain
-	if r == nil || r.Owner == "" || !a.trace.chainOK || a.trace.depth >= r.Max || a.ctx.Err() != nil {
+	if r == nil || r.Owner == "" || !a.trace.chainOK || a.trace.depth >= r.Max || ctx.Err() != nil {
 		return false
 	}
-	if k, ok := a.e.Kind(step.Type()).(ChainKind); !ok || !k.Chains() || job.DelaySeconds > 0 || job.ConcurrencyGroup != "" || job.SessionID != "" {
+	if !chains(a.e.Kind(step.Type())) || job.DelaySeconds > 0 || job.ConcurrencyGroup != "" || job.SessionID != "" {
 		return false
 	}
 	if bytes.Contains(job.Payload, []byte(`"rate_limit"`)) {

@@ -192,13 +192,6 @@ func (e *Engine) ForEachPageSize() int { return e.forEachPage }
 // Handlers returns the engine's Go step handlers.
 func (e *Engine) Handlers() *workflow.Handlers { return e.handlers }
 
-// Placeholders lists the __queuety_* placeholder handlers the engine runs
-// itself: all of Queuety's.
-func Placeholders() []string {
-	return []string{workflow.HandlerDelay, workflow.HandlerForEach, workflow.HandlerRepeat, workflow.HandlerWaitForSignal, workflow.HandlerWaitForWorkflows,
-		workflow.HandlerStartWorkflows, workflow.HandlerRunWorkflow}
-}
-
 func runtimeErrorf(format string, args ...any) error {
 	return &workflow.RuntimeError{Message: fmt.Sprintf(format, args...)}
 }

@@ -68,7 +68,7 @@ func (e *Engine) failOverdue(ctx context.Context, workflowID int64) (bool, error
 	failed := false
 	err = e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
 		failed = false
-		a = &Advance{ctx: ctx, e: e, tx: tx}
+		a = &Advance{e: e, tx: tx}
 		var err error
 		if a.wf, err = tx.LockWorkflow(workflowID); err != nil || a.wf == nil {
 			return err

@@ -53,7 +53,7 @@ func (t *jobTrace) writeStart(tx *store.WorkflowTx) error {
 func (t *jobTrace) startWritten() { t.startLog, t.startEvent = nil, nil }
 
 // newJobTrace builds the trace of a job from the state read before it ran.
-func newJobTrace(state *workflow.State, job *store.JobRow) *jobTrace {
+func (e *Engine) newJobTrace(state *workflow.State, job *store.JobRow) *jobTrace {
 	index := 0
 	if job.StepIndex.Valid {
 		index = int(job.StepIndex.Int64)
@@ -65,15 +65,15 @@ func newJobTrace(state *workflow.State, job *store.JobRow) *jobTrace {
 	}
 	t.input = phpjson.ObjectValue(t.public)
 	t.context = phpjson.ObjectValue(phpjson.NewObject())
-	if item, itemIndex, isBranch := forEachBranchMeta(job.Payload); isBranch {
+	if it, isBranch := e.kinds.branchItem(job.Payload); isBranch {
 		in := phpjson.NewObject()
 		in.Set("state", phpjson.ObjectValue(t.public))
-		in.Set("item", item)
-		in.Set("item_index", phpjson.Int(itemIndex))
+		in.Set("item", it.Item)
+		in.Set("item_index", phpjson.Int(it.Index))
 		t.input = phpjson.ObjectValue(in)
 		c := phpjson.NewObject()
-		c.Set("item", item)
-		c.Set("item_index", phpjson.Int(itemIndex))
+		c.Set("item", it.Item)
+		c.Set("item_index", phpjson.Int(it.Index))
 		t.context = phpjson.ObjectValue(c)
 		t.bufContext = t.context
 	} else if ok && !step.IsLegacy() && t.stepType != string(workflow.StepSingle) {
@@ -94,35 +94,6 @@ func (t *jobTrace) consume() (input, context phpjson.Value, ok bool) {
 	}
 	t.consumed = true
 	return t.input, t.bufContext, true
-}
-
-// hasItemIndex reports whether a job payload's __for_each entry has an
-// item_index: the job is a for_each branch.
-func hasItemIndex(payload string) bool {
-	v, err := phpjson.DecodeString(payload)
-	if err != nil || !phpjson.IsArray(v) {
-		return false
-	}
-	meta := phpjson.Get(phpjson.AsArray(v), "__for_each")
-	if !phpjson.IsArray(meta) {
-		return false
-	}
-	_, ok := phpjson.AsArray(meta).Get("item_index")
-	return ok
-}
-
-// forEachBranchMeta reads a job payload's __for_each entry.
-func forEachBranchMeta(payload string) (item phpjson.Value, index int64, ok bool) {
-	v, err := phpjson.DecodeString(payload)
-	if err != nil || !phpjson.IsArray(v) {
-		return phpjson.Null(), 0, false
-	}
-	meta := phpjson.Get(phpjson.AsArray(v), "__for_each")
-	if !phpjson.IsArray(meta) {
-		return phpjson.Null(), 0, false
-	}
-	m := phpjson.AsArray(meta)
-	return phpjson.Get(m, "item"), phpjson.ToInt(phpjson.Get(m, "item_index")), true
 }
 
 // encodeValue is json_encode for an event column; null stays NULL.

@@ -55,7 +55,7 @@ func (a *Advance) markFailed(jobID int64, state []byte, message string, compensa
 func (e *Engine) Fail(ctx context.Context, workflowID, jobID int64, message string) error {
 	var a *Advance
 	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a = &Advance{ctx: ctx, e: e, tx: tx}
+		a = &Advance{e: e, tx: tx}
 		var err error
 		if a.wf, err = tx.LockWorkflow(workflowID); err != nil || a.wf == nil {
 			return err
@@ -81,7 +81,7 @@ func (e *Engine) branchFailed(ctx context.Context, workflowID, jobID int64, mess
 	var a *Advance
 	err = e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
 		failed = false
-		a = &Advance{ctx: ctx, e: e, tx: tx}
+		a = &Advance{e: e, tx: tx}
 		if a.wf, err = tx.LockWorkflow(workflowID); err != nil {
 			return err
 		}
@@ -101,11 +101,11 @@ func (e *Engine) branchFailed(ctx context.Context, workflowID, jobID int64, mess
 			return nil
 		}
 		step, ok := a.step(a.current)
-		k, isBranch := a.e.Kind(step.Type()).(BranchFailureKind)
+		k, isBranch := a.e.Kind(step.Type()).(Branch)
 		if !ok || !isBranch {
 			return nil
 		}
-		failed, err = k.BranchFailed(ctx, a, step, message)
+		failed, err = k.FailBranch(ctx, a, step, message)
 		return err
 	})
 	if err != nil {
@@ -152,8 +152,8 @@ func (e *Engine) stepFailed(ctx context.Context, job *store.JobRow, state *workf
 	// placeholder left the workflow running with nothing to run; only real
 	// branches (with __for_each) are branches here (docs/compat.md).
 	s, hasStep := state.Step(step)
-	_, isBranchKind := e.Kind(s.Type()).(BranchFailureKind)
-	forEach := hasStep && isBranchKind && hasItemIndex(job.Payload)
+	item, isItem := e.stepItem(s, job.Payload)
+	forEach := hasStep && isItem && item.Indexed
 
 	base := jobLog(job, job.WorkflowID.Int64, step, store.EventFailed)
 	base.Queue = job.Queue

@@ -98,8 +98,8 @@ func (e *Engine) Rewind(ctx context.Context, workflowID int64, toStep int) error
 		}
 		row := *wf
 		row.Status, row.State, row.CurrentStep = string(workflow.StatusRunning), string(b), next
-		a := &Advance{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}, wf: &row, state: state, steps: steps, current: next}
-		if err := a.enqueue(steps[next], next); err != nil {
+		a := &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}, wf: &row, state: state, steps: steps, current: next}
+		if err := a.enqueue(ctx, steps[next], next); err != nil {
 			return err
 		}
 		l := store.WorkflowLog(workflowID, wf.Name, state.Queue(), store.LogWorkflowRewound)
@@ -141,8 +141,8 @@ func (e *Engine) Fork(ctx context.Context, workflowID int64, now time.Time) (int
 			row := *wf
 			row.ID, row.Name, row.Status, row.State = forkedID, name, string(workflow.StatusRunning), string(b)
 			row.ParentWorkflowID, row.ParentStepIndex = sql.NullInt64{}, sql.NullInt64{}
-			a := &Advance{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}, wf: &row, state: state, steps: steps, current: wf.CurrentStep}
-			if err := a.enqueue(steps[wf.CurrentStep], wf.CurrentStep); err != nil {
+			a := &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}, wf: &row, state: state, steps: steps, current: wf.CurrentStep}
+			if err := a.enqueue(ctx, steps[wf.CurrentStep], wf.CurrentStep); err != nil {
 				return err
 			}
 		}
@@ -264,8 +264,8 @@ func (e *Engine) Replay(ctx context.Context, doc *phpjson.Object, now time.Time)
 			return nil
 		}
 		wf := &store.WorkflowRow{ID: newID, Name: row.Name, Status: status, State: string(row.State), CurrentStep: step, TotalSteps: totalSteps}
-		a := &Advance{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}, wf: wf, state: st, steps: steps, current: step}
-		return a.enqueue(steps[step], step)
+		a := &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}, wf: wf, state: st, steps: steps, current: step}
+		return a.enqueue(ctx, steps[step], step)
 	})
 	return newID, err
 }

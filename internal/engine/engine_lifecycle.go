@@ -148,7 +148,7 @@ func (e *Engine) Pause(ctx context.Context, workflowID int64) (changed bool, err
 // lockInStatus locks a workflow for a lifecycle operation that needs it in
 // status want; notWant is the error message (with the id) otherwise.
 func (e *Engine) lockInStatus(ctx context.Context, tx *store.WorkflowTx, workflowID int64, want workflow.Status, notWant string) (*Advance, error) {
-	a := &Advance{ctx: ctx, e: e, tx: tx}
+	a := &Advance{e: e, tx: tx}
 	var err error
 	if a.wf, err = tx.LockWorkflow(workflowID); err != nil {
 		return nil, err
@@ -186,7 +186,7 @@ func (e *Engine) Resume(ctx context.Context, workflowID int64) error {
 		if err := tx.ResumePausedWorkflow(workflowID); err != nil {
 			return err
 		}
-		if err := a.enqueue(step, a.current); err != nil {
+		if err := a.enqueue(ctx, step, a.current); err != nil {
 			return err
 		}
 		return tx.InsertLogs(store.WorkflowLog(workflowID, "", "default", store.LogWorkflowResumed))
@@ -218,11 +218,11 @@ func (e *Engine) Retry(ctx context.Context, workflowID int64) error {
 		if err := tx.RetryFailedWorkflow(workflowID); err != nil {
 			return err
 		}
-		if k, ok := e.Kind(step.Type()).(RetryKind); ok {
+		if k, ok := e.Kind(step.Type()).(Branch); ok {
 			if err := k.Retry(ctx, a, step); err != nil {
 				return err
 			}
 		}
-		return a.enqueue(step, a.current)
+		return a.enqueue(ctx, step, a.current)
 	})
 }

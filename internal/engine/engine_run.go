@@ -58,14 +58,17 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *workflow.Sta
 			}
 		}
 	}
-	if st, ok := state.Step(int(job.StepIndex.Int64)); ok {
-		if k, own := e.Kind(st.Type()).(ClaimKind); own {
+	st, hasStep := state.Step(int(job.StepIndex.Int64))
+	if hasStep {
+		if k, own := e.Kind(st.Type()).(OwnJobs); own {
 			return nil, nil, k.RunClaimed(ctx, e, job)
 		}
 	}
-	if k, ok := e.kinds.byPlaceholder[job.Handler].(PreflightKind); ok && notRun == nil {
-		if err := k.Preflight(ctx, e, job, state); err != nil {
-			return nil, nil, err
+	var admission Admission
+	if k, ok := e.kinds.byPlaceholder[job.Handler]; ok && notRun == nil {
+		admission = k.Admit(ctx, &AdmitParams{Engine: e, Job: job, State: state, Step: st, HasStep: hasStep})
+		if admission.Refuse != nil {
+			return nil, nil, admission.Refuse
 		}
 	}
 	if notRun == nil {
@@ -84,10 +87,8 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *workflow.Sta
 		}
 	}
 	var overLimit error
-	if k, ok := e.kinds.byPlaceholder[job.Handler].(LimitKind); ok && notRun == nil {
-		if st, ok := state.Step(int(job.StepIndex.Int64)); ok {
-			overLimit = k.OverLimit(e, state, st)
-		}
+	if notRun == nil {
+		overLimit = admission.Fail
 	}
 	traced := state
 	if overLimit != nil {
@@ -97,7 +98,7 @@ func (e *Engine) run(ctx context.Context, job *store.JobRow, state *workflow.Sta
 		// statement (max_allowed_packet).
 		traced = workflow.NewState(nil)
 	}
-	tr := newJobTrace(traced, job)
+	tr := e.newJobTrace(traced, job)
 	tr.chainOK, tr.depth = depth >= 0, depth
 	if err := e.prepareStart(job, tr); err != nil {
 		return nil, nil, err
@@ -173,10 +174,10 @@ func (e *Engine) callHandler(ctx context.Context, job *store.JobRow, state *work
 	}
 	e.prefetchMetadata(state, index)
 	input := workflow.NewState(phpjson.CloneObject(state.Object()))
-	if step, ok := state.Step(index); ok && e.runsItems(step) {
+	if step, ok := state.Step(index); ok {
 		if fn, ok := e.handlers.LookupItem(job.Handler); ok {
-			if item, itemIndex, isBranch := forEachBranchMeta(job.Payload); isBranch {
-				out, err = fn(ctx, input, item, itemIndex)
+			if item, isBranch := e.stepItem(step, job.Payload); isBranch {
+				out, err = fn(ctx, input, item.Item, item.Index)
 				return orEmpty(out), err
 			}
 		}

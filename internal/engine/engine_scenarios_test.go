@@ -356,7 +356,7 @@ func TestEngineGuardsAndPause(t *testing.T) {
 	require.NoError(t, err)
 	_, err = env.e.Run(env.ctx, job, decide)
 	require.NoError(t, err)
-	require.NoError(t, env.e.advance(env.ctx, job, obj("n", 99), newJobTrace(env.state(id), job), 0))
+	require.NoError(t, env.e.advance(env.ctx, job, obj("n", 99), env.e.newJobTrace(env.state(id), job), 0))
 	require.Equal(t, `{"n":1}`, env.publicJSON(id))
 	require.Len(t, env.jobs(id), 2)
 }

@@ -29,11 +29,11 @@ func (e *Engine) Signal(ctx context.Context, workflowID int64, name string, payl
 	}
 	var a *Advance
 	err = e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a = &Advance{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}}
+		a = &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}}
 		if err := tx.InsertSignal(workflowID, name, data); err != nil {
 			return err
 		}
-		return a.resumeSignalWait(workflowID, name)
+		return a.resumeSignalWait(ctx, workflowID, name)
 	})
 	if err != nil {
 		return err
@@ -51,8 +51,8 @@ func (e *Engine) ResumeSignalWait(ctx context.Context, workflowID int64) (bool, 
 	var a *Advance
 	settled := false
 	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a = &Advance{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}}
-		if err := a.resumeSignalWait(workflowID, ""); err != nil {
+		a = &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}}
+		if err := a.resumeSignalWait(ctx, workflowID, ""); err != nil {
 			return err
 		}
 		settled = a.settled
@@ -73,7 +73,7 @@ func (e *Engine) ResumeSignalWait(ctx context.Context, workflowID int64) (bool, 
 // workflow; when it is waiting_for_signal, its current step's kind settles
 // the wait if it waits for name ("" = any of its names) and the stored
 // signals satisfy it.
-func (a *Advance) resumeSignalWait(workflowID int64, name string) error {
+func (a *Advance) resumeSignalWait(ctx context.Context, workflowID int64, name string) error {
 	var err error
 	if a.wf, err = a.tx.LockWorkflow(workflowID); err != nil || a.wf == nil {
 		return err
@@ -88,8 +88,9 @@ func (a *Advance) resumeSignalWait(workflowID int64, name string) error {
 	if !ok {
 		return nil
 	}
-	if k, isSignal := a.e.Kind(step.Type()).(SignalKind); isSignal {
-		return k.Signalled(a.ctx, a, step, name)
+	if k, isWait := a.e.Kind(step.Type()).(Wait); isWait {
+		_, err := k.Wake(ctx, a, &Wake{Cause: WakeSignal, Index: a.current, Step: step, Signal: name})
+		return err
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ type StaleDecide func(job *store.JobRow) (bury bool, delay time.Duration)
 func (e *Engine) RecoverStaleSteps(ctx context.Context, cutoff time.Time, limit int, decide StaleDecide) (retried, buried int, err error) {
 	states := map[int64]*workflow.State{}
 	isBranch := func(j *store.JobRow) bool {
-		if !j.WorkflowID.Valid || !j.StepIndex.Valid || !hasItemIndex(j.Payload) {
+		if item, ok := e.kinds.branchItem(j.Payload); !j.WorkflowID.Valid || !j.StepIndex.Valid || !ok || !item.Indexed {
 			return false
 		}
 		st, ok := states[j.WorkflowID.Int64]
@@ -39,8 +39,8 @@ func (e *Engine) RecoverStaleSteps(ctx context.Context, cutoff time.Time, limit 
 			return false
 		}
 		s, ok := st.Step(int(j.StepIndex.Int64))
-		_, isBranch := e.Kind(s.Type()).(BranchFailureKind)
-		return ok && isBranch
+		item, isItem := e.stepItem(s, j.Payload)
+		return ok && isItem && item.Indexed
 	}
 	branch := map[int64]bool{}
 	left := map[int64][]string{}

@@ -188,7 +188,7 @@ func (e *Engine) waitDetails(ctx context.Context, workflowID int64, state *workf
 	}
 	var err error
 	if k, ok := e.kinds.byWaitType[wait.Type]; ok {
-		out, err = k.WaitDetails(ctx, e, workflowID, step, state)
+		out, err = k.WaitDetails(ctx, &WaitDetailsParams{Engine: e, WorkflowID: workflowID, Step: step, State: state})
 	}
 	if err != nil {
 		return nil, err

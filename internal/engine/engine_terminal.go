@@ -98,7 +98,7 @@ func isTerminalStatus(s string) bool {
 func (e *Engine) reconcileWaiter(ctx context.Context, workflowID int64, step int, dependency int64, depStatus string) ([]int64, error) {
 	var a *Advance
 	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a = &Advance{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}}
+		a = &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}}
 		if dependency > 0 && depStatus == string(workflow.StatusCompleted) {
 			if err := tx.MarkDependencySatisfied(workflowID, step, dependency); err != nil {
 				return err
@@ -115,8 +115,10 @@ func (e *Engine) reconcileWaiter(ctx context.Context, workflowID int64, step int
 			return err
 		}
 		s, ok := a.step(step)
-		if k, isDep := a.e.Kind(s.Type()).(DependencyKind); ok && isDep {
-			return k.DependencyEnded(ctx, a, step, s)
+		if k, isWait := a.e.Kind(s.Type()).(Wait); ok && isWait {
+			if handled, err := k.Wake(ctx, a, &Wake{Cause: WakeDependency, Index: step, Step: s}); handled || err != nil {
+				return err
+			}
 		}
 		if err := tx.ClearDependencies(workflowID, step); err != nil {
 			return err
@@ -142,7 +144,7 @@ func (e *Engine) reconcileWaiter(ctx context.Context, workflowID int64, step int
 // parent waiting at the child's step gets the child's public keys and moves
 // to its next step (or completes, and so on upward), in the same
 // transaction.
-func (a *Advance) workflowCompleted(id int64, state *workflow.State) error {
+func (a *Advance) workflowCompleted(ctx context.Context, id int64, state *workflow.State) error {
 	a.terminal = append(a.terminal, id)
 	var parentID, parentStep sql.NullInt64
 	if a.wf != nil && a.wf.ID == id {
@@ -161,14 +163,14 @@ func (a *Advance) workflowCompleted(id int64, state *workflow.State) error {
 	if err != nil || parent == nil {
 		return err
 	}
-	return a.resumeParent(parent, int(parentStep.Int64), state)
+	return a.resumeParent(ctx, parent, int(parentStep.Int64), state)
 }
 
 // resumeParent is the parent half of on_workflow_completed: the step
 // kind of a live parent still at the child's step resumes it. Unlike PHP
 // a parent that is no longer live or has moved on is left alone (PHP also
 // writes into a cancelled parent, and could move one twice).
-func (a *Advance) resumeParent(parent *store.WorkflowRow, step int, child *workflow.State) error {
+func (a *Advance) resumeParent(ctx context.Context, parent *store.WorkflowRow, step int, child *workflow.State) error {
 	if !workflow.IsLive(parent.Status) || parent.CurrentStep != step {
 		return nil
 	}
@@ -180,8 +182,8 @@ func (a *Advance) resumeParent(parent *store.WorkflowRow, step int, child *workf
 	if !ok {
 		return nil
 	}
-	if k, isParent := a.e.Kind(s.Type()).(ParentKind); isParent {
-		return k.ChildCompleted(a.ctx, a, parent, pstate, s, step, child)
+	if k, isParent := a.e.Kind(s.Type()).(Parent); isParent {
+		return k.ChildCompleted(ctx, a, &ChildCompleted{Parent: parent, State: pstate, Step: s, Index: step, Child: child})
 	}
 	return nil
 }
@@ -202,7 +204,7 @@ func (e *Engine) enqueueFor(tx *store.WorkflowTx, id int64, state *workflow.Stat
 func (e *Engine) settleParent(ctx context.Context, childID int64) ([]int64, error) {
 	var a *Advance
 	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a = &Advance{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}}
+		a = &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}}
 		parentID, parentStep, err := tx.ParentOf(childID)
 		if err != nil || !parentID.Valid {
 			return err
@@ -221,7 +223,7 @@ func (e *Engine) settleParent(ctx context.Context, childID int64) ([]int64, erro
 			if err != nil {
 				return err
 			}
-			return a.resumeParent(parent, int(parentStep.Int64), cs)
+			return a.resumeParent(ctx, parent, int(parentStep.Int64), cs)
 		case string(workflow.StatusFailed), string(workflow.StatusCancelled):
 			a.wf = parent
 			if err := a.loadState(); err != nil {
@@ -231,8 +233,8 @@ func (e *Engine) settleParent(ctx context.Context, childID int64) ([]int64, erro
 			if !ok {
 				return nil
 			}
-			if k, isParent := a.e.Kind(s.Type()).(ParentKind); isParent {
-				return k.ChildFailed(a.ctx, a, child)
+			if k, isParent := a.e.Kind(s.Type()).(Parent); isParent {
+				return k.ChildFailed(ctx, a, child)
 			}
 			return nil
 		}
@@ -255,7 +257,7 @@ func (e *Engine) settleParent(ctx context.Context, childID int64) ([]int64, erro
 func (e *Engine) failForViolation(ctx context.Context, workflowID int64, violation error) ([]int64, error) {
 	var a *Advance
 	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a = &Advance{ctx: ctx, e: e, tx: tx, trace: &jobTrace{consumed: true}}
+		a = &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}}
 		var err error
 		if a.wf, err = tx.LockWorkflow(workflowID); err != nil || a.wf == nil {
 			return err

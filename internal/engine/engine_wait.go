@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -15,19 +16,37 @@ import (
 // post-commit wake-up of a terminal dependency, the sweeper, the signal
 // poller) settles it under its lock with settleWait.
 
+// ParkParams is a step parking its workflow on a wait (Advance.Park).
+type ParkParams struct {
+	// Index and Step are the step that waits.
+	Index int
+	Step  workflow.Step
+	// WaitType is the _wait "type" (Wait.WaitType), Status the workflow's
+	// waiting status, Handler the step's placeholder (the event's
+	// handler).
+	WaitType, Status, Handler string
+	// WaitingFor are the signal names or workflow ids waited on; Mode and
+	// ResultKey the wait's.
+	WaitingFor []phpjson.Value
+	Mode       workflow.WaitMode
+	ResultKey  string
+	// Details are the _wait keys after waiting_for (nulls dropped);
+	// Output the workflow_waiting event's keys after waiting_for (nulls
+	// kept).
+	Details, Output *phpjson.Object
+}
+
 // park is set_wait_context, the waiting status and the workflow_waiting
-// event. details are the _wait keys after waiting_for (nulls dropped);
-// output the event's keys after waiting_for (nulls kept).
-func (a *Advance) park(index int, step workflow.Step, waitType, status, handler string, waitingFor []phpjson.Value,
-	mode workflow.WaitMode, resultKey string, details, output *phpjson.Object) error {
+// event.
+func (a *Advance) park(p *ParkParams) error {
 	before := a.state.Public()
 	wait := phpjson.NewObject().
-		Set("type", phpjson.String(waitType)).
-		Set("step_index", phpjson.Int(int64(index))).
-		Set("wait_mode", phpjson.String(string(mode))).
-		Set("result_key", optionalValue(resultKey)).
-		Set("waiting_for", phpjson.List(waitingFor...))
-	for k, v := range details.All() {
+		Set("type", phpjson.String(p.WaitType)).
+		Set("step_index", phpjson.Int(int64(p.Index))).
+		Set("wait_mode", phpjson.String(string(p.Mode))).
+		Set("result_key", optionalValue(p.ResultKey)).
+		Set("waiting_for", phpjson.List(p.WaitingFor...))
+	for k, v := range p.Details.All() {
 		if !v.IsNull() {
 			wait.Set(k, v)
 		}
@@ -38,19 +57,19 @@ func (a *Advance) park(index int, step workflow.Step, waitType, status, handler 
 	if err != nil {
 		return err
 	}
-	if err := a.tx.Park(a.wf.ID, status, b, index); err != nil {
+	if err := a.tx.Park(a.wf.ID, p.Status, b, p.Index); err != nil {
 		return err
 	}
 	out := phpjson.NewObject().
-		Set("wait_type", phpjson.String(waitType)).
-		Set("waiting_for", phpjson.List(waitingFor...))
-	for k, v := range output.All() {
+		Set("wait_type", phpjson.String(p.WaitType)).
+		Set("waiting_for", phpjson.List(p.WaitingFor...))
+	for k, v := range p.Output.All() {
 		out.Set(k, v)
 	}
-	ev, err := waitEvent(a.wf.ID, step, index, handler, "workflow_waiting").
+	ev, err := waitEvent(a.wf.ID, p.Step, p.Index, p.Handler, "workflow_waiting").
 		input(phpjson.ObjectValue(before)).output(phpjson.ObjectValue(out)).
 		before(before).after(a.state.Public()).
-		context(phpjson.ObjectValue(phpjson.NewObject().Set("wait_type", phpjson.String(waitType)))).build()
+		context(phpjson.ObjectValue(phpjson.NewObject().Set("wait_type", phpjson.String(p.WaitType)))).build()
 	if err != nil {
 		return err
 	}
@@ -62,7 +81,7 @@ func (a *Advance) park(index int, step workflow.Step, waitType, status, handler 
 // merge the output, compensation snapshot, transitions, budget, then
 // 'running' (even when the workflow was paused) at the next step with its
 // jobs, or 'completed'; the workflow_resumed event. _next_step is ignored.
-func (a *Advance) settleWait(index int, out *phpjson.Object) error {
+func (a *Advance) settleWait(ctx context.Context, index int, out *phpjson.Object) error {
 	a.settled = true
 	before := a.state.Public()
 	a.state.Delete(workflow.KeyWait)
@@ -106,7 +125,7 @@ func (a *Advance) settleWait(index int, out *phpjson.Object) error {
 		if err := a.tx.InsertLogs(store.WorkflowLog(a.wf.ID, a.wf.Name, a.state.Queue(), store.EventWorkflowCompleted)); err != nil {
 			return err
 		}
-		return a.workflowCompleted(a.wf.ID, a.state)
+		return a.workflowCompleted(ctx, a.wf.ID, a.state)
 	}
 	ns, ok := a.step(next)
 	if !ok {

@@ -11,178 +11,264 @@ import (
 )
 
 // Kind is the runtime of one step type. The engine is given its kinds
-// (NewEngine) and looks a step's kind up by Step.Type; for every hook below
-// that a kind does not implement, the engine does what it does for a single
-// step. The model (the builder, Step.Definition, StepJobs) knows the step
+// (EngineConfig.Kinds) and looks a step's kind up by Step.Type. A kind
+// adds the hooks below that its step's life needs, one per part of it;
+// for every hook a kind lacks, the engine does what it does for a single
+// step (one job of the step's class, finalize_step_completion when it
+// completes, chained after the step before it when the worker may run
+// it). The model (the builder, Step.Definition, StepJobs) knows the step
 // types on its own: it writes _steps and the first step's jobs without an
 // engine.
 //
-// The kinds live in package steps; workflow never imports it.
+// The kinds live in internal/steps; neither workflow nor this package
+// imports it.
 type Kind interface {
 	// Type is the _steps "type" the kind runs.
 	Type() workflow.StepType
 }
 
-// PlaceholderKind is a kind whose step is driven by one __queuety_*
+// Placeholder is a kind whose step is driven by one __queuety_*
 // placeholder job that the engine runs itself (no PHP class backs it).
-type PlaceholderKind interface {
+type Placeholder interface {
 	Kind
 	// Placeholder is the jobs.handler of that job.
 	Placeholder() string
+	// Admit is asked about a claimed placeholder job whose state could be
+	// read, before anything is written for it.
+	Admit(ctx context.Context, p *AdmitParams) Admission
 	// RunPlaceholder runs the claimed placeholder job and settles the step,
 	// usually through Run.Advance. An error fails the attempt.
 	RunPlaceholder(ctx context.Context, r *Run) error
 }
 
-// ClaimKind is a kind whose claimed jobs run outside the engine's step
-// path, recording their own attempts and outcomes (local activities).
-type ClaimKind interface {
+// AdmitParams is a claimed placeholder job Placeholder.Admit is asked
+// about.
+type AdmitParams struct {
+	Engine *Engine
+	Job    *store.JobRow
+	// State is the workflow state the job starts from; Step is its step
+	// (HasStep false when the state lacks it).
+	State   *workflow.State
+	Step    workflow.Step
+	HasStep bool
+}
+
+// Admission is Placeholder.Admit's answer; the zero value runs the job.
+type Admission struct {
+	// Refuse is returned to the worker as is, nothing written for the job
+	// (no `started` log, no event): a step left to PHP workers.
+	Refuse error
+	// Fail fails the attempt at once, the placeholder not run, unless the
+	// job already fails for another reason (its classes' settings could
+	// not be read); its events carry no state snapshot, the state being
+	// what is too big (a for_each over more items than
+	// EngineConfig.MaxForEachItems). A ConstraintViolation fails the
+	// step for good.
+	Fail error
+}
+
+// Branch is a kind whose step runs as several jobs (branches) that
+// complete one by one.
+type Branch interface {
 	Kind
+	// CompleteBranch settles one branch job with its output, inside the
+	// step transaction after its guards, in place of
+	// finalize_step_completion.
+	CompleteBranch(ctx context.Context, a *Advance, step workflow.Step, out *phpjson.Object) error
+	// Item reads the item a job's payload carries (for_each's __for_each
+	// entry), which the class's item handler runs (ForEachHandler::
+	// handle_item) when it has one; ok is false for a job that carries
+	// none.
+	Item(payload string) (item BranchItem, ok bool)
+	// FailBranch records a branch job (its Item indexed) that failed for
+	// good: the engine buried it, and calls FailBranch under the
+	// workflow's lock when the step is current and the workflow live.
+	// failed says whether the workflow failed with it; such a job never
+	// fails the workflow the way a single step's does.
+	FailBranch(ctx context.Context, a *Advance, step workflow.Step, message string) (failed bool, err error)
+	// Retry resets the kind's runtime when a failed workflow is retried at
+	// its step (Engine.Retry), before the step is enqueued again.
+	Retry(ctx context.Context, a *Advance, step workflow.Step) error
+	// CheckEnqueue is the kind's budget check before its step is enqueued
+	// as the next one.
+	CheckEnqueue(state *workflow.State, step workflow.Step) error
+}
+
+// BranchItem is the item a branch job carries.
+type BranchItem struct {
+	Item  phpjson.Value
+	Index int64
+	// Indexed: the payload names the item's index, so the job is a real
+	// branch (a for_each placeholder carries none).
+	Indexed bool
+}
+
+// OwnJobs is a kind that enqueues its step's job itself and runs it when
+// claimed, recording its own attempts and outcomes outside the engine's
+// step path (local activities).
+type OwnJobs interface {
+	Kind
+	// Enqueue enqueues step index; handled=false falls back to StepJobs'
+	// rows.
+	Enqueue(ctx context.Context, a *Advance, step workflow.Step, index int) (handled bool, err error)
+	// RunClaimed runs a claimed job of the step.
 	RunClaimed(ctx context.Context, e *Engine, job *store.JobRow) error
 }
 
-// PreflightKind is a placeholder kind that may refuse a claimed job before
-// anything is written for it (no `started` log, no event): a non-nil error
-// is returned to the worker as is.
-type PreflightKind interface {
-	PlaceholderKind
-	Preflight(ctx context.Context, e *Engine, job *store.JobRow, state *workflow.State) error
-}
-
-// LimitKind is a placeholder kind whose step may be too big for this
-// worker (a for_each over more items than EngineConfig.MaxForEachItems):
-// OverLimit returns the ConstraintViolation that fails it at once, before
-// anything else runs or is written for it.
-type LimitKind interface {
-	PlaceholderKind
-	OverLimit(e *Engine, state *workflow.State, step workflow.Step) error
-}
-
-// BranchKind is a kind whose step runs as several jobs (branches) that
-// complete one by one: CompleteBranch replaces finalize_step_completion for
-// each of them, inside the step transaction, after its guards.
-type BranchKind interface {
+// Wait is a kind whose step parks its workflow with a _wait context until
+// something outside the step settles it.
+type Wait interface {
 	Kind
-	CompleteBranch(ctx context.Context, a *Advance, step workflow.Step, out *phpjson.Object) error
+	// WaitType is the _wait "type" the step parks with.
+	WaitType() string
+	// WaitDetails is the status API's wait details of a workflow whose
+	// _wait has the kind's type.
+	WaitDetails(ctx context.Context, p *WaitDetailsParams) (*phpjson.Object, error)
+	// Wake re-evaluates the wait of the locked workflow parked at w.Step
+	// when w.Cause may have settled it; handled is false when the kind
+	// does not wait on that cause.
+	Wake(ctx context.Context, a *Advance, w *Wake) (handled bool, err error)
 }
 
-// EnqueueKind is a kind that enqueues its step itself rather than
-// inserting StepJobs' rows. handled=false falls back to StepJobs.
-type EnqueueKind interface {
-	Kind
-	Enqueue(ctx context.Context, a *Advance, step workflow.Step, index int) (handled bool, err error)
+// WaitDetailsParams is the workflow Wait.WaitDetails describes.
+type WaitDetailsParams struct {
+	Engine     *Engine
+	WorkflowID int64
+	// Step is the workflow's current step (an object), State its state.
+	Step  workflow.Step
+	State *workflow.State
 }
 
-// ParentKind is a kind whose step parks its workflow on one nested child
+// WakeCause is what may have settled a wait.
+type WakeCause int
+
+const (
+	// WakeSignal: a signal was stored (Engine.Signal, ResumeSignalWait)
+	// for a workflow waiting_for_signal.
+	WakeSignal WakeCause = iota + 1
+	// WakeDependency: a workflow another one waits on ended, or the
+	// sweeper re-evaluates a workflow waiting_for_workflows.
+	WakeDependency
+)
+
+// Wake is one re-evaluation of a parked step.
+type Wake struct {
+	Cause WakeCause
+	// Index and Step are the step the workflow is parked at.
+	Index int
+	Step  workflow.Step
+	// Signal is the stored signal's name ("" = re-evaluate for any).
+	Signal string
+}
+
+// Parent is a kind whose step parks its workflow on one nested child
 // workflow (the child's parent_workflow_id and parent_step_index). The
 // engine calls it, under the parent's lock, when the child ends and the
 // parent is live and still at the step.
-type ParentKind interface {
+type Parent interface {
 	Kind
-	// ChildCompleted resumes parent (its state pstate, at step s, index)
-	// with the completed child's state.
-	ChildCompleted(ctx context.Context, a *Advance, parent *store.WorkflowRow, pstate *workflow.State, s workflow.Step, index int, child *workflow.State) error
+	// ChildCompleted resumes the parent with the completed child's state.
+	ChildCompleted(ctx context.Context, a *Advance, c *ChildCompleted) error
 	// ChildFailed handles a failed or cancelled child; a.Workflow() is the
 	// parent, its state loaded.
 	ChildFailed(ctx context.Context, a *Advance, child *store.WorkflowRow) error
 }
 
-// WaitKind is a kind whose step parks its workflow with a _wait context
-// until something outside the step settles it.
-type WaitKind interface {
-	Kind
-	// WaitType is the _wait "type" the step parks with.
-	WaitType() string
-	// WaitDetails is the status API's wait details of a workflow whose
-	// _wait has the kind's type; step is its current step (an object).
-	WaitDetails(ctx context.Context, e *Engine, workflowID int64, step workflow.Step, state *workflow.State) (*phpjson.Object, error)
+// ChildCompleted is a child's completion Parent.ChildCompleted resumes
+// its parent with.
+type ChildCompleted struct {
+	// Parent is the locked parent row, State its state, at Step (index
+	// Index).
+	Parent *store.WorkflowRow
+	State  *workflow.State
+	Step   workflow.Step
+	Index  int
+	// Child is the completed child's state.
+	Child *workflow.State
 }
 
-// SignalKind is a wait kind a stored signal may settle: Engine.Signal and
-// ResumeSignalWait call it on a locked workflow waiting_for_signal at the
-// step, with the signal's name ("" = re-evaluate for any).
-type SignalKind interface {
-	WaitKind
-	Signalled(ctx context.Context, a *Advance, step workflow.Step, name string) error
-}
-
-// DependencyKind is a wait kind the end of another workflow may settle:
-// the post-commit wake-up and the sweeper call it on a locked workflow
-// waiting_for_workflows at step index.
-type DependencyKind interface {
-	WaitKind
-	DependencyEnded(ctx context.Context, a *Advance, index int, step workflow.Step) error
-}
-
-// ChainKind is a kind whose one handler job a worker may run right after
-// the commit that enqueued it, without a claim (chain.go).
-type ChainKind interface {
-	Kind
-	Chains() bool
-}
-
-// ItemKind is a kind whose branch jobs each carry one item (the payload's
-// __for_each entry) that the class's item handler runs
-// (ForEachHandler::handle_item), when it has one.
-type ItemKind interface {
-	Kind
-	RunsItems() bool
-}
-
-// BranchFailureKind is a kind whose branch jobs (a __for_each payload with
-// an item_index) do not fail the workflow by failing for good: the engine
-// buries the job, and BranchFailed records it under the workflow's lock
-// (the step is current and the workflow live) and says whether the
-// workflow failed.
-type BranchFailureKind interface {
-	Kind
-	BranchFailed(ctx context.Context, a *Advance, step workflow.Step, message string) (failed bool, err error)
-}
-
-// RetryKind is a kind that resets its runtime when a failed workflow is
-// retried at its step (Engine.Retry), before the step is enqueued again.
-type RetryKind interface {
-	Kind
-	Retry(ctx context.Context, a *Advance, step workflow.Step) error
-}
-
-// BudgetKind is a kind with a budget check of its own before its step is
-// enqueued as the next one.
-type BudgetKind interface {
-	Kind
-	CheckEnqueue(state *workflow.State, step workflow.Step) error
+// chains reports whether a step of kind k runs as one job of its own
+// class that a worker may run right after the commit that enqueued it,
+// without a claim (chain.go): a kind with none of the hooks of a
+// placeholder, branches or jobs of its own (single).
+func chains(k Kind) bool {
+	if k == nil {
+		return false
+	}
+	_, placeholder := k.(Placeholder)
+	_, branch := k.(Branch)
+	_, own := k.(OwnJobs)
+	return !placeholder && !branch && !own
 }
 
 // kindSet is an engine's kinds, by step type, by placeholder handler and
 // by wait type.
 type kindSet struct {
 	byType        map[workflow.StepType]Kind
-	byPlaceholder map[string]PlaceholderKind
-	byWaitType    map[string]WaitKind
+	byPlaceholder map[string]Placeholder
+	byWaitType    map[string]Wait
+	// branches are the Branch kinds, in the order given.
+	branches []Branch
 }
 
 func newKindSet(kinds []Kind) kindSet {
-	ks := kindSet{byType: map[workflow.StepType]Kind{}, byPlaceholder: map[string]PlaceholderKind{}, byWaitType: map[string]WaitKind{}}
+	ks := kindSet{byType: map[workflow.StepType]Kind{}, byPlaceholder: map[string]Placeholder{}, byWaitType: map[string]Wait{}}
 	for _, k := range kinds {
 		if _, dup := ks.byType[k.Type()]; dup {
 			panic(fmt.Sprintf("workflow: two kinds for step type %q", k.Type()))
 		}
 		ks.byType[k.Type()] = k
-		if p, ok := k.(PlaceholderKind); ok {
+		if p, ok := k.(Placeholder); ok {
 			ks.byPlaceholder[p.Placeholder()] = p
 		}
-		if w, ok := k.(WaitKind); ok {
+		if w, ok := k.(Wait); ok {
 			ks.byWaitType[w.WaitType()] = w
+		}
+		if b, ok := k.(Branch); ok {
+			ks.branches = append(ks.branches, b)
 		}
 	}
 	return ks
+}
+
+// branchItem is the item job's payload carries for any branch kind,
+// whatever its step: the trace of a job and the recovery of a stale one
+// read it before, or without, the step.
+func (ks kindSet) branchItem(payload string) (BranchItem, bool) {
+	for _, b := range ks.branches {
+		if item, ok := b.Item(payload); ok {
+			return item, true
+		}
+	}
+	return BranchItem{}, false
+}
+
+// stepItem is the item job's payload carries for step's kind, when that
+// kind has branches that carry items.
+func (e *Engine) stepItem(step workflow.Step, payload string) (BranchItem, bool) {
+	if b, ok := e.Kind(step.Type()).(Branch); ok {
+		return b.Item(payload)
+	}
+	return BranchItem{}, false
+}
+
+// Placeholders lists the __queuety_* placeholder handlers of kinds, the
+// jobs an engine given them runs itself.
+func Placeholders(kinds []Kind) []string {
+	var out []string
+	for _, k := range kinds {
+		if p, ok := k.(Placeholder); ok {
+			out = append(out, p.Placeholder())
+		}
+	}
+	return out
 }
 
 // Kind returns the engine's kind for step type t (nil: none, the step runs
 // as a single step).
 func (e *Engine) Kind(t workflow.StepType) Kind { return e.kinds.byType[t] }
 
-// Run is one claimed placeholder job being run (PlaceholderKind).
+// Run is one claimed placeholder job being run (Placeholder).
 type Run struct {
 	e     *Engine
 	job   *store.JobRow
@@ -278,13 +364,6 @@ func (e *Engine) ReevaluateWait(ctx context.Context, workflowID int64, step int)
 // and the step's settlement (local_activity.go).
 func (e *Engine) RunLocalClaimed(ctx context.Context, job *store.JobRow) error {
 	return e.runLocalClaimed(ctx, job)
-}
-
-// runsItems reports whether step's kind runs its branches with item
-// handlers.
-func (e *Engine) runsItems(step workflow.Step) bool {
-	k, ok := e.Kind(step.Type()).(ItemKind)
-	return ok && k.RunsItems()
 }
 
 // LookupReducer returns the reducer handler of class: a Go one, else one

@@ -101,9 +101,9 @@ func (e *Engine) localLease() time.Duration {
 
 // acceptsLocal reports whether a step transaction may claim a local step
 // for this worker to run right after its commit.
-func (a *Advance) acceptsLocal() bool {
+func (a *Advance) acceptsLocal(ctx context.Context) bool {
 	r := a.e.local
-	return a.runLocal && r != nil && r.Owner != "" && (r.Accept == nil || r.Accept()) && a.ctx.Err() == nil
+	return a.runLocal && r != nil && r.Owner != "" && (r.Accept == nil || r.Accept()) && ctx.Err() == nil
 }
 
 // Messages of durable-workflow's local activity runtime.
@@ -219,7 +219,7 @@ func (a *Advance) queuetyEvent(name string, index int, ctxObj *phpjson.Object, e
 		return nil
 	}
 	ctxObj.Set("activity_event", phpjson.String(name))
-	tr := newJobTrace(a.state, a.job)
+	tr := a.e.newJobTrace(a.state, a.job)
 	b := newEvent(a.wf.ID, a.job, index, tr, a.job.Handler, qe).context(phpjson.ObjectValue(ctxObj))
 	if !errVal.IsNull() {
 		b = b.errorValue(errVal)
@@ -248,7 +248,7 @@ func errorObject(message, class string) phpjson.Value {
 // enqueueLocal is enqueue for a local activity step in a worker's step
 // transaction: the job is inserted claimed by this worker and attempt 1
 // starts in the same transaction; the attempt runs after the commit.
-func (a *Advance) enqueueLocal(step workflow.Step, index int) error {
+func (a *Advance) enqueueLocal(ctx context.Context, step workflow.Step, index int) error {
 	jobs, err := workflow.StepJobs(step, index, a.state.DispatchDefaults(), nil)
 	if err != nil {
 		return err
@@ -270,7 +270,7 @@ func (a *Advance) enqueueLocal(step workflow.Step, index int) error {
 	saved := a.current
 	a.current = index
 	defer func() { a.current = saved }()
-	att, err := a.startLocal(step, index, true, nil)
+	att, err := a.startLocal(ctx, step, index, true, nil)
 	if err != nil {
 		return err
 	}
@@ -296,7 +296,7 @@ func (a *Advance) enqueueLocal(step workflow.Step, index int) error {
 // lease was just taken (inserted claimed, or claimed a moment ago) and is
 // not renewed. It returns the started attempt, or nil when the transaction
 // settled the step.
-func (a *Advance) startLocal(step workflow.Step, index int, fresh bool, x *store.ActivityExecution) (*localAttempt, error) {
+func (a *Advance) startLocal(ctx context.Context, step workflow.Step, index int, fresh bool, x *store.ActivityExecution) (*localAttempt, error) {
 	e, job := a.e, a.job
 	now := e.store.PreciseNow()
 	pol, perr := workflow.ParseLocalPolicy(step, e.metadata())
@@ -318,7 +318,7 @@ func (a *Advance) startLocal(step workflow.Step, index int, fresh bool, x *store
 			out = phpjson.AsArray(v)
 		}
 		a.trace = lc.trace(step, "", int(x.AttemptCount))
-		return nil, a.finalize(out, true)
+		return nil, a.finalize(ctx, out, true)
 	case store.ActivityFailed, store.ActivityCancelled:
 		msg := x.LastError.String
 		if err := a.tx.BuryJob(job.ID, msg); err != nil {
@@ -499,7 +499,7 @@ func (lc *localTx) markers() *phpjson.Object {
 
 // trace is the job trace whose step_completed context carries the markers.
 func (lc *localTx) trace(step workflow.Step, attemptID string, number int) *jobTrace {
-	tr := newJobTrace(lc.a.state, lc.a.job)
+	tr := lc.a.e.newJobTrace(lc.a.state, lc.a.job)
 	c := lc.markers().Set("attempt_number", phpjson.Int(int64(number))).
 		Set("activity_event", phpjson.String(workflow.ActivityCompleted))
 	if attemptID != "" {
@@ -718,7 +718,7 @@ func (e *Engine) runLocalClaimed(ctx context.Context, job *store.JobRow) error {
 			return runtimeErrorf("Job %d is not the job of a local activity step.", job.ID)
 		}
 		a.runLocal = true
-		att, err = a.startLocal(step, a.current, justClaimed(a.job, e.store.PreciseNow()), x)
+		att, err = a.startLocal(ctx, step, a.current, justClaimed(a.job, e.store.PreciseNow()), x)
 		if att != nil {
 			att.wf = *a.wf // read under the lock; starting an attempt does not write it
 		}
@@ -861,7 +861,7 @@ func (e *Engine) finishLocal(ctx context.Context, att *localAttempt, out *phpjso
 		stale = false
 		a.runLocal = true
 		if fast {
-			if done, err := a.completeLocalFast(att, out, callErr, interrupted); done || err != nil {
+			if done, err := a.completeLocalFast(ctx, att, out, callErr, interrupted); done || err != nil {
 				return err
 			}
 		}
@@ -931,7 +931,7 @@ func (e *Engine) finishLocal(ctx context.Context, att *localAttempt, out *phpjso
 			}
 			t := *att.trace
 			a.trace = &t
-			return a.finalize(orEmpty(out), true)
+			return a.finalize(ctx, orEmpty(out), true)
 		}
 		msg, class := callErr.Error(), throwable.Class(callErr)
 		if _, err := a.tx.CloseActivityAttempt(att.id, store.AttemptFailed, msg, class, "", now); err != nil {
@@ -1005,7 +1005,7 @@ func (a *Advance) lockLocal(workflowID, jobID int64) (*store.ActivityExecution, 
 // the general path in the same transaction, on which nothing was changed.
 // A fence that fails, or any failure after the fences were set, fails the
 // transaction with errLocalFastMissed: it is run again on the general path.
-func (a *Advance) completeLocalFast(att *localAttempt, out *phpjson.Object, callErr error, interrupted bool) (done bool, err error) {
+func (a *Advance) completeLocalFast(ctx context.Context, att *localAttempt, out *phpjson.Object, callErr error, interrupted bool) (done bool, err error) {
 	if callErr != nil || interrupted || att.wf.ID == 0 {
 		return false, nil
 	}
@@ -1050,7 +1050,7 @@ func (a *Advance) completeLocalFast(att *localAttempt, out *phpjson.Object, call
 	})
 	t := *att.trace
 	a.trace = &t
-	if err := a.finalize(orEmpty(out), true); err != nil {
+	if err := a.finalize(ctx, orEmpty(out), true); err != nil {
 		// Failed fence, or a failure decided on a state that may be stale
 		// (an unknown _next_step, a budget): either way the ordinary path
 		// decides again on the rows as they are.

@@ -82,7 +82,7 @@ func (e *Engine) heartbeat(ctx context.Context, att *localAttempt, progress []by
 	var outcome error
 	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
 		outcome = nil
-		a := &Advance{ctx: ctx, e: e, tx: tx}
+		a := &Advance{e: e, tx: tx}
 		x, err := a.lockLocal(att.job.WorkflowID.Int64, att.job.ID)
 		if err != nil {
 			return err

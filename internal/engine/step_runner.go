@@ -20,13 +20,13 @@ func (e *Engine) runFallback(ctx context.Context, job *store.JobRow, state *work
 		return nil, fmt.Errorf("encoding the state of workflow %d for step %s: %w", job.WorkflowID.Int64, job.Handler, err)
 	}
 	var out []byte
-	if step, ok := state.Step(index); ok && e.runsItems(step) {
-		if item, itemIndex, isBranch := forEachBranchMeta(job.Payload); isBranch {
-			itemJSON, err := phpjson.Encode(item)
+	if step, ok := state.Step(index); ok {
+		if item, isBranch := e.stepItem(step, job.Payload); isBranch {
+			itemJSON, err := phpjson.Encode(item.Item)
 			if err != nil {
 				return nil, fmt.Errorf("encoding the item of step %s: %w", job.Handler, err)
 			}
-			out, err = e.runner.RunItem(ctx, job, stateJSON, itemJSON, itemIndex)
+			out, err = e.runner.RunItem(ctx, job, stateJSON, itemJSON, item.Index)
 			if err != nil {
 				return nil, err
 			}

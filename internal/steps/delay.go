@@ -17,6 +17,11 @@ func (delay) Type() workflow.StepType { return workflow.StepDelay }
 
 func (delay) Placeholder() string { return workflow.HandlerDelay }
 
+// Admit runs every claimed job.
+func (delay) Admit(context.Context, *engine.AdmitParams) engine.Admission {
+	return engine.Admission{}
+}
+
 func (delay) RunPlaceholder(ctx context.Context, r *engine.Run) error {
 	d := r.Elapsed()
 	// The engine and the worker both log `completed` (spec §9).

@@ -1,12 +1,11 @@
 package steps
 
 import (
-	"strconv"
-
 	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/internal/phpjson"
@@ -30,8 +29,48 @@ func (forEach) Type() workflow.StepType { return workflow.StepForEach }
 
 func (forEach) Placeholder() string { return workflow.HandlerForEach }
 
-// RunsItems: a branch job runs the class's item handler when it has one.
-func (forEach) RunsItems() bool { return true }
+// Item reads a branch job's item from its payload (the __for_each
+// entry): the class's item handler runs it when the class has one.
+func (forEach) Item(payload string) (engine.BranchItem, bool) {
+	item, index, ok := forEachBranchMeta(payload)
+	if !ok {
+		return engine.BranchItem{}, false
+	}
+	return engine.BranchItem{Item: item, Index: index, Indexed: hasItemIndex(payload)}, true
+}
+
+// The __for_each payload of a branch job: {"__for_each": {"item": …,
+// "item_index": n}} beside the step's own payload keys. A placeholder's
+// payload has none.
+
+// hasItemIndex reports whether a job payload's __for_each entry has an
+// item_index: the job is a for_each branch.
+func hasItemIndex(payload string) bool {
+	v, err := phpjson.DecodeString(payload)
+	if err != nil || !phpjson.IsArray(v) {
+		return false
+	}
+	meta := phpjson.Get(phpjson.AsArray(v), "__for_each")
+	if !phpjson.IsArray(meta) {
+		return false
+	}
+	_, ok := phpjson.AsArray(meta).Get("item_index")
+	return ok
+}
+
+// forEachBranchMeta reads a job payload's __for_each entry.
+func forEachBranchMeta(payload string) (item phpjson.Value, index int64, ok bool) {
+	v, err := phpjson.DecodeString(payload)
+	if err != nil || !phpjson.IsArray(v) {
+		return phpjson.Null(), 0, false
+	}
+	meta := phpjson.Get(phpjson.AsArray(v), "__for_each")
+	if !phpjson.IsArray(meta) {
+		return phpjson.Null(), 0, false
+	}
+	m := phpjson.AsArray(meta)
+	return phpjson.Get(m, "item"), phpjson.ToInt(phpjson.Get(m, "item_index")), true
+}
 
 // RunPlaceholder is handle_for_each_step: initialize the runtime
 // from the items in state, then dispatch one branch job per item not yet
@@ -447,8 +486,8 @@ func forEachDef(step workflow.Step) (*workflow.ForEachStep, error) {
 
 // CompleteBranch settles one successful branch of a for_each step.
 func (forEach) CompleteBranch(ctx context.Context, a *engine.Advance, step workflow.Step, out *phpjson.Object) error {
-	item, itemIndex, isBranch := engine.ForEachItem(a.Job().Payload)
-	if !isBranch || !engine.HasForEachItemIndex(a.Job().Payload) {
+	item, itemIndex, isBranch := forEachBranchMeta(a.Job().Payload)
+	if !isBranch || !hasItemIndex(a.Job().Payload) {
 		return runtimeErrorf("Workflow %d: invalid for-each branch payload.", a.Workflow().ID)
 	}
 	def, err := forEachDef(step)
@@ -546,10 +585,10 @@ func (forEach) CompleteBranch(ctx context.Context, a *engine.Advance, step workf
 	return a.Finalize(ctx, settled, true)
 }
 
-// BranchFailed is handle_for_each_terminal_failure after the burial: the
+// FailBranch is handle_for_each_terminal_failure after the burial: the
 // branch is recorded in the runtime's failures; the workflow fails (with
 // the branch's message) only when the step can no longer complete.
-func (forEach) BranchFailed(ctx context.Context, a *engine.Advance, step workflow.Step, message string) (bool, error) {
+func (forEach) FailBranch(ctx context.Context, a *engine.Advance, step workflow.Step, message string) (bool, error) {
 	def, err := forEachDef(step)
 	if err != nil {
 		return false, err
@@ -568,7 +607,7 @@ func (forEach) BranchFailed(ctx context.Context, a *engine.Advance, step workflo
 		}
 		normalizeForEachRuntime(rt)
 	}
-	if item, index, isBranch := engine.ForEachItem(a.Job().Payload); isBranch && engine.HasForEachItemIndex(a.Job().Payload) {
+	if item, index, isBranch := forEachBranchMeta(a.Job().Payload); isBranch && hasItemIndex(a.Job().Payload) {
 		key := strconv.Itoa(int(index))
 		failures := phpjson.CloneObject(phpjson.AsArray(phpjson.Get(rt, "failures")))
 		results := phpjson.CloneObject(phpjson.AsArray(phpjson.Get(rt, "results")))
@@ -606,10 +645,19 @@ func (forEach) Retry(ctx context.Context, a *engine.Advance, step workflow.Step)
 	return nil
 }
 
-// OverLimit fails a step over the engine's item limit before its
-// placeholder runs (engine.LimitKind): the plan, and every branch
-// completion after it, rewrite a state holding all the items.
-func (forEach) OverLimit(e *engine.Engine, s *workflow.State, step workflow.Step) error {
+// Admit fails a step over the engine's item limit before its placeholder
+// runs (Admission.Fail): the plan, and every branch completion after it,
+// rewrite a state holding all the items.
+func (forEach) Admit(_ context.Context, p *engine.AdmitParams) engine.Admission {
+	if !p.HasStep {
+		return engine.Admission{}
+	}
+	return engine.Admission{Fail: overLimit(p.Engine, p.State, p.Step)}
+}
+
+// overLimit is the ConstraintViolation of a step over the engine's item
+// limit, or nil.
+func overLimit(e *engine.Engine, s *workflow.State, step workflow.Step) error {
 	key, ok := field(step, "items_key").AsString()
 	if !ok || key == "" {
 		return nil

@@ -33,17 +33,17 @@ func TestForEachOverLimitCountsWithoutCopying(t *testing.T) {
 	state, err := workflow.ParseState([]byte(b.String()))
 	require.NoError(t, err)
 	step := state.Steps()[0]
-	engine := func(limit int) *engine.Engine {
+	newEngine := func(limit int) *engine.Engine {
 		return engine.NewEngine(engine.EngineConfig{Store: &store.Store{}, MaxForEachItems: limit})
 	}
 
-	under := engine(n)
+	under := newEngine(n)
 	var checkErr error
-	allocs := testing.AllocsPerRun(3, func() { checkErr = forEach{}.OverLimit(under, state, step) })
+	allocs := testing.AllocsPerRun(3, func() { checkErr = overLimit(under, state, step) })
 	require.NoError(t, checkErr)
 	require.Less(t, allocs, float64(100), "counting allocates nothing per item")
 
-	err = forEach{}.OverLimit(engine(n-1), state, step)
+	err = overLimit(newEngine(n-1), state, step)
 	require.ErrorContains(t, err, "For-each step 'each' has 100000 items, over this worker's limit of 99999")
-	require.NoError(t, forEach{}.OverLimit(engine(-1), state, step), "no limit")
+	require.NoError(t, overLimit(newEngine(-1), state, step), "no limit")
 }

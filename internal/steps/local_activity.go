@@ -19,7 +19,7 @@ type localActivity struct{}
 func (localActivity) Type() workflow.StepType { return workflow.StepLocalActivity }
 
 func (localActivity) Enqueue(ctx context.Context, a *engine.Advance, step workflow.Step, index int) (bool, error) {
-	return a.EnqueueLocal(step, index)
+	return a.EnqueueLocal(ctx, step, index)
 }
 
 func (localActivity) RunClaimed(ctx context.Context, e *engine.Engine, job *store.JobRow) error {

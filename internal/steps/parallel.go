@@ -15,6 +15,22 @@ type parallel struct{}
 
 func (parallel) Type() workflow.StepType { return workflow.StepParallel }
 
+// Item: a parallel branch carries no item; it runs its own class.
+func (parallel) Item(string) (engine.BranchItem, bool) { return engine.BranchItem{}, false }
+
+// FailBranch: no branch of a parallel step carries an item, so none gets
+// here.
+func (parallel) FailBranch(context.Context, *engine.Advance, workflow.Step, string) (bool, error) {
+	return false, nil
+}
+
+// Retry: a retried parallel step re-enqueues every branch (the engine's
+// retry of any step); the step has no runtime to reset.
+func (parallel) Retry(context.Context, *engine.Advance, workflow.Step) error { return nil }
+
+// CheckEnqueue: a parallel step has no budget of its own.
+func (parallel) CheckEnqueue(*workflow.State, workflow.Step) error { return nil }
+
 // CompleteBranch settles one branch of a parallel step: its output is
 // merged at once (last writer wins), and the branch that brings the count
 // of completed jobs of the step to the branch count settles the step.
@@ -85,5 +101,5 @@ func (parallel) CompleteBranch(ctx context.Context, a *engine.Advance, step work
 	if err := a.WriteStep(next, isLast); err != nil {
 		return err
 	}
-	return a.AfterStep(next, isLast)
+	return a.AfterStep(ctx, next, isLast)
 }

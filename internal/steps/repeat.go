@@ -1,14 +1,12 @@
 package steps
 
 import (
-	"strconv"
-
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/internal/phpjson"
-	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -21,13 +19,13 @@ func (repeat) Type() workflow.StepType { return workflow.StepRepeat }
 
 func (repeat) Placeholder() string { return workflow.HandlerRepeat }
 
-// Preflight gives a step whose condition only PHP can evaluate back,
-// with nothing written, for PHP workers to take (engine_php_terminal.go).
-func (repeat) Preflight(ctx context.Context, e *engine.Engine, job *store.JobRow, state *workflow.State) error {
-	if classes := repeatNeedsPHP(e, state, int(job.StepIndex.Int64)); len(classes) > 0 {
-		return e.LeaveToPHP(ctx, job.WorkflowID.Int64, "repeat", classes)
+// Admit gives a step whose condition only PHP can evaluate back, with
+// nothing written, for PHP workers to take (engine_php_terminal.go).
+func (repeat) Admit(ctx context.Context, p *engine.AdmitParams) engine.Admission {
+	if classes := repeatNeedsPHP(p.Engine, p.State, int(p.Job.StepIndex.Int64)); len(classes) > 0 {
+		return engine.Admission{Refuse: p.Engine.LeaveToPHP(ctx, p.Job.WorkflowID.Int64, "repeat", classes)}
 	}
-	return nil
+	return engine.Admission{}
 }
 
 func (repeat) RunPlaceholder(ctx context.Context, r *engine.Run) error {

@@ -22,6 +22,11 @@ func (runWorkflow) Type() workflow.StepType { return workflow.StepRunWorkflow }
 
 func (runWorkflow) Placeholder() string { return workflow.HandlerRunWorkflow }
 
+// Admit runs every claimed job.
+func (runWorkflow) Admit(context.Context, *engine.AdmitParams) engine.Admission {
+	return engine.Admission{}
+}
+
 // RunPlaceholder runs __queuety_run_workflow (handle_run_workflow_step):
 // the child is dispatched with the parent's public state and the parent
 // columns, the placeholder is completed and logged, and the parent stays
@@ -76,7 +81,8 @@ func (runWorkflow) RunPlaceholder(ctx context.Context, r *engine.Run) error {
 // parent still at the step: the child's public keys are merged into the
 // parent, which moves to its next step (or completes, and so on upward),
 // in the same transaction.
-func (runWorkflow) ChildCompleted(ctx context.Context, a *engine.Advance, parent *store.WorkflowRow, pstate *workflow.State, s workflow.Step, step int, child *workflow.State) error {
+func (runWorkflow) ChildCompleted(ctx context.Context, a *engine.Advance, c *engine.ChildCompleted) error {
+	parent, pstate, s, step, child := c.Parent, c.State, c.Step, c.Index, c.Child
 	for k, v := range child.Object().All() {
 		if !workflow.IsReserved(k) {
 			pstate.Set(k, v)
@@ -99,7 +105,7 @@ func (runWorkflow) ChildCompleted(ctx context.Context, a *engine.Advance, parent
 		if err := a.Tx().InsertLogs(store.WorkflowLog(parent.ID, parent.Name, pstate.Queue(), store.EventWorkflowCompleted)); err != nil {
 			return err
 		}
-		return a.WorkflowCompleted(parent.ID, pstate)
+		return a.WorkflowCompleted(ctx, parent.ID, pstate)
 	}
 	if err := a.Tx().Advance(parent.ID, b, next); err != nil {
 		return err

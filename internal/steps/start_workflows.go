@@ -1,11 +1,10 @@
 package steps
 
 import (
-	"strconv"
-
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/queuety-go/queuety/internal/engine"
@@ -22,6 +21,11 @@ type startWorkflows struct{}
 func (startWorkflows) Type() workflow.StepType { return workflow.StepStartWorkflows }
 
 func (startWorkflows) Placeholder() string { return workflow.HandlerStartWorkflows }
+
+// Admit runs every claimed job.
+func (startWorkflows) Admit(context.Context, *engine.AdmitParams) engine.Admission {
+	return engine.Admission{}
+}
 
 // RunPlaceholder runs __queuety_start_workflows:
 // handle_start_workflows_step, then advance_step with its output, then the

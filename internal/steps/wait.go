@@ -14,7 +14,7 @@ import (
 // step, and live or in the wait's own status (waiting); then the worker's
 // `completed` log; all in one transaction here.
 func runWaitPlaceholder(ctx context.Context, r *engine.Run, typ workflow.StepType, waiting workflow.Status,
-	evaluate func(a *engine.Advance, index int, step workflow.Step) error) (*engine.Advance, error) {
+	evaluate func(ctx context.Context, a *engine.Advance, index int, step workflow.Step) error) (*engine.Advance, error) {
 	job, index := r.Job(), r.Index()
 	return r.Transact(ctx, func(a *engine.Advance) error {
 		tx := a.Tx()
@@ -27,7 +27,7 @@ func runWaitPlaceholder(ctx context.Context, r *engine.Run, typ workflow.StepTyp
 		}
 		if ok && phpjson.ToString(field(step, "type")) == string(typ) && a.Current() == index &&
 			(workflow.IsLive(a.Workflow().Status) || a.Workflow().Status == string(waiting)) {
-			if err := evaluate(a, index, step); err != nil {
+			if err := evaluate(ctx, a, index, step); err != nil {
 				return err
 			}
 		}

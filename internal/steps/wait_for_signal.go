@@ -15,12 +15,17 @@ import (
 // wait_for_signal step (builder: WaitForSignal, the approval, decision and
 // input helpers) is satisfied by the stored rows whose payload matches
 // (match_payload subset, correlation key). Engine.Signal stores one and
-// asks the current step's kind (Signalled).
+// asks the current step's kind (Wake, WakeSignal).
 type waitForSignal struct{}
 
 func (waitForSignal) Type() workflow.StepType { return workflow.StepWaitForSignal }
 
 func (waitForSignal) Placeholder() string { return workflow.HandlerWaitForSignal }
+
+// Admit runs every claimed job.
+func (waitForSignal) Admit(context.Context, *engine.AdmitParams) engine.Admission {
+	return engine.Admission{}
+}
 
 func (waitForSignal) WaitType() string { return "signal" }
 
@@ -31,23 +36,27 @@ func (waitForSignal) RunPlaceholder(ctx context.Context, r *engine.Run) error {
 	return err
 }
 
-// Signalled settles the parked step when it waits for name ("" = any of
-// its names) and the stored signals now satisfy it.
-func (waitForSignal) Signalled(ctx context.Context, a *engine.Advance, step workflow.Step, name string) error {
-	def := signalDef(step)
-	if name != "" && !slices.Contains(def.SignalNames, name) {
-		return nil
+// Wake settles the parked step, on a stored signal, when it waits for
+// its name ("" = any of its names) and the stored signals now satisfy
+// it. The step waits on no other workflow.
+func (waitForSignal) Wake(ctx context.Context, a *engine.Advance, w *engine.Wake) (bool, error) {
+	if w.Cause != engine.WakeSignal {
+		return false, nil
+	}
+	def := signalDef(w.Step)
+	if w.Signal != "" && !slices.Contains(def.SignalNames, w.Signal) {
+		return true, nil
 	}
 	matched, err := signalPayloads(a, def)
 	if err != nil || matched == nil {
-		return err
+		return true, err
 	}
-	return a.SettleWait(a.Current(), signalStepOutput(def, matched))
+	return true, a.SettleWait(ctx, a.Current(), signalStepOutput(def, matched))
 }
 
 // WaitDetails is the status API's signal_wait_details.
-func (waitForSignal) WaitDetails(ctx context.Context, e *engine.Engine, workflowID int64, step workflow.Step, state *workflow.State) (*phpjson.Object, error) {
-	return signalWaitDetails(ctx, e, workflowID, step, state)
+func (waitForSignal) WaitDetails(ctx context.Context, p *engine.WaitDetailsParams) (*phpjson.Object, error) {
+	return signalWaitDetails(ctx, p.Engine, p.WorkflowID, p.Step, p.State)
 }
 
 // signalDef is the step's typed definition.
@@ -59,14 +68,14 @@ func signalDef(step workflow.Step) *workflow.WaitForSignalStep {
 // evaluateSignalWait is enqueue_signal_step's evaluation at the
 // placeholder: settle when the stored signals satisfy the step, else park
 // in waiting_for_signal.
-func evaluateSignalWait(a *engine.Advance, index int, step workflow.Step) error {
+func evaluateSignalWait(ctx context.Context, a *engine.Advance, index int, step workflow.Step) error {
 	def := signalDef(step)
 	matched, err := signalPayloads(a, def)
 	if err != nil {
 		return err
 	}
 	if matched != nil {
-		return a.SettleWait(index, signalStepOutput(def, matched))
+		return a.SettleWait(ctx, index, signalStepOutput(def, matched))
 	}
 	names := make([]phpjson.Value, len(def.SignalNames))
 	for i, n := range def.SignalNames {
@@ -85,8 +94,8 @@ func evaluateSignalWait(a *engine.Advance, index int, step workflow.Step) error 
 		Set("result_key", phpjson.NullIfEmpty(def.ResultKey)).
 		Set("match_payload", match).
 		Set("correlation_key", phpjson.NullIfEmpty(def.CorrelationKey))
-	return a.Park(index, step, "signal", store.StatusWaitingForSignal, workflow.HandlerWaitForSignal,
-		names, def.Mode, def.ResultKey, details, output)
+	return a.Park(ctx, &engine.ParkParams{Index: index, Step: step, WaitType: "signal", Status: store.StatusWaitingForSignal,
+		Handler: workflow.HandlerWaitForSignal, WaitingFor: names, Mode: def.Mode, ResultKey: def.ResultKey, Details: details, Output: output})
 }
 
 // signalPayloads is resolve_signal_wait_payloads: the first matching

@@ -15,7 +15,7 @@ import (
 // and friends; spec §4): its placeholder parks the workflow on
 // workflow_dependencies rows until the awaited workflows end, or settles
 // at once. A dependency's end (the post-commit wake-up, the sweeper)
-// re-evaluates it under the waiter's lock (DependencyEnded).
+// re-evaluates it under the waiter's lock (Wake, WakeDependency).
 type waitForWorkflows struct{}
 
 const msgWaitImpossible = "Workflow wait could not be satisfied."
@@ -24,14 +24,19 @@ func (waitForWorkflows) Type() workflow.StepType { return workflow.StepWaitForWo
 
 func (waitForWorkflows) Placeholder() string { return workflow.HandlerWaitForWorkflows }
 
+// Admit runs every claimed job.
+func (waitForWorkflows) Admit(context.Context, *engine.AdmitParams) engine.Admission {
+	return engine.Admission{}
+}
+
 func (waitForWorkflows) WaitType() string { return "workflow" }
 
 // RunPlaceholder runs __queuety_wait_for_workflows as the worker does
 // (runWaitPlaceholder), evaluating handle_wait_for_workflows_step.
 func (waitForWorkflows) RunPlaceholder(ctx context.Context, r *engine.Run) error {
 	a, err := runWaitPlaceholder(ctx, r, workflow.StepWaitForWorkflows, workflow.StatusWaitingForWorkflows,
-		func(a *engine.Advance, index int, step workflow.Step) error {
-			return evaluateDependencies(a, index, step, true)
+		func(ctx context.Context, a *engine.Advance, index int, step workflow.Step) error {
+			return evaluateDependencies(ctx, a, index, step, true)
 		})
 	if err != nil {
 		return err
@@ -45,15 +50,19 @@ func (waitForWorkflows) RunPlaceholder(ctx context.Context, r *engine.Run) error
 	return nil
 }
 
-// DependencyEnded re-evaluates the parked step; a pending wait stays as it
-// is.
-func (waitForWorkflows) DependencyEnded(ctx context.Context, a *engine.Advance, index int, step workflow.Step) error {
-	return evaluateDependencies(a, index, step, false)
+// Wake re-evaluates the parked step when a workflow it may wait on ended
+// (or the sweeper asks); a pending wait stays as it is. No signal wakes
+// it.
+func (waitForWorkflows) Wake(ctx context.Context, a *engine.Advance, w *engine.Wake) (bool, error) {
+	if w.Cause != engine.WakeDependency {
+		return false, nil
+	}
+	return true, evaluateDependencies(ctx, a, w.Index, w.Step, false)
 }
 
 // WaitDetails is the status API's wait_for_workflows_details.
-func (waitForWorkflows) WaitDetails(ctx context.Context, e *engine.Engine, _ int64, step workflow.Step, state *workflow.State) (*phpjson.Object, error) {
-	return workflowWaitDetails(ctx, e, step, state)
+func (waitForWorkflows) WaitDetails(ctx context.Context, p *engine.WaitDetailsParams) (*phpjson.Object, error) {
+	return workflowWaitDetails(ctx, p.Engine, p.Step, p.State)
 }
 
 // workflowsDef is the step's typed definition.
@@ -66,7 +75,7 @@ func workflowsDef(step workflow.Step) *workflow.WaitForWorkflowsStep {
 // follows it on the locked waiter: satisfied ⇒ settle; pending ⇒ park
 // (only when park is set: the placeholder parks, a reconcile leaves a
 // pending wait as it is); impossible ⇒ fail.
-func evaluateDependencies(a *engine.Advance, index int, step workflow.Step, park bool) error {
+func evaluateDependencies(ctx context.Context, a *engine.Advance, index int, step workflow.Step, park bool) error {
 	def := workflowsDef(step)
 	ids := def.ResolveIDs(a.State())
 	rows, err := a.Tx().WorkflowStatuses(ids)
@@ -89,7 +98,7 @@ func evaluateDependencies(a *engine.Advance, index int, step workflow.Step, park
 		if rows, err = a.Tx().WorkflowsByID(completed); err != nil {
 			return err
 		}
-		return a.SettleWait(index, workflowWaitOutput(def, ids, rows))
+		return a.SettleWait(ctx, index, workflowWaitOutput(def, ids, rows))
 	case waitImpossible:
 		if err := a.Tx().ClearDependencies(a.Workflow().ID, index); err != nil {
 			return err
@@ -125,8 +134,8 @@ func evaluateDependencies(a *engine.Advance, index int, step workflow.Step, park
 		Set("group_key", groupKey).
 		Set("quorum", quorum).
 		Set("result_key", phpjson.NullIfEmpty(def.ResultKey))
-	return a.Park(index, step, "workflow", store.StatusWaitingForWorkflows, workflow.HandlerWaitForWorkflows,
-		waitingFor, def.Mode, def.ResultKey, details, output)
+	return a.Park(ctx, &engine.ParkParams{Index: index, Step: step, WaitType: "workflow", Status: store.StatusWaitingForWorkflows,
+		Handler: workflow.HandlerWaitForWorkflows, WaitingFor: waitingFor, Mode: def.Mode, ResultKey: def.ResultKey, Details: details, Output: output})
 }
 
 type waitEvaluation int
