@@ -9,9 +9,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	store "github.com/queuety-go/queuety/sql"
-	"github.com/queuety-go/queuety/workflow"
 )
 
 // Concurrent look-ups share queries, and each gets its own row.
@@ -81,27 +78,4 @@ func TestCoalescerErrorsAndCancellation(t *testing.T) {
 	cancel()
 	_, _, err = c.get(ctx, 1)
 	require.ErrorIs(t, err, context.Canceled)
-}
-
-// A step whose state cannot be read ends before its handler with
-// ErrNotStarted, and nothing of it is written: its worker hands the job
-// back instead of leaving it to the stale sweep.
-func TestStateReadFailureIsNotStarted(t *testing.T) {
-	t.Parallel()
-	env := newEngineEnv(t)
-	id := env.dispatch(workflow.New("w").Then("IncStep"), obj("n", 1))
-	boom := errors.New("connection reset")
-	env.e.states = newCoalescer(func(context.Context, []int64) (map[int64]store.DependencyRow, error) { return nil, boom })
-	jobID := env.pendingJobs()[0]
-	job, ok, err := env.s.ClaimJobByID(env.ctx, jobID, "test-worker")
-	require.NoError(t, err)
-	require.True(t, ok)
-	stepErr, next, err := env.e.RunStep(env.ctx, job, decide)
-	require.NoError(t, stepErr)
-	require.Nil(t, next)
-	require.ErrorIs(t, err, workflow.ErrNotStarted)
-	require.ErrorIs(t, err, boom)
-	require.Equal(t, 0, env.workflow(id).CurrentStep)
-	require.Empty(t, env.logEvents(id)[1:], "nothing but workflow_started")
-	require.Empty(t, env.wfEvents(id))
 }

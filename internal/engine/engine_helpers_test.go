@@ -1,4 +1,4 @@
-package engine
+package engine_test
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/internal/steps"
 	"github.com/queuety-go/queuety/internal/storetest"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
@@ -22,14 +24,14 @@ type engineEnv struct {
 	ctx context.Context
 	db  *sqlx.DB
 	s   *store.Store
-	e   *Engine
+	e   *engine.Engine
 }
 
 func newEngineEnv(t *testing.T) *engineEnv {
 	t.Helper()
 	ctx := context.Background()
 	s, db := storetest.New(t, nil, 8)
-	return &engineEnv{t: t, ctx: ctx, db: db, s: s, e: NewEngine(EngineConfig{Store: s, Handlers: fixtureHandlers(t), Kinds: TestKinds})}
+	return &engineEnv{t: t, ctx: ctx, db: db, s: s, e: engine.NewEngine(engine.EngineConfig{Store: s, Handlers: fixtureHandlers(t), Kinds: steps.All()})}
 }
 
 // errThrown is a PHP RuntimeException thrown by a fixture step.
@@ -145,7 +147,7 @@ func fixtureHandlers(t *testing.T) *workflow.Handlers {
 
 // decide retries until the job's max attempts (from the payload's
 // __queuety_runtime, as the worker reads it), with no backoff.
-func decide(job *store.JobRow, err error) Failure {
+func decide(job *store.JobRow, err error) engine.Failure {
 	max := int64(job.MaxAttempts)
 	if v, derr := phpjson.DecodeString(job.Payload); derr == nil {
 		if o, ok := v.AsObject(); ok {
@@ -165,7 +167,7 @@ func decide(job *store.JobRow, err error) Failure {
 	if errors.As(err, &c) {
 		class = c.ErrorClass()
 	}
-	return Failure{Message: err.Error(), Class: class, Trace: "#0 {main}", Terminal: int64(job.Attempts) >= max}
+	return engine.Failure{Message: err.Error(), Class: class, Trace: "#0 {main}", Terminal: int64(job.Attempts) >= max}
 }
 
 // runJob claims job id as a worker would and runs it through the engine.
@@ -251,7 +253,7 @@ func (env *engineEnv) wfEvents(workflowID int64) []string {
 }
 
 func (env *engineEnv) publicJSON(id int64) string {
-	b, err := encodeObject(env.state(id).Public())
+	b, err := engine.EncodeObject(env.state(id).Public())
 	require.NoError(env.t, err)
 	return string(b)
 }
@@ -296,4 +298,65 @@ func normalizeWorkflowIDs(v phpjson.Value) []int64 {
 		}
 	}
 	return ids
+}
+
+// pendingOf lists the pending jobs of one workflow, in claim order.
+func (env *engineEnv) pendingOf(id int64) []int64 {
+	var ids []int64
+	require.NoError(env.t, env.db.Select(&ids, "SELECT id FROM `"+env.s.Tables()["jobs"]+"` WHERE status = 'pending' AND workflow_id = ? ORDER BY priority DESC, id", id))
+	return ids
+}
+
+// runOf runs the pending jobs of one workflow until it has none.
+func (env *engineEnv) runOf(id int64) {
+	env.t.Helper()
+	for i := 0; i < 50; i++ {
+		ids := env.pendingOf(id)
+		if len(ids) == 0 {
+			return
+		}
+		_ = env.runJob(ids[0])
+	}
+	env.t.Fatalf("workflow %d still has pending jobs", id)
+}
+
+func (env *engineEnv) deps(waiter int64) []int64 {
+	var ids []int64
+	require.NoError(env.t, env.db.Select(&ids, "SELECT dependency_workflow_id FROM `"+env.s.Tables()["workflow_dependencies"]+"` WHERE waiting_workflow_id = ? ORDER BY id", waiter))
+	return ids
+}
+
+func (env *engineEnv) waitJSON(id int64) string {
+	v, ok := env.state(id).Get(workflow.KeyWait)
+	if !ok {
+		return ""
+	}
+	b, err := phpjson.Encode(v)
+	require.NoError(env.t, err)
+	return string(b)
+}
+
+func (env *engineEnv) field(id int64, key string) string {
+	v, ok := env.state(id).Get(key)
+	require.True(env.t, ok, "workflow %d has no %s", id, key)
+	b, err := phpjson.Encode(v)
+	require.NoError(env.t, err)
+	return string(b)
+}
+
+// research is a one-step dependency: {"summary": "done <label>"}.
+func (env *engineEnv) research(label string) int64 {
+	return env.dispatch(workflow.New("research").Then("SummaryStep"), obj("label", label))
+}
+
+// failing is a one-step dependency that fails for good.
+func (env *engineEnv) failing() int64 {
+	return env.dispatch(workflow.New("failing").Then("FailingStep"), obj("label", "f"))
+}
+
+// setState overwrites a workflow's state column.
+func (env *engineEnv) setState(id int64, state string) {
+	env.t.Helper()
+	_, err := env.db.Exec("UPDATE `"+env.s.Tables()["workflows"]+"` SET state = ? WHERE id = ?", state, id)
+	require.NoError(env.t, err)
 }

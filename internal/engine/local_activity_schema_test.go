@@ -1,4 +1,4 @@
-package engine
+package engine_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -44,7 +45,7 @@ func TestLocalActivityRecordsMatchTheContract(t *testing.T) {
 	t.Parallel()
 	env := newLocalEnv(t)
 	env.step(t, "SendReceiptActivity", func(ctx context.Context, _ *workflow.State) (*phpjson.Object, error) {
-		return obj("receipt", "r-1"), ActivityHeartbeat(ctx, map[string]any{"message": "Polling remote job"})
+		return obj("receipt", "r-1"), engine.ActivityHeartbeat(ctx, map[string]any{"message": "Polling remote job"})
 	})
 	id := env.dispatch(workflow.New("order").Then("IncStep").
 		LocalActivity("SendReceiptActivity", workflow.LocalActivityOptions{MaxAttempts: 3, Backoff: []int64{1, 2}, StartToCloseTimeout: 10,

@@ -1,4 +1,4 @@
-package engine
+package engine_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
@@ -25,7 +26,7 @@ type localEnv struct {
 
 func newLocalEnv(t *testing.T) *localEnv {
 	env := &localEnv{engineEnv: newEngineEnv(t)}
-	env.e.local = &localRuntime{Owner: "test-worker", Lease: time.Minute, Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))}
+	env.e.SetLocalRuntime("test-worker", time.Minute, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
 	return env
 }
 
@@ -119,7 +120,7 @@ func TestLocalActivitySeedExampleRunsWithoutAClaim(t *testing.T) {
 	var calls atomic.Int64
 	env.step(t, "SendReceiptActivity", func(ctx context.Context, s *workflow.State) (*phpjson.Object, error) {
 		calls.Add(1)
-		require.NoError(t, ActivityHeartbeat(ctx, map[string]any{"message": "Polling remote job", "job_id": "r-1"}))
+		require.NoError(t, engine.ActivityHeartbeat(ctx, map[string]any{"message": "Polling remote job", "job_id": "r-1"}))
 		n, _ := s.Get("n")
 		return obj("receipt", "sent for "+string(mustEncode(n))), nil
 	})
@@ -230,7 +231,7 @@ func TestLocalActivityFailureThenSuccessRetriesDurably(t *testing.T) {
 	require.Len(t, pending, 1)
 	xs := env.executions(id)
 	require.Equal(t, store.ActivityPending, xs[0].Status)
-	require.Equal(t, RetryFailure, xs[0].RetryReason.String)
+	require.Equal(t, engine.RetryFailure, xs[0].RetryReason.String)
 	require.Equal(t, xs[0].JobID, pending[0], "the same job row is the retry task")
 
 	env.claimAndRun() // the retry row goes through the claim, then the local path
@@ -241,12 +242,12 @@ func TestLocalActivityFailureThenSuccessRetriesDurably(t *testing.T) {
 	require.Equal(t, store.AttemptFailed, atts[0].Status)
 	require.Equal(t, "gateway 502", atts[0].ErrorMessage.String)
 	require.Equal(t, store.AttemptCompleted, atts[1].Status)
-	require.Equal(t, RetryFailure, atts[1].RetryReason.String)
+	require.Equal(t, engine.RetryFailure, atts[1].RetryReason.String)
 	require.Len(t, env.executions(id), 1, "one execution across attempts")
 	hist := history(t, env.executions(id)[0])
 	require.Equal(t, []string{workflow.ActivityScheduled, workflow.ActivityStarted, workflow.ActivityRetryScheduled, workflow.ActivityStarted, workflow.ActivityCompleted}, eventNames(hist))
-	require.Equal(t, RetryFailure, hist[2].Context["retry_reason"])
-	require.Equal(t, RetryFailure, hist[3].Context["retry_reason"])
+	require.Equal(t, engine.RetryFailure, hist[2].Context["retry_reason"])
+	require.Equal(t, engine.RetryFailure, hist[3].Context["retry_reason"])
 	evs := env.jobEvents(xs[0].JobID)
 	require.Equal(t, []string{workflow.EventStepStarted, workflow.EventStepFailed, workflow.EventStepStarted, workflow.EventStepCompleted}, eventNames(evs))
 	require.Equal(t, workflow.ActivityRetryScheduled, evs[1].Context["activity_event"])
@@ -273,7 +274,7 @@ func TestLocalActivityTimeoutRecordsTimeoutRetry(t *testing.T) {
 	require.Equal(t, store.AttemptFailed, atts[0].Status)
 	require.Equal(t, workflow.TimeoutStartToClose, atts[0].TimeoutKind.String)
 	require.Contains(t, atts[0].ErrorMessage.String, "Local activity Slow start-to-close deadline expired at ")
-	require.Equal(t, RetryTimeout, atts[1].RetryReason.String)
+	require.Equal(t, engine.RetryTimeout, atts[1].RetryReason.String)
 }
 
 func TestLocalActivityNonRetryableErrorFailsAtOnce(t *testing.T) {
@@ -348,7 +349,7 @@ func TestLocalActivityCancelObservedAtHeartbeat(t *testing.T) {
 	env.step(t, "Poll", func(ctx context.Context, _ *workflow.State) (*phpjson.Object, error) {
 		close(started)
 		<-release
-		hbErr = ActivityHeartbeat(ctx, map[string]any{"message": "still polling"})
+		hbErr = engine.ActivityHeartbeat(ctx, map[string]any{"message": "still polling"})
 		return nil, hbErr
 	})
 	id := env.dispatch(workflow.New("poll").LocalActivity("Poll", workflow.LocalActivityOptions{HeartbeatTimeout: 300}), obj())
@@ -404,7 +405,7 @@ func TestLocalActivityChainAndFirstStep(t *testing.T) {
 func TestLocalActivityWithoutRuntimeGoesThroughTheClaim(t *testing.T) {
 	t.Parallel()
 	env := newLocalEnv(t)
-	env.e.local = nil
+	env.e.DropLocalRuntime()
 	id := env.dispatch(workflow.New("q").Then("IncStep").LocalActivity("IncStep", workflow.LocalActivityOptions{}), obj("n", 0))
 	env.claimAndRun()
 	require.Len(t, env.pendingJobs(), 1)
@@ -480,9 +481,9 @@ func TestLocalActivityStepDefinition(t *testing.T) {
 	require.Equal(t, `{"__queuety_runtime":{"max_attempts":255}}`, string(d.Jobs[0].Payload))
 	p, err := workflow.ParseLocalPolicy(step, nil)
 	require.NoError(t, err)
-	require.EqualValues(t, 1, backoffAfter(p, 1))
-	require.EqualValues(t, 2, backoffAfter(p, 2))
-	require.EqualValues(t, 2, backoffAfter(p, 7))
+	require.EqualValues(t, 1, engine.BackoffAfter(p, 1))
+	require.EqualValues(t, 2, engine.BackoffAfter(p, 2))
+	require.EqualValues(t, 2, engine.BackoffAfter(p, 7))
 }
 
 // testWriter sends the runtime's log lines to the test log.
@@ -534,7 +535,7 @@ func TestLocalActivityOutcomeOfARescuedAttemptIsDiscarded(t *testing.T) {
 	require.EqualValues(t, 2, calls.Load())
 	atts := env.attempts(id)
 	require.Equal(t, store.AttemptExpired, atts[0].Status)
-	require.Equal(t, RetryColdReplay, atts[1].RetryReason.String)
+	require.Equal(t, engine.RetryColdReplay, atts[1].RetryReason.String)
 	require.Equal(t, `{"n":1,"r":true}`, env.publicJSON(id))
 }
 
@@ -579,7 +580,7 @@ func TestLocalActivityInterruptedPastStartToCloseRetriesForTimeout(t *testing.T)
 	require.Equal(t, "running", env.workflow(id).Status)
 	x = env.executions(id)[0]
 	require.Equal(t, store.ActivityPending, x.Status)
-	require.Equal(t, RetryTimeout, x.RetryReason.String)
+	require.Equal(t, engine.RetryTimeout, x.RetryReason.String)
 	require.Equal(t, workflow.TimeoutStartToClose, x.TimeoutKind.String)
 	atts := env.attempts(id)
 	require.Len(t, atts, 1)
@@ -589,7 +590,7 @@ func TestLocalActivityInterruptedPastStartToCloseRetriesForTimeout(t *testing.T)
 	require.Contains(t, atts[0].ErrorMessage.String, "Local activity Crashy start-to-close deadline expired at 2000-01-01 00:00:00.000")
 	hist := history(t, x)
 	require.Equal(t, []string{workflow.ActivityScheduled, workflow.ActivityStarted, workflow.ActivityRetryScheduled}, eventNames(hist))
-	require.Equal(t, RetryTimeout, hist[2].Context["retry_reason"])
+	require.Equal(t, engine.RetryTimeout, hist[2].Context["retry_reason"])
 	require.Equal(t, workflow.TimeoutStartToClose, hist[2].Context["timeout_kind"])
 	require.Equal(t, atts[0].ID, hist[2].Context["retry_after_attempt_id"])
 
@@ -599,7 +600,7 @@ func TestLocalActivityInterruptedPastStartToCloseRetriesForTimeout(t *testing.T)
 	atts = env.attempts(id)
 	require.Len(t, atts, 2)
 	require.Equal(t, store.AttemptCompleted, atts[1].Status)
-	require.Equal(t, RetryTimeout, atts[1].RetryReason.String)
+	require.Equal(t, engine.RetryTimeout, atts[1].RetryReason.String)
 }
 
 // On the last attempt the interrupted, expired attempt is a terminal
@@ -654,7 +655,7 @@ func TestLocalActivityInterruptedPastHeartbeatTimesOutAsHeartbeat(t *testing.T) 
 	env.claimAndRun()
 	x := env.executions(id)[0]
 	require.Equal(t, store.ActivityPending, x.Status)
-	require.Equal(t, RetryTimeout, x.RetryReason.String)
+	require.Equal(t, engine.RetryTimeout, x.RetryReason.String)
 	require.Equal(t, workflow.TimeoutHeartbeat, x.TimeoutKind.String)
 	atts := env.attempts(id)
 	require.Equal(t, workflow.TimeoutHeartbeat, atts[0].TimeoutKind.String)
@@ -676,16 +677,16 @@ func TestLocalActivityInterruptedWithinDeadlinesIsColdReplay(t *testing.T) {
 	env.claimAndRun()
 	x = env.executions(id)[0]
 	require.Equal(t, store.ActivityPending, x.Status)
-	require.Equal(t, RetryColdReplay, x.RetryReason.String)
+	require.Equal(t, engine.RetryColdReplay, x.RetryReason.String)
 	require.False(t, x.TimeoutKind.Valid)
 	atts := env.attempts(id)
 	require.Equal(t, store.AttemptExpired, atts[0].Status)
 	require.False(t, atts[0].TimeoutKind.Valid)
 	hist := history(t, x)
-	require.Equal(t, RetryColdReplay, hist[len(hist)-1].Context["retry_reason"])
+	require.Equal(t, engine.RetryColdReplay, hist[len(hist)-1].Context["retry_reason"])
 	require.Nil(t, hist[len(hist)-1].Context["timeout_kind"])
 
 	env.claimAndRun()
 	require.Equal(t, "completed", env.workflow(id).Status)
-	require.Equal(t, RetryColdReplay, env.attempts(id)[1].RetryReason.String)
+	require.Equal(t, engine.RetryColdReplay, env.attempts(id)[1].RetryReason.String)
 }

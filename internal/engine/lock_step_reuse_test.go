@@ -1,4 +1,4 @@
-package engine
+package engine_test
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
@@ -22,13 +23,13 @@ func TestLockStepReusesTheClaimedState(t *testing.T) {
 	id := env.dispatch(workflow.New("reuse").Then("IncStep"), obj("items", []any{1, 2, 3}))
 	claimed, err := workflow.ParseStateString(env.workflow(id).State)
 	require.NoError(t, err)
-	r := &Run{e: env.e, job: &store.JobRow{}, state: claimed, trace: &jobTrace{}}
+	r := engine.NewTestRun(env.e, &store.JobRow{}, claimed)
 	claimedItems, _ := phpjson.Get(claimed.Object(), "items").AsList()
 
 	lockedItems := func() []phpjson.Value {
 		var items []phpjson.Value
 		stop := errors.New("roll back")
-		_, err := r.Transact(env.ctx, func(a *Advance) error {
+		_, err := r.Transact(env.ctx, func(a *engine.Advance) error {
 			_, ok, err := a.LockStep(id, 0)
 			require.NoError(t, err)
 			require.True(t, ok)

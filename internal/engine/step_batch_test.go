@@ -1,8 +1,7 @@
-package engine
+package engine_test
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"testing"
 
@@ -18,31 +17,6 @@ import (
 // slot is marked taken, so the steps the goroutines submit queue up; once
 // all of them are queued the test goroutine leads, and the queue is run in
 // batches of StepBatch. Nothing depends on timing.
-
-func (b *stepBatcher) hold() {
-	b.q.mu.Lock()
-	b.q.leaders = stepBatchLeaders
-	b.q.mu.Unlock()
-}
-
-// leadWhenQueued waits until n bodies are queued (or every runner has
-// returned, so a runner that failed before queueing cannot hang the test),
-// then runs the queue as the only leader.
-func (b *stepBatcher) leadWhenQueued(e *Engine, n int, finished func() bool) {
-	for {
-		b.q.mu.Lock()
-		q := len(b.q.queue)
-		b.q.mu.Unlock()
-		if q >= n || finished() {
-			break
-		}
-		runtime.Gosched()
-	}
-	b.q.mu.Lock()
-	b.q.leaders = 1
-	b.q.mu.Unlock()
-	b.lead(e)
-}
 
 type runResult struct {
 	job             int64
@@ -62,7 +36,7 @@ func (env *engineEnv) runBatched() []runResult {
 		require.True(env.t, ok)
 		jobs[i] = j
 	}
-	env.e.batch.hold()
+	env.e.HoldBatch()
 	res := make([]runResult, len(jobs))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -78,7 +52,7 @@ func (env *engineEnv) runBatched() []runResult {
 			mu.Unlock()
 		}()
 	}
-	env.e.batch.leadWhenQueued(env.e, len(jobs), func() bool {
+	env.e.LeadBatchWhenQueued(len(jobs), func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return left == 0
@@ -120,7 +94,7 @@ func (env *engineEnv) requireSettledOnce(id int64) {
 func TestStepBatchAdvancesEachStepOnce(t *testing.T) {
 	t.Parallel()
 	env := newEngineEnv(t)
-	env.e.stepBatch = 8
+	env.e.SetStepBatch(8)
 	var ids []int64
 	for range 20 {
 		ids = append(ids, env.dispatch(workflow.New("batched").Then("IncStep").Then("IncStep").Then("IncStep"), obj("n", 0)))
@@ -133,8 +107,8 @@ func TestStepBatchAdvancesEachStepOnce(t *testing.T) {
 	}
 	require.Empty(t, env.pendingJobs())
 	// 20 steps a round in batches of at most 8: at least 3 batches each.
-	require.GreaterOrEqual(t, env.e.batch.batches.Load(), int64(9))
-	require.Equal(t, int64(60), env.e.batch.bodies.Load())
+	require.GreaterOrEqual(t, env.e.BatchCount(), int64(9))
+	require.Equal(t, int64(60), env.e.BatchBodies())
 	for _, id := range ids {
 		env.requireSettledOnce(id)
 	}
@@ -167,13 +141,13 @@ func TestStepBatchFailingBodyIsolated(t *testing.T) {
 
 	// The single-step path, for the rows to expect.
 	ref := newEngineEnv(t)
-	ref.e.stepBatch = 1
+	ref.e.SetStepBatch(1)
 	register(ref)
 	refJump, refBudget := ref.dispatch(jump(), obj("n", 0)), ref.dispatch(budget(), nil)
 	ref.drain(5)
 
 	env := newEngineEnv(t)
-	env.e.stepBatch = 16
+	env.e.SetStepBatch(16)
 	register(env)
 	var good []int64
 	for range 4 {
@@ -229,7 +203,7 @@ func TestStepBatchFailingBodyIsolated(t *testing.T) {
 	for _, id := range good {
 		env.requireSettledOnce(id)
 	}
-	require.Equal(t, int64(3), env.e.batch.batches.Load())
+	require.Equal(t, int64(3), env.e.BatchCount())
 }
 
 // A batch that hits a deadlock is rolled back as a whole and every body is
@@ -237,7 +211,7 @@ func TestStepBatchFailingBodyIsolated(t *testing.T) {
 func TestStepBatchDeadlockRedoesEachBodyOnce(t *testing.T) {
 	t.Parallel()
 	env := newEngineEnv(t)
-	env.e.stepBatch = 32
+	env.e.SetStepBatch(32)
 	var ids []int64
 	for range 12 {
 		ids = append(ids, env.dispatch(workflow.New("dl").Then("IncStep").Then("IncStep").Then("IncStep"), obj("n", 0)))
@@ -247,7 +221,7 @@ func TestStepBatchDeadlockRedoesEachBodyOnce(t *testing.T) {
 	// round 2 report a deadlock; the redone bodies run outside the hook.
 	var mu sync.Mutex
 	calls := 0
-	env.e.batch.bodyHook = func(int64) error {
+	env.e.SetBatchBodyHook(func(int64) error {
 		mu.Lock()
 		defer mu.Unlock()
 		calls++
@@ -255,7 +229,7 @@ func TestStepBatchDeadlockRedoesEachBodyOnce(t *testing.T) {
 			return &mysql.MySQLError{Number: 1213, Message: "Deadlock found when trying to get lock (injected)"}
 		}
 		return nil
-	}
+	})
 	for range 3 {
 		for _, r := range env.runBatched() {
 			require.NoError(t, r.runErr)
@@ -263,7 +237,7 @@ func TestStepBatchDeadlockRedoesEachBodyOnce(t *testing.T) {
 		}
 	}
 	require.Empty(t, env.pendingJobs())
-	require.Equal(t, int64(3), env.e.batch.batches.Load())
+	require.Equal(t, int64(3), env.e.BatchCount())
 	require.Equal(t, 7+12+12, calls, "round 1 stopped at its 7th body")
 	for _, id := range ids {
 		env.requireSettledOnce(id)
@@ -275,14 +249,14 @@ func TestStepBatchDeadlockRedoesEachBodyOnce(t *testing.T) {
 func TestStepBatchPanicRedoesEachBodyOnce(t *testing.T) {
 	t.Parallel()
 	env := newEngineEnv(t)
-	env.e.stepBatch = 32
+	env.e.SetStepBatch(32)
 	var ids []int64
 	for range 6 {
 		ids = append(ids, env.dispatch(workflow.New("p").Then("IncStep").Then("IncStep").Then("IncStep"), obj("n", 0)))
 	}
 	var mu sync.Mutex
 	calls := 0
-	env.e.batch.bodyHook = func(int64) error {
+	env.e.SetBatchBodyHook(func(int64) error {
 		mu.Lock()
 		calls++
 		n := calls
@@ -291,7 +265,7 @@ func TestStepBatchPanicRedoesEachBodyOnce(t *testing.T) {
 			panic("injected")
 		}
 		return nil
-	}
+	})
 	for range 3 {
 		for _, r := range env.runBatched() {
 			require.NoError(t, r.runErr)

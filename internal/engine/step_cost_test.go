@@ -1,4 +1,4 @@
-package engine
+package engine_test
 
 import (
 	"context"
@@ -15,7 +15,9 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/internal/steps"
 	"github.com/queuety-go/queuety/internal/testdb"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
@@ -237,7 +239,7 @@ func newCountingEnv(t *testing.T) (*localEnv, *countingConnector) {
 	s.UsePipeline(pdb)
 	_, err = s.Migrate(ctx)
 	require.NoError(t, err)
-	e := NewEngine(EngineConfig{Store: s, Handlers: fixtureHandlers(t), Kinds: TestKinds, Host: costHost{},
+	e := engine.NewEngine(engine.EngineConfig{Store: s, Handlers: fixtureHandlers(t), Kinds: steps.All(), Host: costHost{},
 		ChainSteps: 1000, LocalLease: time.Minute})
 	env := &localEnv{engineEnv: &engineEnv{t: t, ctx: ctx, db: db, s: s, e: e}}
 	env.step(t, "CostNoop", func(context.Context, *workflow.State) (*phpjson.Object, error) { return phpjson.NewObject(), nil })

@@ -1,4 +1,4 @@
-package engine
+package steps_test
 
 import (
 	"context"
@@ -116,8 +116,8 @@ func TestCancelCorruptWorkflow(t *testing.T) {
 			t.Parallel()
 			env := newEngineEnv(t)
 			var rec recorder
-			rec.add(t, env.e.handlers, "UndoA", false)
-			rec.add(t, env.e.handlers, "OnCancelled", false)
+			rec.add(t, env.e.Handlers(), "UndoA", false)
+			rec.add(t, env.e.Handlers(), "OnCancelled", false)
 			id := env.dispatch(workflow.New("c").Then("IncStep").CompensateWith("UndoA").Then("IncStep").OnCancel("OnCancelled"), obj("n", 0))
 			env.runNext(1)
 			env.setState(id, st)

@@ -1,4 +1,4 @@
-package engine
+package steps_test
 
 import (
 	"context"
@@ -48,9 +48,9 @@ func TestLifecycleCancel(t *testing.T) {
 		t.Parallel()
 		env := newEngineEnv(t)
 		var rec recorder
-		rec.add(t, env.e.handlers, "UndoA", false)
-		rec.add(t, env.e.handlers, "UndoB", false)
-		rec.add(t, env.e.handlers, "OnCancelled", false)
+		rec.add(t, env.e.Handlers(), "UndoA", false)
+		rec.add(t, env.e.Handlers(), "UndoB", false)
+		rec.add(t, env.e.Handlers(), "OnCancelled", false)
 		id := env.dispatch(workflow.New("cancel").Then("IncStep").CompensateWith("UndoA").Then("IncStep").CompensateWith("UndoB").
 			Then("IncStep").OnCancel("OnCancelled"), obj("n", 0))
 		env.runNext(2)
@@ -103,7 +103,7 @@ func TestLifecycleCancel(t *testing.T) {
 		t.Parallel()
 		env := newEngineEnv(t)
 		var rec recorder
-		rec.add(t, env.e.handlers, "BadCancel", true)
+		rec.add(t, env.e.Handlers(), "BadCancel", true)
 		id := env.dispatch(workflow.New("bad").Then("IncStep").OnCancel("BadCancel"), obj("n", 0))
 		require.NoError(t, env.e.Cancel(env.ctx, id))
 		logs := env.logRows(id)
@@ -166,7 +166,7 @@ func TestLifecycleRetry(t *testing.T) {
 		env := newEngineEnv(t)
 		var fail atomic.Bool
 		fail.Store(true)
-		require.NoError(t, env.e.handlers.Step("Flaky", func(_ context.Context, s *workflow.State) (*phpjson.Object, error) {
+		require.NoError(t, env.e.Handlers().Step("Flaky", func(_ context.Context, s *workflow.State) (*phpjson.Object, error) {
 			if fail.Load() {
 				return nil, &errThrown{"flaky"}
 			}
@@ -200,7 +200,7 @@ func TestLifecycleRetry(t *testing.T) {
 		t.Parallel()
 		env := newEngineEnv(t)
 		var rec recorder
-		rec.add(t, env.e.handlers, "Undo", false)
+		rec.add(t, env.e.Handlers(), "Undo", false)
 		id := env.dispatch(workflow.New("comp").Then("IncStep").CompensateWith("Undo").Then("FailingStep").CompensateOnFailure().
 			WithHandlerMetadata(env.e.Handlers()), obj("n", 0))
 		env.drain(5)
@@ -216,7 +216,7 @@ func TestLifecycleRetry(t *testing.T) {
 		var fail atomic.Bool
 		fail.Store(true)
 		var runs atomic.Int64
-		require.NoError(t, env.e.handlers.Item("FlakyItem", func(_ context.Context, _ *workflow.State, item phpjson.Value, _ int64) (*phpjson.Object, error) {
+		require.NoError(t, env.e.Handlers().Item("FlakyItem", func(_ context.Context, _ *workflow.State, item phpjson.Value, _ int64) (*phpjson.Object, error) {
 			runs.Add(1)
 			s, _ := item.AsString()
 			if s == "bad" && fail.Load() {
@@ -270,8 +270,8 @@ func TestLifecycleDeadlines(t *testing.T) {
 	t.Parallel()
 	env := newEngineEnv(t)
 	var rec recorder
-	rec.add(t, env.e.handlers, "OnLate", false)
-	rec.add(t, env.e.handlers, "Undo", false)
+	rec.add(t, env.e.Handlers(), "OnLate", false)
+	rec.add(t, env.e.Handlers(), "Undo", false)
 	wfTable := "`" + env.s.Tables()["workflows"] + "`"
 	overdue := func(id int64) {
 		_, err := env.db.Exec("UPDATE "+wfTable+" SET deadline_at = NOW() - INTERVAL 1 SECOND WHERE id = ?", id)

@@ -1,4 +1,4 @@
-package engine
+package steps_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // Scenarios of Queuety's integration tests (spec §12) the engine covers.
 
 func (env *engineEnv) step(name string, fn workflow.StepFunc) {
-	require.NoError(env.t, env.e.handlers.Step(name, fn, workflow.HandlerMetadata{}))
+	require.NoError(env.t, env.e.Handlers().Step(name, fn, workflow.HandlerMetadata{}))
 }
 
 func constStep(kv ...any) workflow.StepFunc {
@@ -211,7 +211,7 @@ func TestEngineRepeat(t *testing.T) {
 	t.Run("while with a condition", func(t *testing.T) {
 		t.Parallel()
 		env := newEngineEnv(t)
-		require.NoError(t, env.e.handlers.Condition("Below", func(_ context.Context, s *phpjson.Object, payload *phpjson.Object) (bool, error) {
+		require.NoError(t, env.e.Handlers().Condition("Below", func(_ context.Context, s *phpjson.Object, payload *phpjson.Object) (bool, error) {
 			n, _ := s.Get("n")
 			return intOf(n) < 2, nil
 		}))
@@ -307,60 +307,6 @@ func TestEngineCompensationSnapshot(t *testing.T) {
 		`{"step_index":2,"handler":"UndoBranch","payload":[],"state":{"n":2,"a":"from A","shared":"A"}}]`, string(b))
 }
 
-// Guards A, B and C of advance_step, and pause.
-func TestEngineGuardsAndPause(t *testing.T) {
-	t.Parallel()
-	env := newEngineEnv(t)
-	wft := env.s.Tables()["workflows"]
-
-	// Paused: the step completes and advances, nothing is enqueued.
-	id := env.dispatch(workflow.New("p").Then("IncStep").Then("IncStep"), obj("n", 0))
-	_, err := env.db.Exec("UPDATE `"+wft+"` SET status = 'paused' WHERE id = ?", id)
-	require.NoError(t, err)
-	env.drain(2)
-	require.Equal(t, 1, env.workflow(id).CurrentStep)
-	require.Equal(t, "paused", env.workflow(id).Status)
-	require.Len(t, env.jobs(id), 1)
-
-	// Guard A: the workflow failed meanwhile; the job is buried.
-	id = env.dispatch(workflow.New("a").Then("IncStep"), obj("n", 0))
-	jobs := env.jobs(id)
-	job, ok, err := env.s.ClaimJobByID(env.ctx, jobs[0].ID, "w")
-	require.NoError(t, err)
-	require.True(t, ok)
-	_, err = env.db.Exec("UPDATE `"+wft+"` SET status = 'failed' WHERE id = ?", id)
-	require.NoError(t, err)
-	stepErr, err := env.e.Run(env.ctx, job, decide)
-	require.NoError(t, err)
-	require.NoError(t, stepErr)
-	jobs = env.jobs(id)
-	require.Equal(t, store.StatusBuried, jobs[0].Status)
-	require.Equal(t, msgAdvancedBefore, jobs[0].ErrorMessage.String)
-
-	// Guard C: the workflow moved to another step; the job is buried.
-	id = env.dispatch(workflow.New("c").Then("IncStep").Then("IncStep"), obj("n", 0))
-	jobs = env.jobs(id)
-	job, _, err = env.s.ClaimJobByID(env.ctx, jobs[0].ID, "w")
-	require.NoError(t, err)
-	_, err = env.db.Exec("UPDATE `"+wft+"` SET current_step = 1 WHERE id = ?", id)
-	require.NoError(t, err)
-	_, err = env.e.Run(env.ctx, job, decide)
-	require.NoError(t, err)
-	require.Equal(t, store.StatusBuried, env.jobs(id)[0].Status)
-	require.Equal(t, `{"n":0}`, env.publicJSON(id))
-
-	// Guard B: settling a job twice is a no-op.
-	id = env.dispatch(workflow.New("b").Then("IncStep").Then("IncStep"), obj("n", 0))
-	jobs = env.jobs(id)
-	job, _, err = env.s.ClaimJobByID(env.ctx, jobs[0].ID, "w")
-	require.NoError(t, err)
-	_, err = env.e.Run(env.ctx, job, decide)
-	require.NoError(t, err)
-	require.NoError(t, env.e.advance(env.ctx, job, obj("n", 99), env.e.newJobTrace(env.state(id), job), 0))
-	require.Equal(t, `{"n":1}`, env.publicJSON(id))
-	require.Len(t, env.jobs(id), 2)
-}
-
 // Idempotency keys: the second dispatch returns the first workflow.
 func TestEngineDispatchIdempotency(t *testing.T) {
 	t.Parallel()
@@ -402,12 +348,12 @@ func TestEngineCompensateOnFailure(t *testing.T) {
 	t.Parallel()
 	env := newEngineEnv(t)
 	var ran []string
-	require.NoError(t, env.e.handlers.Compensation("Undo", func(_ context.Context, s *phpjson.Object, _ *phpjson.Object) error {
+	require.NoError(t, env.e.Handlers().Compensation("Undo", func(_ context.Context, s *phpjson.Object, _ *phpjson.Object) error {
 		b, _ := encodeObject(s)
 		ran = append(ran, "Undo "+string(b))
 		return nil
 	}))
-	require.NoError(t, env.e.handlers.Compensation("Broken", func(context.Context, *phpjson.Object, *phpjson.Object) error {
+	require.NoError(t, env.e.Handlers().Compensation("Broken", func(context.Context, *phpjson.Object, *phpjson.Object) error {
 		ran = append(ran, "Broken")
 		return &errThrown{"cannot undo"}
 	}))

@@ -1,4 +1,4 @@
-package engine
+package steps_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package engine
+package steps_test
 
 import (
 	"encoding/json"
@@ -22,7 +22,7 @@ func TestReplayCancelCompensation(t *testing.T) {
 	require.Equal(t, "after cancel_workflow", snaps[2].After)
 	env := newEngineEnv(t)
 	var rec recorder
-	rec.add(t, env.e.handlers, "ReleaseLocks", false)
+	rec.add(t, env.e.Handlers(), "ReleaseLocks", false)
 	env.load(snaps[1])
 	require.NoError(t, env.e.Cancel(env.ctx, 1))
 	env.compare("after cancel_workflow", snaps[2])

@@ -1,4 +1,4 @@
-package engine
+package steps_test
 
 import (
 	"context"
@@ -23,7 +23,7 @@ func TestTerminalHandlingLeftToPHP(t *testing.T) {
 		t.Parallel()
 		env := newEngineEnv(t)
 		var rec recorder
-		rec.add(t, env.e.handlers, "GoUndo", false)
+		rec.add(t, env.e.Handlers(), "GoUndo", false)
 		id := env.dispatch(workflow.New("c").Then("IncStep").CompensateWith("GoUndo").Then("IncStep").CompensateWith(`App\PhpUndo`).
 			Then("IncStep").OnCancel(`App\PhpOnCancel`), obj("n", 0))
 		env.runNext(2)
@@ -66,7 +66,7 @@ func TestTerminalHandlingLeftToPHP(t *testing.T) {
 		t.Parallel()
 		env := newEngineEnv(t)
 		var rec recorder
-		rec.add(t, env.e.handlers, "GoUndo", false)
+		rec.add(t, env.e.Handlers(), "GoUndo", false)
 		id := env.dispatch(workflow.New("f").Then("IncStep").CompensateWith(`App\PhpUndo`).Then("IncStep").CompensateWith("GoUndo").
 			Then("FailingStep").CompensateOnFailure().WithHandlerMetadata(env.e.Handlers()), obj("n", 0))
 		env.drain(6)
@@ -139,7 +139,7 @@ func TestReplayCancelCompensationPHPClass(t *testing.T) {
 		t.Parallel()
 		env := newEngineEnv(t)
 		stub := &callableStub{}
-		env.e.runner = stub
+		env.withRunner(stub)
 		env.load(snaps[1])
 		require.NoError(t, env.e.Cancel(env.ctx, 1))
 		env.compare("after cancel_workflow", snaps[2])

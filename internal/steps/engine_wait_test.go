@@ -1,4 +1,4 @@
-package engine
+package steps_test
 
 import (
 	"context"
@@ -13,60 +13,6 @@ import (
 
 // Workflow-dependency waits: Queuety's WaitForWorkflowsTest and
 // StartWorkflowsTest (spec §12) and seed 003's examples, on the Go builder.
-
-// pendingOf lists the pending jobs of one workflow, in claim order.
-func (env *engineEnv) pendingOf(id int64) []int64 {
-	var ids []int64
-	require.NoError(env.t, env.db.Select(&ids, "SELECT id FROM `"+env.s.Tables()["jobs"]+"` WHERE status = 'pending' AND workflow_id = ? ORDER BY priority DESC, id", id))
-	return ids
-}
-
-// runOf runs the pending jobs of one workflow until it has none.
-func (env *engineEnv) runOf(id int64) {
-	env.t.Helper()
-	for i := 0; i < 50; i++ {
-		ids := env.pendingOf(id)
-		if len(ids) == 0 {
-			return
-		}
-		_ = env.runJob(ids[0])
-	}
-	env.t.Fatalf("workflow %d still has pending jobs", id)
-}
-
-func (env *engineEnv) deps(waiter int64) []int64 {
-	var ids []int64
-	require.NoError(env.t, env.db.Select(&ids, "SELECT dependency_workflow_id FROM `"+env.s.Tables()["workflow_dependencies"]+"` WHERE waiting_workflow_id = ? ORDER BY id", waiter))
-	return ids
-}
-
-func (env *engineEnv) waitJSON(id int64) string {
-	v, ok := env.state(id).Get(workflow.KeyWait)
-	if !ok {
-		return ""
-	}
-	b, err := phpjson.Encode(v)
-	require.NoError(env.t, err)
-	return string(b)
-}
-
-func (env *engineEnv) field(id int64, key string) string {
-	v, ok := env.state(id).Get(key)
-	require.True(env.t, ok, "workflow %d has no %s", id, key)
-	b, err := phpjson.Encode(v)
-	require.NoError(env.t, err)
-	return string(b)
-}
-
-// research is a one-step dependency: {"summary": "done <label>"}.
-func (env *engineEnv) research(label string) int64 {
-	return env.dispatch(workflow.New("research").Then("SummaryStep"), obj("label", label))
-}
-
-// failing is a one-step dependency that fails for good.
-func (env *engineEnv) failing() int64 {
-	return env.dispatch(workflow.New("failing").Then("FailingStep"), obj("label", "f"))
-}
 
 // seed 003: the editorial workflow waits for the research workflow; while
 // it waits it holds no job (no worker); the research completing resumes
@@ -199,91 +145,6 @@ func TestEngineWaitForWorkflowAlreadyFinished(t *testing.T) {
 	require.Equal(t, "failed", env.workflow(anyW).Status)
 }
 
-// The failure rules: All fails on any failure or cancel; Any only when all
-// are terminal and none succeeded; Quorum when the rest can no longer reach
-// it. The waiter fails with Queuety's message and workflow_failed (job 0).
-func TestEngineWaitForWorkflowsFailureRules(t *testing.T) {
-	t.Parallel()
-	t.Run("all fails on the first failure", func(t *testing.T) {
-		t.Parallel()
-		env := newEngineEnv(t)
-		a, f := env.research("a"), env.failing()
-		w := env.dispatch(workflow.New("w").WaitForWorkflows(workflow.WorkflowIDs(a, f)), nil)
-		env.runOf(w)
-		env.runOf(f)
-		wf := env.workflow(w)
-		require.Equal(t, "failed", wf.Status)
-		require.Equal(t, "Workflow wait could not be satisfied.", wf.ErrorMessage.String)
-		require.Empty(t, env.waitJSON(w))
-		require.Empty(t, env.deps(w))
-		require.Equal(t, []string{"workflow_started", "started", "completed", "workflow_failed"}, env.logEvents(w))
-	})
-	t.Run("all fails on a cancelled dependency", func(t *testing.T) {
-		t.Parallel()
-		env := newEngineEnv(t)
-		a := env.research("a")
-		w := env.dispatch(workflow.New("w").WaitForWorkflows(workflow.WorkflowIDs(a)), nil)
-		env.runOf(w)
-		_, err := env.db.Exec("UPDATE `"+env.s.Tables()["workflows"]+"` SET status = 'cancelled' WHERE id = ?", a)
-		require.NoError(t, err)
-		env.e.afterTerminal(env.ctx, a) // what cancel() runs after its commit
-		require.Equal(t, "failed", env.workflow(w).Status)
-	})
-	t.Run("any waits while one is active", func(t *testing.T) {
-		t.Parallel()
-		env := newEngineEnv(t)
-		f1, f2, a := env.failing(), env.failing(), env.research("a")
-		w := env.dispatch(workflow.New("w").WaitForWorkflows(workflow.WorkflowIDs(f1, f2, a), workflow.WaitAny), nil)
-		env.runOf(w)
-		env.runOf(f1)
-		env.runOf(f2)
-		require.Equal(t, "waiting_for_workflows", env.workflow(w).Status)
-		env.runOf(a)
-		require.Equal(t, "completed", env.workflow(w).Status)
-	})
-	t.Run("any fails when all failed", func(t *testing.T) {
-		t.Parallel()
-		env := newEngineEnv(t)
-		f1, f2 := env.failing(), env.failing()
-		w := env.dispatch(workflow.New("w").WaitForWorkflows(workflow.WorkflowIDs(f1, f2), workflow.WaitAny), nil)
-		env.runOf(w)
-		env.runOf(f1)
-		require.Equal(t, "waiting_for_workflows", env.workflow(w).Status)
-		env.runOf(f2)
-		require.Equal(t, "failed", env.workflow(w).Status)
-	})
-	t.Run("quorum fails when it can no longer be reached", func(t *testing.T) {
-		t.Parallel()
-		env := newEngineEnv(t)
-		a, f1, f2 := env.research("a"), env.failing(), env.failing()
-		w := env.dispatch(workflow.New("w").WaitForWorkflows(workflow.WorkflowIDs(a, f1, f2), workflow.WaitQuorum, workflow.Quorum(2)), nil)
-		env.runOf(w)
-		env.runOf(f1)
-		require.Equal(t, "waiting_for_workflows", env.workflow(w).Status, "2 of 3 can still complete")
-		env.runOf(f2)
-		require.Equal(t, "failed", env.workflow(w).Status)
-	})
-	t.Run("a missing dependency is impossible", func(t *testing.T) {
-		t.Parallel()
-		env := newEngineEnv(t)
-		w := env.dispatch(workflow.New("w").WaitForWorkflows(workflow.WorkflowIDs(999999)), nil)
-		env.runOf(w)
-		require.Equal(t, "failed", env.workflow(w).Status)
-	})
-	t.Run("the failure cascades to the waiter's own waiters", func(t *testing.T) {
-		t.Parallel()
-		env := newEngineEnv(t)
-		f := env.failing()
-		w1 := env.dispatch(workflow.New("w1").WaitForWorkflow(workflow.WorkflowIDs(f)), nil)
-		env.runOf(w1)
-		w2 := env.dispatch(workflow.New("w2").WaitForWorkflow(workflow.WorkflowIDs(w1)), nil)
-		env.runOf(w2)
-		env.runOf(f)
-		require.Equal(t, "failed", env.workflow(w1).Status)
-		require.Equal(t, "failed", env.workflow(w2).Status)
-	})
-}
-
 // StartWorkflowsTest and seed 003: start_agents with group_key
 // "researchers", then wait_for_agent_group("researchers", Quorum, 2,
 // "agent_results"): the parent continues at once after starting them,
@@ -413,27 +274,6 @@ func TestEngineSweepWaiting(t *testing.T) {
 	res, err = env.e.SweepWaiting(env.ctx)
 	require.NoError(t, err)
 	require.Equal(t, workflow.SweepResult{}, res, "nothing left to sweep")
-}
-
-// A dependency that completes while the waiter parks is not lost: the
-// placeholder re-evaluates once its dependency rows are committed.
-func TestEngineWaitParkRace(t *testing.T) {
-	t.Parallel()
-	env := newEngineEnv(t)
-	a := env.research("a")
-	w := env.dispatch(workflow.New("w").WaitForWorkflow(workflow.WorkflowIDs(a)), nil)
-	// The interleaving itself (the dependency commits after the
-	// placeholder's read and reconciles before its commit) cannot be
-	// forced from here; what closes it is the placeholder's second,
-	// post-commit evaluation, checked directly: park, complete the
-	// dependency without a wake-up, re-evaluate.
-	env.runOf(w)
-	_, err := env.db.Exec("UPDATE `"+env.s.Tables()["workflows"]+"` SET status = 'completed' WHERE id = ?", a)
-	require.NoError(t, err)
-	terminal, err := env.e.reconcileWaiter(env.ctx, w, 0, 0, "")
-	require.NoError(t, err)
-	require.Equal(t, []int64{w}, terminal)
-	require.Equal(t, "completed", env.workflow(w).Status)
 }
 
 // StartWorkflowsTest agent_aliases_wrap_start_and_wait_primitives: the
