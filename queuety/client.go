@@ -32,6 +32,9 @@ type Client struct {
 	// sharedDB: db belongs to a Sites pool shared by several sites'
 	// clients, which closes it; Close leaves it open.
 	sharedDB bool
+	// engines are the workflow engines of the Client's calls, one per
+	// registry (workflow_lifecycle.go).
+	engines engineSet
 }
 
 // Open validates cfg, connects, and checks the server: SKIP LOCKED support

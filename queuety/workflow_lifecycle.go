@@ -3,6 +3,8 @@ package queuety
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"sync"
 	"time"
 
 	"github.com/queuety-go/queuety/internal/engine"
@@ -31,9 +33,45 @@ var ErrWorkflowNotFound = store.ErrWorkflowNotFound
 // workflow's status refused ("Workflow 7 is not paused." ...).
 func IsWorkflowStateError(err error) bool { return workflow.IsLifecycleError(err) }
 
+// engine is the Client's engine for reg's handlers (nil: none), built on
+// first use and kept: the engine's shared reads and its once-per-process
+// notes (a workflow left to PHP workers) then span the Client's calls.
 func (c *Client) engine(reg *Registry) *engine.Engine {
-	return engine.NewEngine(c.engineConfig(reg))
+	cfg := c.engineConfig(reg)
+	key := engineKey{reg: reg, runner: cfg.Runner, meta: cfg.Metadata}
+	if !comparableKey(cfg.Runner) || !comparableKey(cfg.Metadata) {
+		return engine.NewEngine(cfg) // a fallback that cannot be a map key
+	}
+	c.engines.mu.Lock()
+	defer c.engines.mu.Unlock()
+	if e, ok := c.engines.m[key]; ok {
+		return e
+	}
+	if c.engines.m == nil {
+		c.engines.m = map[engineKey]*engine.Engine{}
+	}
+	e := engine.NewEngine(cfg)
+	c.engines.m[key] = e
+	return e
 }
+
+// engineSet is a Client's engines, one per registry and the fallback the
+// registry had when its engine was built: a registry given a PHP pool
+// (SetFallback) after its first use gets an engine that runs PHP steps.
+type engineSet struct {
+	mu sync.Mutex
+	m  map[engineKey]*engine.Engine
+}
+
+type engineKey struct {
+	reg    *Registry
+	runner workflow.StepRunner
+	meta   workflow.HandlerMetadataSource
+}
+
+// comparableKey reports whether v can be part of a map key (an interface
+// holding a func or a struct of them cannot).
+func comparableKey(v any) bool { return v == nil || reflect.TypeOf(v).Comparable() }
 
 // engineConfig is the configuration of an engine running reg's handlers.
 func (c *Client) engineConfig(reg *Registry) engine.EngineConfig {

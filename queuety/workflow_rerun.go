@@ -28,13 +28,15 @@ func (c *Client) rerunEngine(reg *Registry, opts []RerunOption) *engine.Engine {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	cfg := c.engineConfig(reg)
-	if o.unread != nil && reg.classMetadata() == nil {
-		// The engine asks a class source only about classes without a Go
-		// step handler (placeholders aside), so each question is a class
-		// whose settings nobody here can read.
-		cfg.Metadata = unreadClasses(o.unread)
+	if o.unread == nil || reg.classMetadata() != nil {
+		return c.engine(reg)
 	}
+	// The engine asks a class source only about classes without a Go step
+	// handler (placeholders aside), so each question is a class whose
+	// settings nobody here can read; the callback is this call's, so is
+	// the engine.
+	cfg := c.engineConfig(reg)
+	cfg.Metadata = unreadClasses(o.unread)
 	return engine.NewEngine(cfg)
 }
 
