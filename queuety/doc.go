@@ -47,7 +47,8 @@
 //   - workflow: the model of Queuety's durable workflows and the Go
 //     builder for them; Registry.RegisterStep gives a step class a Go
 //     handler, and a worker with Config.Workflows runs the steps.
-//   - steps: the workflow step kinds the engine runs.
+//   - internal/engine and internal/steps: the workflow engine and the
+//     step kinds it runs, behind Client and Worker.
 //   - sql: the storage layer over the plugin's tables.
 //   - queuety/cli: the queuety command (work, status, workflows, sites,
 //     the dashboard and the HTTP worker plane).
