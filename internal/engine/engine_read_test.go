@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"errors"
+	"github.com/queuety-go/queuety/internal/engine/enginetest"
 	"github.com/queuety-go/queuety/workflow"
 	"github.com/stretchr/testify/require"
 	"testing"
@@ -13,19 +14,19 @@ import (
 func TestStateReadFailureIsNotStarted(t *testing.T) {
 	t.Parallel()
 	env := newEngineEnv(t)
-	id := env.dispatch(workflow.New("w").Then("IncStep"), obj("n", 1))
+	id := env.Dispatch(workflow.New("w").Then("IncStep"), enginetest.Obj("n", 1))
 	boom := errors.New("connection reset")
-	env.e.FailStateReads(boom)
-	jobID := env.pendingJobs()[0]
-	job, ok, err := env.s.ClaimJobByID(env.ctx, jobID, "test-worker")
+	env.Engine.FailStateReads(boom)
+	jobID := env.PendingJobs()[0]
+	job, ok, err := env.Store.ClaimJobByID(env.Ctx(), jobID, "test-worker")
 	require.NoError(t, err)
 	require.True(t, ok)
-	stepErr, next, err := env.e.RunStep(env.ctx, job, decide)
+	stepErr, next, err := env.Engine.RunStep(env.Ctx(), job, enginetest.Decide)
 	require.NoError(t, stepErr)
 	require.Nil(t, next)
 	require.ErrorIs(t, err, workflow.ErrNotStarted)
 	require.ErrorIs(t, err, boom)
-	require.Equal(t, 0, env.workflow(id).CurrentStep)
-	require.Empty(t, env.logEvents(id)[1:], "nothing but workflow_started")
-	require.Empty(t, env.wfEvents(id))
+	require.Equal(t, 0, env.Workflow(id).CurrentStep)
+	require.Empty(t, env.LogEvents(id)[1:], "nothing but workflow_started")
+	require.Empty(t, env.WorkflowEvents(id))
 }

@@ -102,8 +102,5 @@ func (e *Engine) DropLocalRuntime() { e.local = nil }
 // BackoffAfter is a local policy's delay before the attempt after n.
 var BackoffAfter = backoffAfter
 
-// EncodeObject is json_encode of a PHP array.
-var EncodeObject = encodeObject
-
 // MsgAdvancedBefore is the message of a job its workflow moved past.
 const MsgAdvancedBefore = msgAdvancedBefore

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/engine/enginetest"
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
@@ -23,16 +24,16 @@ func TestLocalActivityOutcomeMergesIntoAStateWrittenMeanwhile(t *testing.T) {
 	var calls atomic.Int64
 	env.step(t, "Meanwhile", func(context.Context, *workflow.State) (*phpjson.Object, error) {
 		if calls.Add(1) == 1 {
-			env.db.MustExec("UPDATE `"+env.s.Tables()["workflows"]+"` SET state = JSON_SET(state, '$.outside', 7) WHERE name = ?", "meanwhile")
+			env.DB.MustExec("UPDATE `"+env.Store.Tables()["workflows"]+"` SET state = JSON_SET(state, '$.outside', 7) WHERE name = ?", "meanwhile")
 		}
-		return obj("r", true), nil
+		return enginetest.Obj("r", true), nil
 	})
-	id := env.dispatch(workflow.New("meanwhile").LocalActivity("IncStep", workflow.LocalActivityOptions{}).
-		LocalActivity("Meanwhile", workflow.LocalActivityOptions{}).LocalActivity("IncStep", workflow.LocalActivityOptions{}), obj("n", 0))
+	id := env.Dispatch(workflow.New("meanwhile").LocalActivity("IncStep", workflow.LocalActivityOptions{}).
+		LocalActivity("Meanwhile", workflow.LocalActivityOptions{}).LocalActivity("IncStep", workflow.LocalActivityOptions{}), enginetest.Obj("n", 0))
 	env.claimAndRun()
 	require.EqualValues(t, 1, env.claims.Load())
-	require.Equal(t, "completed", env.workflow(id).Status)
-	require.Equal(t, `{"n":2,"outside":7,"r":true}`, env.publicJSON(id))
+	require.Equal(t, "completed", env.Workflow(id).Status)
+	require.Equal(t, `{"n":2,"outside":7,"r":true}`, env.PublicJSON(id))
 	require.EqualValues(t, 1, calls.Load())
 	for _, x := range env.executions(id) {
 		require.Equal(t, store.ActivityCompleted, x.Status)
@@ -50,14 +51,14 @@ func TestLocalActivityLastOutcomeMergesIntoAStateWrittenMeanwhile(t *testing.T) 
 	t.Parallel()
 	env := newLocalEnv(t)
 	env.step(t, "LastMeanwhile", func(context.Context, *workflow.State) (*phpjson.Object, error) {
-		env.db.MustExec("UPDATE `"+env.s.Tables()["workflows"]+"` SET state = JSON_SET(state, '$.outside', 7) WHERE name = ?", "last-meanwhile")
-		return obj("r", true), nil
+		env.DB.MustExec("UPDATE `"+env.Store.Tables()["workflows"]+"` SET state = JSON_SET(state, '$.outside', 7) WHERE name = ?", "last-meanwhile")
+		return enginetest.Obj("r", true), nil
 	})
-	id := env.dispatch(workflow.New("last-meanwhile").LocalActivity("IncStep", workflow.LocalActivityOptions{}).
-		LocalActivity("LastMeanwhile", workflow.LocalActivityOptions{}), obj("n", 0))
+	id := env.Dispatch(workflow.New("last-meanwhile").LocalActivity("IncStep", workflow.LocalActivityOptions{}).
+		LocalActivity("LastMeanwhile", workflow.LocalActivityOptions{}), enginetest.Obj("n", 0))
 	env.claimAndRun()
-	require.Equal(t, "completed", env.workflow(id).Status)
-	require.Equal(t, `{"n":1,"outside":7,"r":true}`, env.publicJSON(id))
+	require.Equal(t, "completed", env.Workflow(id).Status)
+	require.Equal(t, `{"n":1,"outside":7,"r":true}`, env.PublicJSON(id))
 	for _, x := range env.executions(id) {
 		require.Equal(t, store.ActivityCompleted, x.Status)
 	}

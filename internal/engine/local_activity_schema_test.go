@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/internal/engine"
+	"github.com/queuety-go/queuety/internal/engine/enginetest"
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -45,11 +46,11 @@ func TestLocalActivityRecordsMatchTheContract(t *testing.T) {
 	t.Parallel()
 	env := newLocalEnv(t)
 	env.step(t, "SendReceiptActivity", func(ctx context.Context, _ *workflow.State) (*phpjson.Object, error) {
-		return obj("receipt", "r-1"), engine.ActivityHeartbeat(ctx, map[string]any{"message": "Polling remote job"})
+		return enginetest.Obj("receipt", "r-1"), engine.ActivityHeartbeat(ctx, map[string]any{"message": "Polling remote job"})
 	})
-	id := env.dispatch(workflow.New("order").Then("IncStep").
+	id := env.Dispatch(workflow.New("order").Then("IncStep").
 		LocalActivity("SendReceiptActivity", workflow.LocalActivityOptions{MaxAttempts: 3, Backoff: []int64{1, 2}, StartToCloseTimeout: 10,
-			ScheduleToCloseTimeout: 30, HeartbeatTimeout: 5, NonRetryableErrorTypes: []string{"PaymentDeclined"}}), obj("n", 0))
+			ScheduleToCloseTimeout: 30, HeartbeatTimeout: 5, NonRetryableErrorTypes: []string{"PaymentDeclined"}}), enginetest.Obj("n", 0))
 	env.claimAndRun()
 	x := env.executions(id)[0]
 

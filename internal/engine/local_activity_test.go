@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/internal/engine"
+	"github.com/queuety-go/queuety/internal/engine/enginetest"
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
@@ -26,33 +27,33 @@ type localEnv struct {
 
 func newLocalEnv(t *testing.T) *localEnv {
 	env := &localEnv{engineEnv: newEngineEnv(t)}
-	env.e.SetLocalRuntime("test-worker", time.Minute, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
+	env.Engine.SetLocalRuntime("test-worker", time.Minute, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
 	return env
 }
 
 func (env *localEnv) step(t *testing.T, class string, fn workflow.StepFunc) {
-	require.NoError(t, env.e.Handlers().Step(class, fn, workflow.HandlerMetadata{}))
+	require.NoError(t, env.Engine.Handlers().Step(class, fn, workflow.HandlerMetadata{}))
 }
 
 // claimAndRun claims the next pending job through the ordinary claim and
 // runs it (counted: the test proves which steps needed a claim).
 func (env *localEnv) claimAndRun() {
-	env.t.Helper()
-	ids := env.pendingJobs()
-	require.NotEmpty(env.t, ids, "no pending job")
+	env.T.Helper()
+	ids := env.PendingJobs()
+	require.NotEmpty(env.T, ids, "no pending job")
 	env.claims.Add(1)
-	_ = env.runJob(ids[0])
+	_ = env.RunJob(ids[0])
 }
 
 func (env *localEnv) executions(wf int64) []store.ActivityExecution {
-	xs, err := env.s.ActivityExecutions(env.ctx, wf)
-	require.NoError(env.t, err)
+	xs, err := env.Store.ActivityExecutions(env.Ctx(), wf)
+	require.NoError(env.T, err)
 	return xs
 }
 
 func (env *localEnv) attempts(wf int64) []store.ActivityAttempt {
-	as, err := env.s.ActivityAttempts(env.ctx, wf)
-	require.NoError(env.t, err)
+	as, err := env.Store.ActivityAttempts(env.Ctx(), wf)
+	require.NoError(env.T, err)
 	return as
 }
 
@@ -69,12 +70,12 @@ func (env *localEnv) jobEvents(jobID int64) []wfEvent {
 		JobID   int64   `db:"job_id"`
 		Context *string `db:"context"`
 	}
-	require.NoError(env.t, env.db.Select(&rows, "SELECT event, job_id, context FROM `"+env.s.Tables()["workflow_events"]+"` WHERE job_id = ? ORDER BY id", jobID))
+	require.NoError(env.T, env.DB.Select(&rows, "SELECT event, job_id, context FROM `"+env.Store.Tables()["workflow_events"]+"` WHERE job_id = ? ORDER BY id", jobID))
 	out := make([]wfEvent, len(rows))
 	for i, r := range rows {
 		out[i] = wfEvent{Event: r.Event, JobID: r.JobID}
 		if r.Context != nil {
-			require.NoError(env.t, json.Unmarshal([]byte(*r.Context), &out[i].Context))
+			require.NoError(env.T, json.Unmarshal([]byte(*r.Context), &out[i].Context))
 		}
 	}
 	return out
@@ -82,7 +83,7 @@ func (env *localEnv) jobEvents(jobID int64) []wfEvent {
 
 func (env *localEnv) jobLogs(jobID int64) []string {
 	var ev []string
-	require.NoError(env.t, env.db.Select(&ev, "SELECT event FROM `"+env.s.Tables()["logs"]+"` WHERE job_id = ? ORDER BY id", jobID))
+	require.NoError(env.T, env.DB.Select(&ev, "SELECT event FROM `"+env.Store.Tables()["logs"]+"` WHERE job_id = ? ORDER BY id", jobID))
 	return ev
 }
 
@@ -122,18 +123,18 @@ func TestLocalActivitySeedExampleRunsWithoutAClaim(t *testing.T) {
 		calls.Add(1)
 		require.NoError(t, engine.ActivityHeartbeat(ctx, map[string]any{"message": "Polling remote job", "job_id": "r-1"}))
 		n, _ := s.Get("n")
-		return obj("receipt", "sent for "+string(mustEncode(n))), nil
+		return enginetest.Obj("receipt", "sent for "+string(mustEncode(n))), nil
 	})
-	id := env.dispatch(workflow.New("order").Then("IncStep").LocalActivity("SendReceiptActivity", seedOptions), obj("n", 0))
+	id := env.Dispatch(workflow.New("order").Then("IncStep").LocalActivity("SendReceiptActivity", seedOptions), enginetest.Obj("n", 0))
 
 	env.claimAndRun() // IncStep; the local activity runs right after its commit
-	require.Empty(t, env.pendingJobs(), "no job left for the queue")
+	require.Empty(t, env.PendingJobs(), "no job left for the queue")
 	require.EqualValues(t, 1, env.claims.Load(), "only the ordinary step was claimed")
-	require.Equal(t, "completed", env.workflow(id).Status)
-	require.Equal(t, `{"n":1,"receipt":"sent for 1"}`, env.publicJSON(id))
+	require.Equal(t, "completed", env.Workflow(id).Status)
+	require.Equal(t, `{"n":1,"receipt":"sent for 1"}`, env.PublicJSON(id))
 	require.EqualValues(t, 1, calls.Load())
 
-	jobs := env.jobs(id)
+	jobs := env.Jobs(id)
 	require.Len(t, jobs, 2)
 	local := jobs[1]
 	require.Equal(t, "SendReceiptActivity", local.Handler)
@@ -177,7 +178,7 @@ func TestLocalActivitySeedExampleRunsWithoutAClaim(t *testing.T) {
 	require.Equal(t, []string{"started", "completed"}, env.jobLogs(local.ID))
 
 	// Visibility: timeline, status, export, metrics.
-	tl, err := env.e.Timeline(env.ctx, id, 0, 0)
+	tl, err := env.Engine.Timeline(env.Ctx(), id, 0, 0)
 	require.NoError(t, err)
 	var acts []string
 	for _, ev := range tl {
@@ -187,19 +188,19 @@ func TestLocalActivitySeedExampleRunsWithoutAClaim(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"ActivityStarted", "ActivityCompleted"}, acts)
-	st, err := env.e.WorkflowStatus(env.ctx, id)
+	st, err := env.Engine.WorkflowStatus(env.Ctx(), id)
 	require.NoError(t, err)
 	require.Len(t, st.LocalActivities, 1)
 	require.Equal(t, "local", st.LocalActivities[0].ExecutionMode)
 	require.True(t, st.LocalActivities[0].LocalActivity)
-	doc, err := env.e.Export(env.ctx, id)
+	doc, err := env.Engine.Export(env.Ctx(), id)
 	require.NoError(t, err)
 	a, ok := doc.Get("activities")
 	require.True(t, ok, "the export lists the local activities")
 	b, err := phpjson.Encode(a)
 	require.NoError(t, err)
 	require.Contains(t, string(b), `"execution_mode":"local","local_activity":true,"queue_bypassed":true,"status":"completed"`)
-	m, err := env.e.ActivityMetrics(env.ctx)
+	m, err := env.Engine.ActivityMetrics(env.Ctx())
 	require.NoError(t, err)
 	require.EqualValues(t, 1, m.Local)
 	require.EqualValues(t, 0, m.LocalOpen)
@@ -221,13 +222,13 @@ func TestLocalActivityFailureThenSuccessRetriesDurably(t *testing.T) {
 		if calls.Add(1) == 1 {
 			return nil, &classed{"RuntimeException", "gateway 502"}
 		}
-		return obj("ok", true), nil
+		return enginetest.Obj("ok", true), nil
 	})
-	id := env.dispatch(workflow.New("flaky").Then("IncStep").LocalActivity("Flaky", workflow.LocalActivityOptions{MaxAttempts: 3, Backoff: []int64{0}}), obj("n", 0))
+	id := env.Dispatch(workflow.New("flaky").Then("IncStep").LocalActivity("Flaky", workflow.LocalActivityOptions{MaxAttempts: 3, Backoff: []int64{0}}), enginetest.Obj("n", 0))
 	env.claimAndRun()
 	// Attempt 1 failed: the retry is a durable pending row, not a loop.
-	require.Equal(t, "running", env.workflow(id).Status)
-	pending := env.pendingJobs()
+	require.Equal(t, "running", env.Workflow(id).Status)
+	pending := env.PendingJobs()
 	require.Len(t, pending, 1)
 	xs := env.executions(id)
 	require.Equal(t, store.ActivityPending, xs[0].Status)
@@ -235,7 +236,7 @@ func TestLocalActivityFailureThenSuccessRetriesDurably(t *testing.T) {
 	require.Equal(t, xs[0].JobID, pending[0], "the same job row is the retry task")
 
 	env.claimAndRun() // the retry row goes through the claim, then the local path
-	require.Equal(t, "completed", env.workflow(id).Status)
+	require.Equal(t, "completed", env.Workflow(id).Status)
 	require.EqualValues(t, 2, calls.Load())
 	atts := env.attempts(id)
 	require.Len(t, atts, 2)
@@ -263,12 +264,12 @@ func TestLocalActivityTimeoutRecordsTimeoutRetry(t *testing.T) {
 			<-ctx.Done() // ends at the start-to-close deadline
 			return nil, context.Cause(ctx)
 		}
-		return obj("ok", true), nil
+		return enginetest.Obj("ok", true), nil
 	})
-	id := env.dispatch(workflow.New("slow").LocalActivity("Slow", workflow.LocalActivityOptions{MaxAttempts: 2, Backoff: []int64{0}, StartToCloseTimeout: 1}), obj())
+	id := env.Dispatch(workflow.New("slow").LocalActivity("Slow", workflow.LocalActivityOptions{MaxAttempts: 2, Backoff: []int64{0}, StartToCloseTimeout: 1}), enginetest.Obj())
 	env.claimAndRun()
 	env.claimAndRun()
-	require.Equal(t, "completed", env.workflow(id).Status)
+	require.Equal(t, "completed", env.Workflow(id).Status)
 	atts := env.attempts(id)
 	require.Len(t, atts, 2)
 	require.Equal(t, store.AttemptFailed, atts[0].Status)
@@ -285,19 +286,19 @@ func TestLocalActivityNonRetryableErrorFailsAtOnce(t *testing.T) {
 		calls.Add(1)
 		return nil, &classed{`App\Errors\PaymentDeclined`, "card declined"}
 	})
-	id := env.dispatch(workflow.New("pay").LocalActivity("Charge", workflow.LocalActivityOptions{MaxAttempts: 5, NonRetryableErrorTypes: []string{"PaymentDeclined"}}), obj())
+	id := env.Dispatch(workflow.New("pay").LocalActivity("Charge", workflow.LocalActivityOptions{MaxAttempts: 5, NonRetryableErrorTypes: []string{"PaymentDeclined"}}), enginetest.Obj())
 	env.claimAndRun()
-	require.Equal(t, "failed", env.workflow(id).Status)
-	require.Equal(t, "card declined", env.workflow(id).ErrorMessage.String)
+	require.Equal(t, "failed", env.Workflow(id).Status)
+	require.Equal(t, "card declined", env.Workflow(id).ErrorMessage.String)
 	require.EqualValues(t, 1, calls.Load())
-	require.Empty(t, env.pendingJobs())
+	require.Empty(t, env.PendingJobs())
 	x := env.executions(id)[0]
 	require.Equal(t, store.ActivityFailed, x.Status)
 	require.Equal(t, 1, x.AttemptCount)
 	evs := history(t, x)
 	require.Equal(t, []string{workflow.ActivityScheduled, workflow.ActivityStarted, workflow.ActivityFailed}, eventNames(evs))
 	require.Equal(t, true, evs[2].Context["non_retryable"])
-	require.Equal(t, store.StatusBuried, env.jobs(id)[0].Status)
+	require.Equal(t, store.StatusBuried, env.Jobs(id)[0].Status)
 	require.Equal(t, []string{"started", "buried", "workflow_failed"}, env.jobLogs(x.JobID))
 }
 
@@ -310,11 +311,11 @@ func TestLocalActivityScheduleToCloseFailsWithoutRetry(t *testing.T) {
 		<-ctx.Done()
 		return nil, context.Cause(ctx)
 	})
-	id := env.dispatch(workflow.New("hang").LocalActivity("Hang", workflow.LocalActivityOptions{MaxAttempts: 3, Backoff: []int64{0}, ScheduleToCloseTimeout: 1}), obj())
+	id := env.Dispatch(workflow.New("hang").LocalActivity("Hang", workflow.LocalActivityOptions{MaxAttempts: 3, Backoff: []int64{0}, ScheduleToCloseTimeout: 1}), enginetest.Obj())
 	env.claimAndRun()
-	require.Equal(t, "failed", env.workflow(id).Status)
+	require.Equal(t, "failed", env.Workflow(id).Status)
 	require.EqualValues(t, 1, calls.Load(), "never retried")
-	require.Empty(t, env.pendingJobs())
+	require.Empty(t, env.PendingJobs())
 	x := env.executions(id)[0]
 	require.Equal(t, store.ActivityFailed, x.Status)
 	require.Equal(t, workflow.TimeoutScheduleToClose, x.TimeoutKind.String)
@@ -330,11 +331,11 @@ func TestLocalActivityExhaustedAttemptsFailTheStep(t *testing.T) {
 	env.step(t, "Always", func(context.Context, *workflow.State) (*phpjson.Object, error) {
 		return nil, errors.New("still broken")
 	})
-	id := env.dispatch(workflow.New("x").LocalActivity("Always", workflow.LocalActivityOptions{MaxAttempts: 2, Backoff: []int64{0}}), obj())
+	id := env.Dispatch(workflow.New("x").LocalActivity("Always", workflow.LocalActivityOptions{MaxAttempts: 2, Backoff: []int64{0}}), enginetest.Obj())
 	env.claimAndRun()
 	env.claimAndRun()
-	require.Equal(t, "failed", env.workflow(id).Status)
-	require.Empty(t, env.pendingJobs())
+	require.Equal(t, "failed", env.Workflow(id).Status)
+	require.Empty(t, env.PendingJobs())
 	require.Len(t, env.attempts(id), 2)
 	require.Equal(t, store.ActivityFailed, env.executions(id)[0].Status)
 }
@@ -352,13 +353,13 @@ func TestLocalActivityCancelObservedAtHeartbeat(t *testing.T) {
 		hbErr = engine.ActivityHeartbeat(ctx, map[string]any{"message": "still polling"})
 		return nil, hbErr
 	})
-	id := env.dispatch(workflow.New("poll").LocalActivity("Poll", workflow.LocalActivityOptions{HeartbeatTimeout: 300}), obj())
+	id := env.Dispatch(workflow.New("poll").LocalActivity("Poll", workflow.LocalActivityOptions{HeartbeatTimeout: 300}), enginetest.Obj())
 	done := make(chan error, 1)
-	job := env.pendingJobs()[0]
+	job := env.PendingJobs()[0]
 	go func() {
-		row, _, err := env.s.ClaimJobByID(env.ctx, job, "test-worker")
+		row, _, err := env.Store.ClaimJobByID(env.Ctx(), job, "test-worker")
 		if err == nil {
-			_, err = env.e.Run(env.ctx, row, decide)
+			_, err = env.Engine.Run(env.Ctx(), row, enginetest.Decide)
 		}
 		done <- err
 	}()
@@ -367,11 +368,11 @@ func TestLocalActivityCancelObservedAtHeartbeat(t *testing.T) {
 	case err := <-done:
 		t.Fatalf("the run ended before the activity started: %v", err)
 	}
-	require.NoError(t, env.e.Cancel(env.ctx, id))
+	require.NoError(t, env.Engine.Cancel(env.Ctx(), id))
 	close(release)
 	require.NoError(t, <-done)
 	require.ErrorIs(t, hbErr, workflow.ErrActivityCancelled)
-	require.Equal(t, "cancelled", env.workflow(id).Status)
+	require.Equal(t, "cancelled", env.Workflow(id).Status)
 	x := env.executions(id)[0]
 	require.Equal(t, store.ActivityCancelled, x.Status)
 	require.Equal(t, store.AttemptCancelled, env.attempts(id)[0].Status)
@@ -388,13 +389,13 @@ func TestLocalActivityChainAndFirstStep(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		b.LocalActivity("IncStep", workflow.LocalActivityOptions{})
 	}
-	id := env.dispatch(b, obj("n", 0))
+	id := env.Dispatch(b, enginetest.Obj("n", 0))
 	env.claimAndRun()
 	require.EqualValues(t, 1, env.claims.Load())
-	require.Equal(t, "completed", env.workflow(id).Status)
-	require.Equal(t, `{"n":5}`, env.publicJSON(id))
+	require.Equal(t, "completed", env.Workflow(id).Status)
+	require.Equal(t, `{"n":5}`, env.PublicJSON(id))
 	require.Len(t, env.executions(id), 5)
-	for _, j := range env.jobs(id) {
+	for _, j := range env.Jobs(id) {
 		require.Equal(t, 1, j.Attempts)
 		require.Equal(t, store.StatusCompleted, j.Status)
 	}
@@ -405,12 +406,12 @@ func TestLocalActivityChainAndFirstStep(t *testing.T) {
 func TestLocalActivityWithoutRuntimeGoesThroughTheClaim(t *testing.T) {
 	t.Parallel()
 	env := newLocalEnv(t)
-	env.e.DropLocalRuntime()
-	id := env.dispatch(workflow.New("q").Then("IncStep").LocalActivity("IncStep", workflow.LocalActivityOptions{}), obj("n", 0))
+	env.Engine.DropLocalRuntime()
+	id := env.Dispatch(workflow.New("q").Then("IncStep").LocalActivity("IncStep", workflow.LocalActivityOptions{}), enginetest.Obj("n", 0))
 	env.claimAndRun()
-	require.Len(t, env.pendingJobs(), 1)
+	require.Len(t, env.PendingJobs(), 1)
 	env.claimAndRun()
-	require.Equal(t, "completed", env.workflow(id).Status)
+	require.Equal(t, "completed", env.Workflow(id).Status)
 	require.Len(t, env.executions(id), 1)
 	require.Equal(t, store.ActivityCompleted, env.executions(id)[0].Status)
 }
@@ -450,11 +451,11 @@ func TestLocalActivityRejectsRoutingOptions(t *testing.T) {
 
 	// Run time: the engine fails such a step with the message.
 	env := newLocalEnv(t)
-	id, _, err := env.e.Dispatch(env.ctx, d)
+	id, _, err := env.Engine.Dispatch(env.Ctx(), d)
 	require.NoError(t, err)
 	env.claimAndRun()
-	require.Equal(t, "failed", env.workflow(id).Status)
-	require.Equal(t, msg, env.workflow(id).ErrorMessage.String)
+	require.Equal(t, "failed", env.Workflow(id).Status)
+	require.Equal(t, msg, env.Workflow(id).ErrorMessage.String)
 }
 
 func TestLocalActivityStepDefinition(t *testing.T) {
@@ -497,12 +498,12 @@ func TestLocalActivityOutputTheWorkflowRejectsIsAFailure(t *testing.T) {
 	t.Parallel()
 	env := newLocalEnv(t)
 	env.step(t, "Jump", func(context.Context, *workflow.State) (*phpjson.Object, error) {
-		return obj(workflow.KeyNextStep, "nowhere"), nil
+		return enginetest.Obj(workflow.KeyNextStep, "nowhere"), nil
 	})
-	id := env.dispatch(workflow.New("jump").LocalActivity("Jump", workflow.LocalActivityOptions{MaxAttempts: 1}), obj())
+	id := env.Dispatch(workflow.New("jump").LocalActivity("Jump", workflow.LocalActivityOptions{MaxAttempts: 1}), enginetest.Obj())
 	env.claimAndRun()
-	require.Equal(t, "failed", env.workflow(id).Status)
-	require.Contains(t, env.workflow(id).ErrorMessage.String, "_next_step target 'nowhere' not found")
+	require.Equal(t, "failed", env.Workflow(id).Status)
+	require.Contains(t, env.Workflow(id).ErrorMessage.String, "_next_step target 'nowhere' not found")
 	x := env.executions(id)[0]
 	require.Equal(t, store.ActivityFailed, x.Status)
 	require.Equal(t, store.AttemptFailed, env.attempts(id)[0].Status)
@@ -519,24 +520,24 @@ func TestLocalActivityOutcomeOfARescuedAttemptIsDiscarded(t *testing.T) {
 	env.step(t, "Rescued", func(context.Context, *workflow.State) (*phpjson.Object, error) {
 		if calls.Add(1) == 1 {
 			// What the stale sweep does to a lapsed lease.
-			env.db.MustExec("UPDATE `" + env.s.Tables()["jobs"] + "` SET status = 'pending', reserved_by = NULL, reserved_at = NULL WHERE handler = 'Rescued'")
+			env.DB.MustExec("UPDATE `" + env.Store.Tables()["jobs"] + "` SET status = 'pending', reserved_by = NULL, reserved_at = NULL WHERE handler = 'Rescued'")
 		}
-		return obj("r", true), nil
+		return enginetest.Obj("r", true), nil
 	})
-	id := env.dispatch(workflow.New("rescue").LocalActivity("Rescued", workflow.LocalActivityOptions{MaxAttempts: 3, Backoff: []int64{0}}).
-		LocalActivity("IncStep", workflow.LocalActivityOptions{}), obj("n", 0))
+	id := env.Dispatch(workflow.New("rescue").LocalActivity("Rescued", workflow.LocalActivityOptions{MaxAttempts: 3, Backoff: []int64{0}}).
+		LocalActivity("IncStep", workflow.LocalActivityOptions{}), enginetest.Obj("n", 0))
 	env.claimAndRun()
-	require.Len(t, env.jobs(id), 1, "the next step's job was rolled back with the discarded outcome")
+	require.Len(t, env.Jobs(id), 1, "the next step's job was rolled back with the discarded outcome")
 	require.Equal(t, store.ActivityRunning, env.executions(id)[0].Status)
 
 	env.claimAndRun() // cold replay: the interrupted attempt is closed, a retry scheduled
 	env.claimAndRun() // attempt 2, then IncStep in process
-	require.Equal(t, "completed", env.workflow(id).Status)
+	require.Equal(t, "completed", env.Workflow(id).Status)
 	require.EqualValues(t, 2, calls.Load())
 	atts := env.attempts(id)
 	require.Equal(t, store.AttemptExpired, atts[0].Status)
 	require.Equal(t, engine.RetryColdReplay, atts[1].RetryReason.String)
-	require.Equal(t, `{"n":1,"r":true}`, env.publicJSON(id))
+	require.Equal(t, `{"n":1,"r":true}`, env.PublicJSON(id))
 }
 
 // interruptFirstAttempt registers class so that its first attempt is
@@ -546,9 +547,9 @@ func TestLocalActivityOutcomeOfARescuedAttemptIsDiscarded(t *testing.T) {
 func (env *localEnv) interruptFirstAttempt(t *testing.T, class string, calls *atomic.Int64) {
 	env.step(t, class, func(context.Context, *workflow.State) (*phpjson.Object, error) {
 		if calls.Add(1) == 1 {
-			env.db.MustExec("UPDATE `"+env.s.Tables()["jobs"]+"` SET status = 'pending', reserved_by = NULL, reserved_at = NULL WHERE handler = ?", class)
+			env.DB.MustExec("UPDATE `"+env.Store.Tables()["jobs"]+"` SET status = 'pending', reserved_by = NULL, reserved_at = NULL WHERE handler = ?", class)
 		}
-		return obj("ok", true), nil
+		return enginetest.Obj("ok", true), nil
 	})
 }
 
@@ -556,7 +557,7 @@ func (env *localEnv) interruptFirstAttempt(t *testing.T, class string, calls *at
 // execution into the past: the time the crashed worker took to be swept.
 func (env *localEnv) expireDeadlines(wf int64, columns ...string) {
 	for _, c := range columns {
-		env.db.MustExec("UPDATE `"+env.s.Tables()["activity_executions"]+"` SET `"+c+"` = '2000-01-01 00:00:00' WHERE workflow_id = ?", wf)
+		env.DB.MustExec("UPDATE `"+env.Store.Tables()["activity_executions"]+"` SET `"+c+"` = '2000-01-01 00:00:00' WHERE workflow_id = ?", wf)
 	}
 }
 
@@ -568,7 +569,7 @@ func TestLocalActivityInterruptedPastStartToCloseRetriesForTimeout(t *testing.T)
 	env := newLocalEnv(t)
 	var calls atomic.Int64
 	env.interruptFirstAttempt(t, "Crashy", &calls)
-	id := env.dispatch(workflow.New("crash").LocalActivity("Crashy", workflow.LocalActivityOptions{MaxAttempts: 2, Backoff: []int64{0}, StartToCloseTimeout: 10}), obj())
+	id := env.Dispatch(workflow.New("crash").LocalActivity("Crashy", workflow.LocalActivityOptions{MaxAttempts: 2, Backoff: []int64{0}, StartToCloseTimeout: 10}), enginetest.Obj())
 	env.claimAndRun()
 	x := env.executions(id)[0]
 	require.Equal(t, store.ActivityRunning, x.Status, "the interrupted attempt left no terminal record")
@@ -577,7 +578,7 @@ func TestLocalActivityInterruptedPastStartToCloseRetriesForTimeout(t *testing.T)
 
 	env.claimAndRun() // the rescued row: the timeout path
 	require.EqualValues(t, 1, calls.Load(), "the class did not run on the rescue")
-	require.Equal(t, "running", env.workflow(id).Status)
+	require.Equal(t, "running", env.Workflow(id).Status)
 	x = env.executions(id)[0]
 	require.Equal(t, store.ActivityPending, x.Status)
 	require.Equal(t, engine.RetryTimeout, x.RetryReason.String)
@@ -595,7 +596,7 @@ func TestLocalActivityInterruptedPastStartToCloseRetriesForTimeout(t *testing.T)
 	require.Equal(t, atts[0].ID, hist[2].Context["retry_after_attempt_id"])
 
 	env.claimAndRun() // attempt 2
-	require.Equal(t, "completed", env.workflow(id).Status)
+	require.Equal(t, "completed", env.Workflow(id).Status)
 	require.EqualValues(t, 2, calls.Load())
 	atts = env.attempts(id)
 	require.Len(t, atts, 2)
@@ -610,17 +611,17 @@ func TestLocalActivityInterruptedPastStartToCloseOnLastAttemptTimesOut(t *testin
 	env := newLocalEnv(t)
 	var calls atomic.Int64
 	env.interruptFirstAttempt(t, "Crashy", &calls)
-	id := env.dispatch(workflow.New("crash").LocalActivity("Crashy", workflow.LocalActivityOptions{MaxAttempts: 1, StartToCloseTimeout: 10}), obj())
+	id := env.Dispatch(workflow.New("crash").LocalActivity("Crashy", workflow.LocalActivityOptions{MaxAttempts: 1, StartToCloseTimeout: 10}), enginetest.Obj())
 	env.claimAndRun()
 	require.Equal(t, store.ActivityRunning, env.executions(id)[0].Status)
 	env.expireDeadlines(id, "close_deadline_at")
 
 	env.claimAndRun()
 	require.EqualValues(t, 1, calls.Load())
-	wf := env.workflow(id)
+	wf := env.Workflow(id)
 	require.Equal(t, "failed", wf.Status)
 	require.Contains(t, wf.ErrorMessage.String, "Local activity Crashy start-to-close deadline expired at ")
-	require.Empty(t, env.pendingJobs())
+	require.Empty(t, env.PendingJobs())
 	x := env.executions(id)[0]
 	require.Equal(t, store.ActivityFailed, x.Status)
 	require.Equal(t, workflow.TimeoutStartToClose, x.TimeoutKind.String)
@@ -633,7 +634,7 @@ func TestLocalActivityInterruptedPastStartToCloseOnLastAttemptTimesOut(t *testin
 	require.Equal(t, []string{workflow.ActivityScheduled, workflow.ActivityStarted, workflow.ActivityTimedOut}, eventNames(hist))
 	require.Equal(t, workflow.TimeoutStartToClose, hist[2].Context["timeout_kind"])
 	require.Equal(t, "timeout", hist[2].Context["failure_category"])
-	require.Equal(t, store.StatusBuried, env.jobs(id)[0].Status)
+	require.Equal(t, store.StatusBuried, env.Jobs(id)[0].Status)
 	evs := env.jobEvents(x.JobID)
 	require.Equal(t, workflow.EventStepFailed, evs[len(evs)-1].Event)
 	require.Equal(t, workflow.ActivityTimedOut, evs[len(evs)-1].Context["activity_event"])
@@ -648,7 +649,7 @@ func TestLocalActivityInterruptedPastHeartbeatTimesOutAsHeartbeat(t *testing.T) 
 	env := newLocalEnv(t)
 	var calls atomic.Int64
 	env.interruptFirstAttempt(t, "Crashy", &calls)
-	id := env.dispatch(workflow.New("crash").LocalActivity("Crashy", workflow.LocalActivityOptions{MaxAttempts: 3, Backoff: []int64{0}, StartToCloseTimeout: 10, HeartbeatTimeout: 5}), obj())
+	id := env.Dispatch(workflow.New("crash").LocalActivity("Crashy", workflow.LocalActivityOptions{MaxAttempts: 3, Backoff: []int64{0}, StartToCloseTimeout: 10, HeartbeatTimeout: 5}), enginetest.Obj())
 	env.claimAndRun()
 	env.expireDeadlines(id, "close_deadline_at", "heartbeat_deadline_at")
 
@@ -668,7 +669,7 @@ func TestLocalActivityInterruptedWithinDeadlinesIsColdReplay(t *testing.T) {
 	env := newLocalEnv(t)
 	var calls atomic.Int64
 	env.interruptFirstAttempt(t, "Crashy", &calls)
-	id := env.dispatch(workflow.New("crash").LocalActivity("Crashy", workflow.LocalActivityOptions{MaxAttempts: 2, Backoff: []int64{0}, StartToCloseTimeout: 600, ScheduleToCloseTimeout: 900, HeartbeatTimeout: 600}), obj())
+	id := env.Dispatch(workflow.New("crash").LocalActivity("Crashy", workflow.LocalActivityOptions{MaxAttempts: 2, Backoff: []int64{0}, StartToCloseTimeout: 600, ScheduleToCloseTimeout: 900, HeartbeatTimeout: 600}), enginetest.Obj())
 	env.claimAndRun()
 	x := env.executions(id)[0]
 	require.Equal(t, store.ActivityRunning, x.Status)
@@ -687,6 +688,6 @@ func TestLocalActivityInterruptedWithinDeadlinesIsColdReplay(t *testing.T) {
 	require.Nil(t, hist[len(hist)-1].Context["timeout_kind"])
 
 	env.claimAndRun()
-	require.Equal(t, "completed", env.workflow(id).Status)
+	require.Equal(t, "completed", env.Workflow(id).Status)
 	require.Equal(t, engine.RetryColdReplay, env.attempts(id)[1].RetryReason.String)
 }

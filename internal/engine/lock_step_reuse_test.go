@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/internal/engine"
+	"github.com/queuety-go/queuety/internal/engine/enginetest"
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
@@ -20,16 +21,16 @@ import (
 func TestLockStepReusesTheClaimedState(t *testing.T) {
 	t.Parallel()
 	env := newEngineEnv(t)
-	id := env.dispatch(workflow.New("reuse").Then("IncStep"), obj("items", []any{1, 2, 3}))
-	claimed, err := workflow.ParseStateString(env.workflow(id).State)
+	id := env.Dispatch(workflow.New("reuse").Then("IncStep"), enginetest.Obj("items", []any{1, 2, 3}))
+	claimed, err := workflow.ParseStateString(env.Workflow(id).State)
 	require.NoError(t, err)
-	r := engine.NewTestRun(env.e, &store.JobRow{}, claimed)
+	r := engine.NewTestRun(env.Engine, &store.JobRow{}, claimed)
 	claimedItems, _ := phpjson.Get(claimed.Object(), "items").AsList()
 
 	lockedItems := func() []phpjson.Value {
 		var items []phpjson.Value
 		stop := errors.New("roll back")
-		_, err := r.Transact(env.ctx, func(a *engine.Advance) error {
+		_, err := r.Transact(env.Ctx(), func(a *engine.Advance) error {
 			_, ok, err := a.LockStep(id, 0)
 			require.NoError(t, err)
 			require.True(t, ok)
@@ -41,7 +42,7 @@ func TestLockStepReusesTheClaimedState(t *testing.T) {
 	}
 	require.Same(t, &claimedItems[0], &lockedItems()[0], "the unchanged row is not decoded again")
 
-	env.setState(id, " "+env.workflow(id).State) // the same state, another column
+	env.SetState(id, " "+env.Workflow(id).State) // the same state, another column
 	got := lockedItems()
 	require.Len(t, got, 3)
 	require.NotSame(t, &claimedItems[0], &got[0], "a changed row is decoded")

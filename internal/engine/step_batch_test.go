@@ -8,6 +8,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/engine/enginetest"
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
@@ -26,17 +27,17 @@ type runResult struct {
 // runBatched claims every pending job, runs them all through Run at once
 // and makes them share batches.
 func (env *engineEnv) runBatched() []runResult {
-	env.t.Helper()
-	ids := env.pendingJobs()
-	require.NotEmpty(env.t, ids)
+	env.T.Helper()
+	ids := env.PendingJobs()
+	require.NotEmpty(env.T, ids)
 	jobs := make([]*store.JobRow, len(ids))
 	for i, id := range ids {
-		j, ok, err := env.s.ClaimJobByID(env.ctx, id, "test-worker")
-		require.NoError(env.t, err)
-		require.True(env.t, ok)
+		j, ok, err := env.Store.ClaimJobByID(env.Ctx(), id, "test-worker")
+		require.NoError(env.T, err)
+		require.True(env.T, ok)
 		jobs[i] = j
 	}
-	env.e.HoldBatch()
+	env.Engine.HoldBatch()
 	res := make([]runResult, len(jobs))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -45,14 +46,14 @@ func (env *engineEnv) runBatched() []runResult {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stepErr, err := env.e.Run(env.ctx, j, decide)
+			stepErr, err := env.Engine.Run(env.Ctx(), j, enginetest.Decide)
 			res[i] = runResult{j.ID, stepErr, err}
 			mu.Lock()
 			left--
 			mu.Unlock()
 		}()
 	}
-	env.e.LeadBatchWhenQueued(len(jobs), func() bool {
+	env.Engine.LeadBatchWhenQueued(len(jobs), func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return left == 0
@@ -63,9 +64,9 @@ func (env *engineEnv) runBatched() []runResult {
 
 // countRows counts rows of a table matching a condition.
 func (env *engineEnv) countRows(table, where string, args ...any) int {
-	env.t.Helper()
+	env.T.Helper()
 	var n int
-	require.NoError(env.t, env.db.Get(&n, "SELECT COUNT(*) FROM `"+env.s.Tables()[table]+"` WHERE "+where, args...))
+	require.NoError(env.T, env.DB.Get(&n, "SELECT COUNT(*) FROM `"+env.Store.Tables()[table]+"` WHERE "+where, args...))
 	return n
 }
 
@@ -73,20 +74,20 @@ func (env *engineEnv) countRows(table, where string, args ...any) int {
 // end: n is 3, three completed jobs, and every job started, completed and
 // produced its events exactly once.
 func (env *engineEnv) requireSettledOnce(id int64) {
-	env.t.Helper()
-	wf := env.workflow(id)
-	require.Equal(env.t, string(workflow.StatusCompleted), wf.Status, "workflow %d", id)
-	require.Equal(env.t, `{"n":3}`, env.publicJSON(id))
-	jobs := env.jobs(id)
-	require.Len(env.t, jobs, 3, "workflow %d", id)
+	env.T.Helper()
+	wf := env.Workflow(id)
+	require.Equal(env.T, string(workflow.StatusCompleted), wf.Status, "workflow %d", id)
+	require.Equal(env.T, `{"n":3}`, env.PublicJSON(id))
+	jobs := env.Jobs(id)
+	require.Len(env.T, jobs, 3, "workflow %d", id)
 	for i, j := range jobs {
-		require.Equal(env.t, store.StatusCompleted, j.Status)
-		require.Equal(env.t, int64(i), j.StepIndex.Int64)
+		require.Equal(env.T, store.StatusCompleted, j.Status)
+		require.Equal(env.T, int64(i), j.StepIndex.Int64)
 	}
-	require.Equal(env.t, []string{"workflow_started", "started", "completed", "started", "completed",
-		"started", "completed", "workflow_completed"}, env.logEvents(id))
-	require.Equal(env.t, []string{"step_started", "step_completed", "step_started", "step_completed",
-		"step_started", "step_completed"}, env.wfEvents(id))
+	require.Equal(env.T, []string{"workflow_started", "started", "completed", "started", "completed",
+		"started", "completed", "workflow_completed"}, env.LogEvents(id))
+	require.Equal(env.T, []string{"step_started", "step_completed", "step_started", "step_completed",
+		"step_started", "step_completed"}, env.WorkflowEvents(id))
 }
 
 // Many workflows' steps settled concurrently in shared transactions each
@@ -94,10 +95,10 @@ func (env *engineEnv) requireSettledOnce(id int64) {
 func TestStepBatchAdvancesEachStepOnce(t *testing.T) {
 	t.Parallel()
 	env := newEngineEnv(t)
-	env.e.SetStepBatch(8)
+	env.Engine.SetStepBatch(8)
 	var ids []int64
 	for range 20 {
-		ids = append(ids, env.dispatch(workflow.New("batched").Then("IncStep").Then("IncStep").Then("IncStep"), obj("n", 0)))
+		ids = append(ids, env.Dispatch(workflow.New("batched").Then("IncStep").Then("IncStep").Then("IncStep"), enginetest.Obj("n", 0)))
 	}
 	for round := range 3 {
 		for _, r := range env.runBatched() {
@@ -105,10 +106,10 @@ func TestStepBatchAdvancesEachStepOnce(t *testing.T) {
 			require.NoError(t, r.stepErr, "round %d job %d", round, r.job)
 		}
 	}
-	require.Empty(t, env.pendingJobs())
+	require.Empty(t, env.PendingJobs())
 	// 20 steps a round in batches of at most 8: at least 3 batches each.
-	require.GreaterOrEqual(t, env.e.BatchCount(), int64(9))
-	require.Equal(t, int64(60), env.e.BatchBodies())
+	require.GreaterOrEqual(t, env.Engine.BatchCount(), int64(9))
+	require.Equal(t, int64(60), env.Engine.BatchBodies())
 	for _, id := range ids {
 		env.requireSettledOnce(id)
 	}
@@ -123,8 +124,8 @@ func TestStepBatchFailingBodyIsolated(t *testing.T) {
 		// The handler succeeds; its _next_step makes the completion
 		// transaction fail before it writes (a RuntimeError, retried like
 		// a handler error).
-		require.NoError(t, env.e.Handlers().Step("BadJumpStep", func(context.Context, *workflow.State) (*phpjson.Object, error) {
-			return obj("n", 100, "_next_step", "nowhere"), nil
+		require.NoError(t, env.Engine.Handlers().Step("BadJumpStep", func(context.Context, *workflow.State) (*phpjson.Object, error) {
+			return enginetest.Obj("n", 100, "_next_step", "nowhere"), nil
 		}, workflow.HandlerMetadata{MaxAttempts: 2}))
 	}
 	// jump fails before writing anything; budget fails after writing the
@@ -141,29 +142,29 @@ func TestStepBatchFailingBodyIsolated(t *testing.T) {
 
 	// The single-step path, for the rows to expect.
 	ref := newEngineEnv(t)
-	ref.e.SetStepBatch(1)
+	ref.Engine.SetStepBatch(1)
 	register(ref)
-	refJump, refBudget := ref.dispatch(jump(), obj("n", 0)), ref.dispatch(budget(), nil)
-	ref.drain(5)
+	refJump, refBudget := ref.Dispatch(jump(), enginetest.Obj("n", 0)), ref.Dispatch(budget(), nil)
+	ref.Drain(5)
 
 	env := newEngineEnv(t)
-	env.e.SetStepBatch(16)
+	env.Engine.SetStepBatch(16)
 	register(env)
 	var good []int64
 	for range 4 {
-		good = append(good, env.dispatch(seq(), obj("n", 0)))
+		good = append(good, env.Dispatch(seq(), enginetest.Obj("n", 0)))
 	}
-	jumpID := env.dispatch(jump(), obj("n", 0))
+	jumpID := env.Dispatch(jump(), enginetest.Obj("n", 0))
 	for range 4 {
-		good = append(good, env.dispatch(seq(), obj("n", 0)))
+		good = append(good, env.Dispatch(seq(), enginetest.Obj("n", 0)))
 	}
-	budgetID := env.dispatch(budget(), nil)
+	budgetID := env.Dispatch(budget(), nil)
 	for range 2 {
-		good = append(good, env.dispatch(seq(), obj("n", 0)))
+		good = append(good, env.Dispatch(seq(), enginetest.Obj("n", 0)))
 	}
 
 	// Round 1: both fail among ten good steps; jump is retried.
-	jumpJob, budgetJob := env.jobs(jumpID)[0].ID, env.jobs(budgetID)[0].ID
+	jumpJob, budgetJob := env.Jobs(jumpID)[0].ID, env.Jobs(budgetID)[0].ID
 	for _, r := range env.runBatched() {
 		require.NoError(t, r.runErr)
 		switch r.job {
@@ -175,25 +176,25 @@ func TestStepBatchFailingBodyIsolated(t *testing.T) {
 			require.NoError(t, r.stepErr)
 		}
 	}
-	j := env.jobs(jumpID)
+	j := env.Jobs(jumpID)
 	require.Len(t, j, 1)
 	require.Equal(t, store.StatusPending, j[0].Status, "retried")
-	require.Equal(t, 0, env.workflow(jumpID).CurrentStep)
-	require.Equal(t, `{"n":0}`, env.publicJSON(jumpID))
+	require.Equal(t, 0, env.Workflow(jumpID).CurrentStep)
+	require.Equal(t, `{"n":0}`, env.PublicJSON(jumpID))
 	require.Equal(t, 0, env.countRows("workflow_events", "workflow_id IN (?, ?) AND event = 'step_completed'", jumpID, budgetID))
 
 	// Round 2: jump's second attempt fails too and is buried. Round 3: the
 	// good workflows finish.
 	env.runBatched()
 	env.runBatched()
-	require.Empty(t, env.pendingJobs())
+	require.Empty(t, env.PendingJobs())
 	for _, c := range []struct{ got, want int64 }{{jumpID, refJump}, {budgetID, refBudget}} {
-		require.Equal(t, string(workflow.StatusFailed), env.workflow(c.got).Status)
-		require.Equal(t, ref.workflow(c.want).CurrentStep, env.workflow(c.got).CurrentStep)
-		require.Equal(t, ref.logEvents(c.want), env.logEvents(c.got))
-		require.Equal(t, ref.wfEvents(c.want), env.wfEvents(c.got))
-		require.Equal(t, ref.publicJSON(c.want), env.publicJSON(c.got))
-		gotJobs, wantJobs := env.jobs(c.got), ref.jobs(c.want)
+		require.Equal(t, string(workflow.StatusFailed), env.Workflow(c.got).Status)
+		require.Equal(t, ref.Workflow(c.want).CurrentStep, env.Workflow(c.got).CurrentStep)
+		require.Equal(t, ref.LogEvents(c.want), env.LogEvents(c.got))
+		require.Equal(t, ref.WorkflowEvents(c.want), env.WorkflowEvents(c.got))
+		require.Equal(t, ref.PublicJSON(c.want), env.PublicJSON(c.got))
+		gotJobs, wantJobs := env.Jobs(c.got), ref.Jobs(c.want)
 		require.Len(t, gotJobs, len(wantJobs))
 		for i := range wantJobs {
 			require.Equal(t, wantJobs[i].Status, gotJobs[i].Status)
@@ -203,7 +204,7 @@ func TestStepBatchFailingBodyIsolated(t *testing.T) {
 	for _, id := range good {
 		env.requireSettledOnce(id)
 	}
-	require.Equal(t, int64(3), env.e.BatchCount())
+	require.Equal(t, int64(3), env.Engine.BatchCount())
 }
 
 // A batch that hits a deadlock is rolled back as a whole and every body is
@@ -211,17 +212,17 @@ func TestStepBatchFailingBodyIsolated(t *testing.T) {
 func TestStepBatchDeadlockRedoesEachBodyOnce(t *testing.T) {
 	t.Parallel()
 	env := newEngineEnv(t)
-	env.e.SetStepBatch(32)
+	env.Engine.SetStepBatch(32)
 	var ids []int64
 	for range 12 {
-		ids = append(ids, env.dispatch(workflow.New("dl").Then("IncStep").Then("IncStep").Then("IncStep"), obj("n", 0)))
+		ids = append(ids, env.Dispatch(workflow.New("dl").Then("IncStep").Then("IncStep").Then("IncStep"), enginetest.Obj("n", 0)))
 	}
 	// Twelve steps a round, one batch each. The 7th body of round 1 (after
 	// six bodies wrote their rows in the transaction) and the last body of
 	// round 2 report a deadlock; the redone bodies run outside the hook.
 	var mu sync.Mutex
 	calls := 0
-	env.e.SetBatchBodyHook(func(int64) error {
+	env.Engine.SetBatchBodyHook(func(int64) error {
 		mu.Lock()
 		defer mu.Unlock()
 		calls++
@@ -236,8 +237,8 @@ func TestStepBatchDeadlockRedoesEachBodyOnce(t *testing.T) {
 			require.NoError(t, r.stepErr)
 		}
 	}
-	require.Empty(t, env.pendingJobs())
-	require.Equal(t, int64(3), env.e.BatchCount())
+	require.Empty(t, env.PendingJobs())
+	require.Equal(t, int64(3), env.Engine.BatchCount())
 	require.Equal(t, 7+12+12, calls, "round 1 stopped at its 7th body")
 	for _, id := range ids {
 		env.requireSettledOnce(id)
@@ -249,14 +250,14 @@ func TestStepBatchDeadlockRedoesEachBodyOnce(t *testing.T) {
 func TestStepBatchPanicRedoesEachBodyOnce(t *testing.T) {
 	t.Parallel()
 	env := newEngineEnv(t)
-	env.e.SetStepBatch(32)
+	env.Engine.SetStepBatch(32)
 	var ids []int64
 	for range 6 {
-		ids = append(ids, env.dispatch(workflow.New("p").Then("IncStep").Then("IncStep").Then("IncStep"), obj("n", 0)))
+		ids = append(ids, env.Dispatch(workflow.New("p").Then("IncStep").Then("IncStep").Then("IncStep"), enginetest.Obj("n", 0)))
 	}
 	var mu sync.Mutex
 	calls := 0
-	env.e.SetBatchBodyHook(func(int64) error {
+	env.Engine.SetBatchBodyHook(func(int64) error {
 		mu.Lock()
 		calls++
 		n := calls
@@ -272,7 +273,7 @@ func TestStepBatchPanicRedoesEachBodyOnce(t *testing.T) {
 			require.NoError(t, r.stepErr)
 		}
 	}
-	require.Empty(t, env.pendingJobs())
+	require.Empty(t, env.PendingJobs())
 	for _, id := range ids {
 		env.requireSettledOnce(id)
 	}

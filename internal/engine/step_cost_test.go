@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/internal/engine"
+	"github.com/queuety-go/queuety/internal/engine/enginetest"
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/internal/steps"
 	"github.com/queuety-go/queuety/internal/testdb"
@@ -239,9 +240,9 @@ func newCountingEnv(t *testing.T) (*localEnv, *countingConnector) {
 	s.UsePipeline(pdb)
 	_, err = s.Migrate(ctx)
 	require.NoError(t, err)
-	e := engine.NewEngine(engine.EngineConfig{Store: s, Handlers: fixtureHandlers(t), Kinds: steps.All(), Host: costHost{},
+	e := engine.NewEngine(engine.EngineConfig{Store: s, Handlers: enginetest.FixtureHandlers(t), Kinds: steps.All(), Host: costHost{},
 		ChainSteps: 1000, LocalLease: time.Minute})
-	env := &localEnv{engineEnv: &engineEnv{t: t, ctx: ctx, db: db, s: s, e: e}}
+	env := &localEnv{engineEnv: &engineEnv{&enginetest.Env{T: t, DB: db, Store: s, Engine: e}}}
 	env.step(t, "CostNoop", func(context.Context, *workflow.State) (*phpjson.Object, error) { return phpjson.NewObject(), nil })
 	return env, cc
 }
@@ -249,23 +250,23 @@ func newCountingEnv(t *testing.T) (*localEnv, *countingConnector) {
 // stepCost runs one workflow of n steps of b from its first claim to its
 // completion and returns what that cost.
 func (env *localEnv) stepCost(cc *countingConnector, b *workflow.Builder) sqlCounts {
-	t := env.t
+	t := env.T
 	t.Helper()
-	id := env.dispatch(b, phpjson.NewObject())
-	ids := env.pendingJobs()
+	id := env.Dispatch(b, phpjson.NewObject())
+	ids := env.PendingJobs()
 	require.Len(t, ids, 1)
 	cc.start()
-	job, ok, err := env.s.ClaimJobByID(env.ctx, ids[0], "test-worker")
+	job, ok, err := env.Store.ClaimJobByID(env.Ctx(), ids[0], "test-worker")
 	require.NoError(t, err)
 	require.True(t, ok)
-	stepErr, next, err := env.e.RunStep(env.ctx, job, decide)
+	stepErr, next, err := env.Engine.RunStep(env.Ctx(), job, enginetest.Decide)
 	for err == nil && stepErr == nil && next != nil {
-		stepErr, next, err = env.e.RunChained(env.ctx, next, decide)
+		stepErr, next, err = env.Engine.RunChained(env.Ctx(), next, enginetest.Decide)
 	}
 	counts := cc.stop()
 	require.NoError(t, err)
 	require.NoError(t, stepErr)
-	require.Equal(t, "completed", env.workflow(id).Status)
+	require.Equal(t, "completed", env.Workflow(id).Status)
 	return counts
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/engine/enginetest"
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -18,10 +19,10 @@ func TestLocalActivityPanicIsRecordedAsAPanic(t *testing.T) {
 	t.Parallel()
 	env := newLocalEnv(t)
 	env.step(t, "Boom", func(context.Context, *workflow.State) (*phpjson.Object, error) { panic("kaboom") })
-	id := env.dispatch(workflow.New("boom").LocalActivity("Boom", workflow.LocalActivityOptions{MaxAttempts: 1}), obj())
+	id := env.Dispatch(workflow.New("boom").LocalActivity("Boom", workflow.LocalActivityOptions{MaxAttempts: 1}), enginetest.Obj())
 	env.claimAndRun()
-	require.Equal(t, "failed", env.workflow(id).Status)
-	require.Equal(t, "panic: kaboom", env.workflow(id).ErrorMessage.String)
+	require.Equal(t, "failed", env.Workflow(id).Status)
+	require.Equal(t, "panic: kaboom", env.Workflow(id).ErrorMessage.String)
 	atts := env.attempts(id)
 	require.Len(t, atts, 1)
 	require.Equal(t, "panic", atts[0].ErrorClass.String)
@@ -35,9 +36,9 @@ func TestNonRetryableIsClassedByTheErrorItMarks(t *testing.T) {
 	env.step(t, "Charge", func(context.Context, *workflow.State) (*phpjson.Object, error) {
 		return nil, workflow.NonRetryable(&classed{`App\Errors\PaymentDeclined`, "card declined"})
 	})
-	id := env.dispatch(workflow.New("pay").LocalActivity("Charge", workflow.LocalActivityOptions{MaxAttempts: 5}), obj())
+	id := env.Dispatch(workflow.New("pay").LocalActivity("Charge", workflow.LocalActivityOptions{MaxAttempts: 5}), enginetest.Obj())
 	env.claimAndRun()
-	require.Equal(t, "failed", env.workflow(id).Status)
+	require.Equal(t, "failed", env.Workflow(id).Status)
 	require.Equal(t, `App\Errors\PaymentDeclined`, env.attempts(id)[0].ErrorClass.String)
 	require.Equal(t, "errors.errorString", (&workflow.NonRetryableError{Err: errors.New("x")}).ErrorClass())
 }

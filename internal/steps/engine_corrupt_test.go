@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/engine/enginetest"
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
@@ -15,28 +16,21 @@ import (
 // Rows written by hand or by a broken tool: the engine must end them
 // visibly instead of leaving them running for ever.
 
-// setState overwrites a workflow's stored state with raw bytes.
-func (env *engineEnv) setState(id int64, state string) {
-	env.t.Helper()
-	_, err := env.db.Exec("UPDATE `"+env.s.Tables()["workflows"]+"` SET state = ? WHERE id = ?", state, id)
-	require.NoError(env.t, err)
-}
-
 // editSteps replaces the workflow's _steps with steps, a JSON list whose
 // "$0" stands for the stored first step.
 func (env *engineEnv) editSteps(id int64, steps string) {
-	env.t.Helper()
-	st := env.state(id)
+	env.T.Helper()
+	st := env.State(id)
 	first, ok := st.Step(0)
-	require.True(env.t, ok)
+	require.True(env.T, ok)
 	b, err := encodeValue(first.Value())
-	require.NoError(env.t, err)
+	require.NoError(env.T, err)
 	v, err := phpjson.DecodeString(strings.ReplaceAll(steps, "$0", string(b)))
-	require.NoError(env.t, err)
+	require.NoError(env.T, err)
 	st.Set(workflow.KeySteps, v)
 	enc, err := st.Encode()
-	require.NoError(env.t, err)
-	env.setState(id, string(enc))
+	require.NoError(env.T, err)
+	env.SetState(id, string(enc))
 }
 
 func TestAdvanceToMissingStepFailsWorkflow(t *testing.T) {
@@ -48,16 +42,16 @@ func TestAdvanceToMissingStepFailsWorkflow(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			env := newEngineEnv(t)
-			id := env.dispatch(workflow.New("short").Then("IncStep").Then("IncStep").Then("IncStep"), obj("n", 0))
+			id := env.Dispatch(workflow.New("short").Then("IncStep").Then("IncStep").Then("IncStep"), enginetest.Obj("n", 0))
 			env.editSteps(id, steps)
-			env.runNext(1)
+			env.RunNext(1)
 
-			wf := env.workflow(id)
+			wf := env.Workflow(id)
 			require.Equal(t, "failed", wf.Status, "a workflow at a missing step must not stay running")
 			require.Equal(t, missingStepMessage(id, 1, 1, 3), wf.ErrorMessage.String)
 			require.Equal(t, 1, wf.CurrentStep)
-			require.Empty(t, env.pendingJobs())
-			require.Contains(t, env.logEvents(id), store.EventWorkflowFailed)
+			require.Empty(t, env.PendingJobs())
+			require.Contains(t, env.LogEvents(id), store.EventWorkflowFailed)
 		})
 	}
 }
@@ -71,18 +65,18 @@ var corruptStates = map[string]string{
 func TestCorruptWorkflowIsListedNotFatal(t *testing.T) {
 	t.Parallel()
 	env := newEngineEnv(t)
-	good := env.dispatch(workflow.New("good").Then("IncStep"), obj("n", 0))
+	good := env.Dispatch(workflow.New("good").Then("IncStep"), enginetest.Obj("n", 0))
 	var bad []int64
 	for range corruptStates {
-		bad = append(bad, env.dispatch(workflow.New("bad").Then("IncStep"), obj("n", 0)))
+		bad = append(bad, env.Dispatch(workflow.New("bad").Then("IncStep"), enginetest.Obj("n", 0)))
 	}
 	i := 0
 	for _, st := range corruptStates {
-		env.setState(bad[i], st)
+		env.SetState(bad[i], st)
 		i++
 	}
 
-	list, err := env.e.ListWorkflows(env.ctx, store.WorkflowFilter{})
+	list, err := env.Engine.ListWorkflows(env.Ctx(), store.WorkflowFilter{})
 	require.NoError(t, err, "one corrupt row must not fail the list")
 	require.Len(t, list, 3)
 	byID := map[int64]*workflow.StatusReport{}
@@ -97,7 +91,7 @@ func TestCorruptWorkflowIsListedNotFatal(t *testing.T) {
 		require.Contains(t, r.Corrupt, "state is not valid JSON")
 		require.True(t, r.State.IsNull())
 	}
-	r, err := env.e.WorkflowStatus(env.ctx, bad[0])
+	r, err := env.Engine.WorkflowStatus(env.Ctx(), bad[0])
 	require.NoError(t, err)
 	require.NotEmpty(t, r.Corrupt)
 }
@@ -116,18 +110,18 @@ func TestCancelCorruptWorkflow(t *testing.T) {
 			t.Parallel()
 			env := newEngineEnv(t)
 			var rec recorder
-			rec.add(t, env.e.Handlers(), "UndoA", false)
-			rec.add(t, env.e.Handlers(), "OnCancelled", false)
-			id := env.dispatch(workflow.New("c").Then("IncStep").CompensateWith("UndoA").Then("IncStep").OnCancel("OnCancelled"), obj("n", 0))
-			env.runNext(1)
-			env.setState(id, st)
+			rec.add(t, env.Engine.Handlers(), "UndoA", false)
+			rec.add(t, env.Engine.Handlers(), "OnCancelled", false)
+			id := env.Dispatch(workflow.New("c").Then("IncStep").CompensateWith("UndoA").Then("IncStep").OnCancel("OnCancelled"), enginetest.Obj("n", 0))
+			env.RunNext(1)
+			env.SetState(id, st)
 
-			require.NoError(t, env.e.Cancel(env.ctx, id))
-			wf := env.workflow(id)
+			require.NoError(t, env.Engine.Cancel(env.Ctx(), id))
+			wf := env.Workflow(id)
 			require.Equal(t, "cancelled", wf.Status)
 			require.Equal(t, st, wf.State, "the unreadable bytes are kept")
 			require.Empty(t, rec.ran, "nothing readable to compensate")
-			for _, j := range env.jobs(id)[1:] {
+			for _, j := range env.Jobs(id)[1:] {
 				require.Equal(t, store.StatusBuried, j.Status)
 				require.Equal(t, "Workflow cancelled", j.ErrorMessage.String)
 			}
@@ -151,20 +145,20 @@ func TestBuriedStepOfCorruptWorkflowFailsIt(t *testing.T) {
 			ran := 0
 			env.step("CountingStep", func(context.Context, *workflow.State) (*phpjson.Object, error) {
 				ran++
-				return obj("n", 1), nil
+				return enginetest.Obj("n", 1), nil
 			})
-			id := env.dispatch(workflow.New("c").Then("CountingStep").Then("CountingStep"), obj("n", 0))
-			env.setState(id, st)
-			job := env.pendingJobs()[0]
-			require.ErrorIs(t, env.runJob(job), workflow.ErrCorruptState)
+			id := env.Dispatch(workflow.New("c").Then("CountingStep").Then("CountingStep"), enginetest.Obj("n", 0))
+			env.SetState(id, st)
+			job := env.PendingJobs()[0]
+			require.ErrorIs(t, env.RunJob(job), workflow.ErrCorruptState)
 			require.Zero(t, ran, "the handler is not run on a state it cannot be given")
-			require.Equal(t, 1, env.jobs(id)[0].Attempts, "buried at once: a corrupt state does not heal")
-			wf := env.workflow(id)
+			require.Equal(t, 1, env.Jobs(id)[0].Attempts, "buried at once: a corrupt state does not heal")
+			wf := env.Workflow(id)
 			require.Equal(t, "failed", wf.Status, "not running for ever")
 			require.Contains(t, wf.ErrorMessage.String, "state is not valid JSON")
 			require.Equal(t, st, wf.State)
-			require.Equal(t, store.StatusBuried, env.jobs(id)[0].Status)
-			require.Contains(t, env.logEvents(id), store.EventWorkflowFailed)
+			require.Equal(t, store.StatusBuried, env.Jobs(id)[0].Status)
+			require.Contains(t, env.LogEvents(id), store.EventWorkflowFailed)
 		})
 	}
 }
@@ -173,7 +167,7 @@ func TestStuckWorkflows(t *testing.T) {
 	t.Parallel()
 	env := newEngineEnv(t)
 	three := func() int64 {
-		return env.dispatch(workflow.New("w").Then("IncStep").Then("IncStep").Then("IncStep"), obj("n", 0))
+		return env.Dispatch(workflow.New("w").Then("IncStep").Then("IncStep").Then("IncStep"), enginetest.Obj("n", 0))
 	}
 	fine := three()
 	short := three()
@@ -182,22 +176,22 @@ func TestStuckWorkflows(t *testing.T) {
 	env.editSteps(holes, `[$0, 1, null]`)
 	atHole := three()
 	env.editSteps(atHole, `[$0, 1, null]`)
-	_, err := env.db.Exec("UPDATE `"+env.s.Tables()["workflows"]+"` SET current_step = 1 WHERE id = ?", atHole)
+	_, err := env.DB.Exec("UPDATE `"+env.Store.Tables()["workflows"]+"` SET current_step = 1 WHERE id = ?", atHole)
 	require.NoError(t, err)
 	corrupt := three()
-	env.setState(corrupt, corruptStates["not JSON"])
+	env.SetState(corrupt, corruptStates["not JSON"])
 	tooDeep := three()
-	env.setState(tooDeep, corruptStates["nested deeper"])
+	env.SetState(tooDeep, corruptStates["nested deeper"])
 	deepButFine := three()
-	st := env.state(deepButFine)
+	st := env.State(deepButFine)
 	deep, err := phpjson.DecodeString(strings.Repeat("[", 40) + strings.Repeat("]", 40))
 	require.NoError(t, err)
 	st.Set("deep", deep)
 	enc, err := st.Encode()
 	require.NoError(t, err)
-	env.setState(deepButFine, string(enc))
+	env.SetState(deepButFine, string(enc))
 
-	got, err := env.e.StuckWorkflows(env.ctx, store.StuckScan{})
+	got, err := env.Engine.StuckWorkflows(env.Ctx(), store.StuckScan{})
 	require.NoError(t, err)
 	kinds := map[int64]string{}
 	for _, s := range got {

@@ -44,15 +44,15 @@ func TestEndToEndMatchesPlugin(t *testing.T) {
 			snaps := loadReplay(t, tc.file)
 			env := newEngineEnv(t)
 			b, initial := tc.build()
-			env.dispatch(b.WithHandlerMetadata(env.e.Handlers()), initial)
+			env.Dispatch(b.WithHandlerMetadata(env.Engine.Handlers()), initial)
 			env.compare("dispatch", snaps[0])
-			env.drain(20)
+			env.Drain(20)
 			last := snaps[len(snaps)-1].clone()
 			for _, fix := range replayCorrections[tc.file] {
 				fix(last.Rows)
 			}
 			env.compare("end", last)
-			require.Empty(t, env.pendingJobs())
+			require.Empty(t, env.PendingJobs())
 		})
 	}
 }

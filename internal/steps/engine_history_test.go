@@ -25,23 +25,23 @@ func TestStateAtReadsTheLastCompletionAsPHP(t *testing.T) {
 		{1, "workflow_resumed", `[]`},
 		{2, "step_failed", `{"n":5}`},
 	} {
-		_, err := env.db.Exec("INSERT INTO `wp_queuety_workflow_events` (workflow_id, step_index, handler, event, state_after) VALUES (7, ?, 'S', ?, ?)",
+		_, err := env.DB.Exec("INSERT INTO `wp_queuety_workflow_events` (workflow_id, step_index, handler, event, state_after) VALUES (7, ?, 'S', ?, ?)",
 			ev.step, ev.event, ev.out)
 		require.NoError(t, err)
 	}
-	got, err := env.e.StateAt(env.ctx, 7, 0)
+	got, err := env.Engine.StateAt(env.Ctx(), 7, 0)
 	require.NoError(t, err)
 	b, err := phpjson.Encode(phpjson.ObjectValue(got))
 	require.NoError(t, err)
 	require.JSONEq(t, `{"n":2,"x":[1]}`, string(b))
 
-	got, err = env.e.StateAt(env.ctx, 7, 1)
+	got, err = env.Engine.StateAt(env.Ctx(), 7, 1)
 	require.NoError(t, err)
 	require.NotNil(t, got)
 	require.Zero(t, got.Len())
 
 	for _, step := range []int{2, 3} {
-		got, err = env.e.StateAt(env.ctx, 7, step)
+		got, err = env.Engine.StateAt(env.Ctx(), 7, step)
 		require.NoError(t, err)
 		require.Nil(t, got, "step %d", step)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/internal/engine/enginetest"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -23,18 +24,18 @@ func TestTerminalHandlingLeftToPHP(t *testing.T) {
 		t.Parallel()
 		env := newEngineEnv(t)
 		var rec recorder
-		rec.add(t, env.e.Handlers(), "GoUndo", false)
-		id := env.dispatch(workflow.New("c").Then("IncStep").CompensateWith("GoUndo").Then("IncStep").CompensateWith(`App\PhpUndo`).
-			Then("IncStep").OnCancel(`App\PhpOnCancel`), obj("n", 0))
-		env.runNext(2)
-		before := env.jobs(id)
+		rec.add(t, env.Engine.Handlers(), "GoUndo", false)
+		id := env.Dispatch(workflow.New("c").Then("IncStep").CompensateWith("GoUndo").Then("IncStep").CompensateWith(`App\PhpUndo`).
+			Then("IncStep").OnCancel(`App\PhpOnCancel`), enginetest.Obj("n", 0))
+		env.RunNext(2)
+		before := env.Jobs(id)
 
-		err := env.e.Cancel(env.ctx, id)
+		err := env.Engine.Cancel(env.Ctx(), id)
 		require.ErrorIs(t, err, workflow.ErrNeedsPHP)
 		require.EqualError(t, err, "Workflow "+itoa(int(id))+`: its cancel handling calls PHP classes this process cannot run (App\PhpUndo, App\PhpOnCancel); cancel it from PHP (Queuety::cancel_workflow) or through a daemon with --php.`)
-		require.Equal(t, "running", env.workflow(id).Status)
-		require.Equal(t, before, env.jobs(id))
-		_, done := env.state(id).Compensated()
+		require.Equal(t, "running", env.Workflow(id).Status)
+		require.Equal(t, before, env.Jobs(id))
+		_, done := env.State(id).Compensated()
 		require.False(t, done)
 		require.Empty(t, rec.ran, "not even the Go compensation: the cancel did not happen")
 	})
@@ -42,16 +43,16 @@ func TestTerminalHandlingLeftToPHP(t *testing.T) {
 	t.Run("deadline check leaves it to PHP, logged once", func(t *testing.T) {
 		t.Parallel()
 		env := newEngineEnv(t)
-		id := env.dispatch(workflow.New("late").Then("IncStep").Then("IncStep").MustCompleteWithin(time.Hour).OnDeadline(`App\PhpLate`), obj("n", 0))
-		env.runNext(1)
-		_, err := env.db.Exec("UPDATE `"+env.s.Tables()["workflows"]+"` SET deadline_at = NOW() - INTERVAL 1 SECOND WHERE id = ?", id)
+		id := env.Dispatch(workflow.New("late").Then("IncStep").Then("IncStep").MustCompleteWithin(time.Hour).OnDeadline(`App\PhpLate`), enginetest.Obj("n", 0))
+		env.RunNext(1)
+		_, err := env.DB.Exec("UPDATE `"+env.Store.Tables()["workflows"]+"` SET deadline_at = NOW() - INTERVAL 1 SECOND WHERE id = ?", id)
 		require.NoError(t, err)
 		for range 2 {
-			n, err := env.e.CheckDeadlines(env.ctx)
+			n, err := env.Engine.CheckDeadlines(env.Ctx())
 			require.NoError(t, err)
 			require.Zero(t, n)
 		}
-		require.Equal(t, "running", env.workflow(id).Status)
+		require.Equal(t, "running", env.Workflow(id).Status)
 		var debug []store.LogRow
 		for _, l := range env.logRows(id) {
 			if l.Event == "debug" {
@@ -66,36 +67,36 @@ func TestTerminalHandlingLeftToPHP(t *testing.T) {
 		t.Parallel()
 		env := newEngineEnv(t)
 		var rec recorder
-		rec.add(t, env.e.Handlers(), "GoUndo", false)
-		id := env.dispatch(workflow.New("f").Then("IncStep").CompensateWith(`App\PhpUndo`).Then("IncStep").CompensateWith("GoUndo").
-			Then("FailingStep").CompensateOnFailure().WithHandlerMetadata(env.e.Handlers()), obj("n", 0))
-		env.drain(6)
-		require.Equal(t, "failed", env.workflow(id).Status)
+		rec.add(t, env.Engine.Handlers(), "GoUndo", false)
+		id := env.Dispatch(workflow.New("f").Then("IncStep").CompensateWith(`App\PhpUndo`).Then("IncStep").CompensateWith("GoUndo").
+			Then("FailingStep").CompensateOnFailure().WithHandlerMetadata(env.Engine.Handlers()), enginetest.Obj("n", 0))
+		env.Drain(6)
+		require.Equal(t, "failed", env.Workflow(id).Status)
 		require.Equal(t, []string{`GoUndo {"n":2}`}, rec.ran)
-		_, done := env.state(id).Compensated()
+		_, done := env.State(id).Compensated()
 		require.False(t, done, "_compensated is not written: App\\PhpUndo never ran")
 		logs := env.logRows(id)
 		last := logs[len(logs)-1]
 		require.Equal(t, "debug", last.Event)
 		require.Equal(t, `{"type":"left_to_php","reason":"failure","classes":["App\\PhpUndo"]}`, last.Context.String)
-		require.NoError(t, env.e.Retry(env.ctx, id), "retry stays possible")
+		require.NoError(t, env.Engine.Retry(env.Ctx(), id), "retry stays possible")
 	})
 
 	t.Run("the stale sweep leaves a dead step whose burial needs PHP", func(t *testing.T) {
 		t.Parallel()
 		env := newEngineEnv(t)
-		id := env.dispatch(workflow.New("s").Then("IncStep").CompensateWith(`App\PhpUndo`).Then("IncStep").CompensateOnFailure(), obj("n", 0))
-		env.runNext(1)
-		second := env.jobs(id)[1].ID
-		_, err := env.db.Exec("UPDATE `"+env.s.Tables()["jobs"]+"` SET status = 'processing', reserved_at = NOW() - INTERVAL 1 HOUR, attempts = 3 WHERE id = ?", second)
+		id := env.Dispatch(workflow.New("s").Then("IncStep").CompensateWith(`App\PhpUndo`).Then("IncStep").CompensateOnFailure(), enginetest.Obj("n", 0))
+		env.RunNext(1)
+		second := env.Jobs(id)[1].ID
+		_, err := env.DB.Exec("UPDATE `"+env.Store.Tables()["jobs"]+"` SET status = 'processing', reserved_at = NOW() - INTERVAL 1 HOUR, attempts = 3 WHERE id = ?", second)
 		require.NoError(t, err)
-		retried, buried, err := env.e.RecoverStaleSteps(env.ctx, time.Now().Add(-10*time.Minute), 100,
+		retried, buried, err := env.Engine.RecoverStaleSteps(env.Ctx(), time.Now().Add(-10*time.Minute), 100,
 			func(j *store.JobRow) (bool, time.Duration) { return j.Attempts >= j.MaxAttempts, 0 })
 		require.NoError(t, err)
 		require.Zero(t, retried)
 		require.Zero(t, buried)
-		require.Equal(t, store.StatusProcessing, env.jobs(id)[1].Status, "left for PHP's recover_stale")
-		require.Equal(t, "running", env.workflow(id).Status)
+		require.Equal(t, store.StatusProcessing, env.Jobs(id)[1].Status, "left for PHP's recover_stale")
+		require.Equal(t, "running", env.Workflow(id).Status)
 		logs := env.logRows(id)
 		require.Equal(t, `{"type":"left_to_php","reason":"stale","classes":["App\\PhpUndo"]}`, logs[len(logs)-1].Context.String)
 	})
@@ -141,7 +142,7 @@ func TestReplayCancelCompensationPHPClass(t *testing.T) {
 		stub := &callableStub{}
 		env.withRunner(stub)
 		env.load(snaps[1])
-		require.NoError(t, env.e.Cancel(env.ctx, 1))
+		require.NoError(t, env.Engine.Cancel(env.Ctx(), 1))
 		env.compare("after cancel_workflow", snaps[2])
 		require.Equal(t, []string{`ReleaseLocks {"n":1}`}, stub.ran)
 	})
@@ -150,7 +151,7 @@ func TestReplayCancelCompensationPHPClass(t *testing.T) {
 		t.Parallel()
 		env := newEngineEnv(t)
 		env.load(snaps[1])
-		require.ErrorIs(t, env.e.Cancel(env.ctx, 1), workflow.ErrNeedsPHP)
+		require.ErrorIs(t, env.Engine.Cancel(env.Ctx(), 1), workflow.ErrNeedsPHP)
 		env.compare("cancel refused", snaps[1])
 	})
 }
@@ -161,33 +162,33 @@ func TestReplayCancelCompensationPHPClass(t *testing.T) {
 func TestRepeatWithPHPConditionIsLeftToPHP(t *testing.T) {
 	t.Parallel()
 	env := newEngineEnv(t)
-	id := env.dispatch(workflow.New("loop").Then("IncStep", workflow.Named("inc")).RepeatWhile("inc", workflow.Condition(`App\Below`)), obj("n", 0))
-	env.runNext(1)
-	repeat := env.pendingJobs()[0]
-	eventsBefore := len(env.wfEvents(id))
-	job, ok, err := env.s.ClaimJobByID(env.ctx, repeat, "test-worker")
+	id := env.Dispatch(workflow.New("loop").Then("IncStep", workflow.Named("inc")).RepeatWhile("inc", workflow.Condition(`App\Below`)), enginetest.Obj("n", 0))
+	env.RunNext(1)
+	repeat := env.PendingJobs()[0]
+	eventsBefore := len(env.WorkflowEvents(id))
+	job, ok, err := env.Store.ClaimJobByID(env.Ctx(), repeat, "test-worker")
 	require.NoError(t, err)
 	require.True(t, ok)
 
-	stepErr, err := env.e.Run(env.ctx, job, decide)
+	stepErr, err := env.Engine.Run(env.Ctx(), job, enginetest.Decide)
 	require.NoError(t, stepErr)
 	require.ErrorIs(t, err, workflow.ErrNeedsPHP)
 	require.EqualError(t, err, "Workflow "+itoa(int(id))+`: its repeat condition is a PHP class this process cannot run (App\Below); the step is left to PHP workers, or a daemon with --php.`)
-	require.Equal(t, "running", env.workflow(id).Status)
-	require.Len(t, env.wfEvents(id), eventsBefore, "no step_started or step_failed event")
+	require.Equal(t, "running", env.Workflow(id).Status)
+	require.Len(t, env.WorkflowEvents(id), eventsBefore, "no step_started or step_failed event")
 	logs := env.logRows(id)
 	last := logs[len(logs)-1]
 	require.Equal(t, "debug", last.Event)
 	require.Equal(t, `{"type":"left_to_php","reason":"repeat","classes":["App\\Below"]}`, last.Context.String)
 
-	released, err := env.s.ReleaseJobLater(env.ctx, store.Attempt{ID: repeat, Attempt: 1, WorkerID: "test-worker"}, time.Now().Add(time.Minute))
+	released, err := env.Store.ReleaseJobLater(env.Ctx(), store.Attempt{ID: repeat, Attempt: 1, WorkerID: "test-worker"}, time.Now().Add(time.Minute))
 	require.NoError(t, err)
 	require.True(t, released)
-	j := env.jobs(id)[1]
+	j := env.Jobs(id)[1]
 	require.Equal(t, store.StatusPending, j.Status)
 	require.Equal(t, 0, j.Attempts, "the attempt is given back")
 	require.False(t, j.ReservedAt.Valid)
-	again, err := env.s.ReleaseJobLater(env.ctx, store.Attempt{ID: repeat, Attempt: 1, WorkerID: "test-worker"}, time.Now())
+	again, err := env.Store.ReleaseJobLater(env.Ctx(), store.Attempt{ID: repeat, Attempt: 1, WorkerID: "test-worker"}, time.Now())
 	require.NoError(t, err)
 	require.False(t, again, "only while the attempt holds the row")
 }

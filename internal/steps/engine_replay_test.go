@@ -73,11 +73,11 @@ func (s replaySnapshot) clone() replaySnapshot {
 
 // load replaces the tables' contents with a snapshot's rows.
 func (env *engineEnv) load(snap replaySnapshot) {
-	env.t.Helper()
+	env.T.Helper()
 	for _, tbl := range replayTables {
-		name := env.s.Tables()[tbl]
-		_, err := env.db.Exec("TRUNCATE TABLE `" + name + "`")
-		require.NoError(env.t, err)
+		name := env.Store.Tables()[tbl]
+		_, err := env.DB.Exec("TRUNCATE TABLE `" + name + "`")
+		require.NoError(env.T, err)
 		for _, r := range snap.Rows[tbl] {
 			cols := make([]string, 0, len(r))
 			for c := range r {
@@ -90,8 +90,8 @@ func (env *engineEnv) load(snap replaySnapshot) {
 			}
 			q := fmt.Sprintf("INSERT INTO `%s` (`%s`) VALUES (%s)", name, strings.Join(cols, "`,`"),
 				strings.TrimSuffix(strings.Repeat("?,", len(cols)), ","))
-			_, err := env.db.Exec(q, args...)
-			require.NoError(env.t, err, "%s row %v", tbl, r["id"])
+			_, err := env.DB.Exec(q, args...)
+			require.NoError(env.T, err, "%s row %v", tbl, r["id"])
 		}
 		// Ids continue after the recorded ones, as in the plugin's run.
 	}
@@ -113,27 +113,27 @@ var replayPresenceColumns = map[string]bool{"duration_ms": true, "memory_peak_kb
 
 // compare checks every table against the snapshot's rows.
 func (env *engineEnv) compare(what string, want replaySnapshot) {
-	env.t.Helper()
+	env.T.Helper()
 	for _, tbl := range replayTables {
-		rows, err := env.db.Queryx("SELECT * FROM `" + env.s.Tables()[tbl] + "` ORDER BY id")
-		require.NoError(env.t, err)
+		rows, err := env.DB.Queryx("SELECT * FROM `" + env.Store.Tables()[tbl] + "` ORDER BY id")
+		require.NoError(env.T, err)
 		var got []map[string]any
 		for rows.Next() {
 			m := map[string]any{}
-			require.NoError(env.t, rows.MapScan(m))
+			require.NoError(env.T, rows.MapScan(m))
 			got = append(got, m)
 		}
-		require.NoError(env.t, rows.Close())
+		require.NoError(env.T, rows.Close())
 		exp := want.Rows[tbl]
-		require.Len(env.t, got, len(exp), "%s: %s rows", what, tbl)
+		require.Len(env.T, got, len(exp), "%s: %s rows", what, tbl)
 		for i, w := range exp {
 			for col, wv := range w {
 				g := got[i][col]
 				switch {
 				case replayTimeColumns[col], replayPresenceColumns[col]:
-					require.Equal(env.t, wv == nil, g == nil, "%s: %s %v (%v) %s presence", what, tbl, w["id"], w["event"], col)
+					require.Equal(env.T, wv == nil, g == nil, "%s: %s %v (%v) %s presence", what, tbl, w["id"], w["event"], col)
 				default:
-					require.Equal(env.t, replayNorm(wv), replayNorm(g), "%s: %s %v (%v) column %s", what, tbl, w["id"], w["event"], col)
+					require.Equal(env.T, replayNorm(wv), replayNorm(g), "%s: %s %v (%v) column %s", what, tbl, w["id"], w["event"], col)
 				}
 			}
 		}
@@ -220,7 +220,7 @@ func TestReplayPluginFixtures(t *testing.T) {
 			for i := 0; i+1 < len(snaps); i++ {
 				if sig := replaySignal(snaps[i], snaps[i+1]); sig != nil {
 					env.load(snaps[i])
-					require.NoError(t, env.e.Signal(env.ctx, sig.workflowID, sig.name, sig.payload))
+					require.NoError(t, env.Engine.Signal(env.Ctx(), sig.workflowID, sig.name, sig.payload))
 					env.compare(fmt.Sprintf("snapshot %d (%s)", i+1, snaps[i+1].After), snaps[i+1])
 					replayed++
 					continue
@@ -230,7 +230,7 @@ func TestReplayPluginFixtures(t *testing.T) {
 					continue
 				}
 				key := fmt.Sprintf("%s#%d", name, i+1)
-				if !env.e.Supports(m[2]) {
+				if !env.Engine.Supports(m[2]) {
 					t.Errorf("%s: %s is not run by the engine", key, m[2])
 					continue
 				}
@@ -245,7 +245,7 @@ func TestReplayPluginFixtures(t *testing.T) {
 				}
 				env.load(snaps[i])
 				id, _ := strconv.ParseInt(m[1], 10, 64)
-				if err := env.runJob(id); err != nil {
+				if err := env.RunJob(id); err != nil {
 					t.Logf("%s: step error: %v", key, err)
 				}
 				env.compare(fmt.Sprintf("snapshot %d (%s)", i+1, want.After), want)
