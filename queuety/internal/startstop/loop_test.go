@@ -1,4 +1,4 @@
-package queuety
+package startstop
 
 import (
 	"context"
@@ -11,14 +11,14 @@ import (
 	"github.com/queuety-go/queuety/internal/clock"
 )
 
-// A ticker service runs a round at start and then one per interval of its
-// clock: a fake clock drives it with no sleep, and Stop waits for it.
+// A loop runs a round at start and then one per interval of its clock: a
+// fake clock drives it with no sleep, and Stop waits for it.
 func TestTickerServiceRunsOnItsClock(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	clk := clock.NewFake(t0)
 	rounds := make(chan time.Time)
-	s := &tickerService{name: "test", interval: time.Minute, log: orDiscard(nil), clock: clk,
-		round: func(_ context.Context, now time.Time) { rounds <- now }}
+	s := &Loop{Name: "test", Every: time.Minute, Clock: clk,
+		Round: func(_ context.Context, now time.Time) { rounds <- now }}
 	require.NoError(t, s.Start(context.Background()))
 	require.NoError(t, s.Start(context.Background()), "a second Start does nothing")
 	require.Equal(t, t0, next(t, rounds), "a round at start")
@@ -47,20 +47,49 @@ func TestTickerServiceSkipFirst(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	clk := clock.NewFake(t0)
 	rounds := make(chan time.Time)
-	s := &tickerService{name: "test", interval: time.Second, log: orDiscard(nil), clock: clk, skipFirst: true,
-		round: func(_ context.Context, now time.Time) { rounds <- now }}
+	s := &Loop{Name: "test", Every: time.Second, Clock: clk, SkipFirst: true,
+		Round: func(_ context.Context, now time.Time) { rounds <- now }}
 	require.NoError(t, s.Start(context.Background()))
 	clk.Advance(time.Second)
 	require.Equal(t, t0.Add(time.Second), next(t, rounds))
 	s.Stop()
 }
 
-// startServices stops the services it started when a later one fails.
+// A cron loop ticks on its clock too: the schedule only computes the next
+// time, the fake clock reaches it, and the test waits on the loop's
+// signals instead of sleeping.
+func TestLoopCronRunsOnItsClock(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 30, 0, time.UTC)
+	clk := clock.NewFake(t0)
+	sched, err := ParseCron("*/5 * * * *")
+	require.NoError(t, err)
+	var ctxs []context.Context
+	l := &Loop{Name: "test", Cron: sched, Clock: clk,
+		Round: func(ctx context.Context, _ time.Time) { ctxs = append(ctxs, ctx) }}
+	l.Signals.RoundDone.Init()
+	l.Signals.Waiting.Init()
+	require.NoError(t, l.Start(context.Background()))
+	require.Equal(t, t0, wait(t, &l.Signals.RoundDone), "a round at start")
+	require.Equal(t, time.Date(2026, 12, 1, 12, 5, 0, 0, time.UTC), wait(t, &l.Signals.Waiting))
+
+	clk.Advance(4 * time.Minute) // 12:04:30: not due
+	clk.Advance(30 * time.Second)
+	require.Equal(t, time.Date(2026, 12, 1, 12, 5, 0, 0, time.UTC), wait(t, &l.Signals.RoundDone))
+	require.Equal(t, time.Date(2026, 12, 1, 12, 10, 0, 0, time.UTC), wait(t, &l.Signals.Waiting))
+
+	l.Stop()
+	require.Len(t, ctxs, 2)
+	for _, ctx := range ctxs {
+		require.Error(t, ctx.Err(), "Stop cancels the rounds' ctx")
+	}
+}
+
+// StartAll stops the services it started when a later one fails.
 func TestStartServicesRollsBack(t *testing.T) {
 	var log []string
-	ok := func(name string) service { return &fakeService{name: name, log: &log} }
+	ok := func(name string) Service { return &fakeService{name: name, log: &log} }
 	bad := &fakeService{name: "bad", log: &log, err: errors.New("no")}
-	err := startServices(context.Background(), []service{ok("a"), ok("b"), bad, ok("c")})
+	err := StartAll(context.Background(), []Service{ok("a"), ok("b"), bad, ok("c")})
 	require.EqualError(t, err, "no")
 	require.Equal(t, []string{"start a", "start b", "start bad", "stop b", "stop a"}, log)
 }
@@ -89,4 +118,11 @@ func next(t *testing.T, rounds <-chan time.Time) time.Time {
 		t.Fatal("no round")
 		return time.Time{}
 	}
+}
+
+func wait(t *testing.T, s *Signal[time.Time]) time.Time {
+	t.Helper()
+	v, ok := s.Wait(10 * time.Second)
+	require.True(t, ok, "no signal")
+	return v
 }

@@ -1,0 +1,146 @@
+package startstop
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/queuety-go/queuety/internal/clock"
+)
+
+// Loop is a Service that runs Round at start (unless SkipFirst) and then on
+// its schedule, until Stop: every Every of Clock, or at the times of Cron.
+// Set the fields before Start and leave them alone after.
+type Loop struct {
+	Name string
+	Log  *slog.Logger // nil discards
+	// Clock gives the time and the ticks (nil: the wall clock).
+	Clock clock.Clock
+	// Every runs a round every Every of Clock, on one ticker: a round that
+	// overruns gets one tick for all it missed, as time.Ticker.
+	Every time.Duration
+	// Cron, when set, runs a round at each time it gives after the end of
+	// the last round instead: a firing missed while a round runs is skipped,
+	// as robfig/cron's SkipIfStillRunning. The clock gives the time, the
+	// schedule only computes the next one (ParseCron).
+	Cron      cron.Schedule
+	SkipFirst bool
+	// Round is one round: ctx is cancelled by Stop, now is the time of its
+	// tick on Clock.
+	Round func(ctx context.Context, now time.Time)
+	// Signals are for tests (Signal.Init before Start).
+	Signals LoopSignals
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// LoopSignals are what a Loop reports to a test.
+type LoopSignals struct {
+	// RoundDone carries the tick time of each round that ended.
+	RoundDone Signal[time.Time]
+	// Waiting carries the time a Cron loop waits for next, once it waits:
+	// a test moves a fake clock only after it, or the move is missed.
+	Waiting Signal[time.Time]
+}
+
+// ParseCron parses a cron spec as `work` always did: five fields or a
+// descriptor (@hourly, @every 1h), robfig/cron's standard parser.
+func ParseCron(spec string) (cron.Schedule, error) { return cron.ParseStandard(spec) }
+
+// Start launches the loop; a second Start does nothing. It never fails.
+func (l *Loop) Start(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done != nil {
+		return nil
+	}
+	if l.Clock == nil {
+		l.Clock = clock.Real{}
+	}
+	if l.Log == nil {
+		l.Log = slog.New(slog.DiscardHandler)
+	}
+	// The loop lives until Stop, not until the caller's ctx ends; its
+	// values (a logger's, a trace's) stay.
+	ctx, l.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	l.done = make(chan struct{})
+	var t clock.Ticker
+	if l.Cron == nil {
+		// Made before the goroutine, so a fake clock moved right after
+		// Start already ticks it.
+		t = l.Clock.NewTicker(l.Every)
+	}
+	go func() {
+		defer close(l.done)
+		if t != nil {
+			defer t.Stop()
+		}
+		if !l.SkipFirst {
+			l.RunOnce(ctx, l.Clock.Now())
+		}
+		for {
+			var now time.Time
+			var ok bool
+			if t != nil {
+				now, ok = l.tick(ctx, t)
+			} else {
+				now, ok = l.waitCron(ctx)
+			}
+			if !ok {
+				return
+			}
+			l.RunOnce(ctx, now)
+		}
+	}()
+	return nil
+}
+
+// RunOnce runs one round now, on the caller's goroutine, and signals it.
+func (l *Loop) RunOnce(ctx context.Context, now time.Time) {
+	l.Round(ctx, now)
+	l.Signals.RoundDone.Signal(now)
+}
+
+// tick waits for the ticker's next tick, or for Stop.
+func (l *Loop) tick(ctx context.Context, t clock.Ticker) (time.Time, bool) {
+	select {
+	case <-ctx.Done():
+		return time.Time{}, false
+	case now := <-t.C():
+		return now, true
+	}
+}
+
+// waitCron waits until the cron schedule's next time after now, on the
+// clock, or for Stop. A schedule that never fires again waits for Stop.
+func (l *Loop) waitCron(ctx context.Context) (time.Time, bool) {
+	now := l.Clock.Now()
+	at := l.Cron.Next(now)
+	if at.IsZero() {
+		<-ctx.Done()
+		return time.Time{}, false
+	}
+	// A ticker stopped after its first tick is the clock's timer.
+	t := l.Clock.NewTicker(max(at.Sub(now), time.Nanosecond))
+	defer t.Stop()
+	l.Signals.Waiting.Signal(at)
+	return l.tick(ctx, t)
+}
+
+// Stop ends the loop and waits for a round under way; it does nothing on
+// a loop that never started.
+func (l *Loop) Stop() {
+	l.mu.Lock()
+	cancel, done := l.cancel, l.done
+	l.mu.Unlock()
+	if done == nil {
+		return
+	}
+	cancel()
+	<-done
+}
