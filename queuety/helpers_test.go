@@ -51,6 +51,20 @@ func startWorker(t *testing.T, c *Client, reg *Registry) *Worker {
 	return w
 }
 
+// workerService is the worker's background service of type S, for a test
+// that waits on its signals (set them up before Start).
+func workerService[S service](t *testing.T, w *Worker) S {
+	t.Helper()
+	for _, s := range w.services() {
+		if s, ok := s.(S); ok {
+			return s
+		}
+	}
+	var zero S
+	t.Fatalf("the worker has no %T", zero)
+	return zero
+}
+
 // waitFor polls cond until it holds or the timeout fails the test.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()

@@ -59,21 +59,16 @@ func TestRetentionTellsTheObserver(t *testing.T) {
 	rec := &sweepRecorder{}
 	policy := RetentionPolicy{RetainCompleted: 7 * 24 * time.Hour, RetainBuried: 30 * 24 * time.Hour,
 		RetainWorkflows: 7 * 24 * time.Hour, RetainLogs: 30 * 24 * time.Hour, RetainEvents: 30 * 24 * time.Hour}
-	r := &retention{c: c, policy: policy, schedule: "@every 1h", obs: rec,
-		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	r.ctx, r.cancel = context.WithCancel(ctx)
-	defer r.cancel()
-
 	release, ok, err := c.store.RetentionLock(ctx)
 	require.NoError(t, err)
 	require.True(t, ok)
-	other, err := Open(ctx, c.cfg)
+	other, err := Open(ctx, func() Config { cfg := c.cfg; cfg.Observer = rec; return cfg }())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = other.Close() })
-	r.c = other
-	r.sweep()
+	r := newRetention(other, policy, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.Equal(t, "skipped", r.RunOnce(ctx))
 	release()
-	r.sweep()
+	require.Equal(t, "ok", r.RunOnce(ctx))
 	require.Equal(t, []string{"skipped", "ok"}, rec.retention)
 	require.Equal(t, 3, rec.deleted[RetainWorkflows])
 	require.Positive(t, rec.deleted[RetainCompleted])
@@ -89,8 +84,7 @@ func TestRescueAndQueueWaitTellTheObserver(t *testing.T) {
 	ins := "INSERT INTO {jobs} (queue, handler, payload, status, attempts, max_attempts, reserved_at) VALUES ('default', 'noop', '{}', 'processing', ?, 3, NOW() - INTERVAL 2 HOUR)"
 	execSQL(t, c, ins, 1) // attempts left: retried
 	execSQL(t, c, ins, 3) // none left: buried
-	r := &rescuer{c: c, reg: NewRegistry(), schedule: "@every 1h", obs: rec, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	r.sweep()
+	newRescuer(c, NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)), nil).RunOnce(ctx)
 	require.Equal(t, [2]int{1, 1}, rec.rescued)
 
 	var ran sync.WaitGroup

@@ -4,11 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"log/slog"
-	"sync"
 	"time"
-
-	"github.com/robfig/cron/v3"
 
 	store "github.com/queuety-go/queuety/sql"
 )
@@ -38,10 +34,6 @@ const (
 	RetentionBatch = 500
 	RetentionPause = 20 * time.Millisecond
 )
-
-// ErrRetentionLocked is returned by Sweep when another process holds the
-// retention lock of this database.
-var ErrRetentionLocked = errors.New("another process is sweeping this database")
 
 // RetentionPolicy is the age of each kind's rows to delete; a kind missing
 // or 0 is kept for ever.
@@ -127,78 +119,4 @@ func (c *Client) Sweep(ctx context.Context, policy RetentionPolicy) (map[Retenti
 		}
 	}
 	return out, nil
-}
-
-// retention runs the retention sweep inside `work`: once at start (a
-// daemon restarted more often than its schedule fires would otherwise
-// never sweep) and then on a cron schedule.
-type retention struct {
-	c        *Client
-	policy   RetentionPolicy
-	schedule string
-	log      *slog.Logger
-	cron     *cron.Cron
-	ctx      context.Context
-	cancel   context.CancelFunc
-	mu       sync.Mutex // one sweep at a time
-	first    sync.WaitGroup
-	obs      Observer // Config.Observer: told of each sweep
-}
-
-func (r *retention) Start(context.Context) error {
-	r.ctx, r.cancel = context.WithCancel(context.Background())
-	r.cron = cron.New(cron.WithChain(cron.SkipIfStillRunning(cron.DiscardLogger)))
-	if _, err := r.cron.AddFunc(r.schedule, r.sweep); err != nil {
-		r.cancel()
-		return err
-	}
-	r.cron.Start()
-	r.first.Go(r.sweep)
-	return nil
-}
-
-// Stop ends a sweep under way at its next statement and waits for it.
-func (r *retention) Stop() {
-	r.cancel()
-	<-r.cron.Stop().Done()
-	r.first.Wait()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-}
-
-func (r *retention) sweep() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.ctx.Err() != nil {
-		return
-	}
-	start := time.Now()
-	res, err := r.c.Sweep(r.ctx, r.policy)
-	observe := func(result string) {
-		if o := sweepObserver(r.obs); o != nil {
-			o.ObserveRetention(result, res)
-		}
-	}
-	switch {
-	case errors.Is(err, ErrRetentionLocked):
-		observe("skipped")
-		r.log.Debug("retention sweep skipped: another process holds the lock")
-		return
-	case err != nil && r.ctx.Err() != nil:
-		observe("failed")
-		r.log.Info("retention sweep interrupted by shutdown", "deleted", res)
-		return
-	case err != nil:
-		observe("failed")
-		r.log.Warn("retention sweep failed", "err", err, "deleted", res)
-		return
-	}
-	observe("ok")
-	if len(res) > 0 {
-		attrs := []any{"took", time.Since(start)}
-		for k, n := range res {
-			attrs = append(attrs, string(k), n)
-		}
-		r.log.Info("retention sweep deleted old rows", attrs...)
-	}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/queuety-go/queuety/queuety/internal/maintenance"
 )
 
 // retentionFixture writes rows older and newer than a 7-day retention (and
@@ -134,7 +136,12 @@ func TestRetentionSweepWhileWorking(t *testing.T) {
 		require.NoError(t, err)
 		work = append(work, d.ID)
 	}
-	startWorker(t, c, reg)
+	w, err := c.NewWorker(reg)
+	require.NoError(t, err)
+	ret := workerService[*maintenance.Retention](t, w)
+	ret.TestSignals.Swept.Init()
+	require.NoError(t, w.Start(ctx))
+	t.Cleanup(func() { _ = w.Stop(context.Background()) })
 	for range 50 {
 		d, err := c.Dispatch(ctx, "noop", map[string]any{})
 		require.NoError(t, err)
@@ -146,7 +153,13 @@ func TestRetentionSweepWhileWorking(t *testing.T) {
 	waitFor(t, 10*time.Second, "the sweep", func() bool {
 		return countStatus(t, c, "completed") == 3+len(work) && countStatus(t, c, "buried") == 1
 	})
-	time.Sleep(1500 * time.Millisecond) // another sweep: still nothing more
+	// Another whole sweep after the one that got there: still nothing more.
+	ret.TestSignals.Swept.Drain()
+	for range 2 {
+		result, ok := ret.TestSignals.Swept.Wait(10 * time.Second)
+		require.True(t, ok, "no sweep")
+		require.Equal(t, "ok", result)
+	}
 	require.Equal(t, wantJobs, ids(t, c, "jobs"))
 	require.Equal(t, f.allWorkflows, ids(t, c, "workflows"), "workflows are not the sweep's")
 	require.Equal(t, f.allEvents, ids(t, c, "workflow_events"))
@@ -197,10 +210,14 @@ func TestRetentionLockSkipsSecondDaemon(t *testing.T) {
 
 	// The service of a second daemon logs the skip and carries on.
 	var logged bytes.Buffer
-	r := &retention{c: other, policy: RetentionPolicyOf(c.cfg), schedule: "@every 1h",
-		log: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	r := newRetention(other, RetentionPolicyOf(c.cfg),
+		slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	r.TestSignals.Swept.Init()
 	require.NoError(t, r.Start(context.Background()))
-	r.sweep()
+	require.Equal(t, "skipped", r.RunOnce(ctx))
+	result, ok := r.TestSignals.Swept.Wait(10 * time.Second) // the sweep at start
+	require.True(t, ok)
+	require.Equal(t, "skipped", result)
 	r.Stop()
 	require.Contains(t, logged.String(), "retention sweep skipped: another process holds the lock")
 	require.Equal(t, f.allJobs, ids(t, c, "jobs"))

@@ -181,17 +181,16 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 	w.loops = append(w.loops, newHeartbeater(heartbeatParams{
 		Jobs: w.jobs, Store: w.store, WorkerID: w.id, Interval: cfg.HeartbeatInterval, Log: w.log}))
 	if cfg.RescueSchedule != "off" {
-		w.loops = append(w.loops, &rescuer{c: c, reg: reg, schedule: cfg.RescueSchedule, log: w.log,
-			holdOff: 2 * cfg.HeartbeatInterval, troubleAt: w.claim.troubleAt.Load, obs: cfg.Observer})
+		w.loops = append(w.loops, newRescuer(c, reg, w.log, w.claim.troubleAt.Load))
 	}
 	if cfg.Workflows && cfg.DeadlineInterval > 0 {
-		w.loops = append(w.loops, newDeadlineChecker(c, reg, cfg.DeadlineInterval, w.log, w.clock))
+		w.loops = append(w.loops, newDeadlineChecker(c, reg, w.log))
 	}
 	if cfg.Workflows {
 		w.loops = append(w.loops, newWorkflowServices(w.engine, cfg, w.log)...)
 	}
 	if p := RetentionPolicyOf(cfg); cfg.RetentionSchedule != "off" && len(p) > 0 {
-		w.feeders = append(w.feeders, &retention{c: c, policy: p, schedule: cfg.RetentionSchedule, log: w.log, obs: cfg.Observer})
+		w.feeders = append(w.feeders, newRetention(c, p, w.log))
 	}
 	if cfg.ScheduleInterval > 0 {
 		w.scheduler = newScheduler(c, cfg.ScheduleInterval, w.log, w.clock)

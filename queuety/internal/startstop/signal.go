@@ -37,3 +37,14 @@ func (s *Signal[T]) Wait(timeout time.Duration) (T, bool) {
 		return zero, false
 	}
 }
+
+// Drain drops the values recorded so far, so the next Wait gets a newer one.
+func (s *Signal[T]) Drain() {
+	for {
+		select {
+		case <-s.ch:
+		default:
+			return
+		}
+	}
+}

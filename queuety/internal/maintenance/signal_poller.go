@@ -1,4 +1,4 @@
-package queuety
+package maintenance
 
 import (
 	"context"
@@ -8,13 +8,14 @@ import (
 
 	"github.com/queuety-go/queuety/internal/clock"
 	"github.com/queuety-go/queuety/internal/engine"
+	"github.com/queuety-go/queuety/queuety/internal/startstop"
 )
 
 // SignalPoller periodically runs Engine.PollSignals from a watermark, and
 // every fullEvery rounds from the start (a signal row whose id was taken
 // before a higher one but committed after it is otherwise skipped).
 type SignalPoller struct {
-	svc    tickerService
+	loop   startstop.Loop
 	engine *engine.Engine
 
 	mu        sync.Mutex
@@ -27,19 +28,19 @@ type SignalPoller struct {
 // the first signal.
 const DefaultSignalFullScanEvery = 30
 
-// newSignalPoller returns a poller running every interval.
-func newSignalPoller(engine *engine.Engine, interval time.Duration, log *slog.Logger, clk clock.Clock) *SignalPoller {
-	p := &SignalPoller{engine: engine, fullEvery: DefaultSignalFullScanEvery}
-	p.svc = tickerService{name: "signal poller", interval: interval, log: orDiscard(log), clock: orReal(clk)}
-	p.svc.round = func(ctx context.Context, _ time.Time) { _, _ = p.RunOnce(ctx) }
+// NewSignalPoller returns a poller running every interval.
+func NewSignalPoller(e *engine.Engine, interval time.Duration, log *slog.Logger, clk clock.Clock) *SignalPoller {
+	p := &SignalPoller{engine: e, fullEvery: DefaultSignalFullScanEvery}
+	p.loop = startstop.Loop{Name: "signal poller", Every: interval, Log: orDiscard(log), Clock: orReal(clk),
+		Round: func(ctx context.Context, _ time.Time) { _, _ = p.RunOnce(ctx) }}
 	return p
 }
 
 // Start polls now (from the first signal) and then every interval.
-func (p *SignalPoller) Start(ctx context.Context) error { return p.svc.Start(ctx) }
+func (p *SignalPoller) Start(ctx context.Context) error { return p.loop.Start(ctx) }
 
 // Stop ends the service and waits for a running poll.
-func (p *SignalPoller) Stop() { p.svc.Stop() }
+func (p *SignalPoller) Stop() { p.loop.Stop() }
 
 // RunOnce polls once and returns how many waits it settled.
 func (p *SignalPoller) RunOnce(ctx context.Context) (int, error) {
@@ -52,11 +53,11 @@ func (p *SignalPoller) RunOnce(ctx context.Context) (int, error) {
 	p.rounds++
 	mark, settled, err := p.engine.PollSignals(ctx, after)
 	if err != nil && ctx.Err() == nil {
-		p.svc.log.Warn("signal poll failed; will retry", "err", err)
+		p.loop.Log.Warn("signal poll failed; will retry", "err", err)
 	}
 	p.mark = max(p.mark, mark)
 	if settled > 0 {
-		p.svc.log.Info("signal poller resumed waiting workflows", "settled", settled)
+		p.loop.Log.Info("signal poller resumed waiting workflows", "settled", settled)
 	}
 	return settled, err
 }

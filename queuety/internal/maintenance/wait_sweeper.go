@@ -1,0 +1,56 @@
+package maintenance
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/queuety-go/queuety/internal/clock"
+	"github.com/queuety-go/queuety/internal/engine"
+	"github.com/queuety-go/queuety/queuety/internal/startstop"
+	"github.com/queuety-go/queuety/workflow"
+)
+
+// The workflow services of `work --workflows` (DESIGN.md §4): PHP wakes a
+// waiting workflow only from the process that unblocked it, so nothing
+// retries a wake-up that raced a commit, and a signal row inserted by a
+// process that does not evaluate waits (plain SQL, a bridge) wakes nobody.
+// WaitSweeper re-evaluates every waiting_for_workflows workflow (and
+// run_workflow parents whose child is terminal); SignalPoller re-evaluates
+// waiting_for_signal workflows that received new signal rows.
+
+// WaitSweeper periodically runs Engine.SweepWaiting.
+type WaitSweeper struct {
+	loop   startstop.Loop
+	engine *engine.Engine
+}
+
+// NewWaitSweeper returns a sweeper running every interval (a nil logger
+// discards, a nil clock is the wall clock).
+func NewWaitSweeper(e *engine.Engine, interval time.Duration, log *slog.Logger, clk clock.Clock) *WaitSweeper {
+	s := &WaitSweeper{engine: e}
+	s.loop = startstop.Loop{Name: "wait sweeper", Every: interval, Log: orDiscard(log), Clock: orReal(clk),
+		Round: func(ctx context.Context, _ time.Time) { _, _ = s.RunOnce(ctx) }}
+	return s
+}
+
+// Start runs a sweep now and then every interval, until Stop. ctx only
+// carries values; Stop ends the service.
+func (s *WaitSweeper) Start(ctx context.Context) error { return s.loop.Start(ctx) }
+
+// Stop ends the service and waits for a running sweep.
+func (s *WaitSweeper) Stop() { s.loop.Stop() }
+
+// RunOnce sweeps once, logging what it settled and what failed.
+func (s *WaitSweeper) RunOnce(ctx context.Context) (workflow.SweepResult, error) {
+	began := s.loop.Clock.Now()
+	res, err := s.engine.SweepWaiting(ctx)
+	if err != nil && ctx.Err() == nil {
+		s.loop.Log.Warn("wait sweep failed; will retry", "err", err)
+	}
+	if res.Settled > 0 {
+		s.loop.Log.Info("wait sweeper resumed waiting workflows", "checked", res.Checked, "settled", res.Settled,
+			"took", s.loop.Clock.Now().Sub(began))
+	}
+	return res, err
+}

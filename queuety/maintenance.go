@@ -1,0 +1,76 @@
+package queuety
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/queuety-go/queuety/internal/engine"
+	"github.com/queuety-go/queuety/queuety/internal/maintenance"
+)
+
+// The worker's maintenance loops live in queuety/internal/maintenance,
+// each built from a params struct; what follows adapts the Client's sweeps
+// to them, so no loop holds a Client or a Worker.
+
+// WaitSweeper periodically runs Engine.SweepWaiting (every
+// waiting_for_workflows workflow, and run_workflow parents whose child is
+// terminal, re-evaluated: a wake-up PHP lost to a race).
+type WaitSweeper = maintenance.WaitSweeper
+
+// newWaitSweeper returns a sweeper running every interval (a nil logger
+// discards, a nil clock is the wall clock).
+func newWaitSweeper(e *engine.Engine, interval time.Duration, log *slog.Logger, clk Clock) *WaitSweeper {
+	return maintenance.NewWaitSweeper(e, interval, log, clk)
+}
+
+// SignalPoller periodically runs Engine.PollSignals from a watermark, and
+// every DefaultSignalFullScanEvery rounds from the start (a signal row
+// whose id was taken before a higher one but committed after it is
+// otherwise skipped).
+type SignalPoller = maintenance.SignalPoller
+
+// DefaultSignalFullScanEvery is how many polls pass between two polls from
+// the first signal.
+const DefaultSignalFullScanEvery = maintenance.DefaultSignalFullScanEvery
+
+// newSignalPoller returns a poller running every interval.
+func newSignalPoller(e *engine.Engine, interval time.Duration, log *slog.Logger, clk Clock) *SignalPoller {
+	return maintenance.NewSignalPoller(e, interval, log, clk)
+}
+
+// ErrRetentionLocked is returned by Sweep when another process holds the
+// retention lock of this database.
+var ErrRetentionLocked = maintenance.ErrRetentionLocked
+
+// newRescuer is the stale sweep of a worker over reg, held off for two
+// heartbeat intervals after troubleAt (the worker's last lost connection).
+func newRescuer(c *Client, reg *Registry, log *slog.Logger, troubleAt func() int64) *maintenance.Rescuer {
+	p := &maintenance.RescuerParams{Schedule: c.cfg.RescueSchedule, Log: log, Clock: c.cfg.Clock,
+		TroubleAt: troubleAt, HoldOff: 2 * c.cfg.HeartbeatInterval,
+		Recover: func(ctx context.Context) (int, int, error) {
+			res, err := c.RecoverStale(ctx, reg)
+			return res.Retried, res.Buried, err
+		}}
+	if o := sweepObserver(c.cfg.Observer); o != nil {
+		p.Observe = o.ObserveRescue
+	}
+	return maintenance.NewRescuer(p)
+}
+
+// newRetention is the retention sweep of policy.
+func newRetention(c *Client, policy RetentionPolicy, log *slog.Logger) *maintenance.Retention {
+	p := &maintenance.RetentionParams{Schedule: c.cfg.RetentionSchedule, Log: log, Clock: c.cfg.Clock,
+		Sweep: func(ctx context.Context) (map[RetentionKind]int, error) { return c.Sweep(ctx, policy) }}
+	if o := sweepObserver(c.cfg.Observer); o != nil {
+		p.Observe = o.ObserveRetention
+	}
+	return maintenance.NewRetention(p)
+}
+
+// newDeadlineChecker fails the workflows past their deadline_at every
+// Config.DeadlineInterval.
+func newDeadlineChecker(c *Client, reg *Registry, log *slog.Logger) *maintenance.DeadlineChecker {
+	return maintenance.NewDeadlineChecker(&maintenance.DeadlineParams{Interval: c.cfg.DeadlineInterval, Log: log,
+		Clock: c.cfg.Clock, Check: func(ctx context.Context) (int, error) { return c.CheckDeadlines(ctx, reg) }})
+}
