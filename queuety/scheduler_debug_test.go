@@ -1,13 +1,11 @@
 package queuety
 
 import (
+	"context"
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/queuety-go/queuety/internal/clock"
 )
 
 // With QUEUETY_DEBUG on, each scheduler tick writes the plugin's debug row
@@ -20,9 +18,9 @@ func TestSchedulerTickDebugRow(t *testing.T) {
 			cfg.Debug = debug
 			cfg.Queues = []string{"emails", "default"}
 		})
-		s := newScheduler(c, time.Minute, slog.New(slog.DiscardHandler), clock.NewFake(scheduleStart))
-		s.tick()
-		s.tick()
+		s := newScheduler(c, slog.New(slog.DiscardHandler))
+		s.RunOnce(context.Background())
+		s.RunOnce(context.Background())
 
 		var rows []struct {
 			JobID   *int64 `db:"job_id"`

@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
-	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/internal/schedule"
+	"github.com/queuety-go/queuety/queuety/internal/scheduler"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -144,24 +143,10 @@ func (c *Client) DueSchedules(ctx context.Context) ([]Schedule, error) {
 }
 
 // ScheduleTick is what one tick did.
-type ScheduleTick struct {
-	Dispatched int `json:"dispatched"` // jobs inserted
-	Skipped    int `json:"skipped"`    // runs skipped by the skip policy
-	Waiting    int `json:"waiting"`    // runs the buffer policy keeps due
-	// Unreadable are due rows whose expression we cannot compute; they are
-	// left as they are, for the plugin's own workers.
-	Unreadable []UnreadableSchedule `json:"unreadable,omitempty"`
-}
+type ScheduleTick = scheduler.Result
 
 // UnreadableSchedule is a due row a tick left alone, and why.
-type UnreadableSchedule struct {
-	ID      int64  `json:"id"`
-	Handler string `json:"handler"`
-	Err     string `json:"error"`
-}
-
-// scheduleBatch is how many due ids one read of a tick takes.
-const scheduleBatch = 100
+type UnreadableSchedule = scheduler.Unreadable
 
 // TickSchedules runs the plugin's Scheduler::tick once: each enabled row
 // whose next_run has come gets one plain job (its payload and queue,
@@ -179,99 +164,6 @@ const scheduleBatch = 100
 // that fails is reported and the others still run; the error returned
 // joins the failures.
 func (c *Client) TickSchedules(ctx context.Context) (ScheduleTick, error) {
-	var res ScheduleTick
-	var errs []error
-	now := c.store.Now()
-	after := int64(0)
-	for {
-		ids, err := c.store.DueScheduleIDs(ctx, now, after, scheduleBatch)
-		if err != nil {
-			return res, errors.Join(append(errs, err)...)
-		}
-		for _, id := range ids {
-			after = id
-			t, err := c.store.TickSchedule(ctx, id, now, func(row *store.ScheduleRow, active int) (store.ScheduleDecision, error) {
-				return decideRun(row, active, now)
-			})
-			var bad *unreadableError
-			switch {
-			case errors.As(err, &bad):
-				res.Unreadable = append(res.Unreadable, UnreadableSchedule{ID: id, Handler: bad.handler, Err: bad.err.Error()})
-				continue
-			case err != nil:
-				errs = append(errs, err)
-				if ctx.Err() != nil || store.ConnectionLost(err) {
-					return res, errors.Join(errs...)
-				}
-				continue
-			case t.Row == nil:
-				continue // another tick ran it
-			}
-			switch t.Action {
-			case store.ScheduleDispatch:
-				res.Dispatched++
-			case store.ScheduleSkip:
-				res.Skipped++
-			case store.ScheduleWait:
-				res.Waiting++
-			}
-		}
-		if len(ids) < scheduleBatch {
-			return res, errors.Join(errs...)
-		}
-	}
-}
-
-// unreadableError is a row whose expression cannot be computed.
-type unreadableError struct {
-	handler string
-	err     error
-}
-
-func (e *unreadableError) Error() string { return e.err.Error() }
-
-// decideRun is the plugin's tick for one locked due row.
-func decideRun(row *store.ScheduleRow, active int, now time.Time) (store.ScheduleDecision, error) {
-	expr, err := schedule.ParseStored(schedule.Kind(row.ExpressionType), row.Expression)
-	if err != nil {
-		return store.ScheduleDecision{}, &unreadableError{row.Handler, err}
-	}
-	next, err := expr.Next(now)
-	if err != nil {
-		return store.ScheduleDecision{}, &unreadableError{row.Handler, err}
-	}
-	// The column is an ENUM of the three; the plugin reads anything else
-	// as allow.
-	policy, err := schedule.ParsePolicy(row.OverlapPolicy)
-	if err != nil {
-		policy = schedule.Allow
-	}
-	if active > 0 {
-		switch policy {
-		case schedule.Skip:
-			return store.ScheduleDecision{Action: store.ScheduleSkip, NextRun: next}, nil
-		case schedule.Buffer:
-			return store.ScheduleDecision{Action: store.ScheduleWait}, nil
-		}
-	}
-	return store.ScheduleDecision{Action: store.ScheduleDispatch, NextRun: next, Job: store.InsertJob{
-		Queue: row.Queue, Handler: row.Handler, Payload: schedulePayload(row.Payload),
-		Priority: int(PriorityLow), MaxAttempts: DefaultMaxAttempts, CostUnits: 1,
-	}}, nil
-}
-
-// schedulePayload is the job payload of a schedule's stored one, as the
-// plugin makes it: json_decode($payload, true), anything but an array
-// read as an empty one, and json_encode again, so {} becomes [] and
-// {"0":"a"} ["a"].
-func schedulePayload(stored string) []byte {
-	v, err := phpjson.DecodeString(stored)
-	if err != nil || (v.Kind() != phpjson.KindObject && v.Kind() != phpjson.KindList) {
-		return []byte("[]")
-	}
-	b, err := phpjson.Encode(v)
-	if err != nil {
-		return []byte("[]")
-	}
-	return b
+	return scheduler.Tick(ctx, c.store, &scheduler.TickParams{Now: c.store.Now(),
+		Priority: int(PriorityLow), MaxAttempts: DefaultMaxAttempts})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/clock"
 	"github.com/queuety-go/queuety/internal/schedule"
+	"github.com/queuety-go/queuety/queuety/internal/scheduler"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -77,7 +78,7 @@ func TestSchedulePayloadIsReencodedAsThePluginDoes(t *testing.T) {
 		`{"5":"x"}`:                       `{"5":"x"}`,
 		`{"source":"interval"}`:           `{"source":"interval"}`,
 	} {
-		require.Equal(t, want, string(schedulePayload(stored)), stored)
+		require.Equal(t, want, string(scheduler.Payload(stored)), stored)
 	}
 }
 
@@ -241,7 +242,7 @@ func pluginTick(ctx context.Context, db *sqlx.DB, tables store.Tables, now time.
 			}
 		}
 		if _, err := tx.ExecContext(ctx, "INSERT INTO `"+tables["jobs"]+"` (queue, handler, payload, priority, status, max_attempts, available_at) VALUES (?, ?, ?, 0, 'pending', 3, ?)",
-			r.Queue, r.Handler, string(schedulePayload(r.Payload)), store.DateTime(now)); err != nil {
+			r.Queue, r.Handler, string(scheduler.Payload(r.Payload)), store.DateTime(now)); err != nil {
 			return 0, err
 		}
 		if _, err := tx.ExecContext(ctx, "UPDATE `"+tables["schedules"]+"` SET last_run = ?, next_run = ? WHERE id = ?", store.DateTime(now), store.DateTime(next), r.ID); err != nil {
@@ -362,12 +363,14 @@ func TestWorkerTicksSchedules(t *testing.T) {
 		got <- string(j.RawPayload)
 		return nil
 	})
-	startWorker(t, c, reg)
-	select {
-	case p := <-got:
-		t.Fatalf("ran %s before the schedule was due", p)
-	case <-time.After(100 * time.Millisecond):
-	}
+	w0, err := c.NewWorker(reg)
+	require.NoError(t, err)
+	w0.scheduler.TestSignals.Ticked.Init()
+	require.NoError(t, w0.Start(ctx))
+	t.Cleanup(func() { _ = w0.Stop(context.Background()) })
+	tick, ok := w0.scheduler.TestSignals.Ticked.Wait(10 * time.Second)
+	require.True(t, ok, "no tick at start")
+	require.Zero(t, tick.Dispatched, "nothing dispatched before the schedule was due")
 	clk.Advance(time.Hour)
 	select {
 	case p := <-got:
@@ -387,7 +390,7 @@ func TestWorkerTicksSchedules(t *testing.T) {
 	w2, err := c.NewWorker(reg)
 	require.NoError(t, err)
 	require.NotNil(t, w2.scheduler)
-	require.Equal(t, 20*time.Millisecond, w2.scheduler.interval)
+	require.Equal(t, 20*time.Millisecond, w2.scheduler.Interval())
 	def := Config{}
 	require.NoError(t, def.Validate())
 	require.Equal(t, DefaultScheduleInterval, def.ScheduleInterval, "60 s, as the plugin's worker loop")

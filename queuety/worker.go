@@ -16,6 +16,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/clock"
 	"github.com/queuety-go/queuety/internal/engine"
+	"github.com/queuety-go/queuety/queuety/internal/scheduler"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -64,8 +65,8 @@ type Worker struct {
 	// sweeper, signal poller) stop after the last completion is written.
 	feeders   []service
 	loops     []service
-	scheduler *scheduler       // Config.ScheduleInterval: the schedules tick
-	hooks     *webhookNotifier // the plugin's webhooks (webhook_events.go)
+	scheduler *scheduler.Scheduler // Config.ScheduleInterval: the schedules tick
+	hooks     *webhookNotifier     // the plugin's webhooks (webhook_events.go)
 
 	// batchTurns orders one batch's callbacks by their commits.
 	batchTurns batchTurns
@@ -193,7 +194,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		w.feeders = append(w.feeders, newRetention(c, p, w.log))
 	}
 	if cfg.ScheduleInterval > 0 {
-		w.scheduler = newScheduler(c, cfg.ScheduleInterval, w.log, w.clock)
+		w.scheduler = newScheduler(c, w.log)
 		w.feeders = append(w.feeders, w.scheduler)
 	}
 	return w, nil
