@@ -61,7 +61,7 @@ func (w *Worker) engineConfig() engine.EngineConfig {
 	cfg.Logger = w.log
 	cfg.OnWakeError = wakeErrorLogger(w.log)
 	if w.hooks != nil {
-		cfg.OnStepFailure = w.hooks.stepFailure
+		cfg.OnStepFailure = w.hooks.StepFailure
 	}
 	return cfg
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/queuety-go/queuety/queuety/internal/webhooks"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -43,7 +44,7 @@ func CheckWebhook(event, url string) error {
 	if len(url) > 2048 {
 		return fmt.Errorf("webhook URL: longer than 2048 characters")
 	}
-	_, err := parseWebhookURL(url)
+	_, err := webhooks.ParseURL(url)
 	return err
 }
 

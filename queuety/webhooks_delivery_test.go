@@ -13,6 +13,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/clock"
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/queuety/internal/webhooks"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -83,12 +84,23 @@ func TestWebhooksDoNotHoldJobs(t *testing.T) {
 	require.Equal(t, obs.get("failed"), got[0].Failed)
 }
 
-// newTestNotifier is a started notifier over c's tables.
-func newTestNotifier(t *testing.T, c *Client, cfg WebhookConfig, obs Observer) *webhookNotifier {
+// newTestNotifier is a started notifier over c's tables whose Stop drains
+// all that is queued.
+func newTestNotifier(t *testing.T, c *Client, cfg WebhookConfig, obs Observer) *webhooks.Notifier {
 	t.Helper()
-	require.NoError(t, cfg.validate())
-	n := newWebhookNotifier(c.store, cfg, testLogger(), clock.NewFake(time.Date(2026, 12, 1, 11, 10, 21, 0, time.UTC)), obs)
-	n.Start(context.Background())
+	return startTestNotifier(t, c, cfg, obs, time.Hour, clock.NewFake(time.Date(2026, 12, 1, 11, 10, 21, 0, time.UTC)))
+}
+
+// startTestNotifier is a started notifier over c's tables with Stop's
+// grace and a clock.
+func startTestNotifier(t *testing.T, c *Client, wc WebhookConfig, obs Observer, grace time.Duration, clk Clock) *webhooks.Notifier {
+	t.Helper()
+	require.NoError(t, wc.validate())
+	p := webhookParams(c.store, Config{Webhooks: wc, Observer: obs, Clock: clk}, testLogger())
+	p.Grace = grace
+	n := webhooks.New(p)
+	n.Stop() // a Stop before Start does nothing
+	require.NoError(t, n.Start(context.Background()))
 	return n
 }
 
@@ -123,10 +135,10 @@ func TestWebhookRetries(t *testing.T) {
 			_, err := c.AddWebhook(context.Background(), WebhookJobFailed, "http://127.0.0.1:"+hl.port()+"/f")
 			require.NoError(t, err)
 			n := newTestNotifier(t, c, WebhookConfig{Retries: tc.retries, RetryBackoff: time.Millisecond}, obs)
-			n.notify(WebhookJobFailed, hookData(7))
-			n.notify(WebhookJobBuried, hookData(8)) // no hook for it: nothing sent
+			n.Notify(WebhookJobFailed, hookData(7))
+			n.Notify(WebhookJobBuried, hookData(8)) // no hook for it: nothing sent
 			waitFor(t, 10*time.Second, "the delivery settled", func() bool { return obs.get(tc.result) == 1 })
-			n.Stop(context.Background())
+			n.Stop()
 			got := hl.requests()
 			require.Len(t, got, tc.tries)
 			for _, r := range got {
@@ -158,15 +170,15 @@ func TestWebhookDeliveriesPerRegistration(t *testing.T) {
 	dead, err := c.AddWebhook(ctx, WebhookJobBuried, fmt.Sprintf("http://127.0.0.1:%d/b", deadPort))
 	require.NoError(t, err)
 	n := newTestNotifier(t, c, WebhookConfig{Retries: 1, RetryBackoff: time.Millisecond}, obs)
-	n.notify(WebhookJobFailed, hookData(1))
-	n.notify(WebhookJobBuried, hookData(2))
+	n.Notify(WebhookJobFailed, hookData(1))
+	n.Notify(WebhookJobBuried, hookData(2))
 	waitFor(t, 10*time.Second, "both settled", func() bool { return obs.get("sent") == 1 && obs.get("failed") == 1 })
-	n.notify(WebhookJobFailed, hookData(3))
+	n.Notify(WebhookJobFailed, hookData(3))
 	waitFor(t, 10*time.Second, "the second sent", func() bool { return obs.get("sent") == 2 })
-	n.Stop(ctx)
+	n.Stop()
 	require.Zero(t, obs.get("retried"), "a retried try is not a metric result")
 
-	got := n.deliveries.snapshot()
+	got := n.Deliveries()
 	require.Len(t, got, 2)
 	f, b := got[0], got[1]
 	require.Equal(t, flaky, f.WebhookID)
@@ -194,9 +206,9 @@ func TestWebhookDeadEndpointTimesOut(t *testing.T) {
 	_, err := c.AddWebhook(context.Background(), WebhookJobBuried, "http://127.0.0.1:"+hl.port()+"/b")
 	require.NoError(t, err)
 	n := newTestNotifier(t, c, WebhookConfig{Timeout: 50 * time.Millisecond, Retries: 1, RetryBackoff: time.Millisecond}, obs)
-	n.notify(WebhookJobBuried, hookData(1))
+	n.Notify(WebhookJobBuried, hookData(1))
 	waitFor(t, 10*time.Second, "given up", func() bool { return obs.get("failed") == 1 })
-	n.Stop(context.Background())
+	n.Stop()
 	require.Len(t, hl.requests(), 2)
 }
 
@@ -213,12 +225,12 @@ func TestWebhookStopDrains(t *testing.T) {
 		require.NoError(t, err)
 		n := newTestNotifier(t, c, WebhookConfig{Senders: 1}, obs)
 		for i := int64(1); i <= 20; i++ {
-			n.notify(WebhookJobCompleted, hookData(i))
+			n.Notify(WebhookJobCompleted, hookData(i))
 		}
-		n.Stop(context.Background())
+		n.Stop()
 		require.Len(t, hl.requests(), 20)
 		require.Equal(t, 20, obs.get("sent"))
-		n.notify(WebhookJobCompleted, hookData(21)) // after Stop: dropped
+		n.Notify(WebhookJobCompleted, hookData(21)) // after Stop: dropped
 		require.Equal(t, 1, obs.get("dropped"))
 	})
 	t.Run("grace over", func(t *testing.T) {
@@ -230,14 +242,12 @@ func TestWebhookStopDrains(t *testing.T) {
 		c := newTestClient(t, nil)
 		_, err := c.AddWebhook(context.Background(), WebhookJobCompleted, "http://127.0.0.1:"+hl.port()+"/c")
 		require.NoError(t, err)
-		n := newTestNotifier(t, c, WebhookConfig{Senders: 1, Timeout: time.Minute}, obs)
+		n := startTestNotifier(t, c, WebhookConfig{Senders: 1, Timeout: time.Minute}, obs, 0, clock.Real{})
 		for i := int64(1); i <= 5; i++ {
-			n.notify(WebhookJobCompleted, hookData(i))
+			n.Notify(WebhookJobCompleted, hookData(i))
 		}
 		waitFor(t, 10*time.Second, "the first request in flight", func() bool { return len(hl.requests()) == 1 })
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		n.Stop(ctx)
+		n.Stop() // no grace
 		require.Equal(t, 4, obs.get("dropped"))
 		require.Equal(t, 1, obs.get("failed"), "the request in flight is cut")
 	})
@@ -252,18 +262,18 @@ func TestWebhookRefresh(t *testing.T) {
 	c := newTestClient(t, nil)
 	ctx := context.Background()
 	n := newTestNotifier(t, c, WebhookConfig{Senders: 1}, obs)
-	n.notify(WebhookJobCompleted, hookData(1)) // none registered yet
+	n.Notify(WebhookJobCompleted, hookData(1)) // none registered yet
 	id, err := c.AddWebhook(ctx, WebhookJobCompleted, "http://127.0.0.1:"+hl.port()+"/c")
 	require.NoError(t, err)
 	_, err = c.store.AddWebhook(ctx, WebhookJobCompleted, "gopher://nowhere") // as PHP may store it
 	require.NoError(t, err)
-	n.refresh(ctx)
-	n.notify(WebhookJobCompleted, hookData(2))
+	n.RunOnce(ctx)
+	n.Notify(WebhookJobCompleted, hookData(2))
 	waitFor(t, 10*time.Second, "sent", func() bool { return obs.get("sent") == 1 })
 	require.NoError(t, c.RemoveWebhook(ctx, id))
-	n.refresh(ctx)
-	n.notify(WebhookJobCompleted, hookData(3))
-	n.Stop(ctx)
+	n.RunOnce(ctx)
+	n.Notify(WebhookJobCompleted, hookData(3))
+	n.Stop()
 	got := hl.requests()
 	require.Len(t, got, 1)
 	require.True(t, strings.Contains(string(got[0]), `"job_id":2`))
@@ -277,15 +287,14 @@ func TestWebhookRefreshTicksOnTheClock(t *testing.T) {
 	ctx := context.Background()
 	clk := clock.NewFake(time.Date(2026, 12, 1, 11, 10, 21, 0, time.UTC))
 	cfg := WebhookConfig{Senders: 1}
+	n := startTestNotifier(t, c, cfg, nil, time.Hour, clk)
+	defer n.Stop()
 	require.NoError(t, cfg.validate())
-	n := newWebhookNotifier(c.store, cfg, testLogger(), clk, nil)
-	n.Start(ctx)
-	defer n.Stop(ctx)
 	_, err := c.AddWebhook(ctx, WebhookJobCompleted, "http://127.0.0.1:1/c")
 	require.NoError(t, err)
-	require.False(t, n.wants(WebhookJobCompleted), "read at Start only")
+	require.False(t, n.Wants(WebhookJobCompleted), "read at Start only")
 	clk.Advance(cfg.Refresh)
-	waitFor(t, 10*time.Second, "the refresh on the tick", func() bool { return n.wants(WebhookJobCompleted) })
+	waitFor(t, 10*time.Second, "the refresh on the tick", func() bool { return n.Wants(WebhookJobCompleted) })
 }
 
 // TestWebhookInvalidUTF8Message: an error message that is not UTF-8 is
@@ -297,8 +306,8 @@ func TestWebhookInvalidUTF8Message(t *testing.T) {
 	_, err := c.AddWebhook(context.Background(), WebhookJobBuried, "http://127.0.0.1:"+hl.port()+"/b")
 	require.NoError(t, err)
 	n := newTestNotifier(t, c, WebhookConfig{}, nil)
-	n.jobFailure(&store.JobRow{ID: 3, Handler: "h", Queue: "default"}, "bad \xff byte", true)
-	n.Stop(context.Background())
+	n.JobFailure(&store.JobRow{ID: 3, Handler: "h", Queue: "default"}, "bad \xff byte", true)
+	n.Stop()
 	got := hl.requests()
 	require.Len(t, got, 1)
 	require.Contains(t, string(got[0]), `{"event":"job.buried","data":{"job_id":3,"handler":"h","queue":"default","error_message":"bad \ufffd byte"},"timestamp":"2026-12-01T11:10:21Z"}`)
@@ -343,12 +352,12 @@ func TestWebhookNotifyDuringStop(t *testing.T) {
 			defer wg.Done()
 			<-start
 			for i := 0; i < each; i++ {
-				n.notify(WebhookJobCompleted, hookData(int64(i)))
+				n.Notify(WebhookJobCompleted, hookData(int64(i)))
 			}
 		}()
 	}
 	close(start)
-	n.Stop(context.Background())
+	n.Stop()
 	wg.Wait()
 	total := obs.get("sent") + obs.get("dropped") + obs.get("failed")
 	require.Equal(t, goroutines*each, total)

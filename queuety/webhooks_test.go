@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/textproto"
 	"regexp"
 	"strconv"
 	"strings"
@@ -189,8 +188,8 @@ func TestFixtureWebhooksReplay(t *testing.T) {
 	}
 	w, err := c.NewWorker(webhookRegistry(t))
 	require.NoError(t, err)
-	w.hooks.Start(context.Background())
-	t.Cleanup(func() { w.hooks.Stop(context.Background()) })
+	require.NoError(t, w.hooks.Start(context.Background()))
+	t.Cleanup(func() { w.hooks.Stop() })
 
 	sent := 0
 	for i, snap := range f.Snapshots[1:] {
@@ -220,42 +219,8 @@ func TestFixtureWebhooksReplay(t *testing.T) {
 	}
 	// Nothing else was sent (a completed step sends nothing): give a
 	// straggler the chance to arrive, then count.
-	w.hooks.Stop(context.Background())
+	w.hooks.Stop()
 	require.Len(t, hl.requests(), len(f.Requests))
-}
-
-// TestWebhookRequestBytes: the request the plugin's stream wrapper writes,
-// for the URL forms a site may register.
-func TestWebhookRequestBytes(t *testing.T) {
-	t.Parallel()
-	body := []byte(`{"a":1}`)
-	for _, tc := range []struct{ url, head string }{
-		{"http://example.com/h", "POST /h HTTP/1.1\r\nHost: example.com\r\n"},
-		{"http://example.com:80", "POST / HTTP/1.1\r\nHost: example.com\r\n"},
-		{"https://example.com:443/a/b?x=1&y=%2F#frag", "POST /a/b?x=1&y=%2F HTTP/1.1\r\nHost: example.com\r\n"},
-		{"https://example.com:8443/", "POST / HTTP/1.1\r\nHost: example.com:8443\r\n"},
-		{"http://[::1]:9000/h", "POST /h HTTP/1.1\r\nHost: [::1]:9000\r\n"},
-		{"http://u:p%40ss@example.com/h", "POST /h HTTP/1.1\r\nAuthorization: Basic dTpwQHNz\r\nHost: example.com\r\n"},
-	} {
-		u, err := parseWebhookURL(tc.url)
-		require.NoError(t, err, tc.url)
-		want := tc.head + "Connection: close\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n" + `{"a":1}`
-		require.Equal(t, want, string(webhookRequest(u, body)), tc.url)
-	}
-	for _, bad := range []string{"ftp://example.com/", "http:///nohost", "::"} {
-		_, err := parseWebhookURL(bad)
-		require.Error(t, err, bad)
-	}
-	// The bytes a real HTTP parser reads: one request, no User-Agent.
-	u, _ := parseWebhookURL("http://example.com/h")
-	tp := textproto.NewReader(bufio.NewReader(bytes.NewReader(webhookRequest(u, body))))
-	_, err := tp.ReadLine()
-	require.NoError(t, err)
-	hdr, err := tp.ReadMIMEHeader()
-	require.NoError(t, err)
-	require.Empty(t, hdr.Get("User-Agent"))
-	require.Empty(t, hdr.Get("Accept-Encoding"))
-	require.Equal(t, "7", hdr.Get("Content-Length"))
 }
 
 // TestWebhooksOfForEachBranches: a failed for_each branch is job.failed
@@ -290,13 +255,13 @@ func TestWebhooksOfForEachBranches(t *testing.T) {
 	require.NoError(t, err)
 	w, err := c.NewWorker(reg)
 	require.NoError(t, err)
-	w.hooks.Start(ctx)
+	require.NoError(t, w.hooks.Start(ctx))
 	for stepOnce(t, w) > 0 {
 		_, err := c.store.DB().Exec("UPDATE `" + c.store.Tables()["jobs"] + "` SET available_at = NOW()")
 		require.NoError(t, err)
 	}
 	require.Equal(t, "failed", workflowRow(t, c, id).Status)
-	w.hooks.Stop(ctx)
+	w.hooks.Stop()
 	var got []string
 	for _, r := range hl.requests() {
 		body := string(r[strings.Index(string(r), "\r\n\r\n")+4:])
@@ -336,8 +301,8 @@ func TestWebhookFollowsADeclaredBurial(t *testing.T) {
 	reg.Register("tries_once", HandlerFunc(func(context.Context, *Job) error { return declaredTries{1} }))
 	w, err := c.NewWorker(reg)
 	require.NoError(t, err)
-	w.hooks.Start(context.Background())
-	t.Cleanup(func() { w.hooks.Stop(context.Background()) })
+	require.NoError(t, w.hooks.Start(context.Background()))
+	t.Cleanup(func() { w.hooks.Stop() })
 	d, err := c.Dispatch(context.Background(), "tries_once", map[string]any{})
 	require.NoError(t, err)
 	require.Equal(t, 1, stepOnce(t, w))
@@ -371,10 +336,10 @@ func TestWebhookCompletedForBatchJob(t *testing.T) {
 	reg.HandleFunc("ok", func(context.Context, *Job) error { return nil })
 	w, err := c.NewWorker(reg)
 	require.NoError(t, err)
-	w.hooks.Start(ctx)
+	require.NoError(t, w.hooks.Start(ctx))
 	require.Equal(t, 1, stepOnce(t, w))
 	require.Equal(t, 1, stepOnce(t, w))
-	w.hooks.Stop(ctx) // drains: every request queued is sent
+	w.hooks.Stop() // drains: every request queued is sent
 	require.True(t, batchRow(t, c, batch).FinishedAt.Valid)
 	durationMS := regexp.MustCompile(`"duration_ms":\d+`)
 	var got []string

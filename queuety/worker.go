@@ -17,6 +17,7 @@ import (
 	"github.com/queuety-go/queuety/internal/clock"
 	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/queuety/internal/scheduler"
+	"github.com/queuety-go/queuety/queuety/internal/webhooks"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -66,7 +67,7 @@ type Worker struct {
 	feeders   []service
 	loops     []service
 	scheduler *scheduler.Scheduler // Config.ScheduleInterval: the schedules tick
-	hooks     *webhookNotifier     // the plugin's webhooks (webhook_events.go)
+	hooks     *webhooks.Notifier   // the plugin's webhooks (webhooks.go), the last of loops
 
 	// batchTurns orders one batch's callbacks by their commits.
 	batchTurns batchTurns
@@ -190,6 +191,9 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 	if cfg.Workflows {
 		w.loops = append(w.loops, newWorkflowServices(w.engine, cfg, w.log)...)
 	}
+	if w.hooks != nil {
+		w.loops = append(w.loops, w.hooks) // last: the loops before it may still send
+	}
 	if p := RetentionPolicyOf(cfg); cfg.RetentionSchedule != "off" && len(p) > 0 {
 		w.feeders = append(w.feeders, newRetention(c, p, w.log))
 	}
@@ -247,9 +251,6 @@ func (w *Worker) Start(ctx context.Context) error {
 		return err
 	}
 	w.mem.sample()
-	if w.hooks != nil {
-		w.hooks.Start(ctx)
-	}
 	_ = w.completer.Start(ctx)
 	w.log.Info("worker started", "queues", w.cfg.Queues, "concurrency", w.cfg.Concurrency,
 		"handlers", handlerSummary(w.handlers), "workflows", w.engine != nil)
@@ -308,7 +309,6 @@ func (w *Worker) stop(ctx context.Context) error {
 	}
 	w.completer.Stop()
 	stopServices(w.loops)
-	w.stopWebhooks(grace)
 	w.sessions.Stop()
 	w.cancelJobs(ErrShutdown)
 	st := w.Stats()

@@ -1,4 +1,4 @@
-package queuety
+package webhooks
 
 import (
 	"bufio"
@@ -24,8 +24,8 @@ import (
 // way the wrapper writes it, and only the status line of the answer is
 // read.
 
-// webhookRequest is the bytes of the plugin's POST of body to u.
-func webhookRequest(u *url.URL, body []byte) []byte {
+// request is the bytes of the plugin's POST of body to u.
+func request(u *url.URL, body []byte) []byte {
 	var b strings.Builder
 	path := u.EscapedPath()
 	if path == "" {
@@ -46,7 +46,7 @@ func webhookRequest(u *url.URL, body []byte) []byte {
 		b.WriteString("\r\n")
 	}
 	b.WriteString("Host: ")
-	b.WriteString(webhookHost(u))
+	b.WriteString(hostHeader(u))
 	b.WriteString("\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ")
 	b.WriteString(strconv.Itoa(len(body)))
 	b.WriteString("\r\n\r\n")
@@ -54,9 +54,9 @@ func webhookRequest(u *url.URL, body []byte) []byte {
 	return []byte(b.String())
 }
 
-// webhookHost is the Host header: the port only when it is not the
+// hostHeader is the Host header: the port only when it is not the
 // scheme's default, as the wrapper writes it.
-func webhookHost(u *url.URL) string {
+func hostHeader(u *url.URL) string {
 	host := u.Hostname()
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
@@ -74,8 +74,8 @@ func defaultPort(scheme string) string {
 	return "80"
 }
 
-// parseWebhookURL checks a webhook URL: http or https with a host.
-func parseWebhookURL(raw string) (*url.URL, error) {
+// ParseURL checks a webhook URL: http or https with a host.
+func ParseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, err
@@ -89,15 +89,15 @@ func parseWebhookURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// errWebhookStatus is an answer worth another try (5xx, 429).
-type errWebhookStatus struct{ code int }
+// errStatus is an answer worth another try (5xx, 429).
+type errStatus struct{ code int }
 
-func (e errWebhookStatus) Error() string { return fmt.Sprintf("HTTP status %d", e.code) }
+func (e errStatus) Error() string { return fmt.Sprintf("HTTP status %d", e.code) }
 
-// postWebhook sends one request within timeout and reads the status line.
+// post sends one request within timeout and reads the status line.
 // Any answer but 5xx and 429 is final (PHP's wrapper does not retry
 // either; redirects are not followed).
-func postWebhook(ctx context.Context, dial func(ctx context.Context, network, addr string) (net.Conn, error), u *url.URL, body []byte, timeout time.Duration) error {
+func post(ctx context.Context, dial func(ctx context.Context, network, addr string) (net.Conn, error), u *url.URL, body []byte, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	addr := net.JoinHostPort(u.Hostname(), u.Port())
@@ -122,7 +122,7 @@ func postWebhook(ctx context.Context, dial func(ctx context.Context, network, ad
 		}
 		conn = tc
 	}
-	if _, err := conn.Write(webhookRequest(u, body)); err != nil {
+	if _, err := conn.Write(request(u, body)); err != nil {
 		return err
 	}
 	line, err := textproto.NewReader(bufio.NewReader(conn)).ReadLine()
@@ -135,7 +135,7 @@ func postWebhook(ctx context.Context, dial func(ctx context.Context, network, ad
 		return errors.New("not an HTTP answer: " + strconv.Quote(line))
 	}
 	if code >= 500 || code == 429 {
-		return errWebhookStatus{code}
+		return errStatus{code}
 	}
 	return nil
 }

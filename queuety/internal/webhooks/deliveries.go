@@ -1,4 +1,4 @@
-package queuety
+package webhooks
 
 import (
 	"cmp"
@@ -8,12 +8,12 @@ import (
 	"time"
 )
 
-// WebhookDelivery is what this process's worker did with one webhook
+// Delivery is what this process's worker did with one webhook
 // registration since it started. Neither the plugin nor the daemon keeps a
 // delivery log in the tables; these counts live in memory (the dashboard
 // shows them, the metric queuety_webhook_requests_total sums them by event
 // and result), so other processes' deliveries are not here.
-type WebhookDelivery struct {
+type Delivery struct {
 	WebhookID int64
 	Event     string
 	URL       string // credentials redacted
@@ -30,47 +30,47 @@ type WebhookDelivery struct {
 	LastErrorAt time.Time
 }
 
-// webhookTarget is one registration the notifier posts an event to.
-type webhookTarget struct {
+// target is one registration the notifier posts an event to.
+type target struct {
 	id  int64
 	url *url.URL
 }
 
-// webhookDeliveries keeps a WebhookDelivery per registration; the senders
+// deliveries keeps a Delivery per registration; the senders
 // record into it concurrently.
-type webhookDeliveries struct {
+type deliveries struct {
 	mu sync.Mutex
-	by map[int64]*WebhookDelivery
+	by map[int64]*Delivery
 }
 
 // webhook results as the notifier records them (and the metric names
 // them).
 const (
-	webhookSent    = "sent"
-	webhookFailed  = "failed"
-	webhookDropped = "dropped"
-	webhookRetried = "retried" // a failed try that is tried again; not a metric result
+	resultSent    = "sent"
+	resultFailed  = "failed"
+	resultDropped = "dropped"
+	resultRetried = "retried" // a failed try that is tried again; not a metric result
 )
 
-func (d *webhookDeliveries) record(event string, t webhookTarget, result string, err error, at time.Time) {
+func (d *deliveries) record(event string, t target, result string, err error, at time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.by == nil {
-		d.by = map[int64]*WebhookDelivery{}
+		d.by = map[int64]*Delivery{}
 	}
 	s := d.by[t.id]
 	if s == nil {
-		s = &WebhookDelivery{WebhookID: t.id, Event: event, URL: t.url.Redacted()}
+		s = &Delivery{WebhookID: t.id, Event: event, URL: t.url.Redacted()}
 		d.by[t.id] = s
 	}
 	switch result {
-	case webhookSent:
+	case resultSent:
 		s.Sent++
-	case webhookFailed:
+	case resultFailed:
 		s.Failed++
-	case webhookDropped:
+	case resultDropped:
 		s.Dropped++
-	case webhookRetried:
+	case resultRetried:
 		s.Retried++
 	}
 	s.LastAt = at
@@ -80,23 +80,13 @@ func (d *webhookDeliveries) record(event string, t webhookTarget, result string,
 }
 
 // snapshot copies the deliveries, by webhook id.
-func (d *webhookDeliveries) snapshot() []WebhookDelivery {
+func (d *deliveries) snapshot() []Delivery {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make([]WebhookDelivery, 0, len(d.by))
+	out := make([]Delivery, 0, len(d.by))
 	for _, s := range d.by {
 		out = append(out, *s)
 	}
-	slices.SortFunc(out, func(a, b WebhookDelivery) int { return cmp.Compare(a.WebhookID, b.WebhookID) })
+	slices.SortFunc(out, func(a, b Delivery) int { return cmp.Compare(a.WebhookID, b.WebhookID) })
 	return out
-}
-
-// WebhookDeliveries is what this worker sent to each webhook since it was
-// built, by webhook id; nil when its webhooks are off
-// (Config.Webhooks.Disabled). Safe to call while the worker runs.
-func (w *Worker) WebhookDeliveries() []WebhookDelivery {
-	if w.hooks == nil {
-		return nil
-	}
-	return w.hooks.deliveries.snapshot()
 }
