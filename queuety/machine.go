@@ -2,415 +2,98 @@ package queuety
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/queuety-go/queuety/internal/phpjson"
-	"github.com/queuety-go/queuety/internal/throwable"
-	store "github.com/queuety-go/queuety/sql"
+	imachine "github.com/queuety-go/queuety/queuety/internal/machine"
+	"github.com/queuety-go/queuety/queuety/machine"
 )
 
-// machineRuntime runs the plugin's state machines from their rows
-// (StateMachine): action jobs, events with their guards, and failed
-// actions. Actions and guards are Go functions registered by class name,
-// else PHP classes run in the pool.
-type machineRuntime struct {
-	st  *store.Store
-	reg *Registry
-	now func() time.Time
-	log *slog.Logger
-}
+// The state machines run in queuety/internal/machine; their public names
+// are in queuety/machine and, as before, here. What follows builds a
+// runtime per use over the Client's store and a Registry's Go actions,
+// guards and PHP pool, and hands it the worker's action jobs.
 
-func (c *Client) machines(reg *Registry) *machineRuntime {
-	if reg == nil {
-		reg = NewRegistry()
-	}
-	return &machineRuntime{st: c.store, reg: reg, now: c.cfg.Clock.Now, log: c.cfg.Logger}
-}
+// MachineBuilder defines a state machine the way the plugin's
+// Queuety::machine() builder does (machine.Builder). Dispatch it with
+// Client.DispatchMachine.
+type MachineBuilder = machine.Builder
 
-// phpError is an error the plugin raises as a PHP exception: its class
-// goes to error_class and to the event's error payload.
-type phpError struct {
-	class, msg string
-}
+// NewMachine starts a machine definition (machine.New).
+func NewMachine(name string) *MachineBuilder { return machine.New(name) }
 
-func (e *phpError) Error() string      { return e.msg }
-func (e *phpError) ErrorClass() string { return e.class }
-
-func runtimeError(format string, args ...any) error {
-	return &phpError{class: "RuntimeException", msg: fmt.Sprintf(format, args...)}
-}
+// ErrEventRejected wraps the reason a machine refused an event
+// (Queuety::machine_event throws it); the event_rejected row is written.
+var ErrEventRejected = machine.ErrEventRejected
 
 // errLeaveToPHP hands an action job back to pending untouched: this
 // worker can run neither a Go nor a PHP action for it.
-var errLeaveToPHP = errors.New("state action left to PHP workers")
+var errLeaveToPHP = imachine.ErrLeaveToPHP
 
-// lockedMachine is lock_machine's context.
-type lockedMachine struct {
-	tx           *store.MachineTx
-	row          store.MachineRow
-	definition   *phpjson.Object
-	state        *phpjson.Object
-	stateDef     *phpjson.Object
-	currentState string
-	status       string
+// machines is a state machine runtime over reg (nil: an empty one).
+func (c *Client) machines(reg *Registry, log *slog.Logger) *imachine.Runtime {
+	if reg == nil {
+		reg = NewRegistry()
+	}
+	return imachine.NewRuntime(&imachine.Params{Store: c.store, Handlers: machineHandlers{reg}, Now: c.cfg.Clock.Now,
+		Log: log, HandBack: []error{ErrShutdown, ErrJobLost}})
 }
 
-// lock is StateMachine::lock_machine.
-func (m *machineRuntime) lock(ctx context.Context, id int64) (*lockedMachine, error) {
-	tx, row, err := m.st.LockMachine(ctx, id)
-	if errors.Is(err, store.ErrMachineNotFound) {
-		return nil, runtimeError("State machine %d not found.", id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	def := asArray(parsePayloadLenient(row.Definition))
-	states := asArray(get(def, "states"))
-	sd, ok := states.Get(row.CurrentState)
-	if !ok || !isArray(sd) {
-		_ = tx.Rollback()
-		return nil, runtimeError("State machine %d is missing persisted state definition '%s'.", id, row.CurrentState)
-	}
-	return &lockedMachine{tx: tx, row: row, definition: def, state: asArray(parsePayloadLenient(row.State)),
-		stateDef: asArray(sd), currentState: row.CurrentState, status: row.Status}, nil
-}
-
-// actionMeta is Worker::state_machine_action_meta.
-type actionMeta struct {
-	machineID    int64
-	stateName    string
-	eventName    *string
-	eventPayload *phpjson.Object
-}
-
-func parseActionMeta(payload string) (actionMeta, bool) {
-	p := asArray(parsePayloadLenient(payload))
-	id := get(p, "machine_id")
-	var m actionMeta
-	switch id.Kind() {
-	case phpjson.KindNumber:
-		m.machineID = phpInt(id, 0)
-	case phpjson.KindString: // is_numeric, then (int)
-		s, _ := id.AsString()
-		if _, err := strconv.ParseFloat(strings.TrimLeft(s, " \t\n\r\v\f"), 64); err != nil {
-			return m, false
+// DispatchMachine starts a state machine as StateMachine::dispatch_definition
+// does: its row, machine_started, then the initial state's action job
+// (action_enqueued) or its lifecycle event. initial is the machine's
+// public state: a map or struct, JSON bytes, or nil for none. With an
+// idempotency key already used, the existing machine's id is returned
+// and existing is true.
+func (c *Client) DispatchMachine(ctx context.Context, b *MachineBuilder, initial any) (id int64, existing bool, err error) {
+	return c.machines(nil, c.cfg.Logger).Dispatch(ctx, b, func() ([]byte, error) {
+		if initial == nil {
+			return nil, nil
 		}
-		m.machineID = phpjson.StringToInt(s)
-	default:
-		return m, false
-	}
-	name, ok := get(p, "state_name").AsString()
-	if !ok || phpjson.Trim(name) == "" {
-		return m, false
-	}
-	m.stateName = phpjson.Trim(name)
-	if ev, ok := get(p, "event_name").AsString(); ok && phpjson.Trim(ev) != "" {
-		m.eventName = &ev
-	}
-	m.eventPayload = asArray(get(p, "event_payload"))
-	return m, true
-}
-
-// jobRuntime is the worker's runtime metadata for event rows.
-type jobRuntime struct {
-	jobID   int64
-	queue   string
-	attempt int
-}
-
-// handleAction is the action job: Worker::process_job's state machine
-// branch and StateMachine::handle_action_job.
-func (m *machineRuntime) handleAction(ctx context.Context, job *Job) error {
-	meta, ok := parseActionMeta(string(job.RawPayload))
-	if !ok {
-		return runtimeError("State machine action payload is missing required metadata.")
-	}
-	rt := jobRuntime{jobID: job.ID, queue: job.Queue, attempt: job.Attempt}
-	startedAt := time.Now()
-	lm, err := m.lock(ctx, meta.machineID)
-	if err != nil {
-		return err
-	}
-	if lm.status != machineRunning || lm.currentState != meta.stateName {
-		return lm.tx.Commit() // a stale delivery: the machine moved on
-	}
-	stateBefore := cloneObj(lm.state)
-	actionDef := handlerDefOf(lm.stateDef, "action", "action_class")
-	var input, actionCtx *phpjson.Object
-	var handler *string
-	fail := func(cause error) error {
-		_ = lm.tx.Rollback()
-		if c := context.Cause(ctx); errors.Is(c, ErrShutdown) || errors.Is(c, ErrJobLost) {
-			// Not the action's failure: the attempt is handed back (or was
-			// taken from us), and the plugin's rows for it are the next run's.
-			return c
-		}
-		m.recordActionFailure(ctx, meta, rt, handler, input, actionCtx, stateBefore, cause, time.Since(startedAt))
-		return cause
-	}
-	if actionDef == nil {
-		return fail(runtimeError("State '%s' does not define an action.", meta.stateName))
-	}
-	class := actionDef.class
-	handler = &class
-	goAction, isGo := m.reg.stateAction(class)
-	caller := m.reg.classCaller()
-	if !isGo && caller == nil {
-		_ = lm.tx.Rollback()
-		m.log.Warn("state action has no Go implementation and there is no PHP pool; leaving the job to PHP workers", "job", job.ID, "class", class)
-		return errLeaveToPHP
-	}
-	input = obj("state", objVal(cloneObj(lm.state)), "event", strOrNull(meta.eventName),
-		"event_payload", objVal(meta.eventPayload), "payload", objVal(actionDef.payload))
-	actionCtx = obj("action", str(class), "state", str(meta.stateName), "event", strOrNull(meta.eventName))
-	if err := lm.tx.Event(ctx, store.MachineEvent{
-		MachineID: meta.machineID, JobID: store.Int(rt.jobID), StateName: meta.stateName, Handler: store.String(class),
-		Event: "action_started", EventName: nullStr(meta.eventName), Queue: store.String(rt.queue),
-		Attempt: store.Int(int64(rt.attempt)), Input: enc(input), Output: enc(meta.eventPayload),
-		StateBefore: enc(lm.state), StateAfter: enc(lm.state), Context: enc(actionCtx),
-	}); err != nil {
-		_ = lm.tx.Rollback()
-		return err
-	}
-	call := StateCall{MachineID: meta.machineID, StateName: meta.stateName, State: rawObj(lm.state),
-		Event: deref(meta.eventName), EventPayload: rawObj(meta.eventPayload), Payload: rawObj(actionDef.payload)}
-	var out []byte
-	if isGo {
-		out, err = callStateAction(ctx, goAction, call)
-	} else {
-		out, err = caller.CallClass(ctx, ClassCall{Class: class, Method: "handle",
-			Args:            stateArgs(lm.state, meta.eventName, meta.eventPayload, actionDef.payload),
-			Contract:        `Queuety\Contracts\StateAction`,
-			MissingMessage:  fmt.Sprintf("State action class '%s' could not be loaded.", class),
-			ContractMessage: fmt.Sprintf("State action class '%s' must implement Queuety\\Contracts\\StateAction.", class)})
-		if err != nil && instantiationFailed(err, class, "action") {
-			input, actionCtx = nil, nil // the plugin failed before building the action's input and context
-		}
-	}
-	if err != nil {
-		return fail(err)
-	}
-	result, err := actionResult(out)
-	if err != nil {
-		return fail(err)
-	}
-	result.Delete("_queuety_trace")
-	state := cloneObj(lm.state)
-	transitionPayload := phpjson.NewObject()
-	updates := phpjson.NewObject()
-	for k, v := range result.All() {
-		if k == "_event_payload" && isArray(v) {
-			transitionPayload = asArray(v)
-			continue
-		}
-		if !isIntKey(k) && !strings.HasPrefix(k, "_") {
-			updates.Set(k, v)
-			state.Set(k, v)
-		}
-	}
-	if err := lm.tx.Event(ctx, store.MachineEvent{
-		MachineID: meta.machineID, JobID: store.Int(rt.jobID), StateName: meta.stateName, Handler: store.String(class),
-		Event: "action_completed", EventName: nullStr(meta.eventName), Queue: store.String(rt.queue),
-		Attempt: store.Int(int64(rt.attempt)), Input: enc(input), Output: enc(result),
-		StateBefore: enc(stateBefore), StateAfter: enc(state), Context: enc(actionCtx),
-		DurationMS: store.Int(time.Since(startedAt).Milliseconds()),
-	}); err != nil {
-		return fail(err)
-	}
-	emitted := ""
-	if ev, ok := result.Get("_event"); ok && isScalar(ev) {
-		emitted = phpjson.Trim(scalarString(ev, ""))
-	}
-	if emitted != "" {
-		if transitionPayload.Len() == 0 {
-			transitionPayload = updates
-		}
-		if err := m.applyTransition(ctx, lm, state, emitted, transitionPayload); err != nil {
-			return fail(err)
-		}
-		return lm.tx.Commit()
-	}
-	if err := lm.tx.Update(ctx, meta.machineID, store.MachineUpdate{Status: machineWaitingEvent,
-		CurrentState: meta.stateName, State: encString(state)}); err != nil {
-		return fail(err)
-	}
-	if err := m.lifecycleEvent(ctx, lm.tx, meta.machineID, meta.stateName, "machine_waiting", nil, state,
-		obj("event", strOrNull(meta.eventName))); err != nil {
-		return fail(err)
-	}
-	return lm.tx.Commit()
-}
-
-// recordActionFailure writes, after the rollback and outside any lock,
-// what handle_action_job's catch writes: the action_started row again
-// (the first one went with the rollback) and action_failed.
-func (m *machineRuntime) recordActionFailure(ctx context.Context, meta actionMeta, rt jobRuntime, handler *string,
-	input, actionCtx, stateBefore *phpjson.Object, cause error, d time.Duration) {
-	ctx = context.WithoutCancel(ctx)
-	before := stateBefore
-	if before.Len() == 0 {
-		before = nil
-	}
-	if actionCtx == nil {
-		actionCtx = phpjson.NewObject()
-	}
-	if input != nil && input.Len() > 0 {
-		if err := m.st.InsertMachineEvent(ctx, store.MachineEvent{
-			MachineID: meta.machineID, JobID: store.Int(rt.jobID), StateName: meta.stateName, Handler: nullStr(handler),
-			Event: "action_started", EventName: nullStr(meta.eventName), Queue: store.String(rt.queue),
-			Attempt: store.Int(int64(rt.attempt)), Input: enc(input), Output: enc(meta.eventPayload),
-			StateBefore: enc(before), StateAfter: enc(before), Context: enc(actionCtx),
-		}); err != nil {
-			m.log.Warn("writing a machine event failed", "machine", meta.machineID, "err", err)
-		}
-	} else {
-		input = nil
-	}
-	if err := m.st.InsertMachineEvent(ctx, store.MachineEvent{
-		MachineID: meta.machineID, JobID: store.Int(rt.jobID), StateName: meta.stateName, Handler: nullStr(handler),
-		Event: "action_failed", EventName: nullStr(meta.eventName), Queue: store.String(rt.queue),
-		Attempt: store.Int(int64(rt.attempt)), Input: enc(input),
-		StateBefore: enc(before), StateAfter: enc(before), Context: enc(actionCtx),
-		Error: enc(errorPayload(cause)), DurationMS: store.Int(d.Milliseconds()),
-	}); err != nil {
-		m.log.Warn("writing a machine event failed", "machine", meta.machineID, "err", err)
-	}
-}
-
-// failAction is StateMachine::fail_action, once an action job is buried
-// (by its last failure, recorded already, or by the stale sweep).
-func (m *machineRuntime) failAction(ctx context.Context, machineID int64, stateName, message string, rt jobRuntime, recorded bool) error {
-	lm, err := m.lock(ctx, machineID)
-	if err != nil {
-		return err
-	}
-	if lm.status == machineCompleted || lm.status == machineCancelled {
-		return lm.tx.Commit()
-	}
-	if err := lm.tx.Fail(ctx, machineID, stateName, encString(lm.state), m.now(), message); err != nil {
-		_ = lm.tx.Rollback()
-		return err
-	}
-	errObj := obj("message", str(message))
-	ev := store.MachineEvent{MachineID: machineID, JobID: store.Int(rt.jobID), StateName: stateName,
-		Queue: store.String(rt.queue), Attempt: store.Int(int64(rt.attempt)),
-		StateBefore: enc(lm.state), StateAfter: enc(lm.state), Error: enc(errObj)}
-	if !recorded {
-		ev.Event = "action_failed"
-		if err := lm.tx.Event(ctx, ev); err != nil {
-			_ = lm.tx.Rollback()
-			return err
-		}
-	}
-	ev.Event = "machine_failed"
-	if err := lm.tx.Event(ctx, ev); err != nil {
-		_ = lm.tx.Rollback()
-		return err
-	}
-	return lm.tx.Commit()
+		return EncodePayload(initial)
+	})
 }
 
 // failMachineAction runs fail_action for a buried action job of this
 // worker, logging what it cannot do.
 func (w *Worker) failMachineAction(rj *running, message string, recorded bool) {
-	meta, ok := parseActionMeta(rj.row.Payload)
-	if !ok {
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.jobsCtx), time.Minute)
 	defer cancel()
-	rt := jobRuntime{jobID: rj.row.ID, queue: rj.row.Queue, attempt: rj.row.Attempts}
-	if err := w.c.machines(w.reg).failAction(ctx, meta.machineID, meta.stateName, message, rt, recorded); err != nil {
-		w.log.Error("marking the state machine failed after its action job was buried failed", "job", rj.row.ID, "machine", meta.machineID, "err", err)
+	id, ok, err := w.c.machines(w.reg, w.c.cfg.Logger).FailAction(ctx, &imachine.FailParams{
+		Job: actionJobOf(rj.row.ID, rj.row.Queue, rj.row.Attempts, rj.row.Payload), Message: message, Recorded: recorded})
+	if ok && err != nil {
+		w.log.Error("marking the state machine failed after its action job was buried failed", "job", rj.row.ID, "machine", id, "err", err)
 	}
 }
 
-// lifecycleEvent is record_lifecycle_state_event.
-func (m *machineRuntime) lifecycleEvent(ctx context.Context, tx *store.MachineTx, id int64, stateName, event string,
-	eventName *string, state, output *phpjson.Object) error {
-	return tx.Event(ctx, store.MachineEvent{MachineID: id, StateName: stateName, Event: event,
-		EventName: nullStr(eventName), Input: enc(output), Output: enc(output), StateBefore: enc(state),
-		StateAfter: enc(state), Context: enc(obj("state", str(stateName), "event", strOrNull(eventName)))})
+func actionJobOf(id int64, queue string, attempt int, payload string) imachine.ActionJob {
+	return imachine.ActionJob{ID: id, Queue: queue, Attempt: attempt, Payload: payload}
 }
 
-// errorPayload is StateMachine::error_payload.
-func errorPayload(err error) *phpjson.Object {
-	return obj("message", str(err.Error()), "class", str(errorClass(err)), "trace", str(errorTrace(err)))
-}
+// machineHandlers are a Registry's, as the runtime reads them.
+type machineHandlers struct{ r *Registry }
 
-// instantiationFailed tells whether a pool error is the plugin's
-// instantiate_action/instantiate_guard failure (before the call).
-func instantiationFailed(err error, class, what string) bool {
-	msg := err.Error()
-	return msg == fmt.Sprintf("State %s class '%s' could not be loaded.", what, class) ||
-		strings.HasPrefix(msg, fmt.Sprintf("State %s class '%s' must implement ", what, class))
-}
+func (h machineHandlers) Action(class string) (imachine.Action, bool) { return h.r.stateAction(class) }
+func (h machineHandlers) Guard(class string) (imachine.Guard, bool)   { return h.r.stateGuard(class) }
 
-// actionResult is the action's return: an array, or a string meaning
-// {"_event": string}.
-func actionResult(out []byte) (*phpjson.Object, error) {
-	v, err := phpjson.Decode(out)
-	if err != nil {
-		return nil, fmt.Errorf("state action returned invalid JSON: %w", err)
+func (h machineHandlers) ClassCaller() imachine.ClassCaller {
+	if c := h.r.classCaller(); c != nil {
+		return machineCaller{c}
 	}
-	if s, ok := v.AsString(); ok {
-		return obj("_event", str(s)), nil
-	}
-	if !isArray(v) {
-		return nil, &phpError{class: "TypeError", msg: fmt.Sprintf("State action must return an array or a string, %s returned.", v.Kind())}
-	}
-	return asArray(v), nil
+	return nil
 }
 
-func callStateAction(ctx context.Context, fn StateAction, c StateCall) (out []byte, err error) {
-	defer throwable.Catch(&err)
-	return fn(ctx, c)
+func (h machineHandlers) ClassMetadata() imachine.MetadataSource {
+	if m := h.r.classMetadata(); m != nil {
+		return m
+	}
+	return nil
 }
 
-// stateArgs are handle()'s (state, event, event_payload, payload).
-func stateArgs(state *phpjson.Object, event *string, eventPayload, payload *phpjson.Object) []byte {
-	b, _ := phpjson.Encode(phpjson.List(objVal(state), strOrNull(event), objVal(eventPayload), objVal(payload)))
-	return b
-}
+// machineCaller runs a machine's class calls in the registry's pool.
+type machineCaller struct{ c ClassCaller }
 
-func rawObj(o *phpjson.Object) []byte {
-	b, _ := phpjson.Encode(objVal(o))
-	return b
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func isScalar(v phpjson.Value) bool {
-	switch v.Kind() {
-	case phpjson.KindString, phpjson.KindNumber, phpjson.KindBool:
-		return true
-	}
-	return false
-}
-
-// isIntKey is whether PHP stores the key as an int (canonical decimal).
-func isIntKey(k string) bool {
-	if k == "" || len(k) > 19 {
-		return false
-	}
-	s := strings.TrimPrefix(k, "-")
-	if s == "" || (s[0] == '0' && len(s) > 1) || (k[0] == '-' && s == "0") {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
+func (m machineCaller) CallClass(ctx context.Context, c imachine.ClassCall) ([]byte, error) {
+	return m.c.CallClass(ctx, ClassCall{Class: c.Class, Method: c.Method, Args: c.Args, Contract: c.Contract,
+		MissingMessage: c.MissingMessage, ContractMessage: c.ContractMessage})
 }

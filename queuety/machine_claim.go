@@ -12,10 +12,9 @@ import (
 // name) and which this package runs itself.
 func (w *Worker) lookupHandler(name string) (registered, bool) {
 	if name == MachineActionHandler && w.reg.runsMachines() {
-		rt := w.c.machines(w.reg)
-		rt.log = w.log
+		rt := w.c.machines(w.reg, w.log)
 		return registered{h: HandlerFunc(func(ctx context.Context, job *Job) error {
-			return rt.handleAction(ctx, job)
+			return rt.HandleAction(ctx, actionJobOf(job.ID, job.Queue, job.Attempt, string(job.RawPayload)))
 		})}, true
 	}
 	return w.reg.lookup(name)

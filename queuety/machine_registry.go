@@ -1,40 +1,33 @@
 package queuety
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
+
+	"github.com/queuety-go/queuety/queuety/machine"
 )
 
 // MachineActionHandler is the handler of a state machine's action jobs
 // (StateMachine::enqueue_state_action).
-const MachineActionHandler = "__queuety_state_machine_action"
+const MachineActionHandler = machine.ActionHandler
 
 // StateCall is what a state action or guard is given, the arguments of
 // the plugin's StateAction::handle / StateGuard::allows as JSON (PHP's
 // encoding, key order kept). Event is "" when the state was entered
 // without one.
-type StateCall struct {
-	MachineID    int64
-	StateName    string
-	State        json.RawMessage
-	Event        string
-	EventPayload json.RawMessage
-	Payload      json.RawMessage
-}
+type StateCall = machine.Call
 
 // StateAction is a Go implementation of a state's action class
 // (Queuety\Contracts\StateAction). It returns a JSON object (its string
 // keys not starting with "_" are merged into the machine's state; "_event"
 // names an event to apply, "_event_payload" its payload) or a JSON string
 // (the event to apply). An error fails the action job's attempt.
-type StateAction func(ctx context.Context, call StateCall) (json.RawMessage, error)
+type StateAction = machine.Action
 
 // StateGuard is a Go implementation of a transition's guard class
 // (Queuety\Contracts\StateGuard): the transition is taken when it returns
 // true.
-type StateGuard func(ctx context.Context, call StateCall) (bool, error)
+type StateGuard = machine.Guard
 
 // RegisterStateAction registers fn as the state action class name. A
 // worker claims action jobs when it has a PHP pool or a Go state action;

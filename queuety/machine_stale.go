@@ -3,6 +3,7 @@ package queuety
 import (
 	"context"
 
+	imachine "github.com/queuety-go/queuety/queuety/internal/machine"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -16,13 +17,10 @@ func (c *Client) failStaleMachineActions(ctx context.Context, reg *Registry, bur
 		if j.Handler != MachineActionHandler {
 			continue
 		}
-		meta, ok := parseActionMeta(j.Payload)
-		if !ok {
-			continue
-		}
-		rt := jobRuntime{jobID: j.ID, queue: j.Queue, attempt: j.Attempts}
-		if err := c.machines(reg).failAction(ctx, meta.machineID, meta.stateName, store.StaleMessage, rt, false); err != nil {
-			c.cfg.Logger.Error("marking the state machine of a stale action job failed", "job", j.ID, "machine", meta.machineID, "err", err)
+		id, ok, err := c.machines(reg, c.cfg.Logger).FailAction(ctx, &imachine.FailParams{
+			Job: actionJobOf(j.ID, j.Queue, j.Attempts, j.Payload), Message: store.StaleMessage})
+		if ok && err != nil {
+			c.cfg.Logger.Error("marking the state machine of a stale action job failed", "job", j.ID, "machine", id, "err", err)
 		}
 	}
 }

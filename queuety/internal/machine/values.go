@@ -1,4 +1,4 @@
-package queuety
+package machine
 
 import (
 	"database/sql"
@@ -145,6 +145,15 @@ const (
 	machinePaused       = "paused"
 	machineCancelled    = "cancelled"
 )
+
+// parsePayloadLenient is a stored JSON column, null when it is not JSON.
+func parsePayloadLenient(s string) phpjson.Value {
+	v, err := phpjson.DecodeString(s)
+	if err != nil {
+		return phpjson.Null()
+	}
+	return v
+}
 
 // statusForEnteredState is status_for_entered_state.
 func statusForEnteredState(def *phpjson.Object) string {

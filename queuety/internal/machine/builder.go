@@ -1,4 +1,4 @@
-package queuety
+package machine
 
 import (
 	"crypto/sha256"
@@ -7,30 +7,31 @@ import (
 	"fmt"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/workflow"
 )
 
-// MachineBuilder defines a state machine the way the plugin's
+// Builder defines a state machine the way the plugin's
 // Queuety::machine() builder does, and writes the same definition bytes
-// (StateMachineBuilder::build_runtime_definition, definition_hash
+// (StateBuilder::build_runtime_definition, definition_hash
 // included). Dispatch it with Client.DispatchMachine. Errors are kept
 // until Definition or DispatchMachine reports the first one.
-type MachineBuilder struct {
+type Builder struct {
 	name, initial, current string
 	states                 *phpjson.Object
 	queue                  string
-	priority               Priority
+	priority               workflow.Priority
 	maxAttempts            int
 	version                *string
 	key                    string
 	err                    error
 }
 
-// NewMachine starts a machine definition.
-func NewMachine(name string) *MachineBuilder {
-	return &MachineBuilder{name: name, states: phpjson.NewObject(), queue: "default", priority: PriorityLow, maxAttempts: 3}
+// NewBuilder starts a machine definition.
+func NewBuilder(name string) *Builder {
+	return &Builder{name: name, states: phpjson.NewObject(), queue: "default", priority: workflow.PriorityLow, maxAttempts: 3}
 }
 
-func (b *MachineBuilder) fail(format string, args ...any) *MachineBuilder {
+func (b *Builder) fail(format string, args ...any) *Builder {
 	if b.err == nil {
 		b.err = fmt.Errorf(format, args...)
 	}
@@ -38,7 +39,7 @@ func (b *MachineBuilder) fail(format string, args ...any) *MachineBuilder {
 }
 
 // Initial names the initial state (default: the first state).
-func (b *MachineBuilder) Initial(state string) *MachineBuilder {
+func (b *Builder) Initial(state string) *Builder {
 	if state = phpjson.Trim(state); state == "" {
 		return b.fail("State machine initial state cannot be empty.")
 	}
@@ -49,7 +50,7 @@ func (b *MachineBuilder) Initial(state string) *MachineBuilder {
 // State adds a state (or selects it again) for the Action and On calls
 // that follow; terminal is "completed", "failed", "cancelled" or "paused"
 // for a terminal state, "" otherwise.
-func (b *MachineBuilder) State(name, terminal string) *MachineBuilder {
+func (b *Builder) State(name, terminal string) *Builder {
 	if name = phpjson.Trim(name); name == "" {
 		return b.fail("State machine state name cannot be empty.")
 	}
@@ -72,7 +73,7 @@ func (b *MachineBuilder) State(name, terminal string) *MachineBuilder {
 	return b
 }
 
-func (b *MachineBuilder) stateObj(name string) *phpjson.Object {
+func (b *Builder) stateObj(name string) *phpjson.Object {
 	v, _ := b.states.Get(name)
 	o, _ := v.AsObject()
 	return o
@@ -80,7 +81,7 @@ func (b *MachineBuilder) stateObj(name string) *phpjson.Object {
 
 // Action sets the current state's entry action class; payload (nil for
 // none) is its structured payload.
-func (b *MachineBuilder) Action(class string, payload map[string]any) *MachineBuilder {
+func (b *Builder) Action(class string, payload map[string]any) *Builder {
 	if b.current == "" {
 		return b.fail("Call state() before configuring actions or transitions.")
 	}
@@ -97,7 +98,7 @@ func (b *MachineBuilder) Action(class string, payload map[string]any) *MachineBu
 // On adds a transition of the current state: event leads to target when
 // guard (a StateGuard class, "" for none) allows it; name defaults to the
 // event.
-func (b *MachineBuilder) On(event, target, guard, name string) *MachineBuilder {
+func (b *Builder) On(event, target, guard, name string) *Builder {
 	if b.current == "" {
 		return b.fail("Call state() before configuring actions or transitions.")
 	}
@@ -127,7 +128,7 @@ func (b *MachineBuilder) On(event, target, guard, name string) *MachineBuilder {
 }
 
 // OnQueue sets the action jobs' queue (default "default").
-func (b *MachineBuilder) OnQueue(q string) *MachineBuilder {
+func (b *Builder) OnQueue(q string) *Builder {
 	if q = phpjson.Trim(q); q == "" {
 		return b.fail("State machine queue cannot be empty.")
 	}
@@ -136,10 +137,10 @@ func (b *MachineBuilder) OnQueue(q string) *MachineBuilder {
 }
 
 // WithPriority sets the action jobs' priority.
-func (b *MachineBuilder) WithPriority(p Priority) *MachineBuilder { b.priority = p; return b }
+func (b *Builder) WithPriority(p workflow.Priority) *Builder { b.priority = p; return b }
 
 // MaxAttempts sets the action jobs' max_attempts (default 3).
-func (b *MachineBuilder) MaxAttempts(n int) *MachineBuilder {
+func (b *Builder) MaxAttempts(n int) *Builder {
 	if n < 1 {
 		return b.fail("State machine max_attempts must be at least 1.")
 	}
@@ -148,7 +149,7 @@ func (b *MachineBuilder) MaxAttempts(n int) *MachineBuilder {
 }
 
 // Version sets definition_version.
-func (b *MachineBuilder) Version(v string) *MachineBuilder {
+func (b *Builder) Version(v string) *Builder {
 	if v = phpjson.Trim(v); v == "" {
 		return b.fail("State machine version cannot be empty.")
 	}
@@ -158,7 +159,7 @@ func (b *MachineBuilder) Version(v string) *MachineBuilder {
 
 // IdempotencyKey makes DispatchMachine return the machine already holding
 // the key instead of starting another.
-func (b *MachineBuilder) IdempotencyKey(k string) *MachineBuilder {
+func (b *Builder) IdempotencyKey(k string) *Builder {
 	if k = phpjson.Trim(k); k == "" {
 		return b.fail("State machine idempotency key cannot be empty.")
 	}
@@ -169,7 +170,7 @@ func (b *MachineBuilder) IdempotencyKey(k string) *MachineBuilder {
 // Definition is the definition as the plugin stores it: its JSON bytes
 // and definition_hash (sha256 of the definition before the hash was
 // added).
-func (b *MachineBuilder) Definition() ([]byte, string, error) {
+func (b *Builder) Definition() ([]byte, string, error) {
 	d, hash, err := b.definition()
 	if err != nil {
 		return nil, "", err
@@ -178,7 +179,7 @@ func (b *MachineBuilder) Definition() ([]byte, string, error) {
 	return out, hash, err
 }
 
-func (b *MachineBuilder) definition() (*phpjson.Object, string, error) {
+func (b *Builder) definition() (*phpjson.Object, string, error) {
 	if b.err != nil {
 		return nil, "", b.err
 	}
@@ -215,7 +216,7 @@ func (b *MachineBuilder) definition() (*phpjson.Object, string, error) {
 	return d, hash, nil
 }
 
-// handlerDefinition is StateMachineBuilder::handler_definition.
+// handlerDefinition is StateBuilder::handler_definition.
 func handlerDefinition(class string, payload map[string]any, label string) (*phpjson.Object, error) {
 	class = phpjson.Trim(class)
 	if class == "" {

@@ -1,4 +1,4 @@
-package queuety
+package machine
 
 import (
 	"context"
@@ -8,23 +8,23 @@ import (
 	store "github.com/queuety-go/queuety/sql"
 )
 
-// DispatchMachine starts a state machine as StateMachine::dispatch_definition
+// Dispatch starts a state machine as StateMachine::dispatch_definition
 // does: its row, machine_started, then the initial state's action job
-// (action_enqueued) or its lifecycle event. initial is the machine's
-// public state: a map or struct, JSON bytes, or nil for none. With an
-// idempotency key already used, the existing machine's id is returned
-// and existing is true.
-func (c *Client) DispatchMachine(ctx context.Context, b *MachineBuilder, initial any) (id int64, existing bool, err error) {
+// (action_enqueued) or its lifecycle event. initial returns the machine's
+// public state as JSON bytes (nil: none); it is called once the definition
+// is known to be good. With an idempotency key already used, the existing
+// machine's id is returned and existing is true.
+func (m *Runtime) Dispatch(ctx context.Context, b *Builder, initial func() ([]byte, error)) (id int64, existing bool, err error) {
 	def, hash, err := b.definition()
 	if err != nil {
 		return 0, false, err
 	}
+	raw, err := initial()
+	if err != nil {
+		return 0, false, fmt.Errorf("initial state: %w", err)
+	}
 	state := phpjson.NewObject()
-	if initial != nil {
-		raw, err := EncodePayload(initial)
-		if err != nil {
-			return 0, false, fmt.Errorf("initial state: %w", err)
-		}
+	if raw != nil {
 		v, err := phpjson.Decode(raw)
 		if err != nil {
 			return 0, false, fmt.Errorf("initial state: %w", err)
@@ -38,7 +38,6 @@ func (c *Client) DispatchMachine(ctx context.Context, b *MachineBuilder, initial
 	initialName := b.initial
 	sd := asArray(get(asArray(get(def, "states")), initialName))
 	status := statusForEnteredState(sd)
-	m := c.machines(nil)
 	now := m.now()
 	row := store.NewMachine{Name: b.name, Status: status, CurrentState: initialName, State: encString(state),
 		Definition: string(defBytes), DefinitionHash: store.String(hash), DefinitionVersion: nullStr(b.version)}
@@ -51,7 +50,7 @@ func (c *Client) DispatchMachine(ctx context.Context, b *MachineBuilder, initial
 	if b.key != "" {
 		row.IdempotencyKey = store.String(b.key)
 	}
-	tx, err := c.store.BeginMachine(ctx)
+	tx, err := m.st.BeginMachine(ctx)
 	if err != nil {
 		return 0, false, err
 	}
@@ -66,7 +65,7 @@ func (c *Client) DispatchMachine(ctx context.Context, b *MachineBuilder, initial
 		if b.key != "" {
 			// Another dispatch with the key won the race.
 			_ = tx.Rollback()
-			if found, ferr := c.store.FindMachineByKey(ctx, b.key); ferr == nil && found > 0 {
+			if found, ferr := m.st.FindMachineByKey(ctx, b.key); ferr == nil && found > 0 {
 				return found, true, nil
 			}
 		}

@@ -1,4 +1,4 @@
-package queuety
+package machine
 
 import (
 	"context"
@@ -11,13 +11,14 @@ import (
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/internal/throwable"
 	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
 )
 
 // applyTransition is apply_transition_from_locked_context, inside lm's
 // transaction (the caller commits): the transition the event and guards
 // allow, its row and events, and the entered state's action job or
 // lifecycle event.
-func (m *machineRuntime) applyTransition(ctx context.Context, lm *lockedMachine, state *phpjson.Object, eventName string, eventPayload *phpjson.Object) error {
+func (m *Runtime) applyTransition(ctx context.Context, lm *lockedMachine, state *phpjson.Object, eventName string, eventPayload *phpjson.Object) error {
 	id := lm.row.ID
 	tr, err := m.resolveTransition(ctx, lm, state, eventName, eventPayload)
 	if err != nil {
@@ -74,7 +75,7 @@ func (m *machineRuntime) applyTransition(ctx context.Context, lm *lockedMachine,
 // resolveTransition is resolve_transition: the first transition of the
 // current state for the event whose guard (if any) allows it, with each
 // guard's guard_started and guard_completed (or guard_failed) rows.
-func (m *machineRuntime) resolveTransition(ctx context.Context, lm *lockedMachine, state *phpjson.Object, eventName string, eventPayload *phpjson.Object) (*phpjson.Object, error) {
+func (m *Runtime) resolveTransition(ctx context.Context, lm *lockedMachine, state *phpjson.Object, eventName string, eventPayload *phpjson.Object) (*phpjson.Object, error) {
 	id := lm.row.ID
 	transitions, _ := get(lm.stateDef, "transitions").AsList()
 	if o, ok := get(lm.stateDef, "transitions").AsObject(); ok {
@@ -102,8 +103,8 @@ func (m *machineRuntime) resolveTransition(ctx context.Context, lm *lockedMachin
 		input := obj("state", objVal(cloneObj(state)), "event", str(eventName), "event_payload", objVal(eventPayload), "payload", objVal(guard.payload))
 		gctx := obj("from", str(lm.currentState), "to", str(target), "event", str(eventName))
 		started := time.Now()
-		goGuard, isGo := m.reg.stateGuard(guard.class)
-		caller := m.reg.classCaller()
+		goGuard, isGo := m.h.Guard(guard.class)
+		caller := m.h.ClassCaller()
 		if !isGo && caller == nil {
 			return nil, runtimeError("State guard class '%s' could not be loaded.", guard.class)
 		}
@@ -118,7 +119,7 @@ func (m *machineRuntime) resolveTransition(ctx context.Context, lm *lockedMachin
 			if err := lm.tx.Event(ctx, ev); err != nil {
 				return nil, err
 			}
-			allowed, err = callStateGuard(ctx, goGuard, StateCall{MachineID: id, StateName: lm.currentState,
+			allowed, err = callGuard(ctx, goGuard, Call{MachineID: id, StateName: lm.currentState,
 				State: rawObj(state), Event: eventName, EventPayload: rawObj(eventPayload), Payload: rawObj(guard.payload)})
 		} else {
 			// The plugin builds the guard before guard_started: a class
@@ -153,7 +154,7 @@ func (m *machineRuntime) resolveTransition(ctx context.Context, lm *lockedMachin
 
 // callPHPGuard writes guard_started under a savepoint, calls the guard in
 // the pool, and takes the row back when the pool could not build it.
-func (m *machineRuntime) callPHPGuard(ctx context.Context, tx *store.MachineTx, started store.MachineEvent, caller ClassCaller,
+func (m *Runtime) callPHPGuard(ctx context.Context, tx *store.MachineTx, started store.MachineEvent, caller ClassCaller,
 	g *handlerDef, state *phpjson.Object, eventName string, eventPayload *phpjson.Object) (bool, error) {
 	if err := tx.Savepoint(ctx); err != nil {
 		return false, err
@@ -183,7 +184,7 @@ func (m *machineRuntime) callPHPGuard(ctx context.Context, tx *store.MachineTx, 
 	return false, &phpError{class: "TypeError", msg: fmt.Sprintf("%s::allows(): Return value must be of type bool, %s returned", g.class, out)}
 }
 
-func callStateGuard(ctx context.Context, fn StateGuard, c StateCall) (ok bool, err error) {
+func callGuard(ctx context.Context, fn Guard, c Call) (ok bool, err error) {
 	defer throwable.Catch(&err)
 	return fn(ctx, c)
 }
@@ -192,7 +193,7 @@ func callStateGuard(ctx context.Context, fn StateGuard, c StateCall) (ok bool, e
 // and its action_enqueued row, with the action class's concurrency group
 // and cost (HandlerMetadata::from_class) where they can be read: see
 // actionDefaults.
-func (m *machineRuntime) enqueueAction(ctx context.Context, tx *store.MachineTx, id int64, def *phpjson.Object,
+func (m *Runtime) enqueueAction(ctx context.Context, tx *store.MachineTx, id int64, def *phpjson.Object,
 	stateName string, eventName *string, eventPayload, state *phpjson.Object) error {
 	sd := asArray(get(asArray(get(def, "states")), stateName))
 	action := handlerDefOf(sd, "action", "action_class")
@@ -204,8 +205,8 @@ func (m *machineRuntime) enqueueAction(ctx context.Context, tx *store.MachineTx,
 		queue = "default"
 	}
 	priority := phpInt(get(def, "priority"), 0)
-	if priority < int64(PriorityLow) || priority > int64(PriorityUrgent) {
-		priority = int64(PriorityLow)
+	if priority < int64(workflow.PriorityLow) || priority > int64(workflow.PriorityUrgent) {
+		priority = int64(workflow.PriorityLow)
 	}
 	attempts := int64(3)
 	if v, ok := def.Get("max_attempts"); ok && !v.IsNull() {
@@ -238,12 +239,12 @@ func (m *machineRuntime) enqueueAction(ctx context.Context, tx *store.MachineTx,
 // HandlerMetadata::from_class. They are PHP's to read: through the PHP
 // pool when there is one (the registry's fallback) and the class has no Go
 // state action; without it the job keeps the defaults (no group, cost 1).
-func (m *machineRuntime) actionDefaults(class string, job *store.MachineActionJob) {
-	src := m.reg.classMetadata()
+func (m *Runtime) actionDefaults(class string, job *store.MachineActionJob) {
+	src := m.h.ClassMetadata()
 	if src == nil {
 		return
 	}
-	if _, goAction := m.reg.stateAction(class); goAction {
+	if _, goAction := m.h.Action(class); goAction {
 		return
 	}
 	meta := src.HandlerMetadata(class)
@@ -261,8 +262,34 @@ func (m *machineRuntime) actionDefaults(class string, job *store.MachineActionJo
 // (Queuety::machine_event throws it); the event_rejected row is written.
 var ErrEventRejected = errors.New("event rejected")
 
+// Event sends an external event to a waiting machine
+// (Queuety::machine_event): payload is a JSON object (nil for none), its
+// keys not starting with "_" merged into the state. The transition's
+// guards run here. A refused event writes its event_rejected row and
+// returns an error wrapping ErrEventRejected; a machine with no row is
+// store.ErrMachineNotFound.
+func (m *Runtime) Event(ctx context.Context, id int64, event string, payload []byte) error {
+	p := phpjson.NewObject()
+	if len(payload) > 0 {
+		v, err := phpjson.Decode(payload)
+		if err != nil {
+			return fmt.Errorf("event payload: %w", err)
+		}
+		if !isArray(v) {
+			return fmt.Errorf("event payload: a JSON object is required, got %s", v.Kind())
+		}
+		p = asArray(v)
+	}
+	err := m.sendEvent(ctx, id, event, p)
+	var pe *phpError
+	if errors.As(err, &pe) && !errors.Is(err, ErrEventRejected) && pe.msg == fmt.Sprintf("State machine %d not found.", id) {
+		return fmt.Errorf("state machine %d: %w", id, store.ErrMachineNotFound)
+	}
+	return err
+}
+
 // sendEvent is StateMachine::send_event.
-func (m *machineRuntime) sendEvent(ctx context.Context, id int64, eventName string, payload *phpjson.Object) error {
+func (m *Runtime) sendEvent(ctx context.Context, id int64, eventName string, payload *phpjson.Object) error {
 	eventName = phpjson.Trim(eventName)
 	if eventName == "" {
 		return &phpError{class: "InvalidArgumentException", msg: "State machine event name cannot be empty."}
@@ -289,7 +316,7 @@ func (m *machineRuntime) sendEvent(ctx context.Context, id int64, eventName stri
 	return fmt.Errorf("%w: %w", ErrEventRejected, err)
 }
 
-func (m *machineRuntime) deliver(ctx context.Context, lm *lockedMachine, eventName string, payload *phpjson.Object) error {
+func (m *Runtime) deliver(ctx context.Context, lm *lockedMachine, eventName string, payload *phpjson.Object) error {
 	if lm.status != machineWaitingEvent {
 		return runtimeError("State machine %d is not waiting for external events; current status is '%s'.", lm.row.ID, lm.status)
 	}
