@@ -9,7 +9,9 @@
 //     user's module cannot import internal/ to name it (publicapi_test.go).
 //   - workflow never depends on steps; no top-level internal/ package
 //     depends on queuety (adapters that implement queuety's interfaces live
-//     in queuety/internal/) (imports_test.go).
+//     in queuety/internal/); below queuety, the composition root, no
+//     package reaches two subsystems (state machines, webhooks, schedules,
+//     maintenance) (imports_test.go).
 //   - SQL text lives in sql/ as named queries (sqltext_test.go).
 //
 // The tests read the module with `go list`, so they need the go command,

@@ -75,6 +75,51 @@ func TestImportDirection(t *testing.T) {
 	}
 }
 
+// The subsystems of queuety/ each have a package (and the state machines
+// a public face beside their runtime), and only the composition root,
+// queuety, puts them together: below it no package reaches two of them,
+// so the machine runtime never imports webhooks, the scheduler never the
+// maintenance loops. A package above queuety (the CLI, the dashboard, the
+// PHP pool) reaches them all through it, which is the point of the root.
+// startstop, the loops' one shape, is shared and not a subsystem.
+func TestSubsystemsMeetOnlyInTheRoot(t *testing.T) {
+	subsystems := map[string]string{
+		"queuety/internal/machine":     "state machines",
+		"queuety/machine":              "state machines",
+		"queuety/internal/webhooks":    "webhooks",
+		"queuety/internal/scheduler":   "schedules",
+		"queuety/internal/maintenance": "maintenance",
+	}
+	pkgs := goList(t, "./...")
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		if sub, ok := subsystems[rel(p.ImportPath)]; ok {
+			seen[sub] = true
+		}
+	}
+	if len(seen) != 4 {
+		t.Fatalf("go list found the subsystems %v; a subsystem moved: update this test", seen)
+	}
+	for _, p := range pkgs {
+		path := rel(p.ImportPath)
+		if path == "queuety" || slices.Contains(p.Deps, module+"/queuety") {
+			continue // the root, or above it
+		}
+		reached := map[string][]string{}
+		if sub, ok := subsystems[path]; ok {
+			reached[sub] = append(reached[sub], path)
+		}
+		for _, d := range p.Deps {
+			if sub, ok := subsystems[rel(d)]; ok && ours(d) {
+				reached[sub] = append(reached[sub], rel(d))
+			}
+		}
+		if len(reached) > 1 {
+			t.Errorf("%s reaches %d subsystems %v: only queuety, the composition root, puts subsystems together; pass what one needs of another through an interface or a params struct built in queuety", path, len(reached), reached)
+		}
+	}
+}
+
 // under matches a package directory and everything below it.
 func under(dir string) func(string) bool {
 	return func(path string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }

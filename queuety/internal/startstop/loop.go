@@ -22,9 +22,10 @@ type Loop struct {
 	// Every runs a round every Every of Clock, on one ticker: a round that
 	// overruns gets one tick for all it missed, as time.Ticker.
 	Every time.Duration
-	// Cron, when set, runs a round at each time it gives after the end of
-	// the last round instead: a firing missed while a round runs is skipped,
-	// as robfig/cron's SkipIfStillRunning. The clock gives the time, the
+	// Cron, when set, runs a round at each time it gives instead, counted
+	// from the last round's time as robfig/cron counts from its last
+	// firing; a firing missed while a round runs is skipped, as with
+	// robfig/cron's SkipIfStillRunning. The clock gives the time, the
 	// schedule only computes the next one (ParseCron).
 	Cron      cron.Schedule
 	SkipFirst bool
@@ -80,21 +81,21 @@ func (l *Loop) Start(ctx context.Context) error {
 		if t != nil {
 			defer t.Stop()
 		}
+		last := l.Clock.Now()
 		if !l.SkipFirst {
-			l.RunOnce(ctx, l.Clock.Now())
+			l.RunOnce(ctx, last)
 		}
 		for {
-			var now time.Time
 			var ok bool
 			if t != nil {
-				now, ok = l.tick(ctx, t)
+				last, ok = l.tick(ctx, t)
 			} else {
-				now, ok = l.waitCron(ctx)
+				last, ok = l.waitCron(ctx, last)
 			}
 			if !ok {
 				return
 			}
-			l.RunOnce(ctx, now)
+			l.RunOnce(ctx, last)
 		}
 	}()
 	return nil
@@ -116,11 +117,16 @@ func (l *Loop) tick(ctx context.Context, t clock.Ticker) (time.Time, bool) {
 	}
 }
 
-// waitCron waits until the cron schedule's next time after now, on the
-// clock, or for Stop. A schedule that never fires again waits for Stop.
-func (l *Loop) waitCron(ctx context.Context) (time.Time, bool) {
+// waitCron waits until the cron schedule's next time after last, on the
+// clock, or for Stop; the times that passed while the last round ran are
+// skipped, as robfig/cron skips the firings of a job still running. A
+// schedule that never fires again waits for Stop.
+func (l *Loop) waitCron(ctx context.Context, last time.Time) (time.Time, bool) {
 	now := l.Clock.Now()
-	at := l.Cron.Next(now)
+	at := l.Cron.Next(last)
+	for !at.IsZero() && !at.After(now) {
+		at = l.Cron.Next(at)
+	}
 	if at.IsZero() {
 		<-ctx.Done()
 		return time.Time{}, false

@@ -126,3 +126,28 @@ func wait(t *testing.T, s *Signal[time.Time]) time.Time {
 	require.True(t, ok, "no signal")
 	return v
 }
+
+// A cron loop counts the next time from its last round's, as robfig/cron
+// counts from its last firing, and skips the times that passed while a
+// round ran, as SkipIfStillRunning did.
+func TestLoopCronSkipsWhatARoundOverran(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(t0)
+	sched, err := ParseCron("@every 1m")
+	require.NoError(t, err)
+	rounds := 0
+	l := &Loop{Name: "test", Cron: sched, Clock: clk, Round: func(context.Context, time.Time) {
+		rounds++
+		if rounds == 2 {
+			clk.Advance(150 * time.Second) // the second round overruns two firings
+		}
+	}}
+	l.Signals.Waiting.Init()
+	require.NoError(t, l.Start(context.Background()))
+	require.Equal(t, t0.Add(time.Minute), wait(t, &l.Signals.Waiting))
+	clk.Advance(time.Minute)
+	// From 12:01 the round runs to 12:03:30: 12:02 and 12:03 are skipped.
+	require.Equal(t, t0.Add(4*time.Minute), wait(t, &l.Signals.Waiting))
+	l.Stop()
+	require.Equal(t, 2, rounds)
+}
