@@ -287,14 +287,24 @@ func TestWebhookRefreshTicksOnTheClock(t *testing.T) {
 	ctx := context.Background()
 	clk := clock.NewFake(time.Date(2026, 12, 1, 11, 10, 21, 0, time.UTC))
 	cfg := WebhookConfig{Senders: 1}
-	n := startTestNotifier(t, c, cfg, nil, time.Hour, clk)
-	defer n.Stop()
 	require.NoError(t, cfg.validate())
+	n := webhooks.New(webhookParams(c.store, Config{Webhooks: cfg, Clock: clk}, testLogger()))
+	n.TestSignals.Refreshed.Init()
+	require.NoError(t, n.Start(ctx))
+	defer n.Stop()
+	refreshed := func() int {
+		t.Helper()
+		rows, ok := n.TestSignals.Refreshed.Wait(10 * time.Second)
+		require.True(t, ok, "no read of the table")
+		return rows
+	}
+	require.Zero(t, refreshed(), "the read at Start")
 	_, err := c.AddWebhook(ctx, WebhookJobCompleted, "http://127.0.0.1:1/c")
 	require.NoError(t, err)
 	require.False(t, n.Wants(WebhookJobCompleted), "read at Start only")
 	clk.Advance(cfg.Refresh)
-	waitFor(t, 10*time.Second, "the refresh on the tick", func() bool { return n.Wants(WebhookJobCompleted) })
+	require.Equal(t, 1, refreshed(), "the refresh on the tick")
+	require.True(t, n.Wants(WebhookJobCompleted))
 }
 
 // TestWebhookInvalidUTF8Message: an error message that is not UTF-8 is

@@ -86,10 +86,20 @@ type Notifier struct {
 	// refresher rereads the webhooks table every Refresh of the clock.
 	refresher startstop.Loop
 
+	// TestSignals report each read of the table to tests.
+	TestSignals Signals
+
 	started  atomic.Bool
 	stopOnce sync.Once
 	dropped  atomic.Int64
 	warnedAt atomic.Int64 // unix nanos of the last drop warning
+}
+
+// Signals are what a Notifier reports to tests.
+type Signals struct {
+	// Refreshed carries how many registrations each good read of the
+	// webhooks table found.
+	Refreshed startstop.Signal[int]
 }
 
 // New returns a notifier; Start starts it.
@@ -185,6 +195,7 @@ func (n *Notifier) RunOnce(ctx context.Context) {
 		m[r.Event] = append(m[r.Event], target{id: r.ID, url: u})
 	}
 	n.hooks.Store(&m)
+	n.TestSignals.Refreshed.Signal(len(rows))
 }
 
 // Wants reports whether any webhook is registered for event (nil: none),
