@@ -21,7 +21,8 @@ type WaitSweeper = maintenance.WaitSweeper
 // newWaitSweeper returns a sweeper running every interval (a nil logger
 // discards, a nil clock is the wall clock).
 func newWaitSweeper(e *engine.Engine, interval time.Duration, log *slog.Logger, clk Clock) *WaitSweeper {
-	return maintenance.NewWaitSweeper(e, interval, log, clk)
+	return maintenance.NewWaitSweeper(&maintenance.WaitSweeperParams{Interval: interval, Log: log, Clock: clk,
+		Sweep: e.SweepWaiting})
 }
 
 // SignalPoller periodically runs Engine.PollSignals from a watermark, and
@@ -36,7 +37,8 @@ const DefaultSignalFullScanEvery = maintenance.DefaultSignalFullScanEvery
 
 // newSignalPoller returns a poller running every interval.
 func newSignalPoller(e *engine.Engine, interval time.Duration, log *slog.Logger, clk Clock) *SignalPoller {
-	return maintenance.NewSignalPoller(e, interval, log, clk)
+	return maintenance.NewSignalPoller(&maintenance.SignalPollerParams{Interval: interval, Log: log, Clock: clk,
+		Poll: e.PollSignals})
 }
 
 // ErrRetentionLocked is returned by Sweep when another process holds the

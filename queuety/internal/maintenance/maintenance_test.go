@@ -10,6 +10,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/clock"
 	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
 )
 
 var t0 = time.Date(2026, 12, 1, 12, 0, 30, 0, time.UTC)
@@ -139,4 +140,42 @@ func wait[T any](t *testing.T, s interface{ Wait(time.Duration) (T, bool) }) T {
 	v, ok := s.Wait(10 * time.Second)
 	require.True(t, ok, "no signal")
 	return v
+}
+
+// The signal poller reads from its watermark, and from the first signal
+// every DefaultSignalFullScanEvery polls.
+func TestSignalPollerWatermark(t *testing.T) {
+	var afters []int64
+	mark := int64(0)
+	p := NewSignalPoller(&SignalPollerParams{Interval: time.Hour,
+		Poll: func(_ context.Context, after int64) (int64, int, error) {
+			afters = append(afters, after)
+			mark += 10
+			return mark, 1, nil
+		}})
+	for range DefaultSignalFullScanEvery + 2 {
+		n, err := p.RunOnce(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+	}
+	require.Equal(t, int64(0), afters[0], "the first poll reads from the start")
+	require.Equal(t, int64(10), afters[1])
+	require.Equal(t, int64(0), afters[DefaultSignalFullScanEvery], "a full poll every DefaultSignalFullScanEvery")
+	require.Equal(t, int64(DefaultSignalFullScanEvery+1)*10, afters[DefaultSignalFullScanEvery+1])
+}
+
+// The wait sweeper sweeps at start and every interval of its clock.
+func TestWaitSweeperTicksOnItsClock(t *testing.T) {
+	clk := clock.NewFake(t0)
+	swept := make(chan struct{}, 4)
+	s := NewWaitSweeper(&WaitSweeperParams{Interval: time.Second, Clock: clk,
+		Sweep: func(context.Context) (workflow.SweepResult, error) {
+			swept <- struct{}{}
+			return workflow.SweepResult{}, nil
+		}})
+	require.NoError(t, s.Start(context.Background()))
+	<-swept
+	clk.Advance(time.Second)
+	<-swept
+	s.Stop()
 }

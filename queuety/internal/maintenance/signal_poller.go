@@ -7,16 +7,27 @@ import (
 	"time"
 
 	"github.com/queuety-go/queuety/internal/clock"
-	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/queuety/internal/startstop"
 )
 
-// SignalPoller periodically runs Engine.PollSignals from a watermark, and
-// every fullEvery rounds from the start (a signal row whose id was taken
-// before a higher one but committed after it is otherwise skipped).
+// SignalPollerParams builds a SignalPoller.
+type SignalPollerParams struct {
+	Interval time.Duration
+	Log      *slog.Logger // nil discards
+	Clock    clock.Clock  // nil: the wall clock
+	// Poll re-evaluates the workflows waiting for a signal with a signal
+	// row after the id after, and returns the highest id it read and how
+	// many waits it settled (the engine's PollSignals).
+	Poll func(ctx context.Context, after int64) (mark int64, settled int, err error)
+}
+
+// SignalPoller periodically runs the engine's signal poll from a
+// watermark, and every fullEvery rounds from the start (a signal row whose
+// id was taken before a higher one but committed after it is otherwise
+// skipped).
 type SignalPoller struct {
-	loop   startstop.Loop
-	engine *engine.Engine
+	loop startstop.Loop
+	poll func(ctx context.Context, after int64) (int64, int, error)
 
 	mu        sync.Mutex
 	mark      int64
@@ -29,9 +40,9 @@ type SignalPoller struct {
 const DefaultSignalFullScanEvery = 30
 
 // NewSignalPoller returns a poller running every interval.
-func NewSignalPoller(e *engine.Engine, interval time.Duration, log *slog.Logger, clk clock.Clock) *SignalPoller {
-	p := &SignalPoller{engine: e, fullEvery: DefaultSignalFullScanEvery}
-	p.loop = startstop.Loop{Name: "signal poller", Every: interval, Log: orDiscard(log), Clock: orReal(clk),
+func NewSignalPoller(pp *SignalPollerParams) *SignalPoller {
+	p := &SignalPoller{poll: pp.Poll, fullEvery: DefaultSignalFullScanEvery}
+	p.loop = startstop.Loop{Name: "signal poller", Every: pp.Interval, Log: orDiscard(pp.Log), Clock: orReal(pp.Clock),
 		Round: func(ctx context.Context, _ time.Time) { _, _ = p.RunOnce(ctx) }}
 	return p
 }
@@ -51,7 +62,7 @@ func (p *SignalPoller) RunOnce(ctx context.Context) (int, error) {
 		after = 0
 	}
 	p.rounds++
-	mark, settled, err := p.engine.PollSignals(ctx, after)
+	mark, settled, err := p.poll(ctx, after)
 	if err != nil && ctx.Err() == nil {
 		p.loop.Log.Warn("signal poll failed; will retry", "err", err)
 	}

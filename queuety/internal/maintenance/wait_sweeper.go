@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/queuety-go/queuety/internal/clock"
-	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/queuety/internal/startstop"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -19,17 +18,26 @@ import (
 // run_workflow parents whose child is terminal); SignalPoller re-evaluates
 // waiting_for_signal workflows that received new signal rows.
 
-// WaitSweeper periodically runs Engine.SweepWaiting.
-type WaitSweeper struct {
-	loop   startstop.Loop
-	engine *engine.Engine
+// WaitSweeperParams builds a WaitSweeper.
+type WaitSweeperParams struct {
+	Interval time.Duration
+	Log      *slog.Logger // nil discards
+	Clock    clock.Clock  // nil: the wall clock
+	// Sweep re-evaluates the waiting workflows once (the engine's
+	// SweepWaiting).
+	Sweep func(ctx context.Context) (workflow.SweepResult, error)
 }
 
-// NewWaitSweeper returns a sweeper running every interval (a nil logger
-// discards, a nil clock is the wall clock).
-func NewWaitSweeper(e *engine.Engine, interval time.Duration, log *slog.Logger, clk clock.Clock) *WaitSweeper {
-	s := &WaitSweeper{engine: e}
-	s.loop = startstop.Loop{Name: "wait sweeper", Every: interval, Log: orDiscard(log), Clock: orReal(clk),
+// WaitSweeper periodically runs the engine's wait sweep.
+type WaitSweeper struct {
+	loop  startstop.Loop
+	sweep func(ctx context.Context) (workflow.SweepResult, error)
+}
+
+// NewWaitSweeper returns a sweeper running every interval.
+func NewWaitSweeper(p *WaitSweeperParams) *WaitSweeper {
+	s := &WaitSweeper{sweep: p.Sweep}
+	s.loop = startstop.Loop{Name: "wait sweeper", Every: p.Interval, Log: orDiscard(p.Log), Clock: orReal(p.Clock),
 		Round: func(ctx context.Context, _ time.Time) { _, _ = s.RunOnce(ctx) }}
 	return s
 }
@@ -44,7 +52,7 @@ func (s *WaitSweeper) Stop() { s.loop.Stop() }
 // RunOnce sweeps once, logging what it settled and what failed.
 func (s *WaitSweeper) RunOnce(ctx context.Context) (workflow.SweepResult, error) {
 	began := s.loop.Clock.Now()
-	res, err := s.engine.SweepWaiting(ctx)
+	res, err := s.sweep(ctx)
 	if err != nil && ctx.Err() == nil {
 		s.loop.Log.Warn("wait sweep failed; will retry", "err", err)
 	}
