@@ -7,8 +7,12 @@ import (
 	"strings"
 )
 
-// queryFiles holds queries.sql and one queries_<topic>.sql per engine area
-// (workflows, waits, …), each with its constants in queries_<topic>.go.
+// queryFiles holds one queries_<topic>.sql per area (the claim, workflows,
+// waits, …), each with its constants in queries_<topic>.go. In every file,
+// {jobs}, {logs}, {queue_states}, {workflows}, … are replaced by the
+// resolved, backquoted table names when the Store is built, and "(?)" after
+// IN is expanded by sqlx.In. Keep statements short: the claim and the
+// completion run tens of thousands of times a second.
 //
 //go:embed queries*.sql
 var queryFiles embed.FS
@@ -21,91 +25,6 @@ var ownSchemaSQL string
 
 //go:embed schema/extensions.sql
 var extensionsSQL string
-
-// Query names, one per "-- name:" block of queries.sql.
-const (
-	qFindUniqueJob      = "find-unique-job"
-	qInsertJob          = "insert-job"
-	qClaimJobs          = "claim-jobs"
-	qAnyDue             = "any-due"
-	qAutoincSettings    = "autoinc-settings"
-	qClaimWhichPlain    = "claim-which-plain"
-	qSessionCandidates  = "claim-session-candidates"
-	qLockSessionJobs    = "lock-session-jobs"
-	qClaimWhichHandlers = "claim-which-plain-handlers"
-	qClaimWhichSteps    = "claim-which-steps"
-	qClaimWhichAllSteps = "claim-which-all-steps"
-	qClaimRunning       = "claim-running"
-	qClaimBury          = "claim-bury"
-	qProcessingByGroup  = "processing-by-group"
-	qClaimSkipGroups    = "claim-which-skip-groups"
-	qGetGroupLock       = "get-group-lock"
-	qReleaseGroupLock   = "release-group-lock"
-	qGroupLockHolder    = "group-lock-holder"
-	qInsertLogsNarrow   = "insert-logs-narrow"
-	qInsertLogs         = "insert-logs"
-	qLockAttempts       = "lock-attempts"
-	qCompleteJobs       = "complete-jobs"
-	qCompleteHeldJobs   = "complete-held-jobs"
-	qPendingHandlers    = "pending-handlers"
-	qRetryJob           = "retry-job"
-	qBuryJob            = "bury-job"
-	qUnclaimJobs        = "unclaim-jobs"
-	qDeleteStartedLog   = "delete-started-log"
-	qHeartbeat          = "heartbeat"
-	qHeartbeatProgress  = "heartbeat-progress"
-	qTouchJobs          = "touch-jobs"
-	qAttemptHeld        = "attempt-held"
-	qOwnedJobs          = "owned-jobs"
-	qFindStale          = "find-stale"
-	qPauseQueue         = "pause-queue"
-	qResumeQueue        = "resume-queue"
-	qPausedQueues       = "paused-queues"
-	qStats              = "stats"
-	qListJobs           = "list-jobs"
-	qGetJob             = "get-job"
-	qJobLogs            = "job-logs"
-	qRetryJobByHand     = "retry-job-by-hand"
-	qBuriedIDs          = "buried-ids"
-	qRetryBuried        = "retry-buried"
-	qBuryJobByHand      = "bury-job-by-hand"
-	qDeleteJob          = "delete-job"
-	qPurgeCompleted     = "purge-completed"
-	qCountBuried        = "count-buried"
-	qCountPurgeable     = "count-purgeable"
-	qServerVersion      = "server-version"
-	qServerUTCOffset    = "server-utc-offset"
-	qServerProcess      = "server-process"
-	qColumnExists       = "column-exists"
-	qIndexExists        = "index-exists"
-	qInsertJobsBulk     = "insert-jobs-bulk"
-	qTruncateJobs       = "truncate-jobs"
-	qTruncateLogs       = "truncate-logs"
-	qCountLogEvents     = "count-log-events"
-
-	qFindDispatchKey        = "find-dispatch-key"
-	qInsertDispatchKey      = "insert-dispatch-key"
-	qInsertWorkflow         = "insert-workflow"
-	qGetWorkflow            = "get-workflow"
-	qLockWorkflow           = "lock-workflow"
-	qLockJob                = "lock-job"
-	qLockWorkflows          = "lock-workflows"
-	qLockJobs               = "lock-jobs"
-	qAdvanceWorkflows       = "advance-workflows"
-	qCompleteWorkflowJobs   = "complete-workflow-jobs"
-	qUpdateWorkflowState    = "update-workflow-state"
-	qAdvanceWorkflow        = "advance-workflow"
-	qCompleteWorkflow       = "complete-workflow"
-	qFailWorkflow           = "fail-workflow"
-	qCompleteWorkflowJob    = "complete-workflow-job"
-	qCompleteWorkflowJobAny = "complete-workflow-job-any"
-	qCountCompletedStepJobs = "count-completed-step-jobs"
-	qBuryStepJobs           = "bury-step-jobs"
-	qBuryWorkflowJobs       = "bury-workflow-jobs"
-	qClaimJobByID           = "claim-job-by-id"
-	qInsertWorkflowEvent    = "insert-workflow-event"
-	qRetryWorkflowJob       = "retry-workflow-job"
-)
 
 // block is one commented SQL statement of an embedded file.
 type block struct {
@@ -159,7 +78,7 @@ func render(sql string, t Tables) string {
 	return sql
 }
 
-// loadQueries parses queries.sql and renders it for the given tables.
+// loadQueries parses queries_*.sql and renders them for the given tables.
 func loadQueries(t Tables) (map[string]string, error) {
 	files, err := fs.Glob(queryFiles, "queries*.sql")
 	if err != nil {

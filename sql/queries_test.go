@@ -80,19 +80,19 @@ func TestQueryCatalogue(t *testing.T) {
 
 	seen := map[string]bool{}
 	for _, n := range names {
-		require.False(t, seen[n], "query %q defined twice in queries.sql", n)
+		require.False(t, seen[n], "query %q defined twice in queries*.sql", n)
 		seen[n] = true
 	}
 	byValue := map[string]string{}
 	for c, v := range consts {
-		require.True(t, seen[v], "constant %s = %q has no -- name: block in queries.sql", c, v)
+		require.True(t, seen[v], "constant %s = %q has no -- name: block in queries*.sql", c, v)
 		other, dup := byValue[v]
 		require.False(t, dup, "constants %s and %s name the same query", c, other)
 		byValue[v] = c
 	}
 	for _, n := range names {
 		_, ok := byValue[n]
-		require.True(t, ok, "queries.sql block %q is not referenced by any q* constant", n)
+		require.True(t, ok, "queries*.sql block %q is not referenced by any q* constant", n)
 	}
 
 	// parseBlocks agrees with the plain header scan.

@@ -1,6 +1,0 @@
-package store
-
-// Named query of release.go (queries.sql).
-const (
-	qReleaseJobLater = "release-job-later"
-)
