@@ -34,7 +34,7 @@ type sessionAgent struct {
 
 // sessionAgentParams are what the session agent needs of its worker.
 type sessionAgentParams struct {
-	Client   *Client // its session registry and store (claimSessionJobs)
+	Client   *Client // its session registry and store (sessions.Registry.ClaimJobs)
 	Jobs     *runningSet
 	Clock    clock.Clock
 	Log      *slog.Logger

@@ -29,7 +29,7 @@ func (c *Client) UnadmittedSessionJobs(ctx context.Context, workers []sessions.W
 	if err != nil {
 		return nil, err
 	}
-	var live []claimant
+	var live []sessions.Claimant
 	for _, w := range workers {
 		if w.IsStale {
 			continue
@@ -38,20 +38,20 @@ func (c *Client) UnadmittedSessionJobs(ctx context.Context, workers []sessions.W
 		for _, cp := range w.Capabilities {
 			caps[cp] = true
 		}
-		live = append(live, claimant{queues: w.Queues, caps: caps})
+		live = append(live, sessions.Claimant{Queues: w.Queues, Caps: caps})
 	}
 	var out []UnadmittedSessionJobs
 	index := map[string]int{}
 	for i := range rows {
 		row := &rows[i]
 		g := UnadmittedSessionJobs{SessionID: row.SessionID.String, Queue: row.Queue}
-		opts, err := jobSessionOptions(row)
+		opts, err := sessions.JobOptions(row)
 		if err != nil {
 			g.Reason = "its worker_session cannot be read: " + err.Error() + " (the next claim buries it)"
 		} else {
 			n := opts.Normalize()
 			g.Requirements = n.Requirements
-			if slices.ContainsFunc(live, func(w claimant) bool { return slices.Contains(w.queues, row.Queue) && w.satisfies(n) }) {
+			if slices.ContainsFunc(live, func(w sessions.Claimant) bool { return slices.Contains(w.Queues, row.Queue) && w.Satisfies(n) }) {
 				continue
 			}
 			g.Reason = "no live worker serves its queue with these capabilities"

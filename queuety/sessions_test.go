@@ -207,7 +207,7 @@ func TestHeldSessionDoesNotHideOthers(t *testing.T) {
 	res, err := c.sessions.Create(ctx, DefaultNamespace, "ext-1", gpuRender(nil))
 	require.NoError(t, err)
 	require.True(t, res.Admitted)
-	for i := 0; i < 2*sessionCandidates; i++ {
+	for i := 0; i < 2*sessions.ClaimCandidates; i++ {
 		insertSessionJob(t, c, "render", `[]`, gpuRender(nil)) // held by ext-1
 	}
 	other := insertSessionJob(t, c, "render", `[]`, gpuRender(func(o *sessions.Options) { o.SessionID = "gpu-other" }))
@@ -215,7 +215,7 @@ func TestHeldSessionDoesNotHideOthers(t *testing.T) {
 	reg.HandleFunc("render", func(context.Context, *Job) error { return nil })
 	sessionWorker(t, c, reg, "gpu-1", "gpu:nvidia-l4")
 	waitFor(t, 10*time.Second, "the other session's job ran", func() bool { return jobRow(t, c, other).Status == store.StatusCompleted })
-	require.Equal(t, 2*sessionCandidates, countStatus(t, c, store.StatusPending), "the held session's jobs wait")
+	require.Equal(t, 2*sessions.ClaimCandidates, countStatus(t, c, store.StatusPending), "the held session's jobs wait")
 }
 
 // A job whose worker_session cannot be read is buried with the reason, and

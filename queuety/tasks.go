@@ -72,8 +72,14 @@ func (t *Tasks) Poll(ctx context.Context, ns, workerID string, queues []string, 
 		var rows []store.JobRow
 		var err error
 		if withSessions {
-			who := claimant{ns: ns, workerID: workerID, queues: w.Queues, caps: caps}
-			rows, _, _, err = claimSessionJobs(ctx, tx, t.c, who, open, store.ClaimParams{}, 1)
+			var res sessions.ClaimResult
+			res, err = t.c.sessions.ClaimJobs(ctx, &sessions.ClaimParams{
+				Tx:     tx,
+				Who:    sessions.Claimant{Namespace: ns, WorkerID: workerID, Queues: w.Queues, Caps: caps},
+				Queues: open,
+				N:      1,
+			})
+			rows = res.Admitted
 		}
 		for i := 0; err == nil && len(rows) == 0 && i < len(open); i++ {
 			rows, err = tx.Select(ctx, store.ClaimParams{Queue: open[i], Limit: 1})

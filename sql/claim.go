@@ -256,9 +256,10 @@ func (c *ClaimTx) End(ctx context.Context, workerID string) error {
 	return c.Rollback()
 }
 
-// Querier runs statements inside the claim's transaction (session
-// admission locks its session rows there, so they commit with the claim).
-func (c *ClaimTx) Querier() sqlx.ExtContext { return c.tx }
+// Sessions runs the session statements inside the claim's transaction:
+// session admission locks its session rows there, so they commit (or roll
+// back) with the claim.
+func (c *ClaimTx) Sessions() Sessions { return Sessions{s: c.s, q: c.tx} }
 
 // which builds the claim-which-* condition for p and its arguments; ok is
 // false when p can claim nothing.

@@ -126,14 +126,27 @@ type SessionRow struct {
 	UpdatedAt                  time.Time      `db:"updated_at"`
 }
 
-// SessionTx runs fn in a READ COMMITTED transaction, retried as a whole on
-// deadlocks and lock wait timeouts, so fn must not keep state across calls.
-func (s *Store) SessionTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	return s.inTx(ctx, fn)
+// Sessions are the statements on worker registrations and session leases,
+// bound to where they run: the database (Store.Sessions), a session
+// transaction (Store.SessionTx) or a claim (ClaimTx.Sessions, so that an
+// admission commits with the claim that admitted the job). The handle they
+// run on stays inside this package.
+type Sessions struct {
+	s *Store
+	q sqlx.ExtContext
 }
 
-func (s *Store) execOn(ctx context.Context, q sqlx.ExtContext, name string, args ...any) (int64, error) {
-	res, err := q.ExecContext(ctx, s.query(name), args...)
+// Sessions runs each statement on its own, outside any transaction.
+func (s *Store) Sessions() Sessions { return Sessions{s: s, q: s.db} }
+
+// SessionTx runs fn in a READ COMMITTED transaction, retried as a whole on
+// deadlocks and lock wait timeouts, so fn must not keep state across calls.
+func (s *Store) SessionTx(ctx context.Context, fn func(tx Sessions) error) error {
+	return s.inTx(ctx, func(tx *sqlx.Tx) error { return fn(Sessions{s: s, q: tx}) })
+}
+
+func (x Sessions) exec(ctx context.Context, name string, args ...any) (int64, error) {
+	res, err := x.q.ExecContext(ctx, x.s.query(name), args...)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", name, err)
 	}
@@ -142,8 +155,8 @@ func (s *Store) execOn(ctx context.Context, q sqlx.ExtContext, name string, args
 
 // UpsertWorker registers a worker or replaces its registration (status
 // active), keeping the first registered_at.
-func (s *Store) UpsertWorker(ctx context.Context, q sqlx.ExtContext, w WorkerRow) error {
-	_, err := s.execOn(ctx, q, qUpsertWorker, w.Namespace, w.WorkerID, w.TaskQueue, w.Queues,
+func (x Sessions) UpsertWorker(ctx context.Context, w WorkerRow) error {
+	_, err := x.exec(ctx, qUpsertWorker, w.Namespace, w.WorkerID, w.TaskQueue, w.Queues,
 		w.Runtime, w.SDKVersion, w.BuildID, w.Capabilities, w.MaxConcurrentWorkerSessions,
 		w.HeartbeatIntervalSeconds, w.TaskSlots, w.ProcessMetrics, w.LastHeartbeatAt,
 		w.RegisteredAt, w.UpdatedAt)
@@ -151,9 +164,9 @@ func (s *Store) UpsertWorker(ctx context.Context, q sqlx.ExtContext, w WorkerRow
 }
 
 // GetWorker reads a registration (nil when there is none).
-func (s *Store) GetWorker(ctx context.Context, q sqlx.ExtContext, namespace, workerID string) (*WorkerRow, error) {
+func (x Sessions) GetWorker(ctx context.Context, namespace, workerID string) (*WorkerRow, error) {
 	var w WorkerRow
-	err := sqlx.GetContext(ctx, q, &w, s.query(qGetWorker), namespace, workerID)
+	err := sqlx.GetContext(ctx, x.q, &w, x.s.query(qGetWorker), namespace, workerID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -164,9 +177,9 @@ func (s *Store) GetWorker(ctx context.Context, q sqlx.ExtContext, namespace, wor
 }
 
 // LockWorker reads and locks a registration (nil when there is none).
-func (s *Store) LockWorker(ctx context.Context, q sqlx.ExtContext, namespace, workerID string) (*WorkerRow, error) {
+func (x Sessions) LockWorker(ctx context.Context, namespace, workerID string) (*WorkerRow, error) {
 	var w WorkerRow
-	err := sqlx.GetContext(ctx, q, &w, s.query(qLockWorker), namespace, workerID)
+	err := sqlx.GetContext(ctx, x.q, &w, x.s.query(qLockWorker), namespace, workerID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -177,9 +190,9 @@ func (s *Store) LockWorker(ctx context.Context, q sqlx.ExtContext, namespace, wo
 }
 
 // ListWorkers reads a namespace's registrations by worker id.
-func (s *Store) ListWorkers(ctx context.Context, q sqlx.ExtContext, namespace string) ([]WorkerRow, error) {
+func (x Sessions) ListWorkers(ctx context.Context, namespace string) ([]WorkerRow, error) {
 	var rows []WorkerRow
-	if err := sqlx.SelectContext(ctx, q, &rows, s.query(qListWorkers), namespace); err != nil {
+	if err := sqlx.SelectContext(ctx, x.q, &rows, x.s.query(qListWorkers), namespace); err != nil {
 		return nil, fmt.Errorf("%s: %w", qListWorkers, err)
 	}
 	return rows, nil
@@ -189,23 +202,23 @@ func (s *Store) ListWorkers(ctx context.Context, q sqlx.ExtContext, namespace st
 // processMetrics replace the stored ones only when valid. It reports
 // nothing about a missing registration (MySQL counts unchanged rows as not
 // affected): read the row back.
-func (s *Store) HeartbeatWorker(ctx context.Context, q sqlx.ExtContext, namespace, workerID string, at time.Time, taskSlots, processMetrics sql.NullString) error {
-	_, err := s.execOn(ctx, q, qHeartbeatWorker, at, at, taskSlots, processMetrics, namespace, workerID)
+func (x Sessions) HeartbeatWorker(ctx context.Context, namespace, workerID string, at time.Time, taskSlots, processMetrics sql.NullString) error {
+	_, err := x.exec(ctx, qHeartbeatWorker, at, at, taskSlots, processMetrics, namespace, workerID)
 	return err
 }
 
 // DeleteWorker removes a registration and reports whether there was one.
-func (s *Store) DeleteWorker(ctx context.Context, q sqlx.ExtContext, namespace, workerID string) (bool, error) {
-	n, err := s.execOn(ctx, q, qDeleteWorker, namespace, workerID)
+func (x Sessions) DeleteWorker(ctx context.Context, namespace, workerID string) (bool, error) {
+	n, err := x.exec(ctx, qDeleteWorker, namespace, workerID)
 	return n > 0, err
 }
 
 // LockSession reads and locks a session row (nil when missing). Without a
 // row nothing is locked under READ COMMITTED, so two creators can both get
 // nil: InsertSession tells the loser with ErrSessionExists.
-func (s *Store) LockSession(ctx context.Context, q sqlx.ExtContext, namespace, sessionID string) (*SessionRow, error) {
+func (x Sessions) LockSession(ctx context.Context, namespace, sessionID string) (*SessionRow, error) {
 	var r SessionRow
-	err := sqlx.GetContext(ctx, q, &r, s.query(qLockWorkerSession), namespace, sessionID)
+	err := sqlx.GetContext(ctx, x.q, &r, x.s.query(qLockWorkerSession), namespace, sessionID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -217,9 +230,9 @@ func (s *Store) LockSession(ctx context.Context, q sqlx.ExtContext, namespace, s
 
 // ListSessions reads a namespace's sessions, newest change first, then by
 // session id.
-func (s *Store) ListSessions(ctx context.Context, q sqlx.ExtContext, namespace string) ([]SessionRow, error) {
+func (x Sessions) ListSessions(ctx context.Context, namespace string) ([]SessionRow, error) {
 	var rows []SessionRow
-	if err := sqlx.SelectContext(ctx, q, &rows, s.query(qListWorkerSessions), namespace); err != nil {
+	if err := sqlx.SelectContext(ctx, x.q, &rows, x.s.query(qListWorkerSessions), namespace); err != nil {
 		return nil, fmt.Errorf("%s: %w", qListWorkerSessions, err)
 	}
 	return rows, nil
@@ -228,8 +241,8 @@ func (s *Store) ListSessions(ctx context.Context, q sqlx.ExtContext, namespace s
 // InsertSession creates a session row and sets r.ID. It returns
 // ErrSessionExists when the (namespace, session_id) is taken; the
 // transaction stays usable (only the statement failed).
-func (s *Store) InsertSession(ctx context.Context, q sqlx.ExtContext, r *SessionRow) error {
-	res, err := q.ExecContext(ctx, s.query(qInsertWorkerSession), r.Namespace, r.SessionID,
+func (x Sessions) InsertSession(ctx context.Context, r *SessionRow) error {
+	res, err := x.q.ExecContext(ctx, x.s.query(qInsertWorkerSession), r.Namespace, r.SessionID,
 		r.Connection, r.Queue, r.Requirements, r.Status, r.LeaseOwner, r.LeaseExpiresAt,
 		r.TTLExpiresAt, r.ClosedAt, r.FailureReason, r.LeaseSeconds, r.TTLSeconds,
 		r.MaxConcurrentActivities, r.CreateIfMissing, r.AllowReacquireAfterFailure,
@@ -251,8 +264,8 @@ func (s *Store) InsertSession(ctx context.Context, q sqlx.ExtContext, r *Session
 
 // UpdateSession writes back every mutable column of a row read by
 // LockSession.
-func (s *Store) UpdateSession(ctx context.Context, q sqlx.ExtContext, r SessionRow) error {
-	_, err := s.execOn(ctx, q, qUpdateWorkerSession, r.Connection, r.Queue, r.Requirements,
+func (x Sessions) UpdateSession(ctx context.Context, r SessionRow) error {
+	_, err := x.exec(ctx, qUpdateWorkerSession, r.Connection, r.Queue, r.Requirements,
 		r.Status, r.LeaseOwner, r.LeaseExpiresAt, r.TTLExpiresAt, r.ClosedAt, r.FailureReason,
 		r.LeaseSeconds, r.TTLSeconds, r.MaxConcurrentActivities, r.CreateIfMissing,
 		r.AllowReacquireAfterFailure, r.LastHeartbeatAt, r.UpdatedAt, r.ID)
@@ -262,9 +275,9 @@ func (s *Store) UpdateSession(ctx context.Context, q sqlx.ExtContext, r SessionR
 // CountWorkerLeasedSessions counts a worker's active sessions whose lease is
 // unset or later than now, except exceptSessionID (the one being
 // reacquired; "" excludes nothing).
-func (s *Store) CountWorkerLeasedSessions(ctx context.Context, q sqlx.ExtContext, namespace, workerID string, now time.Time, exceptSessionID string) (int, error) {
+func (x Sessions) CountWorkerLeasedSessions(ctx context.Context, namespace, workerID string, now time.Time, exceptSessionID string) (int, error) {
 	var n int
-	err := sqlx.GetContext(ctx, q, &n, s.query(qCountWorkerLeasedSessions), namespace, workerID, now, exceptSessionID)
+	err := sqlx.GetContext(ctx, x.q, &n, x.s.query(qCountWorkerLeasedSessions), namespace, workerID, now, exceptSessionID)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", qCountWorkerLeasedSessions, err)
 	}
@@ -274,9 +287,9 @@ func (s *Store) CountWorkerLeasedSessions(ctx context.Context, q sqlx.ExtContext
 // CountSessionActivities counts a session's running attempts: its
 // processing jobs reserved by leaseOwner, except exceptJobID (0 excludes
 // nothing). Jobs have no namespace, so a session id counts across them.
-func (s *Store) CountSessionActivities(ctx context.Context, q sqlx.ExtContext, sessionID, leaseOwner string, exceptJobID int64) (int, error) {
+func (x Sessions) CountSessionActivities(ctx context.Context, sessionID, leaseOwner string, exceptJobID int64) (int, error) {
 	var n int
-	err := sqlx.GetContext(ctx, q, &n, s.query(qCountSessionActivities), sessionID, leaseOwner, exceptJobID)
+	err := sqlx.GetContext(ctx, x.q, &n, x.s.query(qCountSessionActivities), sessionID, leaseOwner, exceptJobID)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", qCountSessionActivities, err)
 	}
@@ -284,18 +297,18 @@ func (s *Store) CountSessionActivities(ctx context.Context, q sqlx.ExtContext, s
 }
 
 // ActiveSessionIDs lists a namespace's sessions whose status is active.
-func (s *Store) ActiveSessionIDs(ctx context.Context, q sqlx.ExtContext, namespace string) ([]string, error) {
+func (x Sessions) ActiveSessionIDs(ctx context.Context, namespace string) ([]string, error) {
 	var ids []string
-	if err := sqlx.SelectContext(ctx, q, &ids, s.query(qActiveWorkerSessionIDs), namespace); err != nil {
+	if err := sqlx.SelectContext(ctx, x.q, &ids, x.s.query(qActiveWorkerSessionIDs), namespace); err != nil {
 		return nil, fmt.Errorf("%s: %w", qActiveWorkerSessionIDs, err)
 	}
 	return ids, nil
 }
 
 // HeldSessionIDs lists the sessions a worker holds that are not closed.
-func (s *Store) HeldSessionIDs(ctx context.Context, q sqlx.ExtContext, namespace, workerID string) ([]string, error) {
+func (x Sessions) HeldSessionIDs(ctx context.Context, namespace, workerID string) ([]string, error) {
 	var ids []string
-	if err := sqlx.SelectContext(ctx, q, &ids, s.query(qHeldWorkerSessionIDs), namespace, workerID); err != nil {
+	if err := sqlx.SelectContext(ctx, x.q, &ids, x.s.query(qHeldWorkerSessionIDs), namespace, workerID); err != nil {
 		return nil, fmt.Errorf("%s: %w", qHeldWorkerSessionIDs, err)
 	}
 	return ids, nil
@@ -303,12 +316,12 @@ func (s *Store) HeldSessionIDs(ctx context.Context, q sqlx.ExtContext, namespace
 
 // SessionMetrics counts a namespace's sessions by status (statuses without
 // rows are absent).
-func (s *Store) SessionMetrics(ctx context.Context, q sqlx.ExtContext, namespace string) (map[string]int, error) {
+func (x Sessions) SessionMetrics(ctx context.Context, namespace string) (map[string]int, error) {
 	var rows []struct {
 		Status string `db:"status"`
 		N      int    `db:"n"`
 	}
-	if err := sqlx.SelectContext(ctx, q, &rows, s.query(qWorkerSessionMetrics), namespace); err != nil {
+	if err := sqlx.SelectContext(ctx, x.q, &rows, x.s.query(qWorkerSessionMetrics), namespace); err != nil {
 		return nil, fmt.Errorf("%s: %w", qWorkerSessionMetrics, err)
 	}
 	out := make(map[string]int, len(rows))

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/require"
 )
 
@@ -24,7 +23,7 @@ func sessionRow(ns, id, owner string, now time.Time) *SessionRow {
 func TestWorkerRegistrationRows(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	db := e.s.DB()
+	db := e.s.Sessions()
 	now := e.s.Now()
 	w := WorkerRow{
 		Namespace: "default", WorkerID: "w1", TaskQueue: "gpu", Queues: StringList{"gpu", "default"},
@@ -33,8 +32,8 @@ func TestWorkerRegistrationRows(t *testing.T) {
 		TaskSlots: String(`{"session_available":1}`), LastHeartbeatAt: sql.NullTime{Time: now, Valid: true},
 		RegisteredAt: now, UpdatedAt: now,
 	}
-	require.NoError(t, e.s.UpsertWorker(e.ctx, db, w))
-	got, err := e.s.GetWorker(e.ctx, db, "default", "w1")
+	require.NoError(t, db.UpsertWorker(e.ctx, w))
+	got, err := db.GetWorker(e.ctx, "default", "w1")
 	require.NoError(t, err)
 	w.Status = "active"
 	require.Equal(t, w, *got)
@@ -52,8 +51,8 @@ func TestWorkerRegistrationRows(t *testing.T) {
 	w2.TaskSlots = sql.NullString{}
 	w2.LastHeartbeatAt = sql.NullTime{Time: later, Valid: true}
 	w2.RegisteredAt, w2.UpdatedAt = later, later
-	require.NoError(t, e.s.UpsertWorker(e.ctx, db, w2))
-	got, err = e.s.GetWorker(e.ctx, db, "default", "w1")
+	require.NoError(t, db.UpsertWorker(e.ctx, w2))
+	got, err = db.GetWorker(e.ctx, "default", "w1")
 	require.NoError(t, err)
 	require.Equal(t, "cpu", got.TaskQueue)
 	require.Equal(t, StringList{}, got.Capabilities)
@@ -63,40 +62,40 @@ func TestWorkerRegistrationRows(t *testing.T) {
 	require.Equal(t, later, got.UpdatedAt)
 
 	// Heartbeat: sent fields replace, NULL keeps.
-	require.NoError(t, e.s.HeartbeatWorker(e.ctx, db, "default", "w1", later.Add(time.Second), String(`{"a":1}`), sql.NullString{}))
-	require.NoError(t, e.s.HeartbeatWorker(e.ctx, db, "default", "w1", later.Add(2*time.Second), sql.NullString{}, String(`{"b":2}`)))
-	got, err = e.s.GetWorker(e.ctx, db, "default", "w1")
+	require.NoError(t, db.HeartbeatWorker(e.ctx, "default", "w1", later.Add(time.Second), String(`{"a":1}`), sql.NullString{}))
+	require.NoError(t, db.HeartbeatWorker(e.ctx, "default", "w1", later.Add(2*time.Second), sql.NullString{}, String(`{"b":2}`)))
+	got, err = db.GetWorker(e.ctx, "default", "w1")
 	require.NoError(t, err)
 	require.Equal(t, later.Add(2*time.Second), got.LastHeartbeatAt.Time)
 	require.Equal(t, String(`{"a":1}`), got.TaskSlots)
 	require.Equal(t, String(`{"b":2}`), got.ProcessMetrics)
-	require.NoError(t, e.s.HeartbeatWorker(e.ctx, db, "default", "ghost", later, sql.NullString{}, sql.NullString{}))
+	require.NoError(t, db.HeartbeatWorker(e.ctx, "default", "ghost", later, sql.NullString{}, sql.NullString{}))
 
 	// Locking read, listing, namespaces, deletion.
-	require.NoError(t, e.s.UpsertWorker(e.ctx, db, WorkerRow{Namespace: "default", WorkerID: "a", TaskQueue: "q", Queues: StringList{"q"}, Runtime: "go", RegisteredAt: now, UpdatedAt: now}))
-	require.NoError(t, e.s.UpsertWorker(e.ctx, db, WorkerRow{Namespace: "other", WorkerID: "w1", TaskQueue: "q", Queues: StringList{"q"}, Runtime: "go", RegisteredAt: now, UpdatedAt: now}))
-	require.NoError(t, e.s.SessionTx(e.ctx, func(tx *sqlx.Tx) error {
-		l, err := e.s.LockWorker(e.ctx, tx, "default", "w1")
+	require.NoError(t, db.UpsertWorker(e.ctx, WorkerRow{Namespace: "default", WorkerID: "a", TaskQueue: "q", Queues: StringList{"q"}, Runtime: "go", RegisteredAt: now, UpdatedAt: now}))
+	require.NoError(t, db.UpsertWorker(e.ctx, WorkerRow{Namespace: "other", WorkerID: "w1", TaskQueue: "q", Queues: StringList{"q"}, Runtime: "go", RegisteredAt: now, UpdatedAt: now}))
+	require.NoError(t, e.s.SessionTx(e.ctx, func(tx Sessions) error {
+		l, err := tx.LockWorker(e.ctx, "default", "w1")
 		require.NoError(t, err)
 		require.Equal(t, "cpu", l.TaskQueue)
-		none, err := e.s.LockWorker(e.ctx, tx, "default", "ghost")
+		none, err := tx.LockWorker(e.ctx, "default", "ghost")
 		require.Nil(t, none)
 		return err
 	}))
-	list, err := e.s.ListWorkers(e.ctx, db, "default")
+	list, err := db.ListWorkers(e.ctx, "default")
 	require.NoError(t, err)
 	require.Len(t, list, 2)
 	require.Equal(t, []string{"a", "w1"}, []string{list[0].WorkerID, list[1].WorkerID})
-	found, err := e.s.DeleteWorker(e.ctx, db, "default", "w1")
+	found, err := db.DeleteWorker(e.ctx, "default", "w1")
 	require.NoError(t, err)
 	require.True(t, found)
-	found, err = e.s.DeleteWorker(e.ctx, db, "default", "w1")
+	found, err = db.DeleteWorker(e.ctx, "default", "w1")
 	require.NoError(t, err)
 	require.False(t, found)
-	got, err = e.s.GetWorker(e.ctx, db, "default", "w1")
+	got, err = db.GetWorker(e.ctx, "default", "w1")
 	require.NoError(t, err)
 	require.Nil(t, got)
-	got, err = e.s.GetWorker(e.ctx, db, "other", "w1")
+	got, err = db.GetWorker(e.ctx, "other", "w1")
 	require.NoError(t, err)
 	require.NotNil(t, got, "namespaces are apart")
 }
@@ -121,21 +120,21 @@ func TestStringListScan(t *testing.T) {
 func TestWorkerSessionRows(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	db := e.s.DB()
+	db := e.s.Sessions()
 	now := e.s.Now()
 
 	var created SessionRow
-	require.NoError(t, e.s.SessionTx(e.ctx, func(tx *sqlx.Tx) error {
-		none, err := e.s.LockSession(e.ctx, tx, "default", "s1")
+	require.NoError(t, e.s.SessionTx(e.ctx, func(tx Sessions) error {
+		none, err := tx.LockSession(e.ctx, "default", "s1")
 		require.NoError(t, err)
 		require.Nil(t, none)
 		r := sessionRow("default", "s1", "w1", now)
-		require.NoError(t, e.s.InsertSession(e.ctx, tx, r))
+		require.NoError(t, tx.InsertSession(e.ctx, r))
 		require.NotZero(t, r.ID)
 		// A duplicate fails only its statement; the transaction goes on.
-		err = e.s.InsertSession(e.ctx, tx, sessionRow("default", "s1", "w2", now))
+		err = tx.InsertSession(e.ctx, sessionRow("default", "s1", "w2", now))
 		require.ErrorIs(t, err, ErrSessionExists)
-		got, err := e.s.LockSession(e.ctx, tx, "default", "s1")
+		got, err := tx.LockSession(e.ctx, "default", "s1")
 		require.NoError(t, err)
 		require.Equal(t, *r, *got)
 		created = *got
@@ -152,11 +151,11 @@ func TestWorkerSessionRows(t *testing.T) {
 	upd.LeaseSeconds, upd.TTLSeconds, upd.MaxConcurrentActivities = 5, 6, 7
 	upd.CreateIfMissing, upd.AllowReacquireAfterFailure = false, false
 	upd.UpdatedAt = now.Add(3 * time.Second)
-	require.NoError(t, e.s.UpdateSession(e.ctx, db, upd))
+	require.NoError(t, db.UpdateSession(e.ctx, upd))
 	var got *SessionRow
-	require.NoError(t, e.s.SessionTx(e.ctx, func(tx *sqlx.Tx) error {
+	require.NoError(t, e.s.SessionTx(e.ctx, func(tx Sessions) error {
 		var err error
-		got, err = e.s.LockSession(e.ctx, tx, "default", "s1")
+		got, err = tx.LockSession(e.ctx, "default", "s1")
 		return err
 	}))
 	require.Equal(t, upd, *got)
@@ -179,28 +178,28 @@ func TestWorkerSessionRows(t *testing.T) {
 		case "closed":
 			r.Status = "closed"
 		}
-		require.NoError(t, e.s.InsertSession(e.ctx, db, r))
+		require.NoError(t, db.InsertSession(e.ctx, r))
 	}
-	n, err := e.s.CountWorkerLeasedSessions(e.ctx, db, "default", "w1", now, "")
+	n, err := db.CountWorkerLeasedSessions(e.ctx, "default", "w1", now, "")
 	require.NoError(t, err)
 	require.Equal(t, 2, n, "live and no-lease")
-	n, err = e.s.CountWorkerLeasedSessions(e.ctx, db, "default", "w1", now, "live")
+	n, err = db.CountWorkerLeasedSessions(e.ctx, "default", "w1", now, "live")
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 
-	ids, err := e.s.ActiveSessionIDs(e.ctx, db, "default")
+	ids, err := db.ActiveSessionIDs(e.ctx, "default")
 	require.NoError(t, err)
 	require.Equal(t, []string{"live", "no-lease", "lapsed", "w2s"}, ids)
-	ids, err = e.s.HeldSessionIDs(e.ctx, db, "default", "w1")
+	ids, err = db.HeldSessionIDs(e.ctx, "default", "w1")
 	require.NoError(t, err)
 	require.Equal(t, []string{"s1", "live", "no-lease", "lapsed"}, ids, "every status but closed")
-	m, err := e.s.SessionMetrics(e.ctx, db, "default")
+	m, err := db.SessionMetrics(e.ctx, "default")
 	require.NoError(t, err)
 	require.Equal(t, map[string]int{"active": 4, "closed": 1, "expired": 1}, m)
 
 	// List: updated_at descending, then session id.
 	e.exec("UPDATE {worker_sessions} SET updated_at = ? WHERE session_id IN ('w2s', 'closed') AND namespace = 'default'", now.Add(time.Hour))
-	rows, err := e.s.ListSessions(e.ctx, db, "default")
+	rows, err := db.ListSessions(e.ctx, "default")
 	require.NoError(t, err)
 	var order []string
 	for _, r := range rows {
@@ -214,7 +213,7 @@ func TestWorkerSessionRows(t *testing.T) {
 func TestCountSessionActivities(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	db := e.s.DB()
+	db := e.s.Sessions()
 	job := func(session, status, owner string) int64 {
 		id := e.dispatch(InsertJob{Handler: "H", Payload: []byte("[]"), SessionID: session})
 		e.exec("UPDATE {jobs} SET status = ?, reserved_by = NULLIF(?, '') WHERE id = ?", status, owner, id)
@@ -226,13 +225,13 @@ func TestCountSessionActivities(t *testing.T) {
 	job("s", "pending", "")
 	job("s", "completed", "w1")
 	job("t", "processing", "w1")
-	n, err := e.s.CountSessionActivities(e.ctx, db, "s", "w1", 0)
+	n, err := db.CountSessionActivities(e.ctx, "s", "w1", 0)
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
-	n, err = e.s.CountSessionActivities(e.ctx, db, "s", "w1", a)
+	n, err = db.CountSessionActivities(e.ctx, "s", "w1", a)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-	n, err = e.s.CountSessionActivities(e.ctx, db, "s", "w2", 0)
+	n, err = db.CountSessionActivities(e.ctx, "s", "w2", 0)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 }
@@ -269,7 +268,7 @@ func TestCountSessionActivitiesUsesItsIndex(t *testing.T) {
 	require.Equal(t, "idx_qgo_session_processing", col("key"), "plan: %s", plans[0])
 	require.Equal(t, "ref", col("type"), "plan: %s", plans[0])
 
-	n, err := e.s.CountSessionActivities(e.ctx, e.db, "s", "w1", 0)
+	n, err := e.s.Sessions().CountSessionActivities(e.ctx, "s", "w1", 0)
 	require.NoError(t, err)
 	require.Equal(t, 3, n)
 }

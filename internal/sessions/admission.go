@@ -12,8 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/jmoiron/sqlx"
-
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -47,8 +45,8 @@ func (r *Registry) Create(ctx context.Context, ns, workerID string, o Options) (
 		return res, nil
 	}
 	var res Result
-	err = r.st.SessionTx(ctx, func(tx *sqlx.Tx) error {
-		w, err := r.st.GetWorker(ctx, tx, ns, workerID)
+	err = r.st.SessionTx(ctx, func(tx store.Sessions) error {
+		w, err := tx.GetWorker(ctx, ns, workerID)
 		if err != nil {
 			return err
 		}
@@ -86,7 +84,7 @@ func (r *Registry) Create(ctx context.Context, ns, workerID string, o Options) (
 //
 // Queue routing passes when the options name no queue or one of the
 // worker's queues; the worker must be registered.
-func (r *Registry) Admit(ctx context.Context, q sqlx.ExtContext, a Admission) (Result, error) {
+func (r *Registry) Admit(ctx context.Context, q store.Sessions, a Admission) (Result, error) {
 	ns, err := namespaceOf(a.Namespace)
 	if err != nil {
 		return Result{}, err
@@ -98,7 +96,7 @@ func (r *Registry) Admit(ctx context.Context, q sqlx.ExtContext, a Admission) (R
 	if res, bad := invalidSession(n); bad {
 		return res, nil
 	}
-	w, err := r.st.GetWorker(ctx, q, ns, a.WorkerID)
+	w, err := q.GetWorker(ctx, ns, a.WorkerID)
 	if err != nil {
 		return Result{}, err
 	}
@@ -114,7 +112,7 @@ func (r *Registry) Admit(ctx context.Context, q sqlx.ExtContext, a Admission) (R
 
 // acquire is acquireLocked (spec §1.6). jobID is 0 for an explicit
 // create, else the job being admitted (-1 for a job without an id).
-func (r *Registry) acquire(ctx context.Context, q sqlx.ExtContext, ns string, w *store.WorkerRow, o Normalized, jobID int64, inWindow int) (Result, error) {
+func (r *Registry) acquire(ctx context.Context, q store.Sessions, ns string, w *store.WorkerRow, o Normalized, jobID int64, inWindow int) (Result, error) {
 	now := r.now()
 	// 1. Queue routing first.
 	if o.Queue != nil && !slices.Contains(workerQueues(w), *o.Queue) {
@@ -141,7 +139,7 @@ func (r *Registry) acquire(ctx context.Context, q sqlx.ExtContext, ns string, w 
 	// and it decides again on the winner's row.
 	for try := 0; ; try++ {
 		// 3. Lock and refresh.
-		row, err := r.st.LockSession(ctx, q, ns, o.SessionID)
+		row, err := q.LockSession(ctx, ns, o.SessionID)
 		if err != nil {
 			return Result{}, err
 		}
@@ -160,7 +158,7 @@ func (r *Registry) acquire(ctx context.Context, q sqlx.ExtContext, ns string, w 
 }
 
 // create is step 4: a missing session.
-func (r *Registry) create(ctx context.Context, q sqlx.ExtContext, ns string, w *store.WorkerRow, o Normalized, jobID int64, now time.Time) (Result, error) {
+func (r *Registry) create(ctx context.Context, q store.Sessions, ns string, w *store.WorkerRow, o Normalized, jobID int64, now time.Time) (Result, error) {
 	if !o.CreateIfMissing {
 		return refuse(ReasonSessionMissing, fmt.Sprintf(
 			"Worker session [%s] does not exist and its options set create_if_missing to false.", o.SessionID)), nil
@@ -176,7 +174,7 @@ func (r *Registry) create(ctx context.Context, q sqlx.ExtContext, ns string, w *
 	}
 	applyOptions(row, o)
 	renewLease(row, o.LeaseSeconds, now)
-	if err := r.st.InsertSession(ctx, q, row); err != nil {
+	if err := q.InsertSession(ctx, row); err != nil {
 		return Result{}, err
 	}
 	r.log.Info("worker session created", "namespace", ns, "session_id", o.SessionID, "worker_id", w.WorkerID)
@@ -184,7 +182,7 @@ func (r *Registry) create(ctx context.Context, q sqlx.ExtContext, ns string, w *
 }
 
 // acquireExisting is steps 5 to 9 on a locked, refreshed row.
-func (r *Registry) acquireExisting(ctx context.Context, q sqlx.ExtContext, w *store.WorkerRow, o Normalized, jobID int64, inWindow int, row *store.SessionRow, now time.Time) (Result, error) {
+func (r *Registry) acquireExisting(ctx context.Context, q store.Sessions, w *store.WorkerRow, o Normalized, jobID int64, inWindow int, row *store.SessionRow, now time.Time) (Result, error) {
 	switch row.Status {
 	case StatusActive:
 		if row.LeaseOwner.String != w.WorkerID {
@@ -192,7 +190,7 @@ func (r *Registry) acquireExisting(ctx context.Context, q sqlx.ExtContext, w *st
 				"Worker session [%s] is held by another worker.", row.SessionID))
 		}
 		if jobID != 0 {
-			n, err := r.st.CountSessionActivities(ctx, q, row.SessionID, w.WorkerID, max(jobID, 0))
+			n, err := q.CountSessionActivities(ctx, row.SessionID, w.WorkerID, max(jobID, 0))
 			if err != nil {
 				return Result{}, err
 			}
@@ -209,7 +207,7 @@ func (r *Registry) acquireExisting(ctx context.Context, q sqlx.ExtContext, w *st
 		}
 		applyOptions(row, o)
 		renewLease(row, o.LeaseSeconds, now)
-		if err := r.st.UpdateSession(ctx, q, *row); err != nil {
+		if err := q.UpdateSession(ctx, *row); err != nil {
 			return Result{}, err
 		}
 		return r.admitted(ctx, q, *row, w, OutcomeReused, http.StatusOK, jobID)
@@ -224,7 +222,7 @@ func (r *Registry) acquireExisting(ctx context.Context, q sqlx.ExtContext, w *st
 	if row.TTLExpiresAt.Valid && !row.TTLExpiresAt.Time.After(now) && row.FailureReason.String != FailureTTLExpired {
 		row.Status, row.FailureReason = StatusExpired, sql.NullString{String: FailureTTLExpired, Valid: true}
 		row.UpdatedAt = now
-		if err := r.st.UpdateSession(ctx, q, *row); err != nil {
+		if err := q.UpdateSession(ctx, *row); err != nil {
 			return Result{}, err
 		}
 		r.log.Info("worker session expired", "namespace", row.Namespace, "session_id", row.SessionID,
@@ -248,7 +246,7 @@ func (r *Registry) acquireExisting(ctx context.Context, q sqlx.ExtContext, w *st
 	row.FailureReason = sql.NullString{}
 	applyOptions(row, o) // ttl_expires_at stays: the TTL is absolute (⚠3)
 	renewLease(row, o.LeaseSeconds, now)
-	if err := r.st.UpdateSession(ctx, q, *row); err != nil {
+	if err := q.UpdateSession(ctx, *row); err != nil {
 		return Result{}, err
 	}
 	r.log.Info("worker session reacquired", "namespace", row.Namespace, "session_id", row.SessionID,
@@ -258,8 +256,8 @@ func (r *Registry) acquireExisting(ctx context.Context, q sqlx.ExtContext, w *st
 
 // checkWorkerLimit is step 8, under the worker's registration lock so two
 // of its transactions cannot both take the last slot.
-func (r *Registry) checkWorkerLimit(ctx context.Context, q sqlx.ExtContext, w *store.WorkerRow, except string, now time.Time) (Result, bool, error) {
-	locked, err := r.st.LockWorker(ctx, q, w.Namespace, w.WorkerID)
+func (r *Registry) checkWorkerLimit(ctx context.Context, q store.Sessions, w *store.WorkerRow, except string, now time.Time) (Result, bool, error) {
+	locked, err := q.LockWorker(ctx, w.Namespace, w.WorkerID)
 	if err != nil {
 		return Result{}, false, err
 	}
@@ -270,7 +268,7 @@ func (r *Registry) checkWorkerLimit(ctx context.Context, q sqlx.ExtContext, w *s
 	if !locked.MaxConcurrentWorkerSessions.Valid || limit <= 0 {
 		return refuse(ReasonWorkerSessionLimitExceeded, "Worker is not configured to hold worker-session leases."), false, nil
 	}
-	n, err := r.st.CountWorkerLeasedSessions(ctx, q, w.Namespace, w.WorkerID, now, except)
+	n, err := q.CountWorkerLeasedSessions(ctx, w.Namespace, w.WorkerID, now, except)
 	if err != nil {
 		return Result{}, false, err
 	}
@@ -286,7 +284,7 @@ func (r *Registry) checkWorkerLimit(ctx context.Context, q sqlx.ExtContext, w *s
 // refresh applies spec §1.5 to a locked row, in order, only while it is
 // active, and writes the change. known is a registration the caller has
 // already read (nil: none), reused when it is the holder's.
-func (r *Registry) refresh(ctx context.Context, q sqlx.ExtContext, row *store.SessionRow, now time.Time, known *store.WorkerRow) error {
+func (r *Registry) refresh(ctx context.Context, q store.Sessions, row *store.SessionRow, now time.Time, known *store.WorkerRow) error {
 	if row.Status != StatusActive {
 		return nil
 	}
@@ -305,19 +303,19 @@ func (r *Registry) refresh(ctx context.Context, q sqlx.ExtContext, row *store.Se
 	row.UpdatedAt = now
 	r.log.Info("worker session "+row.Status, "namespace", row.Namespace, "session_id", row.SessionID,
 		"worker_id", row.LeaseOwner.String, "failure_reason", row.FailureReason.String)
-	return r.st.UpdateSession(ctx, q, *row)
+	return q.UpdateSession(ctx, *row)
 }
 
 // holderStale: the lease owner's registration is missing, never beat, or
 // beat longer than StaleAfter ago.
-func (r *Registry) holderStale(ctx context.Context, q sqlx.ExtContext, row store.SessionRow, now time.Time, known *store.WorkerRow) (bool, error) {
+func (r *Registry) holderStale(ctx context.Context, q store.Sessions, row store.SessionRow, now time.Time, known *store.WorkerRow) (bool, error) {
 	if !row.LeaseOwner.Valid {
 		return true, nil
 	}
 	w := known
 	if w == nil || w.WorkerID != row.LeaseOwner.String {
 		var err error
-		if w, err = r.st.GetWorker(ctx, q, row.Namespace, row.LeaseOwner.String); err != nil || w == nil {
+		if w, err = q.GetWorker(ctx, row.Namespace, row.LeaseOwner.String); err != nil || w == nil {
 			return w == nil, err
 		}
 	}
@@ -343,7 +341,7 @@ func renewLease(row *store.SessionRow, leaseSeconds int, now time.Time) {
 	row.UpdatedAt = now
 }
 
-func (r *Registry) admitted(ctx context.Context, q sqlx.ExtContext, row store.SessionRow, w *store.WorkerRow, outcome string, status int, jobID int64) (Result, error) {
+func (r *Registry) admitted(ctx context.Context, q store.Sessions, row store.SessionRow, w *store.WorkerRow, outcome string, status int, jobID int64) (Result, error) {
 	snap, err := r.snapshot(ctx, q, row, w)
 	if err != nil {
 		return Result{}, err
@@ -361,7 +359,7 @@ func refuse(reason, msg string) Result {
 }
 
 // refuseWith is a refusal that shows the session as it stands.
-func (r *Registry) refuseWith(ctx context.Context, q sqlx.ExtContext, row store.SessionRow, reason, msg string) (Result, error) {
+func (r *Registry) refuseWith(ctx context.Context, q store.Sessions, row store.SessionRow, reason, msg string) (Result, error) {
 	snap, err := r.snapshot(ctx, q, row, nil)
 	if err != nil {
 		return Result{}, err

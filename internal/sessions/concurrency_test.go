@@ -1,12 +1,14 @@
 package sessions
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/require"
+
+	store "github.com/queuety-go/queuety/sql"
 )
 
 // admitConcurrently runs one admission per worker at once, each in its own
@@ -23,7 +25,7 @@ func (e *env) admitConcurrently(admissions []Admission) []Result {
 		go func() {
 			defer wg.Done()
 			<-start
-			errs[i] = e.st.SessionTx(e.ctx, func(tx *sqlx.Tx) error {
+			errs[i] = e.st.SessionTx(e.ctx, func(tx store.Sessions) error {
 				var err error
 				results[i], err = e.reg.Admit(e.ctx, tx, a)
 				return err
@@ -146,12 +148,17 @@ func TestRolledBackAdmissionLeavesNoSession(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.register("w1", "gpu:nvidia-l4")
-	tx, err := e.st.DB().BeginTxx(e.ctx, nil)
-	require.NoError(t, err)
-	res, err := e.reg.Admit(e.ctx, tx, Admission{WorkerID: "w1", Options: gpu("s"), JobID: 9})
-	require.NoError(t, err)
+	// The transaction admits, then fails: SessionTx rolls it back.
+	lost := errors.New("the claim is lost")
+	var res Result
+	err := e.st.SessionTx(e.ctx, func(tx store.Sessions) error {
+		var err error
+		res, err = e.reg.Admit(e.ctx, tx, Admission{WorkerID: "w1", Options: gpu("s"), JobID: 9})
+		require.NoError(t, err)
+		return lost
+	})
+	require.ErrorIs(t, err, lost)
 	requireAdmitted(t, res, OutcomeCreated, 201)
-	require.NoError(t, tx.Rollback())
 	_, err = e.reg.Get(e.ctx, "", "s")
 	require.ErrorIs(t, err, ErrSessionNotFound)
 	require.Empty(t, e.list().Sessions)

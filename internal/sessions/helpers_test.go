@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 
@@ -77,7 +76,7 @@ func (e *env) create(worker string, o Options) Result {
 func (e *env) admit(a Admission) Result {
 	e.t.Helper()
 	var res Result
-	err := e.st.SessionTx(e.ctx, func(tx *sqlx.Tx) error {
+	err := e.st.SessionTx(e.ctx, func(tx store.Sessions) error {
 		var err error
 		res, err = e.reg.Admit(e.ctx, tx, a)
 		return err

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/jmoiron/sqlx"
-
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -19,7 +17,7 @@ import (
 // max(1, leaseSeconds or the stored lease_seconds) from now; the override
 // is not stored and the TTL never moves.
 func (r *Registry) HeartbeatSession(ctx context.Context, ns, sessionID, workerID string, leaseSeconds *int) (Result, error) {
-	return r.onLocked(ctx, ns, sessionID, workerID, func(tx *sqlx.Tx, row *store.SessionRow) (Result, error) {
+	return r.onLocked(ctx, ns, sessionID, workerID, func(tx store.Sessions, row *store.SessionRow) (Result, error) {
 		if row.Status != StatusActive {
 			return r.refuseWith(ctx, tx, *row, ReasonSessionNotActive, fmt.Sprintf(
 				"Worker session [%s] is %s and cannot be renewed; admit it again (create) to reacquire it.", row.SessionID, row.Status))
@@ -34,7 +32,7 @@ func (r *Registry) HeartbeatSession(ctx context.Context, ns, sessionID, workerID
 		now := r.now()
 		renewLease(row, lease, now)
 		row.FailureReason = sql.NullString{}
-		if err := r.st.UpdateSession(ctx, tx, *row); err != nil {
+		if err := tx.UpdateSession(ctx, *row); err != nil {
 			return Result{}, err
 		}
 		return r.done(ctx, tx, *row, OutcomeHeartbeatRecorded)
@@ -46,7 +44,7 @@ func (r *Registry) HeartbeatSession(ctx context.Context, ns, sessionID, workerID
 // 409 session_owner_mismatch for anyone else; otherwise, whatever the
 // status, it becomes closed, which is terminal for the session id.
 func (r *Registry) Close(ctx context.Context, ns, sessionID, workerID string) (Result, error) {
-	return r.onLocked(ctx, ns, sessionID, workerID, func(tx *sqlx.Tx, row *store.SessionRow) (Result, error) {
+	return r.onLocked(ctx, ns, sessionID, workerID, func(tx store.Sessions, row *store.SessionRow) (Result, error) {
 		if row.Status == StatusClosed && row.LeaseOwner.String == workerID {
 			return r.done(ctx, tx, *row, OutcomeAlreadyClosed)
 		}
@@ -58,7 +56,7 @@ func (r *Registry) Close(ctx context.Context, ns, sessionID, workerID string) (R
 		row.ClosedAt = sql.NullTime{Time: now, Valid: true}
 		row.FailureReason = sql.NullString{}
 		row.UpdatedAt = now
-		if err := r.st.UpdateSession(ctx, tx, *row); err != nil {
+		if err := tx.UpdateSession(ctx, *row); err != nil {
 			return Result{}, err
 		}
 		r.log.Info("worker session closed", "namespace", row.Namespace, "session_id", row.SessionID, "worker_id", workerID)
@@ -76,7 +74,7 @@ func (r *Registry) CloseHeldBy(ctx context.Context, ns, workerID string) (int, e
 	if err := ValidateWorkerID(workerID); err != nil {
 		return 0, err
 	}
-	ids, err := r.st.HeldSessionIDs(ctx, r.st.DB(), ns, workerID)
+	ids, err := r.st.Sessions().HeldSessionIDs(ctx, ns, workerID)
 	if err != nil {
 		return 0, err
 	}
@@ -95,7 +93,7 @@ func (r *Registry) CloseHeldBy(ctx context.Context, ns, workerID string) (int, e
 
 // onLocked runs fn on the locked, refreshed session row in one
 // transaction; a missing row is 404 session_not_found.
-func (r *Registry) onLocked(ctx context.Context, ns, sessionID, workerID string, fn func(*sqlx.Tx, *store.SessionRow) (Result, error)) (Result, error) {
+func (r *Registry) onLocked(ctx context.Context, ns, sessionID, workerID string, fn func(store.Sessions, *store.SessionRow) (Result, error)) (Result, error) {
 	ns, err := namespaceOf(ns)
 	if err != nil {
 		return Result{}, err
@@ -104,8 +102,8 @@ func (r *Registry) onLocked(ctx context.Context, ns, sessionID, workerID string,
 		return Result{}, err
 	}
 	var res Result
-	err = r.st.SessionTx(ctx, func(tx *sqlx.Tx) error {
-		row, err := r.st.LockSession(ctx, tx, ns, sessionID)
+	err = r.st.SessionTx(ctx, func(tx store.Sessions) error {
+		row, err := tx.LockSession(ctx, ns, sessionID)
 		if err != nil {
 			return err
 		}
@@ -125,12 +123,12 @@ func (r *Registry) onLocked(ctx context.Context, ns, sessionID, workerID string,
 	return res, nil
 }
 
-func (r *Registry) ownerMismatch(ctx context.Context, q sqlx.ExtContext, row store.SessionRow, workerID string) (Result, error) {
+func (r *Registry) ownerMismatch(ctx context.Context, q store.Sessions, row store.SessionRow, workerID string) (Result, error) {
 	return r.refuseWith(ctx, q, row, ReasonSessionOwnerMismatch, fmt.Sprintf(
 		"Worker session [%s] is held by worker [%s], not [%s].", row.SessionID, row.LeaseOwner.String, workerID))
 }
 
-func (r *Registry) done(ctx context.Context, q sqlx.ExtContext, row store.SessionRow, outcome string) (Result, error) {
+func (r *Registry) done(ctx context.Context, q store.Sessions, row store.SessionRow, outcome string) (Result, error) {
 	snap, err := r.snapshot(ctx, q, row, nil)
 	if err != nil {
 		return Result{}, err
@@ -148,8 +146,8 @@ func (r *Registry) List(ctx context.Context, ns string) (Visibility, error) {
 	if err := r.refreshActive(ctx, ns); err != nil {
 		return Visibility{}, err
 	}
-	db := r.st.DB()
-	rows, err := r.st.ListSessions(ctx, db, ns)
+	db := r.st.Sessions()
+	rows, err := db.ListSessions(ctx, ns)
 	if err != nil {
 		return Visibility{}, err
 	}
@@ -160,7 +158,7 @@ func (r *Registry) List(ctx context.Context, ns string) (Visibility, error) {
 		if row.LeaseOwner.Valid {
 			cached, ok := holders[row.LeaseOwner.String]
 			if !ok {
-				if cached, err = r.st.GetWorker(ctx, db, ns, row.LeaseOwner.String); err != nil {
+				if cached, err = db.GetWorker(ctx, ns, row.LeaseOwner.String); err != nil {
 					return Visibility{}, err
 				}
 				holders[row.LeaseOwner.String] = cached
@@ -187,7 +185,7 @@ func (r *Registry) Metrics(ctx context.Context, ns string) (Metrics, error) {
 	if err := r.refreshActive(ctx, ns); err != nil {
 		return Metrics{}, err
 	}
-	counts, err := r.st.SessionMetrics(ctx, r.st.DB(), ns)
+	counts, err := r.st.Sessions().SessionMetrics(ctx, ns)
 	if err != nil {
 		return Metrics{}, err
 	}
@@ -206,9 +204,9 @@ func (r *Registry) Get(ctx context.Context, ns, sessionID string) (Snapshot, err
 		return Snapshot{}, err
 	}
 	var snap *Snapshot
-	err = r.st.SessionTx(ctx, func(tx *sqlx.Tx) error {
+	err = r.st.SessionTx(ctx, func(tx store.Sessions) error {
 		snap = nil
-		row, err := r.st.LockSession(ctx, tx, ns, sessionID)
+		row, err := tx.LockSession(ctx, ns, sessionID)
 		if err != nil || row == nil {
 			return err
 		}
@@ -231,13 +229,13 @@ func (r *Registry) Get(ctx context.Context, ns, sessionID string) (Snapshot, err
 // refreshActive applies the lazy refresh to every active session, each
 // under its own row lock (there is no sweeper).
 func (r *Registry) refreshActive(ctx context.Context, ns string) error {
-	ids, err := r.st.ActiveSessionIDs(ctx, r.st.DB(), ns)
+	ids, err := r.st.Sessions().ActiveSessionIDs(ctx, ns)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
-		err := r.st.SessionTx(ctx, func(tx *sqlx.Tx) error {
-			row, err := r.st.LockSession(ctx, tx, ns, id)
+		err := r.st.SessionTx(ctx, func(tx store.Sessions) error {
+			row, err := tx.LockSession(ctx, ns, id)
 			if err != nil || row == nil {
 				return err
 			}
@@ -252,9 +250,9 @@ func (r *Registry) refreshActive(ctx context.Context, ns string) error {
 
 // snapshot builds a session's snapshot; holder is its lease owner's
 // registration, read when nil.
-func (r *Registry) snapshot(ctx context.Context, q sqlx.ExtContext, row store.SessionRow, holder *store.WorkerRow) (Snapshot, error) {
+func (r *Registry) snapshot(ctx context.Context, q store.Sessions, row store.SessionRow, holder *store.WorkerRow) (Snapshot, error) {
 	if row.LeaseOwner.Valid && (holder == nil || holder.WorkerID != row.LeaseOwner.String) {
-		w, err := r.st.GetWorker(ctx, q, row.Namespace, row.LeaseOwner.String)
+		w, err := q.GetWorker(ctx, row.Namespace, row.LeaseOwner.String)
 		if err != nil {
 			return Snapshot{}, err
 		}
@@ -265,7 +263,7 @@ func (r *Registry) snapshot(ctx context.Context, q sqlx.ExtContext, row store.Se
 
 // snapshotWith builds a snapshot with the holder's registration as given
 // (nil: none).
-func (r *Registry) snapshotWith(ctx context.Context, q sqlx.ExtContext, row store.SessionRow, w *store.WorkerRow) (Snapshot, error) {
+func (r *Registry) snapshotWith(ctx context.Context, q store.Sessions, row store.SessionRow, w *store.WorkerRow) (Snapshot, error) {
 	s := Snapshot{
 		SessionID:                  row.SessionID,
 		Namespace:                  row.Namespace,
@@ -298,7 +296,7 @@ func (r *Registry) snapshotWith(ctx context.Context, q sqlx.ExtContext, row stor
 		h.IsStale = r.isStale(h.LastHeartbeatAt, r.now())
 	}
 	s.Holder = h
-	n, err := r.st.CountSessionActivities(ctx, q, row.SessionID, row.LeaseOwner.String, 0)
+	n, err := q.CountSessionActivities(ctx, row.SessionID, row.LeaseOwner.String, 0)
 	if err != nil {
 		return Snapshot{}, err
 	}

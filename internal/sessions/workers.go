@@ -68,7 +68,7 @@ func (r *Registry) Register(ctx context.Context, reg Registration) (Worker, erro
 	now := r.now()
 	row.LastHeartbeatAt = sql.NullTime{Time: now, Valid: true}
 	row.RegisteredAt, row.UpdatedAt = now, now
-	if err := r.st.UpsertWorker(ctx, r.st.DB(), row); err != nil {
+	if err := r.st.Sessions().UpsertWorker(ctx, row); err != nil {
 		return Worker{}, fmt.Errorf("register worker %s: %w", row.WorkerID, err)
 	}
 	r.log.Info("worker registered", "namespace", row.Namespace, "worker_id", row.WorkerID,
@@ -172,7 +172,7 @@ func (r *Registry) Heartbeat(ctx context.Context, ns, workerID string, taskSlots
 	if err != nil {
 		return Worker{}, err
 	}
-	if err := r.st.HeartbeatWorker(ctx, r.st.DB(), ns, workerID, r.now(), slots, metrics); err != nil {
+	if err := r.st.Sessions().HeartbeatWorker(ctx, ns, workerID, r.now(), slots, metrics); err != nil {
 		return Worker{}, fmt.Errorf("heartbeat of worker %s: %w", workerID, err)
 	}
 	return r.Worker(ctx, ns, workerID)
@@ -189,7 +189,7 @@ func (r *Registry) Deregister(ctx context.Context, ns, workerID string) error {
 	if err := ValidateWorkerID(workerID); err != nil {
 		return err
 	}
-	found, err := r.st.DeleteWorker(ctx, r.st.DB(), ns, workerID)
+	found, err := r.st.Sessions().DeleteWorker(ctx, ns, workerID)
 	if err != nil {
 		return fmt.Errorf("deregister worker %s: %w", workerID, err)
 	}
@@ -206,7 +206,7 @@ func (r *Registry) Workers(ctx context.Context, ns string) ([]Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.st.ListWorkers(ctx, r.st.DB(), ns)
+	rows, err := r.st.Sessions().ListWorkers(ctx, ns)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +224,7 @@ func (r *Registry) Worker(ctx context.Context, ns, workerID string) (Worker, err
 	if err != nil {
 		return Worker{}, err
 	}
-	row, err := r.st.GetWorker(ctx, r.st.DB(), ns, workerID)
+	row, err := r.st.Sessions().GetWorker(ctx, ns, workerID)
 	if err != nil {
 		return Worker{}, err
 	}

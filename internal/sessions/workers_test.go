@@ -111,7 +111,7 @@ func TestValidateWorkerID(t *testing.T) {
 	long := strings.Repeat("x", 65)
 	_, err := e.reg.Create(e.ctx, "", long, gpu("s"))
 	require.ErrorIs(t, err, ErrInvalidWorkerID)
-	_, err = e.reg.Admit(e.ctx, e.st.DB(), Admission{WorkerID: long, Options: gpu("s"), JobID: 1})
+	_, err = e.reg.Admit(e.ctx, e.st.Sessions(), Admission{WorkerID: long, Options: gpu("s"), JobID: 1})
 	require.ErrorIs(t, err, ErrInvalidWorkerID)
 	_, err = e.reg.HeartbeatSession(e.ctx, "", "s", long, nil)
 	require.ErrorIs(t, err, ErrInvalidWorkerID)

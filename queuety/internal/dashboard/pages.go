@@ -351,7 +351,7 @@ func (d *Dashboard) workers(w http.ResponseWriter, r *http.Request) {
 	if ns == "" {
 		ns = sessions.DefaultNamespace
 	}
-	if data.Sessions, err = st.ListSessions(r.Context(), st.DB(), ns); err != nil {
+	if data.Sessions, err = st.Sessions().ListSessions(r.Context(), ns); err != nil {
 		d.internalError(w, r, err)
 		return
 	}
