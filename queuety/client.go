@@ -13,12 +13,16 @@ import (
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/internal/sessions"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 )
 
 // Client dispatches and manages jobs in the Queuety tables. It is safe for
 // concurrent use; Workers are built from it.
 type Client struct {
+	// storeDoor lets the module's own packages (the CLI, the dashboard)
+	// reach store through internal/clientstore; users have no way in.
+	storeDoor
 	cfg    Config
 	db     *sqlx.DB
 	pipe   *sqlx.DB // pipelined transactions' connections (store.UsePipeline)
@@ -80,8 +84,12 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, err
 	}
 	reg := sessions.New(st, sessions.Config{StaleAfter: cfg.WorkerStaleAfter, Logger: cfg.Logger, Clock: cfg.Clock})
-	return &Client{cfg: cfg, db: db, pipe: pipe, store: st, log: cfg.Logger, server: info, sessions: reg}, nil
+	return &Client{storeDoor: clientstore.NewDoor(st), cfg: cfg, db: db, pipe: pipe, store: st, log: cfg.Logger, server: info, sessions: reg}, nil
 }
+
+// storeDoor is embedded under this unexported name, so the field stays
+// unexported while its method, known only to clientstore, is promoted.
+type storeDoor = clientstore.Door
 
 // ConfigError is a configuration that cannot work (a bad value, a table
 // name that cannot be built); the message names the setting.
@@ -114,10 +122,6 @@ func (c *Client) Close() error {
 	}
 	return err
 }
-
-// Store exposes the storage seam for packages built on the client (the
-// workflow engine, the CLI).
-func (c *Client) Store() *store.Store { return c.store }
 
 // Config returns the validated configuration.
 func (c *Client) Config() Config { return c.cfg }

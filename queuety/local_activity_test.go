@@ -258,7 +258,7 @@ func TestLocalActivitiesConcurrentPipelinedAndNot(t *testing.T) {
 		require.NoError(t, err)
 	}
 	waitFor(t, 60*time.Second, "every workflow completed", func() bool {
-		n, err := first.Store().CountWorkflows(context.Background(), "completed")
+		n, err := first.store.CountWorkflows(context.Background(), "completed")
 		require.NoError(t, err)
 		return n == workflows
 	})

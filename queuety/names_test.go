@@ -48,11 +48,11 @@ func TestClientRefusesBadNames(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrInvalidName, name)
 		require.NotContains(t, err.Error(), strings.Repeat("x", 60), "%s: a prefix only", name)
 	}
-	signals, err := c.Store().SignalsOf(ctx, wf)
+	signals, err := c.store.SignalsOf(ctx, wf)
 	require.NoError(t, err)
 	require.Empty(t, signals)
 	require.Zero(t, countStatus(t, c, "pending")-1, "only the workflow's first step job")
-	paused, err := c.Store().PausedQueues(ctx)
+	paused, err := c.store.PausedQueues(ctx)
 	require.NoError(t, err)
 	require.Empty(t, paused)
 

@@ -14,6 +14,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/queuety-go/queuety/internal/sessions"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -353,7 +354,7 @@ func (s *Sites) startSite(ctx context.Context, r *siteRun) error {
 		return err
 	}
 	reg := sessions.New(st, sessions.Config{StaleAfter: cfg.WorkerStaleAfter, Logger: cfg.Logger, Clock: cfg.Clock})
-	client := &Client{cfg: cfg, db: db.db, store: st, log: cfg.Logger, server: db.info, sessions: reg, sharedDB: true}
+	client := &Client{storeDoor: clientstore.NewDoor(st), cfg: cfg, db: db.db, store: st, log: cfg.Logger, server: db.info, sessions: reg, sharedDB: true}
 	var handlers *Registry
 	if s.cfg.Registry != nil {
 		if handlers, err = s.cfg.Registry(r.site); err != nil {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -462,7 +463,7 @@ func startupWait(c *cli.Context) (time.Duration, error) {
 // unmigrated database fails at once with the fix).
 func openWaiting(c *cli.Context, cfg queuety.Config, wait time.Duration) (*queuety.Client, error) {
 	client, err := queuety.OpenRetrying(c.Context, cfg, queuety.StartupRetry{For: wait},
-		func(ctx context.Context, cl *queuety.Client) error { return cl.Store().CheckSchema(ctx) })
+		func(ctx context.Context, cl *queuety.Client) error { return clientstore.Of(cl).CheckSchema(ctx) })
 	if err != nil {
 		var ce *queuety.ConfigError
 		if errors.As(err, &ce) {

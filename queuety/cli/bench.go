@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -98,7 +99,7 @@ func (a *app) benchJobs(c *cli.Context) error {
 		return err
 	}
 	defer done()
-	st := client.Store()
+	st := clientstore.Of(client)
 	res := BenchResult{Concurrency: c.Int("concurrency"), Server: client.Server().Version, Handler: queuety.HandlerNoop}
 	reg := queuety.NewRegistry()
 	queuety.RegisterBuiltins(reg)
@@ -251,7 +252,7 @@ func openBench(c *cli.Context, cfg queuety.Config) (client *queuety.Client, done
 	}
 	done = func() { stopWatch(); client.Close(); bdb.drop(c.App.ErrWriter) }
 	if bdb.name == "" {
-		if err := emptyForBench(c.Context, client.Store()); err != nil {
+		if err := emptyForBench(c.Context, clientstore.Of(client)); err != nil {
 			done()
 			return nil, nil, err
 		}
@@ -292,7 +293,7 @@ func benchDrain(c *cli.Context, client *queuety.Client, reg *queuety.Registry, r
 		jobs[i] = store.InsertJob{Queue: queuety.DefaultQueue, Handler: res.Handler, Payload: []byte(`[]`), MaxAttempts: 3}
 	}
 	t0 := time.Now()
-	if _, err := client.Store().InsertJobs(c.Context, jobs); err != nil {
+	if _, err := clientstore.Of(client).InsertJobs(c.Context, jobs); err != nil {
 		return err
 	}
 	res.InsertSecs = time.Since(t0).Seconds()
@@ -305,7 +306,7 @@ func benchDrain(c *cli.Context, client *queuety.Client, reg *queuety.Registry, r
 		return err
 	}
 	defer stopProfile()
-	meter := startCPU(c.Context, client.Store())
+	meter := startCPU(c.Context, clientstore.Of(client))
 	t1 := time.Now()
 	if err := w.Start(c.Context); err != nil {
 		return err
@@ -343,7 +344,7 @@ func benchSteady(c *cli.Context, client *queuety.Client, res *BenchResult) error
 	if err != nil {
 		return err
 	}
-	meter := startCPU(c.Context, client.Store())
+	meter := startCPU(c.Context, clientstore.Of(client))
 	if err := w.Start(c.Context); err != nil {
 		return err
 	}

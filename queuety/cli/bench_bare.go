@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -27,7 +28,7 @@ func benchBare(c *cli.Context, client *queuety.Client, res *BenchResult) error {
 	for i := range jobs {
 		jobs[i] = store.InsertJob{Queue: queuety.DefaultQueue, Handler: queuety.HandlerNoop, Payload: []byte(`[]`), MaxAttempts: 3}
 	}
-	st := client.Store()
+	st := clientstore.Of(client)
 	t0 := time.Now()
 	if _, err := st.InsertJobs(c.Context, jobs); err != nil {
 		return err

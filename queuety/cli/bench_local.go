@@ -10,6 +10,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -165,7 +166,7 @@ func (a *app) timeLocalModes(c *cli.Context, cfg queuety.Config, chainSteps, run
 		return nil, err
 	}
 	defer done()
-	if err := client.Store().TruncateActivities(c.Context); err != nil {
+	if err := clientstore.Of(client).TruncateActivities(c.Context); err != nil {
 		return nil, err
 	}
 	reg := queuety.NewRegistry()
@@ -189,7 +190,7 @@ func (a *app) timeLocalModes(c *cli.Context, cfg queuety.Config, chainSteps, run
 			if i%2 != 0 {
 				k = len(builders) - 1 - k
 			}
-			meter := startCPU(c.Context, client.Store())
+			meter := startCPU(c.Context, clientstore.Of(client))
 			claimed := w.Stats().Claimed
 			started := map[int64]time.Time{}
 			for j := range conc {
@@ -239,7 +240,7 @@ func awaitWorkflows(ctx context.Context, client *queuety.Client, started map[int
 	}
 	var out []float64
 	for len(open) > 0 {
-		st, err := client.Store().WorkflowStatuses(ctx, open)
+		st, err := clientstore.Of(client).WorkflowStatuses(ctx, open)
 		if err != nil {
 			return nil, err
 		}

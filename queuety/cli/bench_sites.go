@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -158,7 +159,7 @@ func (a *app) benchSites(c *cli.Context) error {
 		return err
 	}
 	defer probe.Close()
-	pid := serverPID(ctx, probe.Store())
+	pid := serverPID(ctx, clientstore.Of(probe))
 
 	// The server's background first: the same window, no daemon.
 	idle := c.Duration("idle")

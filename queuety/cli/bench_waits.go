@@ -11,6 +11,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -101,7 +102,7 @@ func (a *app) benchWaits(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	meter := startCPU(c.Context, client.Store())
+	meter := startCPU(c.Context, clientstore.Of(client))
 	if err := w.Start(c.Context); err != nil {
 		return err
 	}

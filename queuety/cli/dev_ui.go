@@ -8,6 +8,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/httpapi"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/dashboard"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -65,7 +66,7 @@ func randomToken() string {
 func workflowsUnsettled(ctx context.Context, client *queuety.Client) (int, error) {
 	n := 0
 	for _, s := range []workflow.Status{workflow.StatusRunning, workflow.StatusWaitingForWorkflows} {
-		k, err := client.Store().CountWorkflows(ctx, string(s))
+		k, err := clientstore.Of(client).CountWorkflows(ctx, string(s))
 		if err != nil {
 			return 0, err
 		}

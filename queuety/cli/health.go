@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 )
 
 func (a *app) healthCommand() *cli.Command {
@@ -68,7 +70,7 @@ func checkDatabase(ctx context.Context, c *cli.Context) error {
 		return err
 	}
 	defer client.Close()
-	return (&readiness{st: client.Store()}).check(ctx)
+	return (&readiness{st: clientstore.Of(client)}).check(ctx)
 }
 
 // askReadyz GETs base's /readyz.

@@ -16,6 +16,7 @@ import (
 	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/internal/testdb"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -69,7 +70,7 @@ func TestExternalWorkerRunsASessionJobOverHTTP(t *testing.T) {
 	opts := sessions.Options{SessionID: "gpu-render", Queue: &q, Requirements: []string{"gpu:nvidia-l4"}}
 	snap, err := phpjson.Encode(opts.Normalize().Snapshot())
 	require.NoError(t, err)
-	id, _, err := c.Store().InsertJob(ctx, store.InsertJob{Queue: q, Handler: "media.render-frames", Payload: []byte(`{"video":42}`),
+	id, _, err := clientstore.Of(c).InsertJob(ctx, store.InsertJob{Queue: q, Handler: "media.render-frames", Payload: []byte(`{"video":42}`),
 		MaxAttempts: 3, SessionID: "gpu-render", WorkerSession: snap})
 	require.NoError(t, err)
 
@@ -111,7 +112,7 @@ func TestExternalWorkerRunsASessionJobOverHTTP(t *testing.T) {
 	})
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	require.Equal(t, true, body["can_continue"])
-	row, err := c.Store().GetJob(ctx, id)
+	row, err := clientstore.Of(c).GetJob(ctx, id)
 	require.NoError(t, err)
 	require.Contains(t, row.HeartbeatData.String, "rendering")
 
@@ -122,10 +123,10 @@ func TestExternalWorkerRunsASessionJobOverHTTP(t *testing.T) {
 
 	status, body = call(t, base, "POST", taskPath+"/complete", map[string]any{"activity_attempt_id": attemptID, "lease_owner": "gpu-worker-1", "result": map[string]any{"frames": 100}})
 	require.Equal(t, http.StatusOK, status, "%v", body)
-	row, err = c.Store().GetJob(ctx, id)
+	row, err = clientstore.Of(c).GetJob(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, store.StatusCompleted, row.Status)
-	logs, err := c.Store().JobLogs(ctx, id)
+	logs, err := clientstore.Of(c).JobLogs(ctx, id)
 	require.NoError(t, err)
 	var events []string
 	for _, l := range logs {
@@ -162,7 +163,7 @@ func TestExternalWorkerFailuresRetryThenBury(t *testing.T) {
 	t.Parallel()
 	c, base := planeServer(t)
 	ctx := context.Background()
-	id, _, err := c.Store().InsertJob(ctx, store.InsertJob{Queue: "default", Handler: "mail.send", Payload: []byte(`[]`), MaxAttempts: 3})
+	id, _, err := clientstore.Of(c).InsertJob(ctx, store.InsertJob{Queue: "default", Handler: "mail.send", Payload: []byte(`[]`), MaxAttempts: 3})
 	require.NoError(t, err)
 	poll := registerExt1(t, base)
 	task := poll()
@@ -170,11 +171,11 @@ func TestExternalWorkerFailuresRetryThenBury(t *testing.T) {
 		"activity_attempt_id": task["activity_attempt_id"], "lease_owner": "ext-1", "message": "SMTP down", "exception_type": "SmtpException",
 	})
 	require.Equal(t, http.StatusOK, status, "%v", body)
-	row, err := c.Store().GetJob(ctx, id)
+	row, err := clientstore.Of(c).GetJob(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, store.StatusPending, row.Status, "retried")
 
-	_, err = c.Store().DB().Exec("UPDATE "+c.Store().Tables()["jobs"]+" SET available_at = NOW() WHERE id = ?", id)
+	_, err = clientstore.Of(c).DB().Exec("UPDATE "+clientstore.Of(c).Tables()["jobs"]+" SET available_at = NOW() WHERE id = ?", id)
 	require.NoError(t, err)
 	task = poll()
 	require.EqualValues(t, 2, task["attempt"])
@@ -182,7 +183,7 @@ func TestExternalWorkerFailuresRetryThenBury(t *testing.T) {
 		"activity_attempt_id": task["activity_attempt_id"], "lease_owner": "ext-1", "message": "bad address", "non_retryable": true,
 	})
 	require.Equal(t, http.StatusOK, status, "%v", body)
-	row, err = c.Store().GetJob(ctx, id)
+	row, err = clientstore.Of(c).GetJob(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, store.StatusBuried, row.Status)
 	require.Equal(t, "bad address", row.ErrorMessage.String)
@@ -195,7 +196,7 @@ func TestExternalWorkerHugeFailureMessageFits(t *testing.T) {
 	t.Parallel()
 	c, base := planeServer(t)
 	ctx := context.Background()
-	id, _, err := c.Store().InsertJob(ctx, store.InsertJob{Queue: "default", Handler: "mail.send", Payload: []byte(`[]`), MaxAttempts: 3})
+	id, _, err := clientstore.Of(c).InsertJob(ctx, store.InsertJob{Queue: "default", Handler: "mail.send", Payload: []byte(`[]`), MaxAttempts: 3})
 	require.NoError(t, err)
 	task := registerExt1(t, base)()
 	huge := strings.Repeat("ü", 50_000) // 100 KB
@@ -203,7 +204,7 @@ func TestExternalWorkerHugeFailureMessageFits(t *testing.T) {
 		"activity_attempt_id": task["activity_attempt_id"], "lease_owner": "ext-1", "message": huge, "non_retryable": true,
 	})
 	require.Equal(t, http.StatusOK, status, "%v", body)
-	row, err := c.Store().GetJob(ctx, id)
+	row, err := clientstore.Of(c).GetJob(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, store.StatusBuried, row.Status)
 	require.LessOrEqual(t, len(row.ErrorMessage.String), store.TextBytes)

@@ -18,6 +18,7 @@ import (
 	"github.com/queuety-go/queuety/internal/metrics"
 	"github.com/queuety-go/queuety/internal/sdnotify"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	store "github.com/queuety-go/queuety/sql"
 )
@@ -307,14 +308,14 @@ func (l *lazyTables) Snapshot(ctx context.Context) (metrics.Snapshot, error) {
 // work, to its worker.
 func (o *observability) attach(client *queuety.Client, w *queuety.Worker) {
 	cfg := client.Config()
-	o.tables.t = &storeTables{st: client.Store(), liveFor: cfg.WorkerStaleAfter, now: cfg.Clock.Now}
+	o.tables.t = &storeTables{st: clientstore.Of(client), liveFor: cfg.WorkerStaleAfter, now: cfg.Clock.Now}
 	o.log = client.Config().Logger
 	var ready func() bool
 	if w != nil {
 		o.slots.w = w
 		ready = w.Ready
 	}
-	o.ready.attach(client.Store(), ready)
+	o.ready.attach(clientstore.Of(client), ready)
 }
 
 // startListener serves /metrics, /healthz and /readyz without a token on

@@ -16,6 +16,7 @@ import (
 	"github.com/queuety-go/queuety/internal/httpapi"
 	"github.com/queuety-go/queuety/internal/testdb"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 )
 
 // proxy forwards TCP connections to target until closed; close drops the
@@ -84,7 +85,7 @@ func TestReadinessFailsWhileDatabaseDown(t *testing.T) {
 	require.NoError(t, err)
 	defer client.Close()
 
-	r := &readiness{st: client.Store()}
+	r := &readiness{st: clientstore.Of(client)}
 	require.Equal(t, http.StatusServiceUnavailable, readyz(r.check), "not migrated yet")
 	_, err = client.Migrate(ctx)
 	require.NoError(t, err)
@@ -115,7 +116,7 @@ func TestReadinessFailsWhileWorkerStops(t *testing.T) {
 	})
 	w, err := client.NewWorker(reg)
 	require.NoError(t, err)
-	r := &readiness{st: client.Store(), worker: w.Ready}
+	r := &readiness{st: clientstore.Of(client), worker: w.Ready}
 	require.Equal(t, http.StatusServiceUnavailable, readyz(r.check), "not started")
 	require.NoError(t, w.Start(ctx))
 	require.Equal(t, http.StatusOK, readyz(r.check))

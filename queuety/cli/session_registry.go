@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 )
 
 // sessionRegistry is the worker-session registry over client's tables, for
@@ -12,5 +13,5 @@ import (
 // agree on everything.
 func sessionRegistry(client *queuety.Client) *sessions.Registry {
 	cfg := client.Config()
-	return sessions.New(client.Store(), sessions.Config{StaleAfter: cfg.WorkerStaleAfter, Logger: cfg.Logger, Clock: cfg.Clock})
+	return sessions.New(clientstore.Of(client), sessions.Config{StaleAfter: cfg.WorkerStaleAfter, Logger: cfg.Logger, Clock: cfg.Clock})
 }

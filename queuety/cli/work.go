@@ -20,6 +20,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/httpapi"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	store "github.com/queuety-go/queuety/sql"
 )
@@ -545,7 +546,7 @@ func openLocal(c *cli.Context, cfg queuety.Config, tool string, force bool) (*qu
 // migrateScratch is openLocal's part after connecting: the check comes
 // before the migration, so a refused database is left as it was.
 func migrateScratch(c *cli.Context, client *queuety.Client, tool string, force bool) (store.MigrateReport, error) {
-	st := client.Store()
+	st := clientstore.Of(client)
 	marked, err := checkScratch(c.Context, st, tool)
 	var fr errForeignRows
 	foreign := errors.As(err, &fr)

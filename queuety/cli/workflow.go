@@ -16,6 +16,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -537,7 +538,7 @@ func workflowBenchSize(c *cli.Context) (n, steps int, err error) {
 // res.StepClass steps, times reg's worker advancing them all to completed,
 // and prints the result.
 func drainWorkflows(c *cli.Context, client *queuety.Client, reg *queuety.Registry, res *WorkflowBenchResult) error {
-	n, steps, st := res.Workflows, res.Steps, client.Store()
+	n, steps, st := res.Workflows, res.Steps, clientstore.Of(client)
 	b := workflow.New("bench")
 	for range steps {
 		b.Then(res.StepClass)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/internal/httpapi"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 )
 
 // cssString quotes s as a CSS string for an attribute selector.
@@ -62,7 +63,7 @@ func TestDashboardHostileNamesInBrowser(t *testing.T) {
 		require.Equal(t, 1, wd.count(row), "%q: one row", q)
 		wd.click(row + " button.pause")
 		require.Contains(t, wd.waitText("#flash"), "paused", q)
-		paused, err := e.c.Store().PausedQueues(e.ctx)
+		paused, err := clientstore.Of(e.c).PausedQueues(e.ctx)
 		require.NoError(t, err)
 		require.Equal(t, []string{q}, paused, "%q: the click paused that queue and no other", q)
 		untouched(q)

@@ -14,6 +14,7 @@ import (
 	"github.com/queuety-go/queuety/internal/httpapi"
 	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -61,7 +62,7 @@ func TestDashboardEveryPageInBrowser(t *testing.T) {
 	logRow := store.LogFor(j, "buried")
 	logRow.ErrorClass.String, logRow.ErrorClass.Valid = "RuntimeException", true
 	logRow.ErrorTrace.String, logRow.ErrorTrace.Valid = "#0 /srv/app/Jobs/SendMail.php(41): SendMail->handle()\n#1 {main}", true
-	require.NoError(t, e.c.Store().InsertLogs(e.ctx, []store.LogRow{logRow}))
+	require.NoError(t, clientstore.Of(e.c).InsertLogs(e.ctx, []store.LogRow{logRow}))
 	machine, _, err := e.c.DispatchMachine(e.ctx, queuety.NewMachine("order").State("awaiting_payment", "").On("paid", "shipped", "", "").State("shipped", "completed"), map[string]any{"order": 7})
 	require.NoError(t, err)
 	schedule, err := e.c.AddSchedule(e.ctx, queuety.NewSchedule{Handler: "nightly.report", Cron: "0 3 * * *", Queue: "reports"})

@@ -17,6 +17,7 @@ import (
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/internal/testdb"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/dashboard"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
@@ -96,14 +97,14 @@ func FuzzDashboardInputs(f *testing.F) {
 		}
 		r.Header.Set("Authorization", "Bearer "+operatorToken)
 		w := httptest.NewRecorder()
-		before, err := c.Store().PausedQueues(ctx)
+		before, err := clientstore.Of(c).PausedQueues(ctx)
 		require.NoError(t, err)
 		ui.ServeHTTP(w, r)
 		out := w.Body.String()
 		require.Less(t, w.Code, 500, "%s %s %q: %s", tg.method, path, v, out)
 		require.NotContains(t, out, "SQL syntax")
 		require.NotContains(t, out, "Error 1", "no server error text")
-		after, err := c.Store().PausedQueues(ctx)
+		after, err := clientstore.Of(c).PausedQueues(ctx)
 		require.NoError(t, err)
 		if strings.HasPrefix(path, "/ui/queues/") && w.Code == http.StatusSeeOther {
 			require.Empty(t, before)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/dashboard"
 )
 
@@ -68,7 +69,7 @@ func TestDashboardQueueFormsPauseOnlyTheirQueue(t *testing.T) {
 	}
 	for _, q := range queues {
 		post(q, "pause")
-		paused, err := e.c.Store().PausedQueues(e.ctx)
+		paused, err := clientstore.Of(e.c).PausedQueues(e.ctx)
 		require.NoError(t, err)
 		require.Equal(t, []string{q}, paused, "%q: the click paused that queue and no other", q)
 		require.Equal(t, "waiting_for_signal", e.workflowStatus(wf), "%q: the workflow was not touched", q)
@@ -93,7 +94,7 @@ func TestDashboardQueueSegmentRouteDecodesOnce(t *testing.T) {
 	for _, q := range []string{"emails/high", "a%2Fb", "../workflows/1/approve?"} {
 		resp, body := b.do("POST", "/ui/queues/"+url.PathEscape(q)+"/pause", url.Values{})
 		require.Equal(t, http.StatusSeeOther, resp.StatusCode, "%q: %s", q, body)
-		paused, err := e.c.Store().PausedQueues(e.ctx)
+		paused, err := clientstore.Of(e.c).PausedQueues(e.ctx)
 		require.NoError(t, err)
 		require.Equal(t, []string{q}, paused, q)
 		resp, _ = b.do("POST", "/ui/queues/"+url.PathEscape(q)+"/resume", url.Values{})
@@ -148,7 +149,7 @@ func TestDashboardLongNamesAre400(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%q: %s", q, body)
 		require.Contains(t, body, rule, q)
 		require.NotContains(t, body, strings.Repeat("q", 100), "the answer quotes a prefix")
-		paused, err := e.c.Store().PausedQueues(e.ctx)
+		paused, err := clientstore.Of(e.c).PausedQueues(e.ctx)
 		require.NoError(t, err)
 		require.Empty(t, paused)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/internal/testdb"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/dashboard"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
@@ -77,7 +78,7 @@ func newEnv(t *testing.T, mutate func(*dashboard.Config)) *env {
 // sessions is a worker-session registry over the env's tables, for the
 // HTTP API the dashboard is mounted on.
 func (e *env) sessions() *sessions.Registry {
-	return sessions.New(e.c.Store(), sessions.Config{})
+	return sessions.New(clientstore.Of(e.c), sessions.Config{})
 }
 
 // server serves the dashboard alone on an httptest server.
@@ -118,7 +119,7 @@ func (e *env) status(id int64) string {
 
 func (e *env) paused(queue string) bool {
 	e.t.Helper()
-	qs, err := e.c.Store().PausedQueues(e.ctx)
+	qs, err := clientstore.Of(e.c).PausedQueues(e.ctx)
 	require.NoError(e.t, err)
 	for _, q := range qs {
 		if q == queue {
@@ -201,7 +202,7 @@ func (e *env) waitWorkflow(id int64, status string) {
 // signals lists the signal names stored for a workflow.
 func (e *env) signals(id int64) []string {
 	e.t.Helper()
-	rows, err := e.c.Store().SignalsOf(e.ctx, id)
+	rows, err := clientstore.Of(e.c).SignalsOf(e.ctx, id)
 	require.NoError(e.t, err)
 	var names []string
 	for _, r := range rows {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -137,7 +138,7 @@ func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.Page = page
-	st := d.cfg.Client.Store()
+	st := clientstore.Of(d.cfg.Client)
 	q, err := f.query(st.Now())
 	if err != nil {
 		d.fail(w, r, http.StatusBadRequest, err.Error())
@@ -264,7 +265,7 @@ func (d *Dashboard) bulkJobs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := readJobFilter(r.PostForm)
-	st := d.cfg.Client.Store()
+	st := clientstore.Of(d.cfg.Client)
 	back := "/ui/jobs?" + f.values().Encode()
 	ids, ok := d.bulkIDs(w, r, bulkSelection{
 		action: action, kind: "jobs", post: "/ui/jobs/bulk", back: back, fields: f.values(),

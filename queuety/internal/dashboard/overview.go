@@ -11,6 +11,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
@@ -76,7 +77,7 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
 
 func (d *Dashboard) loadOverview(ctx context.Context) (*overviewData, error) {
 	c := d.cfg.Client
-	st := c.Store()
+	st := clientstore.Of(c)
 	out := &overviewData{}
 	snap, err := st.MetricsSnapshot(ctx)
 	if err != nil {
@@ -176,7 +177,7 @@ func (d *Dashboard) throughput(ctx context.Context) (*throughputRead, error) {
 	if c.last != nil && now.Sub(c.readAt) < throughputTTL {
 		return c.last, nil
 	}
-	st := d.cfg.Client.Store()
+	st := clientstore.Of(d.cfg.Client)
 	since := st.Now().Truncate(time.Minute).Add(-(throughputMins - 1) * time.Minute)
 	done, failed, err := st.Throughput(ctx, since, throughputMins)
 	if err != nil {

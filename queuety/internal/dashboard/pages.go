@@ -13,6 +13,7 @@ import (
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -57,7 +58,7 @@ func (d *Dashboard) scheduleAction(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	st := d.cfg.Client.Store()
+	st := clientstore.Of(d.cfg.Client)
 	s, err := st.GetSchedule(r.Context(), id)
 	if err != nil {
 		d.internalError(w, r, err)
@@ -175,7 +176,7 @@ func batchViewOf(row store.BatchRow) batchView {
 
 // batches is GET /ui/batches.
 func (d *Dashboard) batches(w http.ResponseWriter, r *http.Request) {
-	rows, err := d.cfg.Client.Store().ListBatches(r.Context(), listRows)
+	rows, err := clientstore.Of(d.cfg.Client).ListBatches(r.Context(), listRows)
 	if err != nil {
 		d.internalError(w, r, err)
 		return
@@ -198,7 +199,7 @@ func (d *Dashboard) batch(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	st := d.cfg.Client.Store()
+	st := clientstore.Of(d.cfg.Client)
 	row, err := st.GetBatch(r.Context(), id)
 	if errors.Is(err, store.ErrBatchNotFound) {
 		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("Batch #%d does not exist.", id))
@@ -331,7 +332,7 @@ type workersData struct {
 // worker sessions.
 func (d *Dashboard) workers(w http.ResponseWriter, r *http.Request) {
 	c := d.cfg.Client
-	st := c.Store()
+	st := clientstore.Of(c)
 	list, err := c.Workers(r.Context(), d.cfg.Namespace)
 	if err != nil {
 		d.internalError(w, r, err)

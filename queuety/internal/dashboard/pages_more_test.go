@@ -13,6 +13,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/dashboard"
 )
 
@@ -35,7 +36,7 @@ func (e *env) failingBatch() int64 {
 	e.startWorker()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		b, err := e.c.Store().GetBatch(e.ctx, id)
+		b, err := clientstore.Of(e.c).GetBatch(e.ctx, id)
 		require.NoError(e.t, err)
 		if b.FinishedAt.Valid {
 			return id
@@ -153,7 +154,7 @@ func TestDashboardWebhooksAndWorkersPages(t *testing.T) {
 	_, err = reg.Register(e.ctx, sessions.Registration{WorkerID: "go-1", Queues: []string{"default"}})
 	require.NoError(t, err)
 	php := e.dispatch("wp-mail", "App\\Jobs\\SendMail", 1)
-	st := e.c.Store()
+	st := clientstore.Of(e.c)
 	_, err = st.DB().ExecContext(e.ctx, "UPDATE `"+st.Tables()["jobs"]+"` SET status = 'completed', reserved_at = NOW(), completed_at = NOW() WHERE id = ?", php[0])
 	require.NoError(t, err)
 	gpu := "ml"

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/dashboard"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	store "github.com/queuety-go/queuety/sql"
@@ -223,7 +224,7 @@ func newEnvPage(t *testing.T) (*http.Response, string) {
 func TestDashboardJobPageAttemptsAndTrace(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	st := e.c.Store()
+	st := clientstore.Of(e.c)
 	id, _, err := st.InsertJob(e.ctx, store.InsertJob{Queue: "default", Handler: "demo.fail", MaxAttempts: 3,
 		Payload: []byte(`{"n":9,"__queuety_runtime":{"max_attempts":2}}`)})
 	require.NoError(t, err)
@@ -260,7 +261,7 @@ func TestDashboardJobPageAttemptsAndTrace(t *testing.T) {
 func TestDashboardBuriedGroupsNormalized(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	st := e.c.Store()
+	st := clientstore.Of(e.c)
 	var demo []int64
 	for _, n := range []int{9, 19, 29, 39} {
 		id := e.dispatch("default", "demo.fail", 1)[0]

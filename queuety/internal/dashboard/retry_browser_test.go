@@ -12,6 +12,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -43,7 +44,7 @@ func TestDashboardRetryActionsInBrowser(t *testing.T) {
 		require.NoError(t, err)
 		e.waitWorkflow(wf, "failed")
 		var id int64
-		require.NoError(t, e.c.Store().DB().Get(&id, "SELECT id FROM `"+e.c.Store().Tables()["jobs"]+"` WHERE workflow_id = ? AND status = 'buried'", wf))
+		require.NoError(t, clientstore.Of(e.c).DB().Get(&id, "SELECT id FROM `"+clientstore.Of(e.c).Tables()["jobs"]+"` WHERE workflow_id = ? AND status = 'buried'", wf))
 		failing.Store(false)
 		return wf, id
 	}
@@ -76,7 +77,7 @@ func TestDashboardRetryActionsInBrowser(t *testing.T) {
 	// "On all N matching", every status: 2 buried and 3 completed jobs.
 	mail := e.dispatch("mail", "send.mail", 5)
 	e.bury(mail[:2], "SMTP timeout")
-	_, err := e.c.Store().DB().Exec("UPDATE `"+e.c.Store().Tables()["jobs"]+"` SET status = 'completed', completed_at = NOW() WHERE id IN (?, ?, ?)", mail[2], mail[3], mail[4])
+	_, err := clientstore.Of(e.c).DB().Exec("UPDATE `"+clientstore.Of(e.c).Tables()["jobs"]+"` SET status = 'completed', completed_at = NOW() WHERE id IN (?, ?, ?)", mail[2], mail[3], mail[4])
 	require.NoError(t, err)
 	wd.open(srv.URL + "/ui/jobs?handler=send.mail")
 	require.Contains(t, wd.waitText("#matching"), "5 matching")

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -52,7 +53,7 @@ func (d *Dashboard) workflowQuery(f workflowFilter) (store.WorkflowQuery, error)
 	if f.Status != "" && !slices.Contains(workflowStatuses, f.Status) {
 		return q, fmt.Errorf("unknown workflow status %q", f.Status)
 	}
-	since, err := parseSince(f.Since, d.cfg.Client.Store().Now())
+	since, err := parseSince(f.Since, clientstore.Of(d.cfg.Client).Now())
 	q.Since = since
 	return q, err
 }
@@ -83,7 +84,7 @@ func (d *Dashboard) workflows(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	st := d.cfg.Client.Store()
+	st := clientstore.Of(d.cfg.Client)
 	rows, err := st.QueryWorkflows(r.Context(), q, pageSize, (f.Page-1)*pageSize)
 	if err != nil {
 		d.internalError(w, r, err)
@@ -141,7 +142,7 @@ func (d *Dashboard) workflow(w http.ResponseWriter, r *http.Request) {
 		d.internalError(w, r, err)
 		return
 	}
-	row, err := c.Store().GetWorkflow(r.Context(), id)
+	row, err := clientstore.Of(c).GetWorkflow(r.Context(), id)
 	if err != nil {
 		d.internalError(w, r, err)
 		return
@@ -315,7 +316,7 @@ func (d *Dashboard) bulkWorkflows(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := readWorkflowFilter(r.PostForm)
-	st := d.cfg.Client.Store()
+	st := clientstore.Of(d.cfg.Client)
 	back := "/ui/workflows?" + f.values().Encode()
 	ids, ok := d.bulkIDs(w, r, bulkSelection{
 		action: action, kind: "workflows", post: "/ui/workflows/bulk", back: back, fields: f.values(),

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -59,7 +60,7 @@ func TestPHPReducerConditionAndCompensationsRunInThePool(t *testing.T) {
 	require.NotContains(t, lines[0], `"_`, "the public state")
 	require.Contains(t, lines[1], `"doubled":6`)
 
-	row, err := c.Store().GetWorkflow(ctx, id)
+	row, err := clientstore.Of(c).GetWorkflow(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, string(workflow.StatusCancelled), row.Status)
 	require.Contains(t, row.State, `"_compensated":true`)
@@ -79,11 +80,11 @@ func TestFailingPHPCompensationIsLoggedAndAMissingReducerFailsTheWorkflow(t *tes
 		ForEach("items", "SquareItem", workflow.Reducer("NoSuchReducer")), `{"items":[1]}`)
 
 	waitWorkflow(t, c, comp, workflow.StatusFailed)
-	logs := c.Store().Tables()["logs"]
+	logs := clientstore.Of(c).Tables()["logs"]
 	var msgs []string
 	require.Eventually(t, func() bool {
 		msgs = nil
-		require.NoError(t, c.Store().DB().Select(&msgs,
+		require.NoError(t, clientstore.Of(c).DB().Select(&msgs,
 			"SELECT error_message FROM `"+logs+"` WHERE workflow_id = ? AND handler = 'ThrowingCompensation' AND error_message IS NOT NULL", comp))
 		return len(msgs) > 0
 	}, 10*time.Second, 20*time.Millisecond)
@@ -91,7 +92,7 @@ func TestFailingPHPCompensationIsLoggedAndAMissingReducerFailsTheWorkflow(t *tes
 
 	waitWorkflow(t, c, reducer, workflow.StatusFailed)
 	var errs []string
-	require.NoError(t, c.Store().DB().Select(&errs,
+	require.NoError(t, clientstore.Of(c).DB().Select(&errs,
 		"SELECT error_message FROM `"+logs+"` WHERE workflow_id = ? AND error_message IS NOT NULL", reducer))
 	require.Contains(t, strings.Join(errs, "\n"), "For-each reducer class 'NoSuchReducer' not found.")
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -35,7 +36,7 @@ func TestPHPStepsAreChained(t *testing.T) {
 		Status   string `db:"status"`
 		Attempts int    `db:"attempts"`
 	}
-	require.NoError(t, c.Store().DB().Select(&jobs, "SELECT id, status, attempts FROM `"+c.Store().Tables()["jobs"]+"` WHERE workflow_id = ? ORDER BY step_index", id))
+	require.NoError(t, clientstore.Of(c).DB().Select(&jobs, "SELECT id, status, attempts FROM `"+clientstore.Of(c).Tables()["jobs"]+"` WHERE workflow_id = ? ORDER BY step_index", id))
 	require.Len(t, jobs, 4)
 	for _, j := range jobs {
 		require.Equal(t, "completed", j.Status, "job %d", j.ID)

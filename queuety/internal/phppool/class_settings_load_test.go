@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -36,10 +37,10 @@ func TestStepJobKeepsClassSettingsBehindABacklog(t *testing.T) {
 		require.NoError(t, err)
 	}
 	startWorkflowWorker(t, c, queuety.NewRegistry(), pool)
-	jobs := "`" + c.Store().Tables()["jobs"] + "`"
+	jobs := "`" + clientstore.Of(c).Tables()["jobs"] + "`"
 	count := func(q string, args ...any) int {
 		var n int
-		require.NoError(t, c.Store().DB().Get(&n, q, args...))
+		require.NoError(t, clientstore.Of(c).DB().Get(&n, q, args...))
 		return n
 	}
 	waitFor(t, 20*time.Second, "the backlog claimed", func() bool {
@@ -57,7 +58,7 @@ func TestStepJobKeepsClassSettingsBehindABacklog(t *testing.T) {
 		Limit       int    `db:"concurrency_limit"`
 		Cost        int    `db:"cost_units"`
 	}
-	require.NoError(t, c.Store().DB().Get(&row, "SELECT queue, max_attempts, COALESCE(concurrency_group, '') AS concurrency_group, "+
+	require.NoError(t, clientstore.Of(c).DB().Get(&row, "SELECT queue, max_attempts, COALESCE(concurrency_group, '') AS concurrency_group, "+
 		"COALESCE(concurrency_limit, 0) AS concurrency_limit, cost_units FROM "+jobs+" WHERE workflow_id = ? AND step_index = 1", id))
 	require.Equal(t, "llm", row.Queue)
 	require.Equal(t, 7, row.MaxAttempts)

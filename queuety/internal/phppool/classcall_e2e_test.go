@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
 )
 
@@ -54,7 +55,7 @@ func loadSnapshot(t *testing.T, c *queuety.Client, name string, edit func(table 
 				cols = append(cols, "`"+k+"`")
 				args = append(args, v)
 			}
-			_, err := c.Store().DB().Exec(fmt.Sprintf("INSERT INTO `%s` (%s) VALUES (%s)", c.Store().Tables()[table],
+			_, err := clientstore.Of(c).DB().Exec(fmt.Sprintf("INSERT INTO `%s` (%s) VALUES (%s)", clientstore.Of(c).Tables()[table],
 				strings.Join(cols, ","), strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",")), args...)
 			require.NoError(t, err)
 		}
@@ -119,7 +120,7 @@ func TestPHPChainCatchRunsInThePoolAfterTheBurial(t *testing.T) {
 	require.Eventually(t, func() bool { return len(readCalls(t, marker)) == 1 }, 20*time.Second, 20*time.Millisecond)
 	require.Equal(t, map[string]any{"call": "ChainFailedHandler::handle", "job_id": float64(d.ID), "handler": "flaky",
 		"attempts": float64(1), "message": "boom: chain", "class": "RuntimeException"}, readCalls(t, marker)[0])
-	j, err := c.Store().GetJob(ctx, d.ID)
+	j, err := clientstore.Of(c).GetJob(ctx, d.ID)
 	require.NoError(t, err)
 	require.Equal(t, "buried", j.Status)
 }
@@ -189,13 +190,13 @@ func TestPHPStateActionFailuresAndBadClasses(t *testing.T) {
 
 	// A class that is not a StateAction fails the attempt with the
 	// plugin's message, and no action_started row.
-	_, err = c.Store().DB().Exec("UPDATE `" + c.Store().Tables()["state_machines"] + "` SET status = 'running', definition = REPLACE(definition, 'BrokenAction', 'NotAnAction') WHERE id = 1")
+	_, err = clientstore.Of(c).DB().Exec("UPDATE `" + clientstore.Of(c).Tables()["state_machines"] + "` SET status = 'running', definition = REPLACE(definition, 'BrokenAction', 'NotAnAction') WHERE id = 1")
 	require.NoError(t, err)
 	// The action row as StateMachine writes it (Dispatch refuses the name).
 	row, err := queuety.DispatchRow("placeholder", json.RawMessage(`{"machine_id":1,"state_name":"working","event_name":null,"event_payload":[]}`), queuety.MaxAttempts(1))
 	require.NoError(t, err)
 	row.Handler = queuety.MachineActionHandler
-	id, _, err := c.Store().InsertJob(ctx, row)
+	id, _, err := clientstore.Of(c).InsertJob(ctx, row)
 	require.NoError(t, err)
 	d := queuety.Dispatched{ID: id}
 	before := len(evs)
@@ -204,14 +205,14 @@ func TestPHPStateActionFailuresAndBadClasses(t *testing.T) {
 		require.NoError(t, err)
 		return len(evs) == before+2
 	}, 20*time.Second, 20*time.Millisecond)
-	j, err := c.Store().GetJob(ctx, d.ID)
+	j, err := clientstore.Of(c).GetJob(ctx, d.ID)
 	require.NoError(t, err)
 	require.Equal(t, "buried", j.Status)
 	require.Equal(t, "State action class 'NotAnAction' must implement Queuety\\Contracts\\StateAction.", j.ErrorMessage.String)
 	require.Equal(t, "action_failed", evs[len(evs)-2].Event)
 	require.JSONEq(t, "null", string(evs[len(evs)-2].Input), "failed before the action's input was built")
 	ctxCol := ""
-	require.NoError(t, c.Store().DB().Get(&ctxCol, "SELECT context FROM `"+c.Store().Tables()["state_machine_events"]+"` WHERE id = ?", evs[len(evs)-2].ID))
+	require.NoError(t, clientstore.Of(c).DB().Get(&ctxCol, "SELECT context FROM `"+clientstore.Of(c).Tables()["state_machine_events"]+"` WHERE id = ?", evs[len(evs)-2].ID))
 	require.Equal(t, "[]", ctxCol, "nor its context")
 	require.Equal(t, "machine_failed", evs[len(evs)-1].Event)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/cli"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -16,7 +17,7 @@ import (
 // max_attempts.
 func stepJob(t *testing.T, c *queuety.Client, wf int64, step int) (queue string, maxAttempts int) {
 	t.Helper()
-	row := c.Store().DB().QueryRow("SELECT queue, max_attempts FROM `"+c.Store().Tables()["jobs"]+
+	row := clientstore.Of(c).DB().QueryRow("SELECT queue, max_attempts FROM `"+clientstore.Of(c).Tables()["jobs"]+
 		"` WHERE workflow_id = ? AND step_index = ? ORDER BY id DESC LIMIT 1", wf, step)
 	require.NoError(t, row.Scan(&queue, &maxAttempts))
 	return queue, maxAttempts
@@ -58,7 +59,7 @@ func TestWorkflowForkRewindReplayWithPHPReadTheStepClassSettings(t *testing.T) {
 	require.Equal(t, 4, attempts, "#[QueuetyStep]'s max_attempts")
 
 	// A recorded completion of step 0 to rewind to; step 1 is enqueued.
-	_, err := c.Store().DB().Exec("INSERT INTO `"+c.Store().Tables()["workflow_events"]+
+	_, err := clientstore.Of(c).DB().Exec("INSERT INTO `"+clientstore.Of(c).Tables()["workflow_events"]+
 		"` (workflow_id, step_index, handler, event, state_after) VALUES (?, 0, 'ConfiguredMetaStep', 'step_completed', '{\"done\":1}')", wf)
 	require.NoError(t, err)
 	code, _, stderr = runCLI("workflow", "rewind", itoa(int(wf)), "0", "--dsn", dsn, "--php", phpFlag(t), "--php-workers", "1")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/cli"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -15,8 +16,8 @@ import (
 // max_attempts.
 func lastStepJob(t *testing.T, c *queuety.Client, wf int64) (id int64, queue string, maxAttempts int) {
 	t.Helper()
-	row := c.Store().DB().QueryRowContext(context.Background(), "SELECT id, queue, max_attempts FROM `"+
-		c.Store().Tables()["jobs"]+"` WHERE workflow_id = ? AND step_index = 0 ORDER BY id DESC LIMIT 1", wf)
+	row := clientstore.Of(c).DB().QueryRowContext(context.Background(), "SELECT id, queue, max_attempts FROM `"+
+		clientstore.Of(c).Tables()["jobs"]+"` WHERE workflow_id = ? AND step_index = 0 ORDER BY id DESC LIMIT 1", wf)
 	require.NoError(t, row.Scan(&id, &queue, &maxAttempts))
 	return id, queue, maxAttempts
 }
@@ -25,7 +26,7 @@ func lastStepJob(t *testing.T, c *queuety.Client, wf int64) (id int64, queue str
 // as a failed (or paused) run would.
 func setWorkflowStatus(t *testing.T, c *queuety.Client, wf, job int64, status string) {
 	t.Helper()
-	db, tables := c.Store().DB(), c.Store().Tables()
+	db, tables := clientstore.Of(c).DB(), clientstore.Of(c).Tables()
 	_, err := db.Exec("UPDATE `"+tables["jobs"]+"` SET status = 'buried' WHERE id = ?", job)
 	require.NoError(t, err)
 	_, err = db.Exec("UPDATE `"+tables["workflows"]+"` SET status = ? WHERE id = ?", status, wf)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/cli"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -122,7 +123,7 @@ func TestCronLinesRunPHPJobs(t *testing.T) {
 		require.Equal(t, workflow.StatusCompleted, st.Status)
 	}
 	var pending int
-	require.NoError(t, c.Store().DB().Get(&pending, "SELECT COUNT(*) FROM `"+c.Store().Tables()["jobs"]+"` WHERE status <> 'completed'"))
+	require.NoError(t, clientstore.Of(c).DB().Get(&pending, "SELECT COUNT(*) FROM `"+clientstore.Of(c).Tables()["jobs"]+"` WHERE status <> 'completed'"))
 	require.Zero(t, pending)
 
 	// work --stop-when-empty drains PHP workflows, every step once.
@@ -132,8 +133,8 @@ func TestCronLinesRunPHPJobs(t *testing.T) {
 	}
 	// What was left to run, for the failure message.
 	var left []string
-	require.NoError(t, c.Store().DB().Select(&left, "SELECT CONCAT(id, ' ', handler, ' ', status, ' ', available_at) FROM `"+
-		c.Store().Tables()["jobs"]+"` WHERE status <> 'completed'"))
+	require.NoError(t, clientstore.Of(c).DB().Select(&left, "SELECT CONCAT(id, ' ', handler, ' ', status, ' ', available_at) FROM `"+
+		clientstore.Of(c).Tables()["jobs"]+"` WHERE status <> 'completed'"))
 	require.Contains(t, cron("work", "--stop-when-empty", "--max-time", "5m"), "Worker stopped (empty): 9 jobs (9 completed, 0 retried, 0 buried).", "left: %v", left)
 	got = ran()
 	require.Equal(t, before+9, total(got))

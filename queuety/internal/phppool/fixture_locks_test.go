@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 )
 
 // lockFixture is the part of a recording this replay reads.
@@ -43,8 +44,8 @@ func TestReplayJobMiddlewareLocks(t *testing.T) {
 	c := newClient(t, func(cfg *queuety.Config) { cfg.Concurrency = 1 })
 	pool := dbAppPool(t, c, "testdata/locks-app.php")
 	startWorker(t, c, pool)
-	db := c.Store().DB()
-	tables := c.Store().Tables()
+	db := clientstore.Of(c).DB()
+	tables := clientstore.Of(c).Tables()
 
 	// insert writes a recorded job row as the plugin dispatched it.
 	insert := func(row map[string]any) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/cli"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	store "github.com/queuety-go/queuety/sql"
 )
@@ -16,7 +17,7 @@ import (
 // attempts used, reserved an hour ago.
 func makeStale(t *testing.T, c *queuety.Client, id int64, attempts int) {
 	t.Helper()
-	_, err := c.Store().DB().Exec("UPDATE `"+c.Store().Tables()["jobs"]+"` SET status = 'processing', attempts = ?, reserved_at = NOW() - INTERVAL 1 HOUR WHERE id = ?", attempts, id)
+	_, err := clientstore.Of(c).DB().Exec("UPDATE `"+clientstore.Of(c).Tables()["jobs"]+"` SET status = 'processing', attempts = ?, reserved_at = NOW() - INTERVAL 1 HOUR WHERE id = ?", attempts, id)
 	require.NoError(t, err)
 }
 
@@ -24,7 +25,7 @@ func makeStale(t *testing.T, c *queuety.Client, id int64, attempts int) {
 func secondsUntilAvailable(t *testing.T, c *queuety.Client, id int64) int {
 	t.Helper()
 	var n int
-	require.NoError(t, c.Store().DB().Get(&n, "SELECT TIMESTAMPDIFF(SECOND, NOW(), available_at) FROM `"+c.Store().Tables()["jobs"]+"` WHERE id = ?", id))
+	require.NoError(t, clientstore.Of(c).DB().Get(&n, "SELECT TIMESTAMPDIFF(SECOND, NOW(), available_at) FROM `"+clientstore.Of(c).Tables()["jobs"]+"` WHERE id = ?", id))
 	return n
 }
 

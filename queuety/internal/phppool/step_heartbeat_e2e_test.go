@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -25,8 +26,8 @@ func TestPHPStepHeartbeatIsStored(t *testing.T) {
 		StepIndex int     `db:"step_index"`
 		Data      *string `db:"heartbeat_data"`
 	}
-	require.NoError(t, c.Store().DB().SelectContext(context.Background(), &rows,
-		"SELECT step_index, heartbeat_data FROM `"+c.Store().Tables()["jobs"]+"` WHERE workflow_id = ? ORDER BY step_index", id))
+	require.NoError(t, clientstore.Of(c).DB().SelectContext(context.Background(), &rows,
+		"SELECT step_index, heartbeat_data FROM `"+clientstore.Of(c).Tables()["jobs"]+"` WHERE workflow_id = ? ORDER BY step_index", id))
 	require.Len(t, rows, 2)
 	require.NotNil(t, rows[0].Data, "BeatStep's heartbeat reached its row")
 	require.JSONEq(t, `{"processed":2,"of":2}`, *rows[0].Data)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 )
 
 // streamFixture is the part of streaming_step_artifacts.json this replay
@@ -69,8 +70,8 @@ func TestReplayStreamingStepArtifacts(t *testing.T) {
 		cfg.Workflows = true
 		cfg.Concurrency = 1
 	})
-	db := c.Store().DB()
-	tables := c.Store().Tables()
+	db := clientstore.Of(c).DB()
+	tables := clientstore.Of(c).Tables()
 
 	// The dispatch, as recorded (ids included: the rows the daemon adds
 	// take the next ones).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/workflow"
 )
@@ -128,7 +129,7 @@ func TestPHPStepCrashIsRetriedAndAThrowingStepFailsTheWorkflow(t *testing.T) {
 
 	waitWorkflow(t, c, throw, workflow.StatusFailed)
 	var classes []string
-	require.NoError(t, c.Store().DB().Select(&classes,
-		"SELECT error_class FROM `"+c.Store().Tables()["logs"]+"` WHERE workflow_id = ? AND error_class IS NOT NULL ORDER BY id", throw))
+	require.NoError(t, clientstore.Of(c).DB().Select(&classes,
+		"SELECT error_class FROM `"+clientstore.Of(c).Tables()["logs"]+"` WHERE workflow_id = ? AND error_class IS NOT NULL ORDER BY id", throw))
 	require.Contains(t, classes, "DomainException")
 }
