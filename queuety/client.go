@@ -14,6 +14,7 @@ import (
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/queuety/internal/clientstore"
+	"github.com/queuety-go/queuety/queuety/internal/rowview"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -127,20 +128,26 @@ func (c *Client) Close() error {
 func (c *Client) Config() Config { return c.cfg }
 
 // Server returns what was read about the server at Open.
-func (c *Client) Server() store.ServerInfo { return c.server }
+func (c *Client) Server() ServerInfo { return rowview.Server(c.server) }
 
 // Migrate creates missing Queuety tables and adds our extensions.
-func (c *Client) Migrate(ctx context.Context) (store.MigrateReport, error) {
-	return c.store.Migrate(ctx)
+func (c *Client) Migrate(ctx context.Context) (MigrateReport, error) {
+	rep, err := c.store.Migrate(ctx)
+	return rowview.Migrate(rep), err
 }
 
 // DispatchOption sets one column of a dispatched job (PendingJob's fluent
 // methods).
-type DispatchOption func(*store.InsertJob) error
+type DispatchOption func(*dispatchColumns) error
+
+// dispatchColumns are the columns DispatchOptions set: the storage
+// layer's insert, behind a type of this package, so an option's signature
+// names no storage type.
+type dispatchColumns struct{ store.InsertJob }
 
 // OnQueue sets the queue (default "default").
 func OnQueue(q string) DispatchOption {
-	return func(p *store.InsertJob) error {
+	return func(p *dispatchColumns) error {
 		if err := ValidateQueue(q); err != nil {
 			return err
 		}
@@ -151,7 +158,7 @@ func OnQueue(q string) DispatchOption {
 
 // WithPriority sets the priority (0-3; higher runs first).
 func WithPriority(pr Priority) DispatchOption {
-	return func(p *store.InsertJob) error {
+	return func(p *dispatchColumns) error {
 		if !pr.Valid() {
 			return fmt.Errorf("priority %d: Queuety priorities are 0 (low) to 3 (urgent)", pr)
 		}
@@ -162,7 +169,7 @@ func WithPriority(pr Priority) DispatchOption {
 
 // Delay makes the job claimable only after d (whole seconds, as PHP).
 func Delay(d time.Duration) DispatchOption {
-	return func(p *store.InsertJob) error {
+	return func(p *dispatchColumns) error {
 		if d < 0 {
 			return fmt.Errorf("delay %s: must not be negative", d)
 		}
@@ -173,7 +180,7 @@ func Delay(d time.Duration) DispatchOption {
 
 // MaxAttempts sets max_attempts (1-255).
 func MaxAttempts(n int) DispatchOption {
-	return func(p *store.InsertJob) error {
+	return func(p *dispatchColumns) error {
 		if n < 1 || n > 255 {
 			return fmt.Errorf("max attempts %d: must be between 1 and 255", n)
 		}
@@ -185,12 +192,12 @@ func MaxAttempts(n int) DispatchOption {
 // Unique skips the insert when a pending or processing job has the same
 // handler and payload bytes, returning that job's id.
 func Unique() DispatchOption {
-	return func(p *store.InsertJob) error { p.Unique = true; return nil }
+	return func(p *dispatchColumns) error { p.Unique = true; return nil }
 }
 
 // After makes the job wait until job id has completed (depends_on).
 func After(id int64) DispatchOption {
-	return func(p *store.InsertJob) error {
+	return func(p *dispatchColumns) error {
 		if id < 1 {
 			return fmt.Errorf("depends on job %d: not a job id", id)
 		}
@@ -201,7 +208,7 @@ func After(id int64) DispatchOption {
 
 // InBatch sets batch_id.
 func InBatch(id int64) DispatchOption {
-	return func(p *store.InsertJob) error {
+	return func(p *dispatchColumns) error {
 		if id < 1 {
 			return fmt.Errorf("batch %d: not a batch id", id)
 		}
@@ -212,7 +219,7 @@ func InBatch(id int64) DispatchOption {
 
 // ConcurrencyGroup sets concurrency_group and concurrency_limit.
 func ConcurrencyGroup(group string, limit int) DispatchOption {
-	return func(p *store.InsertJob) error {
+	return func(p *dispatchColumns) error {
 		if phpjson.Trim(group) == "" || len(group) > 191 {
 			return fmt.Errorf("concurrency group %q: must be 1 to 191 characters", group)
 		}
@@ -226,7 +233,7 @@ func ConcurrencyGroup(group string, limit int) DispatchOption {
 
 // CostUnits sets cost_units (>= 1).
 func CostUnits(n int) DispatchOption {
-	return func(p *store.InsertJob) error {
+	return func(p *dispatchColumns) error {
 		if n < 1 {
 			return fmt.Errorf("cost units %d: must be at least 1", n)
 		}
@@ -249,7 +256,7 @@ type Dispatched struct {
 // a JSON object (or an empty array) and is stored as PHP's json_encode would
 // write it, so payload_hash matches PHP's for the same payload.
 func (c *Client) Dispatch(ctx context.Context, handler string, payload any, opts ...DispatchOption) (Dispatched, error) {
-	p, err := DispatchRow(handler, payload, opts...)
+	p, err := dispatchRow(handler, payload, opts)
 	if err != nil {
 		return Dispatched{}, err
 	}
@@ -268,22 +275,22 @@ func CheckDispatch(handler string, opts ...DispatchOption) error {
 }
 
 func dispatchParams(handler string, opts []DispatchOption) (store.InsertJob, error) {
-	p := store.InsertJob{Queue: DefaultQueue, Handler: handler, MaxAttempts: DefaultMaxAttempts, CostUnits: 1}
+	p := dispatchColumns{store.InsertJob{Queue: DefaultQueue, Handler: handler, MaxAttempts: DefaultMaxAttempts, CostUnits: 1}}
 	if err := store.CheckName(store.HandlerName, handler); err != nil {
-		return p, err
+		return p.InsertJob, err
 	}
 	if strings.HasPrefix(handler, ReservedHandlerPrefix) {
 		// Rows with these names are written by Queuety itself (workflow
 		// placeholders, state machine actions, WP-Cron events); one
 		// dispatched by hand would be run as one of them or buried.
-		return p, fmt.Errorf("handler %q: names starting with %s are reserved for Queuety's own jobs", handler, ReservedHandlerPrefix)
+		return p.InsertJob, fmt.Errorf("handler %q: names starting with %s are reserved for Queuety's own jobs", handler, ReservedHandlerPrefix)
 	}
 	for _, opt := range opts {
 		if err := opt(&p); err != nil {
-			return p, err
+			return p.InsertJob, err
 		}
 	}
-	return p, settleWorkerSession(&p)
+	return p.InsertJob, settleWorkerSession(&p.InsertJob)
 }
 
 // EncodePayload turns a Go payload into the bytes Queuety stores.
@@ -339,14 +346,18 @@ func (c *Client) Resume(ctx context.Context, queue string) error {
 }
 
 // Stats returns per-queue job counts by status.
-func (c *Client) Stats(ctx context.Context) ([]store.QueueStats, error) { return c.store.Stats(ctx) }
+func (c *Client) Stats(ctx context.Context) ([]QueueStats, error) {
+	stats, err := c.store.Stats(ctx)
+	return rowview.Queues(stats), err
+}
 
 // Jobs lists jobs newest first.
-func (c *Client) Jobs(ctx context.Context, f store.ListFilter) ([]store.JobRow, error) {
+func (c *Client) Jobs(ctx context.Context, f JobFilter) ([]JobInfo, error) {
 	if f.Status != "" && !validStatus(f.Status) {
 		return nil, fmt.Errorf("status %q: want one of %s", f.Status, strings.Join(store.Statuses, ", "))
 	}
-	return c.store.ListJobs(ctx, f)
+	rows, err := c.store.ListJobs(ctx, rowview.StoreJobFilter(f))
+	return rowview.Jobs(rows), err
 }
 
 func validStatus(s string) bool {
@@ -358,14 +369,20 @@ func validStatus(s string) bool {
 	return false
 }
 
-// Job reads one job.
-func (c *Client) Job(ctx context.Context, id int64) (*store.JobRow, error) {
-	return c.store.GetJob(ctx, id)
+// Job reads one job; a missing one is ErrJobNotFound.
+func (c *Client) Job(ctx context.Context, id int64) (*JobInfo, error) {
+	row, err := c.store.GetJob(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	j := rowview.Job(row)
+	return &j, nil
 }
 
-// JobLogs reads a job's log rows.
-func (c *Client) JobLogs(ctx context.Context, id int64) ([]store.LogRow, error) {
-	return c.store.JobLogs(ctx, id)
+// JobLogs reads a job's log rows, oldest first.
+func (c *Client) JobLogs(ctx context.Context, id int64) ([]LogEntry, error) {
+	rows, err := c.store.JobLogs(ctx, id)
+	return rowview.Logs(rows), err
 }
 
 // RetryJob makes a job pending again now (Queue::retry(id, 0)).

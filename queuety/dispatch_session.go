@@ -21,7 +21,7 @@ type WorkerSessionOptions = workflow.WorkerSessionOptions
 // with OnQueue (other than the default) wins, else the session's queue,
 // else the default queue; a session without a queue records the job's.
 func InWorkerSession(sessionID string, opts WorkerSessionOptions) DispatchOption {
-	return func(p *store.InsertJob) error {
+	return func(p *dispatchColumns) error {
 		id, snapshot, err := opts.Snapshot(sessionID)
 		if err != nil {
 			return err

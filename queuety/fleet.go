@@ -132,9 +132,6 @@ func (w *Worker) reportMixedFleet(ctx context.Context, pending []store.PendingHa
 		"queues", exposed, "handlers", goOnly, "php_seen", seen, "jobs_left_to_others", leftToOthers)
 }
 
-// Unclaimed is a handler whose pending jobs no live queuety worker runs.
-type Unclaimed = store.Unclaimed
-
 // UnclaimedJobs lists, per queue, the pending jobs no live worker
 // registration (heartbeated within WorkerStaleAfter, serving the queue)
 // claims. A registration that did not say what it claims (an older build,

@@ -87,14 +87,14 @@ func countStatus(t *testing.T, c *Client, status string) int {
 
 func jobRow(t *testing.T, c *Client, id int64) *store.JobRow {
 	t.Helper()
-	j, err := c.Job(context.Background(), id)
+	j, err := c.store.GetJob(context.Background(), id)
 	require.NoError(t, err)
 	return j
 }
 
 func jobLogs(t *testing.T, c *Client, id int64) []store.LogRow {
 	t.Helper()
-	l, err := c.JobLogs(context.Background(), id)
+	l, err := c.store.JobLogs(context.Background(), id)
 	require.NoError(t, err)
 	return l
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/queuety-go/queuety/internal/engine"
-	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/queuety/internal/rowview"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -34,9 +34,10 @@ func LocalActivityHeartbeat(ctx context.Context, progress any) error {
 
 // ActivityMetrics returns the operator counts of local activities
 // (activities.local, local_open, local_attempts, ...) beside the queued
-// ones; store.ActivityMetrics defines each count.
-func (c *Client) ActivityMetrics(ctx context.Context) (store.ActivityMetrics, error) {
-	return c.store.ActivityMetrics(ctx)
+// ones; ActivityMetrics defines each count.
+func (c *Client) ActivityMetrics(ctx context.Context) (ActivityMetrics, error) {
+	m, err := c.store.ActivityMetrics(ctx)
+	return rowview.Activities(m), err
 }
 
 // LocalActivities lists a workflow's local activity executions with their

@@ -5,24 +5,16 @@ import (
 	"errors"
 	"time"
 
-	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/queuety/internal/rowview"
 )
 
-// LogFilter selects log rows (`queuety log`, Queuety::query_logs).
-type LogFilter = store.LogFilter
-
-// LogRow is one row of the logs table.
-type LogRow = store.LogRow
-
-// HandlerStats is one handler's line of `queuety metrics`.
-type HandlerStats = store.HandlerStats
-
 // Logs returns the log rows f selects.
-func (c *Client) Logs(ctx context.Context, f LogFilter) ([]LogRow, error) {
+func (c *Client) Logs(ctx context.Context, f LogFilter) ([]LogEntry, error) {
 	if f.Limit < 0 {
 		return nil, errors.New("log limit must not be negative")
 	}
-	return c.store.QueryLogs(ctx, f)
+	rows, err := c.store.QueryLogs(ctx, rowview.StoreLogFilter(f))
+	return rowview.Logs(rows), err
 }
 
 // HandlerMetrics is Queuety::handler_metrics(minutes): per handler, the
@@ -33,5 +25,6 @@ func (c *Client) HandlerMetrics(ctx context.Context, window time.Duration) ([]Ha
 	if window < 0 {
 		return nil, errors.New("metrics window must not be negative")
 	}
-	return c.store.HandlerStats(ctx, c.cfg.Clock.Now().Add(-window))
+	stats, err := c.store.HandlerStats(ctx, c.cfg.Clock.Now().Add(-window))
+	return rowview.Handlers(stats), err
 }

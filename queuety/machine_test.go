@@ -114,7 +114,7 @@ func TestActionEmittingEventTransitions(t *testing.T) {
 	_, err := c.store.DB().Exec("INSERT INTO `"+c.store.Tables()["state_machines"]+"` (id, name, status, current_state, state, definition) VALUES (1, 'flow', 'running', 'a', '{\"n\":1}', ?)", def)
 	require.NoError(t, err)
 	// The action row as StateMachine writes it (Dispatch refuses the name).
-	row, err := DispatchRow("placeholder", json.RawMessage(`{"machine_id":1,"state_name":"a","event_name":null,"event_payload":[]}`))
+	row, err := dispatchRow("placeholder", json.RawMessage(`{"machine_id":1,"state_name":"a","event_name":null,"event_payload":[]}`), nil)
 	require.NoError(t, err)
 	row.Handler = MachineActionHandler
 	_, _, err = c.store.InsertJob(ctx, row)

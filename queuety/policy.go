@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/queuety/internal/rowview"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -86,11 +87,12 @@ func (p attemptPolicy) settingsWith(h registered, j *store.JobRow, payload phpjs
 // max_attempts, then the handler's options and PHP class config, then the
 // payload's __queuety_runtime.max_attempts. Pages that show "attempts n/m"
 // use it, so a job buried at a runtime limit of 2 reads 2/2, not 2/3.
-func (c *Client) MaxAttemptsOf(reg *Registry, j *store.JobRow) int {
+func (c *Client) MaxAttemptsOf(reg *Registry, j *JobInfo) int {
 	if reg == nil {
 		reg = NewRegistry()
 	}
-	return c.settingsFor(reg, j, parsePayloadLenient(j.Payload)).maxAttempts
+	row := rowview.JobRow(j)
+	return c.settingsFor(reg, &row, parsePayloadLenient(row.Payload)).maxAttempts
 }
 
 // retryOrBury is the decision on attempt when it ended with err (nil: the

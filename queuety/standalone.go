@@ -2,6 +2,7 @@ package queuety
 
 import (
 	"github.com/queuety-go/queuety/internal/phpjson"
+	"github.com/queuety-go/queuety/queuety/internal/rowview"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -12,7 +13,7 @@ import (
 // has no row (ID 0) and no worker, so Heartbeat does nothing. It is for
 // running a handler outside a worker: queuetytest.RunJob.
 func NewJob(handler string, payload any, opts ...DispatchOption) (*Job, error) {
-	row, err := DispatchRow(handler, payload, opts...)
+	row, err := dispatchRow(handler, payload, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +32,16 @@ func NewJob(handler string, payload any, opts ...DispatchOption) (*Job, error) {
 // and opts (the payload's stored bytes, every option applied and
 // checked), computed without a database. queuetytest's recording
 // dispatcher keeps it.
-func DispatchRow(handler string, payload any, opts ...DispatchOption) (store.InsertJob, error) {
+func DispatchRow(handler string, payload any, opts ...DispatchOption) (InsertRow, error) {
+	p, err := dispatchRow(handler, payload, opts)
+	if err != nil {
+		return InsertRow{}, err
+	}
+	return rowview.Insert(&p), nil
+}
+
+// dispatchRow is DispatchRow's row, as the store inserts it.
+func dispatchRow(handler string, payload any, opts []DispatchOption) (store.InsertJob, error) {
 	body, err := EncodePayload(payload)
 	if err != nil {
 		return store.InsertJob{}, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/internal/sessions"
+	"github.com/queuety-go/queuety/queuety/internal/rowview"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -32,8 +33,8 @@ var ErrStaleAttempt = errors.New("the attempt no longer holds the job")
 
 // ClaimedTask is a job claimed for an external worker.
 type ClaimedTask struct {
-	Job            store.JobRow // as claimed; Attempts counts this attempt
-	LeaseExpiresAt time.Time    // when the stale sweep may take it back without a heartbeat
+	Job            JobInfo   // as claimed; Attempts counts this attempt
+	LeaseExpiresAt time.Time // when the stale sweep may take it back without a heartbeat
 	Session        *sessions.Snapshot
 }
 
@@ -94,7 +95,7 @@ func (t *Tasks) Poll(ctx context.Context, ns, workerID string, queues []string, 
 	}
 	row := rows[0]
 	row.Attempts = claimedAttempt(&row)
-	task := &ClaimedTask{Job: row, LeaseExpiresAt: t.c.store.Now().Add(t.c.cfg.StaleTimeout)}
+	task := &ClaimedTask{Job: rowview.Job(&row), LeaseExpiresAt: t.c.store.Now().Add(t.c.cfg.StaleTimeout)}
 	if row.SessionID.Valid {
 		// The claim is committed: a failed read only leaves the session
 		// out of the answer, never strands the job.

@@ -293,7 +293,7 @@ plugin's status --queue does.
 			}
 			if c.Bool("json") {
 				if stats == nil {
-					stats = []store.QueueStats{}
+					stats = []queuety.QueueStats{}
 				}
 				return printJSON(c, stats)
 			}
@@ -323,19 +323,19 @@ plugin's status --queue does.
 
 // oneQueue is the status of queue alone, with zero counts when it has no
 // job.
-func oneQueue(stats []store.QueueStats, queue string) []store.QueueStats {
+func oneQueue(stats []queuety.QueueStats, queue string) []queuety.QueueStats {
 	for _, s := range stats {
 		if s.Queue == queue {
-			return []store.QueueStats{s}
+			return []queuety.QueueStats{s}
 		}
 	}
-	return []store.QueueStats{{Queue: queue, Counts: map[string]int{}}}
+	return []queuety.QueueStats{{Queue: queue, Counts: map[string]int{}}}
 }
 
 // printAttention is status's "needs attention" section: per queue and
 // kind, how many rows can never run as they are, a few ids and why.
 // Nothing is printed when there are none.
-func printAttention(w io.Writer, stats []store.QueueStats) error {
+func printAttention(w io.Writer, stats []queuety.QueueStats) error {
 	total := 0
 	for _, s := range stats {
 		for _, a := range s.NeedsAttention {

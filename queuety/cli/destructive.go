@@ -251,7 +251,7 @@ terminal; --dry-run only shows it. Its log rows stay.
 // describeJob is one line naming a job for a confirmation; limit is the
 // attempt limit a worker applies (Client.MaxAttemptsOf), as job inspect
 // prints it.
-func describeJob(j *store.JobRow, limit int) string {
+func describeJob(j *queuety.JobInfo, limit int) string {
 	return fmt.Sprintf("job #%d %s (%s) in queue %s, attempts %d/%d, created %s",
 		j.ID, printable(j.Handler), j.Status, printable(j.Queue), j.Attempts, limit, store.DateTime(j.CreatedAt))
 }

@@ -25,11 +25,9 @@ func (h httpTasks) Poll(ctx context.Context, p httpapi.TaskPoll) (*httpapi.Task,
 		JobID: j.ID, Attempt: j.Attempts, Handler: j.Handler, Queue: j.Queue, Payload: []byte(j.Payload),
 		LeaseExpiresAt: ct.LeaseExpiresAt, WorkerSession: ct.Session,
 	}
-	if j.WorkflowID.Valid {
-		task.WorkflowID = &j.WorkflowID.Int64
-	}
-	if j.StepIndex.Valid {
-		i := int(j.StepIndex.Int64)
+	task.WorkflowID = j.WorkflowID
+	if j.StepIndex != nil {
+		i := int(*j.StepIndex)
 		task.StepIndex = &i
 	}
 	return task, nil

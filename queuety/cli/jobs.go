@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -53,7 +54,7 @@ row without a usable reserved_at) are marked "stuck: <reason>" (JSON: "stuck");
 						return err
 					}
 					defer client.Close()
-					f := store.ListFilter{Queue: c.String("queue"), Status: c.String("status"), Handler: c.String("handler"), Limit: c.Int("limit")}
+					f := queuety.JobFilter{Queue: c.String("queue"), Status: c.String("status"), Handler: c.String("handler"), Limit: c.Int("limit")}
 					rows, err := listJobs(c, client, f)
 					if err != nil {
 						return err
@@ -180,11 +181,11 @@ type jobAction struct {
 
 // listJobs is the listing of `job list`: the filtered newest jobs, or
 // with --stuck the jobs that can never run as they are (then filtered).
-func listJobs(c *cli.Context, client *queuety.Client, f store.ListFilter) ([]store.JobRow, error) {
+func listJobs(c *cli.Context, client *queuety.Client, f queuety.JobFilter) ([]queuety.JobInfo, error) {
 	if !c.Bool("stuck") {
 		return client.Jobs(c.Context, f)
 	}
-	d, err := client.Diagnose(c.Context, store.StuckScan{})
+	d, err := client.Diagnose(c.Context, queuety.StuckScan{})
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +207,7 @@ func listJobs(c *cli.Context, client *queuety.Client, f store.ListFilter) ([]sto
 	return out, nil
 }
 
-func jobIDs(rows []store.JobRow) []int64 {
+func jobIDs(rows []queuety.JobInfo) []int64 {
 	ids := make([]int64, len(rows))
 	for i := range rows {
 		ids[i] = rows[i].ID
@@ -224,33 +225,33 @@ func noteHeader(shown bool) string {
 }
 
 // stuckNote is the NOTE cell of a job that can never run as it is.
-func stuckNote(stuck map[int64]store.StuckJob, id int64) string {
+func stuckNote(stuck map[int64]queuety.StuckJob, id int64) string {
 	s, ok := stuck[id]
 	if !ok {
 		return ""
 	}
-	return "stuck: " + esc(s.Reason())
+	return "stuck: " + esc(s.Reason)
 }
 
-func viewOf(j *store.JobRow, logs []store.LogRow, stuck map[int64]store.StuckJob) jobView {
+func viewOf(j *queuety.JobInfo, logs []queuety.LogEntry, stuck map[int64]queuety.StuckJob) jobView {
 	v := jobView{
-		ID: j.ID, Queue: j.Queue, Handler: j.Handler, Payload: rawOrString(j.Payload), PayloadHash: str(j.PayloadHash),
+		ID: j.ID, Queue: j.Queue, Handler: j.Handler, Payload: rawOrString(j.Payload), PayloadHash: j.PayloadHash,
 		Priority: j.Priority, Status: j.Status, Attempts: j.Attempts, MaxAttempts: j.MaxAttempts,
-		AvailableAt: store.DateTime(j.AvailableAt), ReservedAt: tm(j.ReservedAt), CompletedAt: tm(j.CompletedAt),
-		FailedAt: tm(j.FailedAt), ErrorMessage: str(j.ErrorMessage), WorkflowID: i64(j.WorkflowID),
-		StepIndex: i64(j.StepIndex), DependsOn: i64(j.DependsOn), ConcurrencyGroup: str(j.ConcurrencyGroup),
-		ConcurrencyLimit: i64(j.ConcurrencyLimit), SessionID: str(j.SessionID),
-		ReservedBy: str(j.ReservedBy), CreatedAt: store.DateTime(j.CreatedAt),
+		AvailableAt: store.DateTime(j.AvailableAt), ReservedAt: dateTime(j.ReservedAt), CompletedAt: dateTime(j.CompletedAt),
+		FailedAt: dateTime(j.FailedAt), ErrorMessage: j.ErrorMessage, WorkflowID: j.WorkflowID,
+		StepIndex: j.StepIndex, DependsOn: j.DependsOn, ConcurrencyGroup: j.ConcurrencyGroup,
+		ConcurrencyLimit: j.ConcurrencyLimit, SessionID: j.SessionID,
+		ReservedBy: j.ReservedBy, CreatedAt: store.DateTime(j.CreatedAt),
 	}
 	if s, ok := stuck[j.ID]; ok {
-		v.Stuck = &stuckView{Kind: s.Kind, Reason: s.Reason()}
+		v.Stuck = &stuckView{Kind: s.Kind, Reason: s.Reason}
 	}
-	if j.HeartbeatData.Valid {
-		v.HeartbeatData = rawOrString(j.HeartbeatData.String)
+	if j.HeartbeatData != nil {
+		v.HeartbeatData = rawOrString(*j.HeartbeatData)
 	}
 	for _, l := range logs {
-		v.Logs = append(v.Logs, logView{ID: l.ID, Event: l.Event, Attempt: i64(l.Attempt), DurationMS: i64(l.DurationMS),
-			ErrorMessage: str(l.ErrorMessage), ErrorClass: str(l.ErrorClass), CreatedAt: store.DateTime(l.CreatedAt)})
+		v.Logs = append(v.Logs, logView{ID: l.ID, Event: l.Event, Attempt: l.Attempt, DurationMS: l.DurationMS,
+			ErrorMessage: l.ErrorMessage, ErrorClass: l.ErrorClass, CreatedAt: store.DateTime(l.CreatedAt)})
 	}
 	return v
 }
@@ -263,6 +264,15 @@ func rawOrString(s string) json.RawMessage {
 	}
 	b, _ := json.Marshal(s)
 	return b
+}
+
+// dateTime formats a nullable time as the plugin's rows show it.
+func dateTime(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := store.DateTime(*t)
+	return &s
 }
 
 func str(s sql.NullString) *string {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"database/sql"
 	"fmt"
 	"slices"
 	"strconv"
@@ -34,13 +33,13 @@ type logRowView struct {
 	CreatedAt    string  `json:"created_at"`
 }
 
-func viewOfLog(l *store.LogRow) logRowView {
-	v := logRowView{ID: l.ID, JobID: i64(l.JobID), WorkflowID: i64(l.WorkflowID), StepIndex: i64(l.StepIndex),
-		Handler: l.Handler, Queue: l.Queue, Event: l.Event, Attempt: i64(l.Attempt), DurationMS: i64(l.DurationMS),
-		MemoryPeakKB: i64(l.MemoryPeakKB), ErrorMessage: str(l.ErrorMessage), ErrorClass: str(l.ErrorClass),
-		ErrorTrace: str(l.ErrorTrace), CreatedAt: store.DateTime(l.CreatedAt)}
-	if l.Context.Valid {
-		v.Context = rawOrString(l.Context.String)
+func viewOfLog(l *queuety.LogEntry) logRowView {
+	v := logRowView{ID: l.ID, JobID: l.JobID, WorkflowID: l.WorkflowID, StepIndex: l.StepIndex,
+		Handler: l.Handler, Queue: l.Queue, Event: l.Event, Attempt: l.Attempt, DurationMS: l.DurationMS,
+		MemoryPeakKB: l.MemoryPeakKB, ErrorMessage: l.ErrorMessage, ErrorClass: l.ErrorClass,
+		ErrorTrace: l.ErrorTrace, CreatedAt: store.DateTime(l.CreatedAt)}
+	if l.Context != nil {
+		v.Context = rawOrString(*l.Context)
 	}
 	return v
 }
@@ -92,8 +91,8 @@ unless it says otherwise) or an age ("90m", "2h", "7d").
 				if format := c.String("format"); format != "table" && !c.Bool("json") {
 					it := items{fields: []string{"id", "event", "handler", "job_id", "workflow_id", "step_index", "attempt", "duration_ms", "created_at"}}
 					for _, l := range rows {
-						it.add(l.ID, l.Event, l.Handler, orNil(i64(l.JobID)), orNil(i64(l.WorkflowID)), orNil(i64(l.StepIndex)),
-							orNil(i64(l.Attempt)), orNil(i64(l.DurationMS)), store.DateTime(l.CreatedAt))
+						it.add(l.ID, l.Event, l.Handler, orNil(l.JobID), orNil(l.WorkflowID), orNil(l.StepIndex),
+							orNil(l.Attempt), orNil(l.DurationMS), store.DateTime(l.CreatedAt))
 					}
 					return printItems(c, format, it)
 				}
@@ -107,8 +106,8 @@ unless it says otherwise) or an age ("90m", "2h", "7d").
 				tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tEVENT\tHANDLER\tJOB\tWORKFLOW\tSTEP\tATTEMPT\tDURATION_MS\tCREATED")
 				for _, l := range rows {
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.ID, l.Event, esc(l.Handler), orDash(i64(l.JobID)),
-						orDash(i64(l.WorkflowID)), orDash(i64(l.StepIndex)), orDash(i64(l.Attempt)), orDash(i64(l.DurationMS)),
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.ID, l.Event, esc(l.Handler), orDash(l.JobID),
+						orDash(l.WorkflowID), orDash(l.StepIndex), orDash(l.Attempt), orDash(l.DurationMS),
 						store.DateTime(l.CreatedAt))
 				}
 				return tw.Flush()
@@ -124,36 +123,36 @@ func logFilter(c *cli.Context, now time.Time) (queuety.LogFilter, error) {
 		if c.Int64("job") < 1 {
 			return f, usagef("--job %d: not a job id", c.Int64("job"))
 		}
-		f.JobID = sql.NullInt64{Int64: c.Int64("job"), Valid: true}
+		f.JobID = ptr(c.Int64("job"))
 	}
 	if c.IsSet("workflow") {
 		if c.Int64("workflow") < 1 {
 			return f, usagef("--workflow %d: not a workflow id", c.Int64("workflow"))
 		}
-		f.WorkflowID = sql.NullInt64{Int64: c.Int64("workflow"), Valid: true}
+		f.WorkflowID = ptr(c.Int64("workflow"))
 	}
 	if c.IsSet("handler") {
-		f.Handler = sql.NullString{String: c.String("handler"), Valid: true}
+		f.Handler = ptr(c.String("handler"))
 	}
 	if c.IsSet("event") {
 		ev := c.String("event")
 		if !slices.Contains(store.LogEvents, ev) {
 			return f, usagef("--event %q: want one of %s", ev, strings.Join(store.LogEvents, ", "))
 		}
-		f.Event = sql.NullString{String: ev, Valid: true}
+		f.Event = &ev
 	}
 	if c.IsSet("since") {
 		t, err := parseSince(c.String("since"), now)
 		if err != nil {
 			return f, usagef("--since %q: %v", c.String("since"), err)
 		}
-		f.Since = sql.NullTime{Time: t, Valid: true}
+		f.Since = &t
 	}
 	if c.Int("limit") < 1 {
 		return f, usagef("--limit %d: must be at least 1", c.Int("limit"))
 	}
 	// Queuety::query_logs reads a job's and a workflow's rows whole.
-	if c.IsSet("limit") || !(f.JobID.Valid || f.WorkflowID.Valid) {
+	if c.IsSet("limit") || !(f.JobID != nil || f.WorkflowID != nil) {
 		f.Limit = c.Int("limit")
 	}
 	return f, nil
@@ -233,3 +232,6 @@ delete and goes ahead only with --yes, or after a "y" when run at a terminal;
 		}),
 	}
 }
+
+// ptr is a pointer to a copy of v (a filter flag that is set).
+func ptr[T any](v T) *T { return &v }

@@ -7,12 +7,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/queuety-go/queuety/queuety"
-	store "github.com/queuety-go/queuety/sql"
 )
 
 // withUnclaimed adds to each queue's stats the pending jobs no live
 // queuety worker runs (a queue that has only those is added).
-func withUnclaimed(ctx context.Context, client *queuety.Client, stats []store.QueueStats) ([]store.QueueStats, error) {
+func withUnclaimed(ctx context.Context, client *queuety.Client, stats []queuety.QueueStats) ([]queuety.QueueStats, error) {
 	un, err := client.UnclaimedJobs(ctx)
 	if err != nil {
 		return nil, err
@@ -35,7 +34,7 @@ func withUnclaimed(ctx context.Context, client *queuety.Client, stats []store.Qu
 
 // printUnclaimed is status's section of pending jobs no live queuety
 // worker runs; nothing when there are none.
-func printUnclaimed(w io.Writer, stats []store.QueueStats) error {
+func printUnclaimed(w io.Writer, stats []queuety.QueueStats) error {
 	total := 0
 	for _, s := range stats {
 		for _, u := range s.Unclaimed {

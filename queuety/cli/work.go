@@ -527,13 +527,13 @@ func runWorker(ctx, force context.Context, w *queuety.Worker, pool *phppool.Pool
 // connect, check that tool may use the tables (checkScratch: force accepts
 // rows tool did not write), migrate, and mark them as tool's when they
 // were empty.
-func openLocal(c *cli.Context, cfg queuety.Config, tool string, force bool) (*queuety.Client, store.MigrateReport, error) {
+func openLocal(c *cli.Context, cfg queuety.Config, tool string, force bool) (*queuety.Client, queuety.MigrateReport, error) {
 	if err := ensureDatabase(c.Context, cfg.DSN); err != nil {
-		return nil, store.MigrateReport{}, err
+		return nil, queuety.MigrateReport{}, err
 	}
 	client, err := open(c, cfg)
 	if err != nil {
-		return nil, store.MigrateReport{}, err
+		return nil, queuety.MigrateReport{}, err
 	}
 	rep, err := migrateScratch(c, client, tool, force)
 	if err != nil {
@@ -545,13 +545,13 @@ func openLocal(c *cli.Context, cfg queuety.Config, tool string, force bool) (*qu
 
 // migrateScratch is openLocal's part after connecting: the check comes
 // before the migration, so a refused database is left as it was.
-func migrateScratch(c *cli.Context, client *queuety.Client, tool string, force bool) (store.MigrateReport, error) {
+func migrateScratch(c *cli.Context, client *queuety.Client, tool string, force bool) (queuety.MigrateReport, error) {
 	st := clientstore.Of(client)
 	marked, err := checkScratch(c.Context, st, tool)
 	var fr errForeignRows
 	foreign := errors.As(err, &fr)
 	if err != nil && !(foreign && force) {
-		return store.MigrateReport{}, err
+		return queuety.MigrateReport{}, err
 	}
 	rep, err := client.Migrate(c.Context)
 	if err != nil || marked || foreign {

@@ -21,7 +21,6 @@ import (
 
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/phpjson"
-	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -58,7 +57,7 @@ type Job struct {
 	Payload phpjson.Value
 	// Row is every column the dispatch would write (the payload's exact
 	// bytes, dependencies, batch, concurrency group, worker session).
-	Row store.InsertJob
+	Row queuety.InsertRow
 }
 
 // Decode unmarshals the payload into v as a handler's Job.Decode would.

@@ -122,7 +122,8 @@ func TestDispatcherRecords(t *testing.T) {
 	require.NoError(t, jobs[0].Decode(&p))
 	require.Equal(t, 1, p.X)
 	require.Equal(t, "[]", string(jobs[1].Row.Payload), "an empty payload is stored as PHP writes it")
-	require.Equal(t, int64(1), jobs[1].Row.DependsOn.Int64)
+	require.NotNil(t, jobs[1].Row.DependsOn)
+	require.Equal(t, int64(1), *jobs[1].Row.DependsOn)
 	require.Equal(t, "g", jobs[1].Row.ConcurrencyGroup)
 	require.Len(t, d.JobsOf("B"), 1)
 

@@ -57,7 +57,7 @@ func TestDashboardEveryPageInBrowser(t *testing.T) {
 	for i, id := range failed {
 		e.bury([]int64{id}, fmt.Sprintf("demo failure %d", 9+10*i))
 	}
-	j, err := e.c.Job(e.ctx, failed[0])
+	j, err := clientstore.Of(e.c).GetJob(e.ctx, failed[0])
 	require.NoError(t, err)
 	logRow := store.LogFor(j, "buried")
 	logRow.ErrorClass.String, logRow.ErrorClass.Valid = "RuntimeException", true

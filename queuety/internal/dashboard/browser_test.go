@@ -12,7 +12,6 @@ import (
 
 	"github.com/queuety-go/queuety/internal/httpapi"
 	"github.com/queuety-go/queuety/queuety"
-	store "github.com/queuety-go/queuety/sql"
 )
 
 // screenshotDir is where the browser test writes its screenshots:
@@ -66,7 +65,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	require.Equal(t, "4", wd.text(`tr[data-queue="reports"] td.pending`))
 	require.Equal(t, "4", wd.text(`tr[data-queue="mail"] td.buried`))
 	// The five sleeps and the workflow's step jobs so far.
-	completed, err := e.c.Jobs(e.ctx, store.ListFilter{Queue: "default", Status: "completed"})
+	completed, err := e.c.Jobs(e.ctx, queuety.JobFilter{Queue: "default", Status: "completed"})
 	require.NoError(t, err)
 	require.Greater(t, len(completed), 5)
 	require.Equal(t, fmt.Sprint(len(completed)), wd.text(`tr[data-queue="default"] td.completed`))

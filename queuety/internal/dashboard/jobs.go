@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/queuety-go/queuety/queuety/internal/clientstore"
+	"github.com/queuety-go/queuety/queuety/internal/rowview"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -158,7 +159,8 @@ func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
 		Query: f.values().Encode(), BulkLimit: bulkLimit, DefaultAction: defaultJobAction(f.Status)}
 	data.Limits = make(map[int64]int, len(rows))
 	for i := range rows {
-		data.Limits[rows[i].ID] = d.cfg.Client.MaxAttemptsOf(d.cfg.Registry, &rows[i])
+		j := rowview.Job(&rows[i])
+		data.Limits[rows[i].ID] = d.cfg.Client.MaxAttemptsOf(d.cfg.Registry, &j)
 	}
 	data.PrevPage, data.NextPage = pages(f.values(), f.Page, len(rows) == pageSize)
 	d.render(w, r, http.StatusOK, "jobs", view{Title: "Jobs", Nav: "jobs", Data: data})
@@ -197,7 +199,8 @@ func (d *Dashboard) job(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, http.StatusBadRequest, "A job id is a number.")
 		return
 	}
-	j, err := d.cfg.Client.Job(r.Context(), id)
+	st := clientstore.Of(d.cfg.Client)
+	j, err := st.GetJob(r.Context(), id)
 	if errors.Is(err, store.ErrJobNotFound) {
 		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("Job #%d does not exist.", id))
 		return
@@ -206,12 +209,13 @@ func (d *Dashboard) job(w http.ResponseWriter, r *http.Request) {
 		d.internalError(w, r, err)
 		return
 	}
-	logs, err := d.cfg.Client.JobLogs(r.Context(), id)
+	logs, err := st.JobLogs(r.Context(), id)
 	if err != nil {
 		d.internalError(w, r, err)
 		return
 	}
-	data := jobData{Job: j, Logs: logs, MaxAttempts: d.cfg.Client.MaxAttemptsOf(d.cfg.Registry, j), Payload: indentJSON(j.Payload)}
+	info := rowview.Job(j)
+	data := jobData{Job: j, Logs: logs, MaxAttempts: d.cfg.Client.MaxAttemptsOf(d.cfg.Registry, &info), Payload: indentJSON(j.Payload)}
 	for i := len(logs) - 1; i >= 0; i-- {
 		if logs[i].ErrorTrace.Valid || logs[i].ErrorClass.Valid {
 			data.ErrorClass, data.Trace = logs[i].ErrorClass.String, logs[i].ErrorTrace.String

@@ -231,7 +231,7 @@ func TestDashboardJobPageAttemptsAndTrace(t *testing.T) {
 	_, err = st.DB().ExecContext(e.ctx, "UPDATE `"+st.Tables()["jobs"]+"` SET attempts = 2 WHERE id = ?", id)
 	require.NoError(t, err)
 	e.bury([]int64{id}, "demo failure 9")
-	j, err := e.c.Job(e.ctx, id)
+	j, err := clientstore.Of(e.c).GetJob(e.ctx, id)
 	require.NoError(t, err)
 	failed := store.LogFor(j, "failed")
 	failed.Attempt = store.Int(2)
@@ -270,7 +270,7 @@ func TestDashboardBuriedGroupsNormalized(t *testing.T) {
 	}
 	other := e.dispatch("default", "demo.fail", 1)
 	e.bury(other, "demo failure 7")
-	j, err := e.c.Job(e.ctx, other[0])
+	j, err := clientstore.Of(e.c).GetJob(e.ctx, other[0])
 	require.NoError(t, err)
 	row := store.LogFor(j, "buried")
 	row.ErrorClass = sql.NullString{String: "LogicException", Valid: true}

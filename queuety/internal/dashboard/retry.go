@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -40,7 +41,7 @@ func (d *Dashboard) retryJobs(ctx context.Context, ids []int64) (jobRetry, error
 	c := d.cfg.Client
 	tried := map[int64]bool{} // workflows already retried (or refused) in this click
 	for _, id := range ids {
-		j, err := c.Job(ctx, id)
+		j, err := clientstore.Of(c).GetJob(ctx, id)
 		switch {
 		case errors.Is(err, store.ErrJobNotFound):
 			res.leave("no longer existed")

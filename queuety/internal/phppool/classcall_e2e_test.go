@@ -15,6 +15,7 @@ import (
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
+	store "github.com/queuety-go/queuety/sql"
 )
 
 // The plugin fixtures' batch callbacks, chain catch, state action and
@@ -195,8 +196,8 @@ func TestPHPStateActionFailuresAndBadClasses(t *testing.T) {
 	// The action row as StateMachine writes it (Dispatch refuses the name).
 	row, err := queuety.DispatchRow("placeholder", json.RawMessage(`{"machine_id":1,"state_name":"working","event_name":null,"event_payload":[]}`), queuety.MaxAttempts(1))
 	require.NoError(t, err)
-	row.Handler = queuety.MachineActionHandler
-	id, _, err := clientstore.Of(c).InsertJob(ctx, row)
+	id, _, err := clientstore.Of(c).InsertJob(ctx, store.InsertJob{Queue: row.Queue, Handler: queuety.MachineActionHandler,
+		Payload: row.Payload, Priority: row.Priority, MaxAttempts: row.MaxAttempts, CostUnits: row.CostUnits})
 	require.NoError(t, err)
 	d := queuety.Dispatched{ID: id}
 	before := len(evs)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/testdb"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	store "github.com/queuety-go/queuety/sql"
 )
@@ -73,14 +74,14 @@ func startWorker(t *testing.T, c *queuety.Client, pool *phppool.Pool) *queuety.W
 
 func jobRow(t *testing.T, c *queuety.Client, id int64) *store.JobRow {
 	t.Helper()
-	j, err := c.Job(context.Background(), id)
+	j, err := clientstore.Of(c).GetJob(context.Background(), id)
 	require.NoError(t, err)
 	return j
 }
 
 func jobLogs(t *testing.T, c *queuety.Client, id int64) []store.LogRow {
 	t.Helper()
-	l, err := c.JobLogs(context.Background(), id)
+	l, err := clientstore.Of(c).JobLogs(context.Background(), id)
 	require.NoError(t, err)
 	return l
 }
