@@ -7,6 +7,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/queuety/internal/maintenance"
+	store "github.com/queuety-go/queuety/sql"
 )
 
 // The worker's maintenance loops live in queuety/internal/maintenance,
@@ -63,9 +64,14 @@ func newRescuer(c *Client, reg *Registry, log *slog.Logger, troubleAt func() int
 // newRetention is the retention sweep of policy.
 func newRetention(c *Client, policy RetentionPolicy, log *slog.Logger) *maintenance.Retention {
 	p := &maintenance.RetentionParams{Schedule: c.cfg.RetentionSchedule, Log: log, Clock: c.cfg.Clock,
-		Sweep: func(ctx context.Context) (map[RetentionKind]int, error) { return c.Sweep(ctx, policy) }}
+		Sweep: func(ctx context.Context) (map[store.RetentionKind]int, error) {
+			deleted, err := c.Sweep(ctx, policy)
+			return storeRetentionCounts(deleted), err
+		}}
 	if o := sweepObserver(c.cfg.Observer); o != nil {
-		p.Observe = o.ObserveRetention
+		p.Observe = func(result string, deleted map[store.RetentionKind]int) {
+			o.ObserveRetention(result, retentionCounts(deleted))
+		}
 	}
 	return maintenance.NewRetention(p)
 }

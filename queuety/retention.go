@@ -11,22 +11,55 @@ import (
 
 // RetentionKind names one kind of row the retention sweep and `purge`
 // delete: "completed", "buried", "logs", "events", "workflows".
-type RetentionKind = store.RetentionKind
+type RetentionKind string
 
 // The retention kinds.
 const (
-	RetainCompleted = store.RetainCompleted // completed jobs (not a pending job's dependency, not a live workflow's)
-	RetainBuried    = store.RetainBuried    // buried jobs, with the same exceptions
-	RetainLogs      = store.RetainLogs      // log rows, except a live job's or workflow's
-	RetainEvents    = store.RetainEvents    // workflow events of finished workflows
-	RetainWorkflows = store.RetainWorkflows // finished workflows with their events, jobs, signals
+	RetainCompleted = RetentionKind(store.RetainCompleted) // completed jobs (not a pending job's dependency, not a live workflow's)
+	RetainBuried    = RetentionKind(store.RetainBuried)    // buried jobs, with the same exceptions
+	RetainLogs      = RetentionKind(store.RetainLogs)      // log rows, except a live job's or workflow's
+	RetainEvents    = RetentionKind(store.RetainEvents)    // workflow events of finished workflows
+	RetainWorkflows = RetentionKind(store.RetainWorkflows) // finished workflows with their events, jobs, signals
 )
 
 // RetentionKinds lists every kind in the order a sweep deletes them.
-var RetentionKinds = store.RetentionKinds
+var RetentionKinds = func() []RetentionKind {
+	out := make([]RetentionKind, len(store.RetentionKinds))
+	for i, k := range store.RetentionKinds {
+		out[i] = RetentionKind(k)
+	}
+	return out
+}()
+
+// storeRetentionCounts and retentionCounts convert rows deleted per kind
+// between the store's kinds and the API's (nil stays nil).
+func storeRetentionCounts(m map[RetentionKind]int) map[store.RetentionKind]int {
+	if m == nil {
+		return nil
+	}
+	out := make(map[store.RetentionKind]int, len(m))
+	for k, n := range m {
+		out[store.RetentionKind(k)] = n
+	}
+	return out
+}
+
+func retentionCounts(m map[store.RetentionKind]int) map[RetentionKind]int {
+	if m == nil {
+		return nil
+	}
+	out := make(map[RetentionKind]int, len(m))
+	for k, n := range m {
+		out[RetentionKind(k)] = n
+	}
+	return out
+}
 
 // ParseRetentionKind checks a kind's name.
-func ParseRetentionKind(s string) (RetentionKind, error) { return store.ParseRetentionKind(s) }
+func ParseRetentionKind(s string) (RetentionKind, error) {
+	k, err := store.ParseRetentionKind(s)
+	return RetentionKind(k), err
+}
 
 // RetentionBatch is how many rows one delete statement takes at most (how
 // many workflows one transaction), and RetentionPause the pause between two.
@@ -66,7 +99,7 @@ func (c *Client) CountRetention(ctx context.Context, kind RetentionKind, age tim
 	if age < 0 {
 		return 0, errors.New("retention age must not be negative")
 	}
-	return c.store.CountRetention(ctx, kind, c.cfg.Clock.Now().Add(-age))
+	return c.store.CountRetention(ctx, store.RetentionKind(kind), c.cfg.Clock.Now().Add(-age))
 }
 
 // Purge deletes the rows of kind older than age, RetentionBatch at a time
@@ -79,7 +112,7 @@ func (c *Client) Purge(ctx context.Context, kind RetentionKind, age time.Duratio
 	cutoff := c.cfg.Clock.Now().Add(-age)
 	total := 0
 	for {
-		n, more, err := c.store.PurgeRetentionBatch(ctx, kind, cutoff, cmp.Or(c.retentionBatch, RetentionBatch))
+		n, more, err := c.store.PurgeRetentionBatch(ctx, store.RetentionKind(kind), cutoff, cmp.Or(c.retentionBatch, RetentionBatch))
 		total += n
 		if err != nil || !more {
 			return total, err

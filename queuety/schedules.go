@@ -6,12 +6,13 @@ import (
 	"fmt"
 
 	"github.com/queuety-go/queuety/internal/schedule"
+	"github.com/queuety-go/queuety/queuety/internal/rowview"
 	"github.com/queuety-go/queuety/queuety/internal/scheduler"
 	store "github.com/queuety-go/queuety/sql"
 )
 
 // Schedule is one row of the schedules table.
-type Schedule = store.ScheduleRow
+type Schedule = rowview.Schedule
 
 // Schedule errors.
 var (
@@ -112,12 +113,18 @@ func (c *Client) AddSchedule(ctx context.Context, n NewSchedule) (int64, error) 
 
 // Schedules lists every schedule in id order.
 func (c *Client) Schedules(ctx context.Context) ([]Schedule, error) {
-	return c.store.ListSchedules(ctx)
+	rows, err := c.store.ListSchedules(ctx)
+	return rowview.Schedules(rows), err
 }
 
 // FindSchedule returns the schedule of a handler, or ErrScheduleNotFound.
 func (c *Client) FindSchedule(ctx context.Context, handler string) (*Schedule, error) {
-	return c.store.FindSchedule(ctx, handler)
+	row, err := c.store.FindSchedule(ctx, handler)
+	if err != nil {
+		return nil, err
+	}
+	s := rowview.ScheduleOf(row)
+	return &s, nil
 }
 
 // RemoveSchedule deletes the schedule of a handler and says whether there
@@ -134,9 +141,9 @@ func (c *Client) DueSchedules(ctx context.Context) ([]Schedule, error) {
 	}
 	now := c.store.Now()
 	var due []Schedule
-	for _, r := range rows {
+	for i, r := range rows {
 		if r.Enabled && !r.NextRun.After(now) {
-			due = append(due, r)
+			due = append(due, rowview.ScheduleOf(&rows[i]))
 		}
 	}
 	return due, nil

@@ -38,7 +38,7 @@ func TestAddScheduleWritesThePluginRow(t *testing.T) {
 	require.Equal(t, id, r.ID)
 	// schedule_interval.json snapshot 0
 	require.Equal(t, []any{"record", `{"source":"interval"}`, "default", "10 minutes", "interval", false, "2026-12-01 11:18:39", "allow", true},
-		[]any{r.Handler, r.Payload, r.Queue, r.Expression, r.ExpressionType, r.LastRun.Valid, store.DateTime(r.NextRun), r.OverlapPolicy, r.Enabled})
+		[]any{r.Handler, r.Payload, r.Queue, r.Expression, r.ExpressionType, r.LastRun != nil, store.DateTime(r.NextRun), r.OverlapPolicy, r.Enabled})
 	// schedule_cron.json snapshot 0: day 1 AND Monday
 	require.Equal(t, "2027-02-01 09:00:00", store.DateTime(rows[1].NextRun))
 	require.Equal(t, []any{"[]", "critical", "skip"}, []any{rows[2].Payload, rows[2].Queue, rows[2].OverlapPolicy})
@@ -108,11 +108,12 @@ func TestScheduleBufferWaitsForTheHandler(t *testing.T) {
 	require.Equal(t, ScheduleTick{Skipped: 1, Waiting: 1}, res)
 	buf, err := c.FindSchedule(ctx, "sync")
 	require.NoError(t, err)
-	require.False(t, buf.LastRun.Valid, "buffer writes nothing")
+	require.Nil(t, buf.LastRun, "buffer writes nothing")
 	require.Equal(t, scheduleStart.Add(5*time.Minute), buf.NextRun, "and stays due")
 	skip, err := c.FindSchedule(ctx, "index")
 	require.NoError(t, err)
-	require.Equal(t, clk.Now(), skip.LastRun.Time, "skip: last_run as if it ran")
+	require.NotNil(t, skip.LastRun)
+	require.Equal(t, clk.Now(), *skip.LastRun, "skip: last_run as if it ran")
 	require.Equal(t, clk.Now().Add(5*time.Minute), skip.NextRun, "skip: next_run counts from the tick")
 
 	clk.Advance(time.Minute)
@@ -128,7 +129,8 @@ func TestScheduleBufferWaitsForTheHandler(t *testing.T) {
 	require.Equal(t, ScheduleTick{Dispatched: 1}, res, "the buffered run goes once the handler is idle")
 	buf, err = c.FindSchedule(ctx, "sync")
 	require.NoError(t, err)
-	require.Equal(t, clk.Now(), buf.LastRun.Time)
+	require.NotNil(t, buf.LastRun)
+	require.Equal(t, clk.Now(), *buf.LastRun)
 	require.Equal(t, clk.Now().Add(5*time.Minute), buf.NextRun)
 	require.Equal(t, 2, countHandler(t, c, "sync"))
 	require.Equal(t, 1, countHandler(t, c, "index"), "skip dispatched nothing")
@@ -178,12 +180,13 @@ func TestScheduleUnreadableRowIsLeftAlone(t *testing.T) {
 		row, err := c.FindSchedule(ctx, r.handler)
 		require.NoError(t, err)
 		if r.next == "" {
-			require.False(t, row.LastRun.Valid, r.handler)
+			require.Nil(t, row.LastRun, r.handler)
 			require.Equal(t, due, store.DateTime(row.NextRun), "%s untouched, for PHP's workers", r.handler)
 			require.Equal(t, 0, countHandler(t, c, r.handler))
 			continue
 		}
-		require.Equal(t, "2026-12-01 11:09:39", store.DateTime(row.LastRun.Time), r.handler)
+		require.NotNil(t, row.LastRun, r.handler)
+		require.Equal(t, "2026-12-01 11:09:39", store.DateTime(*row.LastRun), r.handler)
 		require.Equal(t, r.next, store.DateTime(row.NextRun), r.handler)
 		require.Equal(t, 1, countHandler(t, c, r.handler), r.handler)
 	}

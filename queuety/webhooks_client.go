@@ -6,22 +6,31 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/queuety-go/queuety/queuety/internal/rowview"
 	"github.com/queuety-go/queuety/queuety/internal/webhooks"
 	store "github.com/queuety-go/queuety/sql"
 )
 
 // WebhookRow is one registered webhook.
-type WebhookRow = store.WebhookRow
+type WebhookRow = rowview.Webhook
 
 // ErrWebhookNotFound is returned for a webhook id with no row.
 var ErrWebhookNotFound = store.ErrWebhookNotFound
 
 // Webhooks lists the registered webhooks, oldest first (Queuety::list_webhooks).
-func (c *Client) Webhooks(ctx context.Context) ([]WebhookRow, error) { return c.store.Webhooks(ctx) }
+func (c *Client) Webhooks(ctx context.Context) ([]WebhookRow, error) {
+	rows, err := c.store.Webhooks(ctx)
+	return rowview.Webhooks(rows), err
+}
 
 // Webhook returns one webhook, or ErrWebhookNotFound.
 func (c *Client) Webhook(ctx context.Context, id int64) (*WebhookRow, error) {
-	return c.store.Webhook(ctx, id)
+	row, err := c.store.Webhook(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	w := rowview.Webhook(*row)
+	return &w, nil
 }
 
 // AddWebhook registers url for event (Queuety::register_webhook) and

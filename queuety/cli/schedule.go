@@ -58,8 +58,8 @@ Enabled (yes/no), Last Run (— when never), Next Run (UTC).
 // scheduleItem is one row as the plugin's list shows it.
 func scheduleItem(s *queuety.Schedule) []string {
 	last := "—"
-	if s.LastRun.Valid {
-		last = store.DateTime(s.LastRun.Time)
+	if s.LastRun != nil {
+		last = store.DateTime(*s.LastRun)
 	}
 	enabled := "no"
 	if s.Enabled {

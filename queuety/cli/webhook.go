@@ -23,7 +23,7 @@ type webhookView struct {
 	CreatedAt string `json:"created_at"`
 }
 
-func viewOfWebhook(w *store.WebhookRow) webhookView {
+func viewOfWebhook(w *queuety.WebhookRow) webhookView {
 	return webhookView{ID: w.ID, Event: w.Event, URL: w.URL, CreatedAt: store.DateTime(w.CreatedAt)}
 }
 

@@ -283,7 +283,7 @@ type webhooksData struct {
 }
 
 type webhookRow struct {
-	store.WebhookRow
+	queuety.WebhookRow
 	D queuety.WebhookDelivery // zero: nothing sent to it by this process
 }
 

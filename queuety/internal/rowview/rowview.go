@@ -427,3 +427,58 @@ func nullTm(t *time.Time) sql.NullTime {
 	}
 	return sql.NullTime{Time: *t, Valid: true}
 }
+
+// Webhook is one registered webhook.
+type Webhook struct {
+	ID        int64     `json:"id"`
+	Event     string    `json:"event"`
+	URL       string    `json:"url"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Webhooks is the view of webhook rows.
+func Webhooks(rows []store.WebhookRow) []Webhook {
+	if rows == nil {
+		return nil
+	}
+	out := make([]Webhook, len(rows))
+	for i, r := range rows {
+		out[i] = Webhook(r)
+	}
+	return out
+}
+
+// Schedule is one row of the schedules table (the plugin's Scheduler).
+type Schedule struct {
+	ID      int64
+	Handler string
+	// Payload is the JSON bytes each run dispatches.
+	Payload        string
+	Queue          string
+	Expression     string
+	ExpressionType string
+	LastRun        *time.Time
+	NextRun        time.Time
+	OverlapPolicy  string
+	Enabled        bool
+	CreatedAt      time.Time
+}
+
+// ScheduleOf is the view of a schedule row.
+func ScheduleOf(r *store.ScheduleRow) Schedule {
+	return Schedule{ID: r.ID, Handler: r.Handler, Payload: r.Payload, Queue: r.Queue, Expression: r.Expression,
+		ExpressionType: r.ExpressionType, LastRun: tm(r.LastRun), NextRun: r.NextRun, OverlapPolicy: r.OverlapPolicy,
+		Enabled: r.Enabled, CreatedAt: r.CreatedAt}
+}
+
+// Schedules is the view of schedule rows.
+func Schedules(rows []store.ScheduleRow) []Schedule {
+	if rows == nil {
+		return nil
+	}
+	out := make([]Schedule, len(rows))
+	for i := range rows {
+		out[i] = ScheduleOf(&rows[i])
+	}
+	return out
+}
