@@ -7,6 +7,10 @@
 //     signatures: a type from an internal/ package may appear only when a
 //     public package exports an alias of it (queuety/phpjson), because a
 //     user's module cannot import internal/ to name it (publicapi_test.go).
+//   - No public package but sql names a storage type (a store row, *Store)
+//     in its exported API: users get views of their own; and sql hands out
+//     no transaction or querier, so its named methods stay the only way to
+//     the tables (storage_test.go).
 //   - workflow never depends on steps; no top-level internal/ package
 //     depends on queuety (adapters that implement queuety's interfaces live
 //     in queuety/internal/); below queuety, the composition root, no

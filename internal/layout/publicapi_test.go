@@ -54,6 +54,9 @@ type apiChecker struct {
 	expanded map[*types.TypeName]bool
 	found    []string
 	reported map[string]bool
+	// sealed, when set, is a public package whose types no other public
+	// package may name (the storage layer, sql/: storage_test.go).
+	sealed string
 }
 
 // newAPIChecker loads the public packages from the compiler's export data
@@ -239,6 +242,10 @@ func (c *apiChecker) walk(t types.Type, ident string) {
 		path := pkgPath(obj)
 		if !ours(path) {
 			return // the standard library's and other modules' types
+		}
+		if path == c.sealed {
+			c.report(ident, fmt.Sprintf("names %s.%s, a storage type", rel(path), obj.Name()))
+			return
 		}
 		if internalPath(path) {
 			if _, ok := c.aliased[obj]; !ok {
