@@ -96,57 +96,19 @@ const claimRounds = 4
 // session is closed or past its TTL (terminal for that id). On an error
 // the result still counts what was seen and buried.
 func (r *Registry) ClaimJobs(ctx context.Context, p *ClaimParams) (ClaimResult, error) {
-	var res ClaimResult
-	tx, who, log := p.Tx, p.Who, r.log
+	c := &claim{r: r, p: p, skip: map[string]bool{}, inWindow: map[string]int{}, taken: map[int64]bool{}}
 	cp := p.Claim
 	cp.Limit = max(ClaimCandidates, p.N)
-	skip := map[string]bool{}    // sessions this claim cannot use
-	inWindow := map[string]int{} // jobs admitted per session
-	// Rows an earlier round locked are locked by this very transaction, so
-	// a later round's SKIP LOCKED returns them again: never take one twice.
-	taken := map[int64]bool{}
-	workerLocked := false
-	fail := func(err error) (ClaimResult, error) {
-		res.Admitted = nil
-		return res, err
-	}
-	for round := 0; round < claimRounds && len(res.Admitted) < p.N; round++ {
-		cands, err := tx.SessionCandidates(ctx, p.Queues, slices.Collect(maps.Keys(skip)), cp)
+	for round := 0; round < claimRounds && len(c.res.Admitted) < p.N; round++ {
+		cands, err := p.Tx.SessionCandidates(ctx, p.Queues, slices.Collect(maps.Keys(c.skip)), cp)
 		if err != nil {
-			return fail(err)
+			return c.fail(err)
 		}
-		res.Seen += len(cands)
-		type pick struct {
-			opts Options
-			sid  string
-			bad  error
-		}
-		picks := map[int64]pick{}
-		var ids []int64
-		fresh := 0
-		for i := range cands {
-			sid := cands[i].SessionID.String
-			if skip[sid] || taken[cands[i].ID] {
-				continue
-			}
-			taken[cands[i].ID] = true
-			fresh++
-			opts, err := JobOptions(&cands[i])
-			if err != nil {
-				picks[cands[i].ID] = pick{bad: err}
-				ids = append(ids, cands[i].ID)
-				continue
-			}
-			if !who.Satisfies(opts.Normalize()) {
-				skip[sid] = true
-				continue
-			}
-			picks[cands[i].ID] = pick{opts: opts, sid: sid}
-			ids = append(ids, cands[i].ID)
-		}
-		locked, err := tx.LockJobs(ctx, ids)
+		c.res.Seen += len(cands)
+		picks, ids, fresh := c.pick(cands)
+		locked, err := p.Tx.LockJobs(ctx, ids)
 		if err != nil {
-			return fail(err)
+			return c.fail(err)
 		}
 		// Lock order: the worker's registration row (creating or
 		// reacquiring a session locks it), then sessions by id, so two
@@ -155,60 +117,126 @@ func (r *Registry) ClaimJobs(ctx context.Context, p *ClaimParams) (ClaimResult, 
 			return strings.Compare(x.SessionID.String, y.SessionID.String)
 		})
 		for i := range locked {
-			row := &locked[i]
-			pk := picks[row.ID]
-			if pk.bad != nil {
-				log.Warn("burying a job whose worker_session cannot be read", "job", row.ID, "err", pk.bad)
-				if err := tx.Bury(ctx, who.WorkerID, row, "Invalid worker_session: "+pk.bad.Error()); err != nil {
-					return fail(err)
-				}
-				res.Buried = append(res.Buried, *row)
-				continue
+			if err := c.admit(ctx, &locked[i], picks[locked[i].ID]); err != nil {
+				return c.fail(err)
 			}
-			if len(res.Admitted) >= p.N || skip[pk.sid] {
-				continue
-			}
-			if !workerLocked {
-				if _, err := tx.Sessions().LockWorker(ctx, who.Namespace, who.WorkerID); err != nil {
-					return fail(err)
-				}
-				workerLocked = true
-			}
-			ar, err := r.Admit(ctx, tx.Sessions(), Admission{
-				Namespace: who.Namespace, WorkerID: who.WorkerID, Options: pk.opts, JobID: row.ID, InWindow: inWindow[pk.sid],
-			})
-			if err != nil {
-				if store.Transient(err) || store.ConnectionLost(err) || ctx.Err() != nil {
-					return fail(err)
-				}
-				// One session's trouble must not stop the claim: the job
-				// stays pending and its session is skipped.
-				log.Warn("admitting a session-bound job failed; skipping its session for now", "job", row.ID, "session", pk.sid, "err", err)
-				skip[pk.sid] = true
-				continue
-			}
-			if !ar.Admitted {
-				skip[pk.sid] = true
-				if terminalRefusal(ar.Reason) {
-					msg := fmt.Sprintf("Worker session %q cannot be used: %s (%s)", pk.sid, ar.Error, ar.Reason)
-					log.Warn("burying a job whose worker session is terminal", "job", row.ID, "session", pk.sid, "reason", ar.Reason)
-					if err := tx.Bury(ctx, who.WorkerID, row, msg); err != nil {
-						return fail(err)
-					}
-					res.Buried = append(res.Buried, *row)
-					continue
-				}
-				log.Debug("session-bound job not admitted", "job", row.ID, "session", pk.sid, "worker", who.WorkerID, "reason", ar.Reason)
-				continue
-			}
-			inWindow[pk.sid]++
-			res.Admitted = append(res.Admitted, *row)
 		}
 		if len(cands) < cp.Limit || fresh == 0 {
 			break // no further page, or nothing new in this one
 		}
 	}
-	return res, nil
+	return c.res, nil
+}
+
+// claim is one ClaimJobs call's state across its rounds.
+type claim struct {
+	r   *Registry
+	p   *ClaimParams
+	res ClaimResult
+	// skip are the sessions this claim cannot use.
+	skip map[string]bool
+	// inWindow counts the jobs admitted per session.
+	inWindow map[string]int
+	// taken: rows an earlier round locked are locked by this very
+	// transaction, so a later round's SKIP LOCKED returns them again:
+	// never take one twice.
+	taken        map[int64]bool
+	workerLocked bool
+}
+
+// pick is a candidate kept for locking: its session's options, or why
+// they cannot be read.
+type pick struct {
+	opts Options
+	sid  string
+	bad  error
+}
+
+func (c *claim) fail(err error) (ClaimResult, error) {
+	c.res.Admitted = nil
+	return c.res, err
+}
+
+// pick keeps the candidates not taken yet whose session the claimant
+// satisfies, and those whose options cannot be read (to bury them);
+// fresh counts the candidates not seen by an earlier round.
+func (c *claim) pick(cands []store.JobRow) (picks map[int64]pick, ids []int64, fresh int) {
+	picks = map[int64]pick{}
+	for i := range cands {
+		sid := cands[i].SessionID.String
+		if c.skip[sid] || c.taken[cands[i].ID] {
+			continue
+		}
+		c.taken[cands[i].ID] = true
+		fresh++
+		opts, err := JobOptions(&cands[i])
+		if err != nil {
+			picks[cands[i].ID] = pick{bad: err}
+			ids = append(ids, cands[i].ID)
+			continue
+		}
+		if !c.p.Who.Satisfies(opts.Normalize()) {
+			c.skip[sid] = true
+			continue
+		}
+		picks[cands[i].ID] = pick{opts: opts, sid: sid}
+		ids = append(ids, cands[i].ID)
+	}
+	return picks, ids, fresh
+}
+
+// admit decides one locked candidate: buried (unreadable options, or a
+// terminal session), admitted through its session, or left pending with
+// its session skipped. An error stops the claim.
+func (c *claim) admit(ctx context.Context, row *store.JobRow, pk pick) error {
+	tx, who, log := c.p.Tx, c.p.Who, c.r.log
+	if pk.bad != nil {
+		log.Warn("burying a job whose worker_session cannot be read", "job", row.ID, "err", pk.bad)
+		return c.bury(ctx, row, "Invalid worker_session: "+pk.bad.Error())
+	}
+	if len(c.res.Admitted) >= c.p.N || c.skip[pk.sid] {
+		return nil
+	}
+	if !c.workerLocked {
+		if _, err := tx.Sessions().LockWorker(ctx, who.Namespace, who.WorkerID); err != nil {
+			return err
+		}
+		c.workerLocked = true
+	}
+	ar, err := c.r.Admit(ctx, tx.Sessions(), Admission{
+		Namespace: who.Namespace, WorkerID: who.WorkerID, Options: pk.opts, JobID: row.ID, InWindow: c.inWindow[pk.sid],
+	})
+	if err != nil {
+		if store.Transient(err) || store.ConnectionLost(err) || ctx.Err() != nil {
+			return err
+		}
+		// One session's trouble must not stop the claim: the job stays
+		// pending and its session is skipped.
+		log.Warn("admitting a session-bound job failed; skipping its session for now", "job", row.ID, "session", pk.sid, "err", err)
+		c.skip[pk.sid] = true
+		return nil
+	}
+	if !ar.Admitted {
+		c.skip[pk.sid] = true
+		if terminalRefusal(ar.Reason) {
+			log.Warn("burying a job whose worker session is terminal", "job", row.ID, "session", pk.sid, "reason", ar.Reason)
+			return c.bury(ctx, row, fmt.Sprintf("Worker session %q cannot be used: %s (%s)", pk.sid, ar.Error, ar.Reason))
+		}
+		log.Debug("session-bound job not admitted", "job", row.ID, "session", pk.sid, "worker", who.WorkerID, "reason", ar.Reason)
+		return nil
+	}
+	c.inWindow[pk.sid]++
+	c.res.Admitted = append(c.res.Admitted, *row)
+	return nil
+}
+
+// bury buries a locked candidate in the claim, with message.
+func (c *claim) bury(ctx context.Context, row *store.JobRow, message string) error {
+	if err := c.p.Tx.Bury(ctx, c.p.Who.WorkerID, row, message); err != nil {
+		return err
+	}
+	c.res.Buried = append(c.res.Buried, *row)
+	return nil
 }
 
 // terminalRefusal reports whether a refusal means the session id can never
