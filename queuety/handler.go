@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -161,9 +162,10 @@ func (r *Registry) HandleFunc(name string, fn func(ctx context.Context, job *Job
 
 // SetFallback routes every handler name without a Go handler to h (the PHP
 // handler pool, for one). A worker whose registry has a fallback claims
-// every handler. When h is also a workflow.StepRunner (the PHP pool is),
-// a worker with Config.Workflows also claims every workflow step and runs
-// the steps without a Go step handler there.
+// every handler. When h also runs workflow steps (the PHP pool does: it
+// implements the engine's StepRunner), a worker with Config.Workflows also
+// claims every workflow step and runs the steps without a Go step handler
+// there.
 func (r *Registry) SetFallback(h Handler, opts ...HandlerOption) {
 	if h == nil {
 		panic("queuety: SetFallback with a nil handler")
@@ -193,7 +195,7 @@ func fallbackAs[T any](r *Registry) T {
 }
 
 // stepRunner is the fallback's workflow step runner, if it has one.
-func (r *Registry) stepRunner() workflow.StepRunner { return fallbackAs[workflow.StepRunner](r) }
+func (r *Registry) stepRunner() engine.StepRunner { return fallbackAs[engine.StepRunner](r) }
 
 // hasFallback reports whether unknown handlers go to a fallback.
 func (r *Registry) hasFallback() bool {

@@ -65,7 +65,7 @@ type engineSet struct {
 
 type engineKey struct {
 	reg    *Registry
-	runner workflow.StepRunner
+	runner engine.StepRunner
 	meta   workflow.HandlerMetadataSource
 }
 

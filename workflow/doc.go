@@ -39,8 +39,9 @@
 // The package is the user's API of workflows: the model above, the
 // builder, dispatch options, the handler types (Handlers: StepFunc,
 // ItemFunc, ReducerFunc, ConditionFunc, CompensationFunc, registered
-// under the PHP class names the step definitions carry; StepRunner and
-// CallableRunner, the PHP pool's side of them) and the types the engine
+// under the PHP class names the step definitions carry; the PHP pool's
+// side of them, the engine's StepRunner and CallableRunner, is the
+// engine's plug-in and lives beside it) and the types the engine
 // returns to users: StatusReport, TimelineEvent, Artifact,
 // LocalActivityView (status.go) and the errors a caller tells apart
 // (errors.go, activity_errors.go: LifecycleError, ConstraintViolation,

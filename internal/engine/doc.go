@@ -11,7 +11,11 @@
 // hooks (kind.go), Advance, the step transaction a kind acts through
 // (advance.go), and Run, a claimed placeholder job (kind.go). The kinds
 // themselves live in internal/steps, one file each; the composition root
-// (package queuety) gives them to NewEngine (EngineConfig.Kinds).
+// (package queuety) gives them to NewEngine (EngineConfig.Kinds). So are
+// StepRunner and CallableRunner (step_runner.go), which run the step
+// bodies and callables without Go code: the PHP pool
+// (queuety/internal/phppool) implements them, and the composition root
+// finds them on the registry's fallback handler (EngineConfig.Runner).
 //
 // It is internal, Temporal's way rather than River's public riverdriver:
 // the step kinds are a closed set mirrored from the PHP plugin's step

@@ -36,7 +36,7 @@ type Engine struct {
 	// mem is the memory figure of an engine without a host.
 	mem memSampler
 	// runner runs the steps without a Go handler (step_runner.go).
-	runner workflow.StepRunner
+	runner StepRunner
 	// classMeta is the metadata of handler classes without a Go step
 	// handler (handler_metadata.go).
 	classMeta workflow.HandlerMetadataSource
@@ -81,7 +81,7 @@ type EngineConfig struct {
 	Handlers *workflow.Handlers
 	// Runner runs the steps without a Go handler (the PHP pool,
 	// step_runner.go); with one, the engine supports every step.
-	Runner workflow.StepRunner
+	Runner StepRunner
 	// Metadata is the metadata of handler classes without a Go step
 	// handler (handler_metadata.go).
 	Metadata workflow.HandlerMetadataSource

@@ -9,8 +9,40 @@ import (
 	"github.com/queuety-go/queuety/workflow"
 )
 
+// StepRunner runs the steps whose class has no Go handler: the PHP
+// handler pool (queuety/internal/phppool) implements it. It is the
+// engine's plug-in, not the user's API: the engine calls it with the step
+// job's row, and the composition root finds it on the registry's fallback
+// handler (queuety.Registry.SetFallback). State is the full workflow state
+// (reserved "_" keys included) and item a for_each item, both
+// json_encode'd (phpjson); the output is the JSON object the PHP Step or
+// ForEachHandler returned ("[]" for an empty array).
+type StepRunner interface {
+	RunStep(ctx context.Context, job *store.JobRow, state []byte) ([]byte, error)
+	RunItem(ctx context.Context, job *store.JobRow, state []byte, item []byte, index int64) ([]byte, error)
+}
+
+// CallableRunner runs a workflow's PHP callables that have no Go
+// implementation: for_each reducers (ForEachReducer::reduce), repeat
+// conditions (RepeatCondition::matches) and compensations, on_cancel and
+// on_deadline handlers (Compensation::handle). A StepRunner that also
+// implements it (the PHP pool does) is the engine's fallback for them, as
+// it is for steps. Every argument is json_encode'd (phpjson): state is the
+// public state (for a reducer with the aggregate under its result key),
+// payload the structured handler's payload ("[]" for a plain class, which
+// PHP then calls without it, as the plugin does).
+type CallableRunner interface {
+	// RunReducer returns the array the reducer returned, json_encode'd.
+	RunReducer(ctx context.Context, class string, state, aggregate, payload []byte) ([]byte, error)
+	// RunCondition returns what matches() returned.
+	RunCondition(ctx context.Context, class string, state, payload []byte) (bool, error)
+	// RunCompensation calls handle(); a class PHP does not know is
+	// skipped without an error, as the plugin skips it.
+	RunCompensation(ctx context.Context, class string, state, payload []byte) error
+}
+
 // StepRunner returns the fallback step runner, or nil.
-func (e *Engine) StepRunner() workflow.StepRunner { return e.runner }
+func (e *Engine) StepRunner() StepRunner { return e.runner }
 
 // runFallback runs a step in the step runner: the for_each branch's item
 // handler for a branch of a for_each step, else the step.
@@ -59,8 +91,8 @@ func decodeStepOutput(handler string, b []byte) (*phpjson.Object, error) {
 }
 
 // callables returns the step runner as a CallableRunner, or nil.
-func (e *Engine) callables() workflow.CallableRunner {
-	cr, _ := e.runner.(workflow.CallableRunner)
+func (e *Engine) callables() CallableRunner {
+	cr, _ := e.runner.(CallableRunner)
 	return cr
 }
 

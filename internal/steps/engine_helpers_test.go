@@ -11,7 +11,6 @@ import (
 	"github.com/queuety-go/queuety/internal/engine/enginetest"
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/internal/steps"
-	"github.com/queuety-go/queuety/workflow"
 )
 
 // engineEnv is the shared engine test environment, running Queuety's step
@@ -24,7 +23,7 @@ func newEngineEnv(t *testing.T) *engineEnv {
 }
 
 // withRunner is env with an engine whose step runner is r.
-func (env *engineEnv) withRunner(r workflow.StepRunner) {
+func (env *engineEnv) withRunner(r engine.StepRunner) {
 	env.Engine = engine.NewEngine(engine.EngineConfig{Store: env.Store, Handlers: env.Engine.Handlers(), Kinds: steps.All(), Runner: r})
 }
 

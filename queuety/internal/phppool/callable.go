@@ -7,15 +7,15 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/internal/phpjson"
-	"github.com/queuety-go/queuety/workflow"
 )
 
 // The pool also runs a workflow's PHP callables that have no Go
-// implementation, as the engine's workflow.CallableRunner: a for_each
+// implementation, as the engine's CallableRunner (internal/engine): a for_each
 // reducer, a repeat condition, and compensations with on_cancel and
 // on_deadline handlers (all Compensation::handle).
-var _ workflow.CallableRunner = (*Pool)(nil)
+var _ engine.CallableRunner = (*Pool)(nil)
 
 // RunReducer calls the class's ForEachReducer::reduce(state, aggregate[,
 // payload]) and returns the array it returned, json_encode'd ("[]" when

@@ -1,11 +1,11 @@
 // Package phppool runs Queuety jobs in a supervised pool of long-lived PHP
 // processes, the PHP half of which is php-bridge/bin/queuety-php-worker. A
 // Pool is a queuety.Handler; installed with Registry.SetFallback it runs
-// every job whose handler has no Go implementation. It is also a
-// workflow.StepRunner: with the worker's workflow engine on, the workflow
+// every job whose handler has no Go implementation. It is also the
+// workflow engine's StepRunner (internal/engine): with the worker's workflow engine on, the workflow
 // steps whose class has no Go step handler run here too (RunStep, RunItem),
 // and so do the reducers, repeat conditions and compensations without a Go
-// implementation (a workflow.CallableRunner: RunReducer, RunCondition,
+// implementation (the engine's CallableRunner: RunReducer, RunCondition,
 // RunCompensation).
 //
 // # Protocol
@@ -42,7 +42,7 @@
 // phpjson bytes; the result's "output" is the returned array, which the
 // engine merges as advance_step does. Kinds "reducer", "condition" and
 // "compensation" (no "job") call a workflow's PHP callable that has no Go
-// implementation, as the engine's workflow.CallableRunner, with the
+// implementation, as the engine's CallableRunner, with the
 // plugin's arguments: ForEachReducer::reduce(state, aggregate),
 // RepeatCondition::matches(state) and Compensation::handle(state) (also
 // on_cancel and on_deadline handlers), the payload appended when it is not

@@ -7,17 +7,17 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/queuety"
 	store "github.com/queuety-go/queuety/sql"
-	"github.com/queuety-go/queuety/workflow"
 )
 
 // The pool runs workflow steps whose class has no Go handler, as the
 // workflow engine's StepRunner: a Queuety\Step's handle(state), or a
 // Queuety\ForEachHandler's handle_item(state, item, index) for a for_each
 // branch. The engine merges the returned output as advance_step does.
-var _ workflow.StepRunner = (*Pool)(nil)
+var _ engine.StepRunner = (*Pool)(nil)
 
 // stepCall is a workflow step request, or a call of a workflow's
 // reducer, condition or compensation (callable.go).
