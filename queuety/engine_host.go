@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queuety-go/queuety/internal/engine"
+	"github.com/queuety-go/queuety/queuety/internal/webhooks"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -60,8 +61,8 @@ func (w *Worker) engineConfig() engine.EngineConfig {
 	cfg.StepBatch = w.cfg.WorkflowStepBatch
 	cfg.Logger = w.log
 	cfg.OnWakeError = wakeErrorLogger(w.log)
-	if w.hooks != nil {
-		cfg.OnStepFailure = w.hooks.StepFailure
+	if hooks := w.hooks; hooks != nil {
+		cfg.OnStepFailure = func(f engine.StepFailure) { hooks.StepFailure(webhooks.StepFailure(f)) }
 	}
 	return cfg
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
-	store "github.com/queuety-go/queuety/sql"
 )
 
 // StatusReport is Queuety's WorkflowState (Queuety::workflow_status, spec
@@ -154,18 +153,6 @@ type SweepResult struct {
 	// Checked is how many waiting workflows were re-evaluated; Settled how
 	// many of them (and of stuck run_workflow parents) moved on or failed.
 	Checked, Settled int
-}
-
-// StepFailure is a failed step attempt the engine recorded, as the
-// plugin's worker reports it to its webhooks: retried (job.failed), or
-// buried (job.buried) and then, when that failed the workflow,
-// workflow.failed. A for_each branch fails the workflow only when its
-// step can no longer complete.
-type StepFailure struct {
-	Job            store.JobRow
-	Message        string
-	Buried         bool
-	WorkflowFailed bool
 }
 
 // LocalActivityView is one local activity execution as status and export

@@ -55,7 +55,7 @@ type Engine struct {
 	chain *chainRuntime
 	wakes *coalescer[store.WakeFacts]
 	// stepFailure hears of each recorded failed step attempt (notify.go).
-	stepFailure func(workflow.StepFailure)
+	stepFailure func(StepFailure)
 	// wakeErr receives the errors of post-commit wake-ups (engine_terminal.go).
 	wakeErr func(workflowID int64, err error)
 	// leftToPHP: workflows whose terminal handling was left to PHP workers
@@ -110,7 +110,7 @@ type EngineConfig struct {
 	OnWakeError func(workflowID int64, err error)
 	// OnStepFailure is told of each failed step attempt once its rows are
 	// written (notify.go).
-	OnStepFailure func(workflow.StepFailure)
+	OnStepFailure func(StepFailure)
 	// MaxForEachItems caps the items of one for_each step (queuety
 	// Config.MaxForEachItems); 0 or negative: no cap but the workflow's
 	// own budget.

@@ -11,15 +11,6 @@ import (
 // that knows the tables' rows and runs statements.
 const storage = module + "/sql"
 
-// storeNamesAllowed are the public packages that may still name storage
-// types, each with why; an entry no longer needed fails the test.
-var storeNamesAllowed = map[string]string{
-	// StepRunner (RunStep, RunItem) and StepFailure hand the PHP step
-	// runner the step's job row: the last of the engine's seam left in
-	// workflow when the engine moved to internal/engine.
-	"workflow": "StepRunner and StepFailure name store.JobRow",
-}
-
 // The storage layer's rows and methods are sql/'s own. A public package
 // that returned *store.Store or a store row would make every column and
 // every method of the storage layer part of the API users build on, and
@@ -47,30 +38,12 @@ func TestPublicAPINamesNoStoreTypes(t *testing.T) {
 			c.checkPackage(c.pkgs[path])
 		}
 	}
-	stillNaming := map[string]bool{}
 	for _, f := range c.found {
 		if !strings.Contains(f, "a storage type") {
 			continue // TestPublicAPINamesPublicTypes reports the others
 		}
-		if pkg := identPackage(f); storeNamesAllowed[pkg] != "" {
-			stillNaming[pkg] = true
-			continue
-		}
 		t.Error(f + ": give the API a view of its own (queuety/internal/rowview)")
 	}
-	for pkg := range storeNamesAllowed {
-		if !stillNaming[pkg] {
-			t.Errorf("%s names no storage type any more: remove it from storeNamesAllowed", pkg)
-		}
-	}
-}
-
-// identPackage is the package of a finding's identifier ("queuety/cli"
-// of "queuety/cli.App.Run: …"): package paths have no dots.
-func identPackage(finding string) string {
-	ident, _, _ := strings.Cut(finding, ":")
-	slash := strings.LastIndex(ident, "/") + 1
-	return ident[:slash+strings.Index(ident[slash:], ".")]
 }
 
 // rawHandles are the database handles that run statements inside a

@@ -5,7 +5,6 @@ import (
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
-	"github.com/queuety-go/queuety/workflow"
 )
 
 // The worker's webhook events, with the data the plugin's worker sends for
@@ -45,9 +44,20 @@ func (n *Notifier) JobFailure(row *store.JobRow, message string, buried bool) {
 	n.Notify(event, data)
 }
 
-// StepFailure is the engine's report of a failed step attempt
-// (workflow.EngineConfig.OnStepFailure).
-func (n *Notifier) StepFailure(f workflow.StepFailure) {
+// StepFailure is a failed step attempt as the workflow engine reports it
+// (its EngineConfig.OnStepFailure): the same fields, converted by the
+// composition root, since this package sits below the engine's users and
+// does not import the engine.
+type StepFailure struct {
+	Job            store.JobRow
+	Message        string
+	Buried         bool
+	WorkflowFailed bool
+}
+
+// StepFailure sends job.failed or job.buried for a failed step attempt,
+// then workflow.failed when it failed the workflow.
+func (n *Notifier) StepFailure(f StepFailure) {
 	n.JobFailure(&f.Job, f.Message, f.Buried)
 	if !f.WorkflowFailed {
 		return
