@@ -32,10 +32,10 @@ func (f *unreadablePHP) ClassMetadata(_ context.Context, class string) (workflow
 	return f.meta[class], nil
 }
 
-func (f *unreadablePHP) RunStep(ctx context.Context, job *store.JobRow, state []byte) ([]byte, error) {
+func (f *unreadablePHP) HandleStep(ctx context.Context, job *store.JobRow, state []byte) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.fakePHP.RunStep(ctx, job, state)
+	return f.fakePHP.HandleStep(ctx, job, state)
 }
 
 func (f *unreadablePHP) ran(class string) int {

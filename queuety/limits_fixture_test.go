@@ -200,7 +200,7 @@ type fakePHP struct {
 
 func (f *fakePHP) Handle(context.Context, *Job) error { return nil }
 
-func (f *fakePHP) RunStep(_ context.Context, job *store.JobRow, state []byte) ([]byte, error) {
+func (f *fakePHP) HandleStep(_ context.Context, job *store.JobRow, state []byte) ([]byte, error) {
 	f.calls[job.Handler]++
 	switch job.Handler {
 	case "IncStep":
@@ -224,7 +224,7 @@ func (f *fakePHP) RunStep(_ context.Context, job *store.JobRow, state []byte) ([
 	return nil, fmt.Errorf("no step %s", job.Handler)
 }
 
-func (f *fakePHP) RunItem(context.Context, *store.JobRow, []byte, []byte, int64) ([]byte, error) {
+func (f *fakePHP) HandleItem(context.Context, *store.JobRow, []byte, []byte, int64) ([]byte, error) {
 	return nil, fmt.Errorf("no items here")
 }
 

@@ -17,9 +17,16 @@ import (
 // (reserved "_" keys included) and item a for_each item, both
 // json_encode'd (phpjson); the output is the JSON object the PHP Step or
 // ForEachHandler returned ("[]" for an empty array).
+//
+// Its methods are named after the PHP calls they make, Step::handle and
+// ForEachHandler::handle_item, so they are not taken for the engine's own
+// RunStep, which runs a whole claimed step job around them.
 type StepRunner interface {
-	RunStep(ctx context.Context, job *store.JobRow, state []byte) ([]byte, error)
-	RunItem(ctx context.Context, job *store.JobRow, state []byte, item []byte, index int64) ([]byte, error)
+	// HandleStep calls the job's Step class: handle(state).
+	HandleStep(ctx context.Context, job *store.JobRow, state []byte) ([]byte, error)
+	// HandleItem calls the job's ForEachHandler class on a for_each
+	// branch's item: handle_item(state, item, index).
+	HandleItem(ctx context.Context, job *store.JobRow, state []byte, item []byte, index int64) ([]byte, error)
 }
 
 // CallableRunner runs a workflow's PHP callables that have no Go
@@ -58,14 +65,14 @@ func (e *Engine) runFallback(ctx context.Context, job *store.JobRow, state *work
 			if err != nil {
 				return nil, fmt.Errorf("encoding the item of step %s: %w", job.Handler, err)
 			}
-			out, err = e.runner.RunItem(ctx, job, stateJSON, itemJSON, item.Index)
+			out, err = e.runner.HandleItem(ctx, job, stateJSON, itemJSON, item.Index)
 			if err != nil {
 				return nil, err
 			}
 			return decodeStepOutput(job.Handler, out)
 		}
 	}
-	if out, err = e.runner.RunStep(ctx, job, stateJSON); err != nil {
+	if out, err = e.runner.HandleStep(ctx, job, stateJSON); err != nil {
 		return nil, err
 	}
 	return decodeStepOutput(job.Handler, out)

@@ -106,11 +106,11 @@ func TestTerminalHandlingLeftToPHP(t *testing.T) {
 // recording the compensations it is asked to run.
 type callableStub struct{ ran []string }
 
-func (s *callableStub) RunStep(context.Context, *store.JobRow, []byte) ([]byte, error) {
+func (s *callableStub) HandleStep(context.Context, *store.JobRow, []byte) ([]byte, error) {
 	return nil, errors.New("not a step runner")
 }
 
-func (s *callableStub) RunItem(context.Context, *store.JobRow, []byte, []byte, int64) ([]byte, error) {
+func (s *callableStub) HandleItem(context.Context, *store.JobRow, []byte, []byte, int64) ([]byte, error) {
 	return nil, errors.New("not a step runner")
 }
 

@@ -3,7 +3,7 @@
 // Pool is a queuety.Handler; installed with Registry.SetFallback it runs
 // every job whose handler has no Go implementation. It is also the
 // workflow engine's StepRunner (internal/engine): with the worker's workflow engine on, the workflow
-// steps whose class has no Go step handler run here too (RunStep, RunItem),
+// steps whose class has no Go step handler run here too (HandleStep, HandleItem),
 // and so do the reducers, repeat conditions and compensations without a Go
 // implementation (the engine's CallableRunner: RunReducer, RunCondition,
 // RunCompensation).

@@ -35,17 +35,17 @@ type stepCall struct {
 	call      *queuety.ClassCall // kind "call" (classcall.go)
 }
 
-// RunStep runs a workflow step job's Step class in the next free PHP
+// HandleStep runs a workflow step job's Step class in the next free PHP
 // process with the full workflow state (phpjson bytes) and returns the
 // array it returned, json_encode'd ("[]" when empty). Supervision, time
 // limits and crashes are as for Handle: a PHP exception is an *Error.
-func (p *Pool) RunStep(ctx context.Context, job *store.JobRow, state []byte) ([]byte, error) {
+func (p *Pool) HandleStep(ctx context.Context, job *store.JobRow, state []byte) ([]byte, error) {
 	return p.runStep(ctx, &stepCall{row: job, kind: "step", state: state})
 }
 
-// RunItem runs a for_each branch: the class's handle_item(state, item,
+// HandleItem runs a for_each branch: the class's handle_item(state, item,
 // index), item being phpjson bytes.
-func (p *Pool) RunItem(ctx context.Context, job *store.JobRow, state []byte, item []byte, index int64) ([]byte, error) {
+func (p *Pool) HandleItem(ctx context.Context, job *store.JobRow, state []byte, item []byte, index int64) ([]byte, error) {
 	return p.runStep(ctx, &stepCall{row: job, kind: "item", state: state, item: item, index: index})
 }
 

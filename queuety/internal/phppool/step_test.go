@@ -19,7 +19,7 @@ func runStep(t *testing.T, p *phppool.Pool, row *store.JobRow, state string) ([]
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	return p.RunStep(ctx, row, []byte(state))
+	return p.HandleStep(ctx, row, []byte(state))
 }
 
 func TestStepsReturnTheirOutput(t *testing.T) {
@@ -40,12 +40,12 @@ func TestStepsReturnTheirOutput(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	out, err = p.RunItem(ctx, stepRow(4, "SquareItem", 1), []byte(`{"base":"b","items":[2,7]}`), []byte(`7`), 1)
+	out, err = p.HandleItem(ctx, stepRow(4, "SquareItem", 1), []byte(`{"base":"b","items":[2,7]}`), []byte(`7`), 1)
 	require.NoError(t, err)
 	require.Equal(t, `{"square":49,"index":1,"base":"b"}`, string(out))
 
 	// A class that is a Step but not a ForEachHandler runs handle() for an item.
-	out, err = p.RunItem(ctx, stepRow(5, "DoubleStep", 1), []byte(`{"n":1}`), []byte(`"x"`), 0)
+	out, err = p.HandleItem(ctx, stepRow(5, "DoubleStep", 1), []byte(`{"n":1}`), []byte(`"x"`), 0)
 	require.NoError(t, err)
 	require.Equal(t, `{"doubled":2}`, string(out))
 
@@ -100,7 +100,7 @@ func TestAStepPastItsContextIsKilled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	// A registered callable runs as a step too, with the state.
-	_, err := p.RunStep(ctx, stepRow(1, "sleeps", 1), []byte(`{"ms":5000}`))
+	_, err := p.HandleStep(ctx, stepRow(1, "sleeps", 1), []byte(`{"ms":5000}`))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	out, err := runStep(t, p, stepRow(2, "DoubleStep", 1), `{"n":2}`)
 	require.NoError(t, err)
