@@ -713,8 +713,14 @@ func (e *Engine) runLocalClaimed(ctx context.Context, job *store.JobRow) error {
 		if a.job.StepIndex.Valid && int(a.job.StepIndex.Int64) != a.current {
 			return a.tx.BuryJob(a.job.ID, msgAdvancedBefore)
 		}
+		// The state read under the lock may differ from the one that
+		// routed the job here (engine_run.go): its step must still be one
+		// whose kind runs its own jobs (OwnJobs, the local activity's).
 		step, ok := a.step(a.current)
-		if !ok || step.Type() != workflow.StepLocalActivity {
+		if ok {
+			_, ok = e.Kind(step.Type()).(OwnJobs)
+		}
+		if !ok {
 			return runtimeErrorf("Job %d is not the job of a local activity step.", job.ID)
 		}
 		a.runLocal = true

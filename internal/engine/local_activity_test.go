@@ -416,6 +416,24 @@ func TestLocalActivityWithoutRuntimeGoesThroughTheClaim(t *testing.T) {
 	require.Equal(t, store.ActivityCompleted, env.executions(id)[0].Status)
 }
 
+// A claimed job reaches the local runtime only through its step's kind;
+// when the step current under the lock is not a local activity's (here a
+// single step's job handed there), the runtime refuses it before writing
+// anything.
+func TestLocalRuntimeRefusesAJobOfAnotherStep(t *testing.T) {
+	t.Parallel()
+	env := newLocalEnv(t)
+	id := env.Dispatch(workflow.New("q").Then("IncStep"), enginetest.Obj("n", 0))
+	jobID := env.PendingJobs()[0]
+	job, ok, err := env.Store.ClaimJobByID(env.Ctx(), jobID, "test-worker")
+	require.NoError(t, err)
+	require.True(t, ok)
+	err = env.Engine.RunLocalClaimed(env.Ctx(), job)
+	require.ErrorContains(t, err, "is not the job of a local activity step.")
+	require.Empty(t, env.executions(id))
+	require.Equal(t, 0, env.Workflow(id).CurrentStep)
+}
+
 func TestLocalActivityRejectsRoutingOptions(t *testing.T) {
 	t.Parallel()
 	const msg = "Local activities do not accept connection, queue, worker session, or schedule-to-start routing options."
