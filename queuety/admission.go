@@ -351,7 +351,7 @@ func (ad *admitter) logAdmitted(g *groupAdmission, r *store.JobRow) {
 	}
 	l.logs = append(l.logs, startedLog(r))
 	switch {
-	case r.Handler == MachineActionHandler:
+	case r.Handler == machineActionHandler:
 		// The plugin runs a machine's action job before its handler
 		// resolution, so it writes no debug row for it.
 	case ad.isJobClass(r.Handler):

@@ -257,7 +257,7 @@ func TestDispatchRefusesReservedHandlerNames(t *testing.T) {
 	t.Parallel()
 	c := newTestClient(t, nil)
 	ctx := context.Background()
-	for _, h := range []string{"__queuety_cron_my_hook", "__queuety_delay", MachineActionHandler} {
+	for _, h := range []string{"__queuety_cron_my_hook", "__queuety_delay", machineActionHandler} {
 		_, err := c.Dispatch(ctx, h, nil)
 		require.ErrorContains(t, err, "reserved", h)
 		_, _, err = c.DispatchBatch(ctx, BatchSpec{}, []BatchJob{{Handler: "ok"}, {Handler: h}})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/internal/throwable"
+	"github.com/queuety-go/queuety/queuety/machine"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -45,12 +46,12 @@ func (r *Registry) chainCatchNames() []string {
 // the chain's catch, a state machine action's fail_action, then the
 // batch callbacks the burial finished.
 func (w *Worker) afterBury(rj *running, cause error, cb store.BatchCallbacks) {
-	if !cb.Any() && rj.row.Handler != MachineActionHandler && chainCatchClass(rj.row.Payload) == "" {
+	if !cb.Any() && rj.row.Handler != machineActionHandler && chainCatchClass(rj.row.Payload) == "" {
 		return
 	}
 	w.rowWritten(rj)
 	w.callChainCatch(rj, cause)
-	if rj.row.Handler == MachineActionHandler {
+	if rj.row.Handler == machineActionHandler {
 		w.failMachineAction(rj, cause.Error(), true)
 	}
 	w.fireBatchCallbacks(rj, cb)
@@ -157,7 +158,7 @@ func nullInt(n int64, valid bool) phpjson.Value {
 // catches, by PHP class name.
 type machineFuncs struct {
 	mu      sync.RWMutex
-	actions map[string]StateAction
-	guards  map[string]StateGuard
+	actions map[string]machine.Action
+	guards  map[string]machine.Guard
 	catches map[string]ChainCatch
 }

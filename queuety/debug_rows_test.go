@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/queuety/machine"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -29,7 +30,7 @@ func TestDebugRowOfAdmittedJobNamesItsKind(t *testing.T) {
 	}}
 	reg := NewRegistry()
 	reg.SetFallback(php)
-	reg.RegisterStateAction("LlmAction", func(context.Context, StateCall) (json.RawMessage, error) { return nil, nil })
+	reg.RegisterStateAction("LlmAction", func(context.Context, machine.Call) (json.RawMessage, error) { return nil, nil })
 	ctx := context.Background()
 	_, err := c.store.DB().Exec("INSERT INTO `"+c.store.Tables()["state_machines"]+"` (id, name, status, current_state, state, definition) VALUES (1, 'flow', 'waiting_event', 'a', '[]', ?)", def)
 	require.NoError(t, err)
@@ -50,6 +51,6 @@ func TestDebugRowOfAdmittedJobNamesItsKind(t *testing.T) {
 	require.Contains(t, msgs, "Deserializing job class: SendReport")
 	require.Contains(t, msgs, "Resolving handler: PlainHandler")
 	require.NotContains(t, msgs, "Resolving handler: SendReport")
-	require.NotContains(t, msgs, "Resolving handler: "+MachineActionHandler)
-	require.NotContains(t, msgs, "Deserializing job class: "+MachineActionHandler)
+	require.NotContains(t, msgs, "Resolving handler: "+machineActionHandler)
+	require.NotContains(t, msgs, "Deserializing job class: "+machineActionHandler)
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/queuety-go/queuety/queuety/machine"
 )
 
 // The second set of plugin fixtures: batches, chains and state machines.
@@ -169,7 +171,7 @@ func scenarioRegistry(calls *callLog) *Registry {
 			"attempts": float64(j.Attempt), "message": err.Error()})
 		return nil
 	})
-	reg.RegisterStateAction("DraftAction", func(_ context.Context, c StateCall) (json.RawMessage, error) {
+	reg.RegisterStateAction("DraftAction", func(_ context.Context, c machine.Call) (json.RawMessage, error) {
 		var s struct {
 			Title string `json:"title"`
 		}
@@ -178,10 +180,10 @@ func scenarioRegistry(calls *callLog) *Registry {
 		}
 		return json.Marshal(map[string]string{"draft": "v1 of " + s.Title})
 	})
-	reg.RegisterStateAction("BrokenAction", func(context.Context, StateCall) (json.RawMessage, error) {
+	reg.RegisterStateAction("BrokenAction", func(context.Context, machine.Call) (json.RawMessage, error) {
 		return nil, runtimeErr{"action failed on purpose"}
 	})
-	reg.RegisterStateGuard("PublishGuard", func(_ context.Context, c StateCall) (bool, error) {
+	reg.RegisterStateGuard("PublishGuard", func(_ context.Context, c machine.Call) (bool, error) {
 		var p struct {
 			Approved bool `json:"approved"`
 		}
@@ -273,7 +275,7 @@ func (r *replay) step(t *testing.T, i int) {
 		ev, payload := machineEventStep(t, step)
 		err := c.MachineEvent(ctx, r.reg, 1, ev, payload)
 		if _, msg, threw := strings.Cut(step, " threw RuntimeException: "); threw {
-			require.ErrorIs(t, err, ErrEventRejected, step)
+			require.ErrorIs(t, err, machine.ErrEventRejected, step)
 			require.ErrorContains(t, err, msg)
 		} else {
 			require.NoError(t, err, step)

@@ -10,21 +10,10 @@ import (
 )
 
 // The state machines run in queuety/internal/machine; their public names
-// are in queuety/machine and, as before, here. What follows builds a
-// runtime per use over the Client's store and a Registry's Go actions,
-// guards and PHP pool, and hands it the worker's action jobs.
-
-// MachineBuilder defines a state machine the way the plugin's
-// Queuety::machine() builder does (machine.Builder). Dispatch it with
-// Client.DispatchMachine.
-type MachineBuilder = machine.Builder
-
-// NewMachine starts a machine definition (machine.New).
-func NewMachine(name string) *MachineBuilder { return machine.New(name) }
-
-// ErrEventRejected wraps the reason a machine refused an event
-// (Queuety::machine_event throws it); the event_rejected row is written.
-var ErrEventRejected = machine.ErrEventRejected
+// (the builder, actions, guards, status views, ErrEventRejected) are in
+// queuety/machine alone. What follows builds a runtime per use over the
+// Client's store and a Registry's Go actions, guards and PHP pool, and
+// hands it the worker's action jobs.
 
 // errLeaveToPHP hands an action job back to pending untouched: this
 // worker can run neither a Go nor a PHP action for it.
@@ -45,7 +34,7 @@ func (c *Client) machines(reg *Registry, log *slog.Logger) *imachine.Runtime {
 // public state: a map or struct, JSON bytes, or nil for none. With an
 // idempotency key already used, the existing machine's id is returned
 // and existing is true.
-func (c *Client) DispatchMachine(ctx context.Context, b *MachineBuilder, initial any) (id int64, existing bool, err error) {
+func (c *Client) DispatchMachine(ctx context.Context, b *machine.Builder, initial any) (id int64, existing bool, err error) {
 	return c.machines(nil, c.cfg.Logger).Dispatch(ctx, b, func() ([]byte, error) {
 		if initial == nil {
 			return nil, nil

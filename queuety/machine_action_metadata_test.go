@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/queuety/machine"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -25,7 +26,7 @@ func TestActionJobGetsItsClassSettings(t *testing.T) {
 	withPool.SetFallback(php)
 	goAction := NewRegistry()
 	goAction.SetFallback(php)
-	goAction.RegisterStateAction("LlmAction", func(context.Context, StateCall) (json.RawMessage, error) { return nil, nil })
+	goAction.RegisterStateAction("LlmAction", func(context.Context, machine.Call) (json.RawMessage, error) { return nil, nil })
 
 	for name, tc := range map[string]struct {
 		reg   *Registry
@@ -46,7 +47,7 @@ func TestActionJobGetsItsClassSettings(t *testing.T) {
 			require.NoError(t, c.MachineEvent(ctx, tc.reg, 1, "go", nil))
 
 			job := jobRow(t, c, 1)
-			require.Equal(t, MachineActionHandler, job.Handler)
+			require.Equal(t, machineActionHandler, job.Handler)
 			require.Equal(t, tc.group, job.ConcurrencyGroup.String)
 			require.Equal(t, tc.group != "", job.ConcurrencyGroup.Valid)
 			require.Equal(t, tc.limit, job.ConcurrencyLimit.Int64)

@@ -11,7 +11,7 @@ import (
 // handler, which the registry never hands to its fallback (a __queuety_
 // name) and which this package runs itself.
 func (w *Worker) lookupHandler(name string) (registered, bool) {
-	if name == MachineActionHandler && w.reg.runsMachines() {
+	if name == machineActionHandler && w.reg.runsMachines() {
 		rt := w.c.machines(w.reg, w.log)
 		return registered{h: HandlerFunc(func(ctx context.Context, job *Job) error {
 			return rt.HandleAction(ctx, actionJobOf(job.ID, job.Queue, job.Attempt, string(job.RawPayload)))
@@ -33,7 +33,7 @@ func (w *Worker) phpOnlyClaims(p *store.ClaimParams) {
 		w.phpOnly.BatchCallbacks = w.reg.batchCallbackNames()
 		w.phpOnly.ChainCatches = w.reg.chainCatchNames()
 		if w.handlers == nil && !w.reg.runsMachines() {
-			w.phpOnly.SkipHandlers = []string{MachineActionHandler} // ClaimAll: never bury them as not found
+			w.phpOnly.SkipHandlers = []string{machineActionHandler} // ClaimAll: never bury them as not found
 		}
 	})
 	p.PHPCallbacks, p.BatchCallbacks, p.ChainCatches, p.SkipHandlers =

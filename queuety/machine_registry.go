@@ -7,39 +7,21 @@ import (
 	"github.com/queuety-go/queuety/queuety/machine"
 )
 
-// MachineActionHandler is the handler of a state machine's action jobs
+// machineActionHandler is the handler of a state machine's action jobs
 // (StateMachine::enqueue_state_action).
-const MachineActionHandler = machine.ActionHandler
-
-// StateCall is what a state action or guard is given, the arguments of
-// the plugin's StateAction::handle / StateGuard::allows as JSON (PHP's
-// encoding, key order kept). Event is "" when the state was entered
-// without one.
-type StateCall = machine.Call
-
-// StateAction is a Go implementation of a state's action class
-// (Queuety\Contracts\StateAction). It returns a JSON object (its string
-// keys not starting with "_" are merged into the machine's state; "_event"
-// names an event to apply, "_event_payload" its payload) or a JSON string
-// (the event to apply). An error fails the action job's attempt.
-type StateAction = machine.Action
-
-// StateGuard is a Go implementation of a transition's guard class
-// (Queuety\Contracts\StateGuard): the transition is taken when it returns
-// true.
-type StateGuard = machine.Guard
+const machineActionHandler = machine.ActionHandler
 
 // RegisterStateAction registers fn as the state action class name. A
 // worker claims action jobs when it has a PHP pool or a Go state action;
 // an action class it can run neither way is left to PHP workers.
-func (r *Registry) RegisterStateAction(name string, fn StateAction) {
+func (r *Registry) RegisterStateAction(name string, fn machine.Action) {
 	if name == "" || fn == nil {
 		panic("queuety: RegisterStateAction needs a class name and a function")
 	}
 	r.machines.mu.Lock()
 	defer r.machines.mu.Unlock()
 	if r.machines.actions == nil {
-		r.machines.actions = map[string]StateAction{}
+		r.machines.actions = map[string]machine.Action{}
 	}
 	if _, dup := r.machines.actions[name]; dup {
 		panic(fmt.Sprintf("queuety: state action %q registered twice", name))
@@ -48,14 +30,14 @@ func (r *Registry) RegisterStateAction(name string, fn StateAction) {
 }
 
 // RegisterStateGuard registers fn as the transition guard class name.
-func (r *Registry) RegisterStateGuard(name string, fn StateGuard) {
+func (r *Registry) RegisterStateGuard(name string, fn machine.Guard) {
 	if name == "" || fn == nil {
 		panic("queuety: RegisterStateGuard needs a class name and a function")
 	}
 	r.machines.mu.Lock()
 	defer r.machines.mu.Unlock()
 	if r.machines.guards == nil {
-		r.machines.guards = map[string]StateGuard{}
+		r.machines.guards = map[string]machine.Guard{}
 	}
 	if _, dup := r.machines.guards[name]; dup {
 		panic(fmt.Sprintf("queuety: state guard %q registered twice", name))
@@ -63,14 +45,14 @@ func (r *Registry) RegisterStateGuard(name string, fn StateGuard) {
 	r.machines.guards[name] = fn
 }
 
-func (r *Registry) stateAction(name string) (StateAction, bool) {
+func (r *Registry) stateAction(name string) (machine.Action, bool) {
 	r.machines.mu.RLock()
 	defer r.machines.mu.RUnlock()
 	fn, ok := r.machines.actions[name]
 	return fn, ok
 }
 
-func (r *Registry) stateGuard(name string) (StateGuard, bool) {
+func (r *Registry) stateGuard(name string) (machine.Guard, bool) {
 	r.machines.mu.RLock()
 	defer r.machines.mu.RUnlock()
 	fn, ok := r.machines.guards[name]

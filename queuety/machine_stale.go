@@ -14,7 +14,7 @@ import (
 func (c *Client) failStaleMachineActions(ctx context.Context, reg *Registry, buried []store.JobRow) {
 	for i := range buried {
 		j := &buried[i]
-		if j.Handler != MachineActionHandler {
+		if j.Handler != machineActionHandler {
 			continue
 		}
 		id, ok, err := c.machines(reg, c.cfg.Logger).FailAction(ctx, &imachine.FailParams{

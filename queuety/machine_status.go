@@ -11,30 +11,22 @@ import (
 // ErrMachineNotFound is returned for a state machine id with no row.
 var ErrMachineNotFound = store.ErrMachineNotFound
 
-// MachineStatus is a state machine as StateMachine::get_status reports
-// it.
-type MachineStatus = machine.Status
-
-// MachineEvent is one row of a machine's timeline; JSON columns are
-// their stored bytes.
-type MachineEvent = machine.Event
-
 // Machine returns one state machine's status.
-func (c *Client) Machine(ctx context.Context, id int64) (MachineStatus, error) {
+func (c *Client) Machine(ctx context.Context, id int64) (machine.Status, error) {
 	row, err := c.store.GetMachine(ctx, id)
 	if err != nil {
-		return MachineStatus{}, err
+		return machine.Status{}, err
 	}
 	return imachine.StatusOf(row), nil
 }
 
 // Machines lists state machines, newest first; status "" lists all.
-func (c *Client) Machines(ctx context.Context, status string, limit int) ([]MachineStatus, error) {
+func (c *Client) Machines(ctx context.Context, status string, limit int) ([]machine.Status, error) {
 	rows, err := c.store.ListMachines(ctx, status, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]MachineStatus, len(rows))
+	out := make([]machine.Status, len(rows))
 	for i, r := range rows {
 		out[i] = imachine.StatusOf(r)
 	}
@@ -42,12 +34,12 @@ func (c *Client) Machines(ctx context.Context, status string, limit int) ([]Mach
 }
 
 // MachineTimeline returns up to limit events of a machine, oldest first.
-func (c *Client) MachineTimeline(ctx context.Context, id int64, limit int) ([]MachineEvent, error) {
+func (c *Client) MachineTimeline(ctx context.Context, id int64, limit int) ([]machine.Event, error) {
 	rows, err := c.store.MachineEvents(ctx, id, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]MachineEvent, len(rows))
+	out := make([]machine.Event, len(rows))
 	for i, e := range rows {
 		out[i] = imachine.EventOf(e)
 	}
@@ -59,7 +51,7 @@ func (c *Client) MachineTimeline(ctx context.Context, id int64, limit int) ([]Ma
 // keys not starting with "_" merged into the state. The transition's
 // guards run here, Go ones or PHP ones in reg's pool. A refused event
 // writes its event_rejected row and returns an error wrapping
-// ErrEventRejected.
+// machine.ErrEventRejected.
 func (c *Client) MachineEvent(ctx context.Context, reg *Registry, id int64, event string, payload []byte) error {
 	return c.machines(reg, c.cfg.Logger).Event(ctx, id, event, payload)
 }

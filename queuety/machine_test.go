@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuety-go/queuety/queuety/machine"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -88,7 +89,7 @@ func TestActionJobWithoutItsActionHandedBack(t *testing.T) {
 	c := newTestClient(t, nil)
 	loadMachineFixture(t, c, "state_machine.json")
 	reg := NewRegistry()
-	reg.RegisterStateAction("OtherAction", func(context.Context, StateCall) (json.RawMessage, error) {
+	reg.RegisterStateAction("OtherAction", func(context.Context, machine.Call) (json.RawMessage, error) {
 		return json.RawMessage(`[]`), nil
 	})
 	w, err := c.NewWorker(reg)
@@ -116,15 +117,15 @@ func TestActionEmittingEventTransitions(t *testing.T) {
 	// The action row as StateMachine writes it (Dispatch refuses the name).
 	row, err := dispatchRow("placeholder", json.RawMessage(`{"machine_id":1,"state_name":"a","event_name":null,"event_payload":[]}`), nil)
 	require.NoError(t, err)
-	row.Handler = MachineActionHandler
+	row.Handler = machineActionHandler
 	_, _, err = c.store.InsertJob(ctx, row)
 	require.NoError(t, err)
 	reg := NewRegistry()
-	reg.RegisterStateAction("StepA", func(context.Context, StateCall) (json.RawMessage, error) {
+	reg.RegisterStateAction("StepA", func(context.Context, machine.Call) (json.RawMessage, error) {
 		return json.RawMessage(`{"n":2,"_event":"next","_hidden":true}`), nil
 	})
-	var gotB StateCall
-	reg.RegisterStateAction("StepB", func(_ context.Context, call StateCall) (json.RawMessage, error) {
+	var gotB machine.Call
+	reg.RegisterStateAction("StepB", func(_ context.Context, call machine.Call) (json.RawMessage, error) {
 		gotB = call
 		return json.RawMessage(`"done"`), nil
 	})
@@ -132,7 +133,7 @@ func TestActionEmittingEventTransitions(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, stepOnce(t, w))
 	next := jobRow(t, c, 2)
-	require.Equal(t, MachineActionHandler, next.Handler)
+	require.Equal(t, machineActionHandler, next.Handler)
 	require.Equal(t, `{"machine_id":1,"state_name":"b","event_name":"next","event_payload":{"n":2}}`, next.Payload)
 	require.Equal(t, 2, next.Priority)
 	require.Equal(t, 4, next.MaxAttempts)
@@ -154,10 +155,10 @@ func TestActionEmittingEventTransitions(t *testing.T) {
 // action_enqueued, as the recorded dispatches.
 func TestDispatchMachineWritesThePluginsRows(t *testing.T) {
 	t.Parallel()
-	for name, b := range map[string]*MachineBuilder{
-		"state_machine.json": NewMachine("review").Version("review.v1").State("drafting", "").Action("DraftAction", nil).
+	for name, b := range map[string]*machine.Builder{
+		"state_machine.json": machine.New("review").Version("review.v1").State("drafting", "").Action("DraftAction", nil).
 			On("submit", "published", "PublishGuard", "").State("published", "completed"),
-		"state_machine_action_fails.json": NewMachine("flaky_machine").State("working", "").Action("BrokenAction", nil).
+		"state_machine_action_fails.json": machine.New("flaky_machine").State("working", "").Action("BrokenAction", nil).
 			On("done", "finished", "", "").State("finished", "completed").MaxAttempts(2),
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -181,7 +182,7 @@ func TestDispatchMachineIdempotencyAndErrors(t *testing.T) {
 	t.Parallel()
 	c := newTestClient(t, nil)
 	ctx := context.Background()
-	b := NewMachine("m").IdempotencyKey("k1").State("wait", "").On("go", "end", "", "").State("end", "completed")
+	b := machine.New("m").IdempotencyKey("k1").State("wait", "").On("go", "end", "", "").State("end", "completed")
 	id, existing, err := c.DispatchMachine(ctx, b, nil)
 	require.NoError(t, err)
 	require.False(t, existing)
@@ -194,11 +195,11 @@ func TestDispatchMachineIdempotencyAndErrors(t *testing.T) {
 	require.Equal(t, "waiting_event", m.Status)
 	require.Equal(t, []string{"machine_started", "machine_waiting"}, machineEventNames(t, c, id))
 
-	_, _, err = c.DispatchMachine(ctx, NewMachine("bad").State("a", "").On("x", "missing", "", ""), nil)
+	_, _, err = c.DispatchMachine(ctx, machine.New("bad").State("a", "").On("x", "missing", "", ""), nil)
 	require.EqualError(t, err, "State 'a' references missing transition target 'missing'.")
-	_, _, err = c.DispatchMachine(ctx, NewMachine("bad").State("a", "completed").Action("A", nil), nil)
+	_, _, err = c.DispatchMachine(ctx, machine.New("bad").State("a", "completed").Action("A", nil), nil)
 	require.EqualError(t, err, "State 'a' cannot be terminal and have an entry action.")
-	_, _, err = c.DispatchMachine(ctx, NewMachine("bad").Action("A", nil), nil)
+	_, _, err = c.DispatchMachine(ctx, machine.New("bad").Action("A", nil), nil)
 	require.EqualError(t, err, "Call state() before configuring actions or transitions.")
 }
 
@@ -210,7 +211,7 @@ func TestActionInterruptedByShutdownLeavesNoRows(t *testing.T) {
 	loadMachineFixture(t, c, "state_machine.json")
 	reg := NewRegistry()
 	started := make(chan struct{})
-	reg.RegisterStateAction("DraftAction", func(ctx context.Context, _ StateCall) (json.RawMessage, error) {
+	reg.RegisterStateAction("DraftAction", func(ctx context.Context, _ machine.Call) (json.RawMessage, error) {
 		close(started)
 		<-ctx.Done()
 		return nil, context.Cause(ctx)

@@ -27,7 +27,7 @@ func (w *Worker) notifyCompleted(batch []store.Completion, res store.CompleteRes
 	for _, ids := range [][]int64{res.Completed, res.Already} {
 		for _, id := range ids {
 			c, ok := byID[id]
-			if !ok || c.Log.Handler == MachineActionHandler || c.Log.WorkflowID.Valid {
+			if !ok || c.Log.Handler == machineActionHandler || c.Log.WorkflowID.Valid {
 				continue
 			}
 			w.hooks.JobCompleted(id, c.Log.Handler, c.Log.Queue, c.Log.DurationMS.Int64)

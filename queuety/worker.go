@@ -151,7 +151,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 	if !cfg.ClaimAll && !reg.hasFallback() {
 		w.handlers = reg.Names() // never nil: with Workflows, may be empty
 		if reg.runsMachines() {
-			w.handlers = append(w.handlers, MachineActionHandler) // machine_claim.go
+			w.handlers = append(w.handlers, machineActionHandler) // machine_claim.go
 		}
 		if len(w.handlers) == 0 && !cfg.Workflows {
 			return nil, errors.New("no handlers registered: register Go handlers, set a fallback (the PHP pool: --php), or claim everything with ClaimAll (--claim-all)")

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/machine"
 )
 
 // machineStatuses are StateMachineStatus's values.
@@ -92,7 +93,7 @@ func (a *app) machineCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					var events []queuety.MachineEvent
+					var events []machine.Event
 					if n := c.Int("events"); n > 0 {
 						if events, err = client.MachineTimeline(c.Context, id, n); err != nil {
 							return err
@@ -100,8 +101,8 @@ func (a *app) machineCommand() *cli.Command {
 					}
 					if c.Bool("json") {
 						return printJSON(c, struct {
-							queuety.MachineStatus
-							Events []queuety.MachineEvent `json:"events,omitempty"`
+							machine.Status
+							Events []machine.Event `json:"events,omitempty"`
 						}{m, events})
 					}
 					w := c.App.Writer
@@ -176,7 +177,7 @@ and the command exits 1.
 						reg.SetFallback(pool)
 					}
 					err = client.MachineEvent(c.Context, reg, id, event, payload)
-					if err != nil && !errors.Is(err, queuety.ErrEventRejected) && strings.HasPrefix(err.Error(), "event payload:") {
+					if err != nil && !errors.Is(err, machine.ErrEventRejected) && strings.HasPrefix(err.Error(), "event payload:") {
 						return usagef("%v", err)
 					}
 					if err != nil {

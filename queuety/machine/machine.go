@@ -13,8 +13,10 @@
 //		State("done", machine.StatusCompleted)
 //	id, _, err := client.DispatchMachine(ctx, b, map[string]any{"order": 42})
 //
-// The names here are aliases of the runtime's (queuety/internal/machine),
-// as queuety's MachineBuilder, StateCall, StateAction and StateGuard are.
+// The names here are aliases of the runtime's (queuety/internal/machine)
+// and the only public names of these types: queuety's API names them
+// from here (Client.DispatchMachine takes a *Builder, Client.Machine
+// returns a Status).
 package machine
 
 import imachine "github.com/queuety-go/queuety/queuety/internal/machine"
@@ -31,21 +33,29 @@ type Builder = imachine.Builder
 func New(name string) *Builder { return imachine.NewBuilder(name) }
 
 // Call is what a state action or guard is given, the arguments of the
-// plugin's StateAction::handle / StateGuard::allows as JSON.
+// plugin's StateAction::handle / StateGuard::allows as JSON (PHP's
+// encoding, key order kept). Event is "" when the state was entered
+// without one.
 type Call = imachine.Call
 
 // Action is a Go implementation of a state's action class
-// (Queuety\Contracts\StateAction).
+// (Queuety\Contracts\StateAction). It returns a JSON object (its string
+// keys not starting with "_" are merged into the machine's state; "_event"
+// names an event to apply, "_event_payload" its payload) or a JSON string
+// (the event to apply). An error fails the action job's attempt.
 type Action = imachine.Action
 
 // Guard is a Go implementation of a transition's guard class
-// (Queuety\Contracts\StateGuard).
+// (Queuety\Contracts\StateGuard): the transition is taken when it returns
+// true.
 type Guard = imachine.Guard
 
-// Status is a state machine as StateMachine::get_status reports it.
+// Status is a state machine as StateMachine::get_status reports it
+// (Client.Machine, Client.Machines).
 type Status = imachine.Status
 
-// Event is one row of a machine's timeline.
+// Event is one row of a machine's timeline (Client.MachineTimeline); JSON
+// columns are their stored bytes.
 type Event = imachine.Event
 
 // ActionHandler is the handler of a state machine's action jobs.

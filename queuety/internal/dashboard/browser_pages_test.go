@@ -15,6 +15,7 @@ import (
 	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/internal/clientstore"
+	"github.com/queuety-go/queuety/queuety/machine"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -63,7 +64,7 @@ func TestDashboardEveryPageInBrowser(t *testing.T) {
 	logRow.ErrorClass.String, logRow.ErrorClass.Valid = "RuntimeException", true
 	logRow.ErrorTrace.String, logRow.ErrorTrace.Valid = "#0 /srv/app/Jobs/SendMail.php(41): SendMail->handle()\n#1 {main}", true
 	require.NoError(t, clientstore.Of(e.c).InsertLogs(e.ctx, []store.LogRow{logRow}))
-	machine, _, err := e.c.DispatchMachine(e.ctx, queuety.NewMachine("order").State("awaiting_payment", "").On("paid", "shipped", "", "").State("shipped", "completed"), map[string]any{"order": 7})
+	machineID, _, err := e.c.DispatchMachine(e.ctx, machine.New("order").State("awaiting_payment", "").On("paid", "shipped", "", "").State("shipped", "completed"), map[string]any{"order": 7})
 	require.NoError(t, err)
 	schedule, err := e.c.AddSchedule(e.ctx, queuety.NewSchedule{Handler: "nightly.report", Cron: "0 3 * * *", Queue: "reports"})
 	require.NoError(t, err)
@@ -99,7 +100,7 @@ func TestDashboardEveryPageInBrowser(t *testing.T) {
 		{"batches", "/ui/batches", "#batches"},
 		{"batch", fmt.Sprintf("/ui/batches/%d", batch), "#callbacks"},
 		{"machines", "/ui/machines", "#machines"},
-		{"machine", fmt.Sprintf("/ui/machines/%d", machine), "#machine-events"},
+		{"machine", fmt.Sprintf("/ui/machines/%d", machineID), "#machine-events"},
 		{"webhooks", "/ui/webhooks", "#webhooks"},
 		{"workers", "/ui/workers", "#sessions"},
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/internal/clientstore"
+	"github.com/queuety-go/queuety/queuety/machine"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -233,7 +234,7 @@ func (d *Dashboard) machines(w http.ResponseWriter, r *http.Request) {
 		Data: struct {
 			Status   string
 			Statuses []string
-			Machines []queuety.MachineStatus
+			Machines []machine.Status
 		}{status, machineStatuses, list}})
 }
 
@@ -242,9 +243,9 @@ func (d *Dashboard) machines(w http.ResponseWriter, r *http.Request) {
 var machineStatuses = []string{"running", "waiting_event", "completed", "failed", "cancelled"}
 
 type machineData struct {
-	M      queuety.MachineStatus
+	M      machine.Status
 	State  string
-	Events []queuety.MachineEvent
+	Events []machine.Event
 }
 
 // machine is GET /ui/machines/{id}: the current state, the events it

@@ -15,6 +15,7 @@ import (
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/dashboard"
+	"github.com/queuety-go/queuety/queuety/machine"
 )
 
 // failingBatch dispatches a batch of three sleeps and one failure (one
@@ -120,7 +121,7 @@ func TestDashboardBatchPages(t *testing.T) {
 func TestDashboardMachinePages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	id, _, err := e.c.DispatchMachine(e.ctx, queuety.NewMachine("order").State("awaiting_payment", "").On("paid", "shipped", "", "").State("shipped", "completed"), map[string]any{"order": 7})
+	id, _, err := e.c.DispatchMachine(e.ctx, machine.New("order").State("awaiting_payment", "").On("paid", "shipped", "", "").State("shipped", "completed"), map[string]any{"order": 7})
 	require.NoError(t, err)
 	b := newBrowser(t, e.server().URL)
 	b.login()

@@ -15,6 +15,7 @@ import (
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
+	"github.com/queuety-go/queuety/queuety/machine"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -144,7 +145,7 @@ func TestPHPStateActionAndGuardRunInThePool(t *testing.T) {
 	require.Equal(t, `{"doc_id":7,"title":"\u00dcn\u00ef\/draft","draft":"v1 of \u00dcn\u00ef\/draft"}`, string(m.State))
 
 	err = c.MachineEvent(ctx, reg, 1, "submit", []byte(`{"approved":false}`))
-	require.ErrorIs(t, err, queuety.ErrEventRejected)
+	require.ErrorIs(t, err, machine.ErrEventRejected)
 	require.ErrorContains(t, err, "State 'drafting' does not allow event 'submit'.")
 	require.NoError(t, c.MachineEvent(ctx, reg, 1, "submit", []byte(`{"approved":true,"by":"editor@example.com"}`)))
 	m, err = c.Machine(ctx, 1)
@@ -196,7 +197,7 @@ func TestPHPStateActionFailuresAndBadClasses(t *testing.T) {
 	// The action row as StateMachine writes it (Dispatch refuses the name).
 	row, err := queuety.DispatchRow("placeholder", json.RawMessage(`{"machine_id":1,"state_name":"working","event_name":null,"event_payload":[]}`), queuety.MaxAttempts(1))
 	require.NoError(t, err)
-	id, _, err := clientstore.Of(c).InsertJob(ctx, store.InsertJob{Queue: row.Queue, Handler: queuety.MachineActionHandler,
+	id, _, err := clientstore.Of(c).InsertJob(ctx, store.InsertJob{Queue: row.Queue, Handler: machine.ActionHandler,
 		Payload: row.Payload, Priority: row.Priority, MaxAttempts: row.MaxAttempts, CostUnits: row.CostUnits})
 	require.NoError(t, err)
 	d := queuety.Dispatched{ID: id}
