@@ -9,18 +9,15 @@ import (
 	"github.com/queuety-go/queuety/workflow"
 )
 
-// WorkerSessionOptions are the seed's WorkerSessionOptions, shared with the
-// workflow builder (zero values are "not set").
-type WorkerSessionOptions = workflow.WorkerSessionOptions
-
-// InWorkerSession binds a plain job to worker session sessionID: it is
-// claimed only by a worker the session admits (registered on the
-// session's queue, advertising its requirements), and its session is
-// created or reused then. The options are validated with the library's
+// InWorkerSession binds a plain job to worker session sessionID, with the
+// seed's WorkerSessionOptions the workflow builder takes too (zero values
+// are "not set"): it is claimed only by a worker the session admits
+// (registered on the session's queue, advertising its requirements), and
+// its session is created or reused then. The options are validated with the library's
 // messages. Routing follows durable-workflow's precedence: a queue given
 // with OnQueue (other than the default) wins, else the session's queue,
 // else the default queue; a session without a queue records the job's.
-func InWorkerSession(sessionID string, opts WorkerSessionOptions) DispatchOption {
+func InWorkerSession(sessionID string, opts workflow.WorkerSessionOptions) DispatchOption {
 	return func(p *dispatchColumns) error {
 		id, snapshot, err := opts.Snapshot(sessionID)
 		if err != nil {

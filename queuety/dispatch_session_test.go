@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/queuety-go/queuety/workflow"
 )
 
 // TestDispatchInWorkerSession: a bound plain job gets the session columns
@@ -30,7 +32,7 @@ func TestDispatchInWorkerSession(t *testing.T) {
 		}
 		return out
 	}
-	gpu := WorkerSessionOptions{Queue: "gpu-activities", Requirements: []string{"gpu:nvidia-l4", "gpu:nvidia-l4"}, TTLSeconds: 600}
+	gpu := workflow.WorkerSessionOptions{Queue: "gpu-activities", Requirements: []string{"gpu:nvidia-l4", "gpu:nvidia-l4"}, TTLSeconds: 600}
 	const gpuJSON = `{"session_id":"gpu-render","connection":null,"queue":"gpu-activities","requirements":["gpu:nvidia-l4"],"lease_seconds":120,"ttl_seconds":600,"max_concurrent_activities":1,"create_if_missing":true,"allow_reacquire_after_failure":true}`
 
 	d, err := c.Dispatch(ctx, "render", nil, InWorkerSession(" gpu-render ", gpu))
@@ -43,7 +45,7 @@ func TestDispatchInWorkerSession(t *testing.T) {
 	require.Equal(t, [3]string{"own", "gpu-render", gpuJSON}, row(d.ID))
 
 	// No session queue: the job's queue is recorded.
-	d, err = c.Dispatch(ctx, "render", nil, OnQueue("bulk"), InWorkerSession("cpu", WorkerSessionOptions{MaxConcurrentActivities: 2, CreateIfMissing: new(false)}))
+	d, err = c.Dispatch(ctx, "render", nil, OnQueue("bulk"), InWorkerSession("cpu", workflow.WorkerSessionOptions{MaxConcurrentActivities: 2, CreateIfMissing: new(false)}))
 	require.NoError(t, err)
 	require.Equal(t, [3]string{"bulk", "cpu",
 		`{"session_id":"cpu","connection":null,"queue":"bulk","requirements":[],"lease_seconds":120,"ttl_seconds":1800,"max_concurrent_activities":2,"create_if_missing":false,"allow_reacquire_after_failure":true}`},
@@ -54,11 +56,11 @@ func TestDispatchInWorkerSession(t *testing.T) {
 	require.Equal(t, [3]string{"default", "NULL", "NULL"}, row(d.ID))
 
 	for msg, opt := range map[string]DispatchOption{
-		"Worker session session id must be a non-empty string.":              InWorkerSession(" ", WorkerSessionOptions{}),
-		"Worker session queue must be a non-empty string.":                   InWorkerSession("s", WorkerSessionOptions{Queue: " "}),
-		"Worker session requirement at index 0 must be a non-empty string.":  InWorkerSession("s", WorkerSessionOptions{Requirements: []string{""}}),
-		"Worker session leaseSeconds must be a positive integer.":            InWorkerSession("s", WorkerSessionOptions{LeaseSeconds: -1}),
-		"Worker session maxConcurrentActivities must be a positive integer.": InWorkerSession("s", WorkerSessionOptions{MaxConcurrentActivities: -1}),
+		"Worker session session id must be a non-empty string.":              InWorkerSession(" ", workflow.WorkerSessionOptions{}),
+		"Worker session queue must be a non-empty string.":                   InWorkerSession("s", workflow.WorkerSessionOptions{Queue: " "}),
+		"Worker session requirement at index 0 must be a non-empty string.":  InWorkerSession("s", workflow.WorkerSessionOptions{Requirements: []string{""}}),
+		"Worker session leaseSeconds must be a positive integer.":            InWorkerSession("s", workflow.WorkerSessionOptions{LeaseSeconds: -1}),
+		"Worker session maxConcurrentActivities must be a positive integer.": InWorkerSession("s", workflow.WorkerSessionOptions{MaxConcurrentActivities: -1}),
 	} {
 		_, err := c.Dispatch(ctx, "bad", nil, opt)
 		require.EqualError(t, err, msg)

@@ -14,30 +14,20 @@ import (
 // each built from a params struct; what follows adapts the Client's sweeps
 // to them, so no loop holds a Client or a Worker.
 
-// WaitSweeper periodically runs Engine.SweepWaiting (every
-// waiting_for_workflows workflow, and run_workflow parents whose child is
-// terminal, re-evaluated: a wake-up PHP lost to a race).
-type WaitSweeper = maintenance.WaitSweeper
-
-// newWaitSweeper returns a sweeper running every interval (a nil logger
-// discards, a nil clock is the wall clock).
-func newWaitSweeper(e *engine.Engine, interval time.Duration, log *slog.Logger, clk Clock) *WaitSweeper {
+// newWaitSweeper returns a sweeper running Engine.SweepWaiting every
+// interval (every waiting_for_workflows workflow, and run_workflow parents
+// whose child is terminal, re-evaluated: a wake-up PHP lost to a race). A
+// nil logger discards, a nil clock is the wall clock.
+func newWaitSweeper(e *engine.Engine, interval time.Duration, log *slog.Logger, clk Clock) *maintenance.WaitSweeper {
 	return maintenance.NewWaitSweeper(&maintenance.WaitSweeperParams{Interval: interval, Log: log, Clock: clk,
 		Sweep: e.SweepWaiting})
 }
 
-// SignalPoller periodically runs Engine.PollSignals from a watermark, and
-// every DefaultSignalFullScanEvery rounds from the start (a signal row
-// whose id was taken before a higher one but committed after it is
-// otherwise skipped).
-type SignalPoller = maintenance.SignalPoller
-
-// DefaultSignalFullScanEvery is how many polls pass between two polls from
-// the first signal.
-const DefaultSignalFullScanEvery = maintenance.DefaultSignalFullScanEvery
-
-// newSignalPoller returns a poller running every interval.
-func newSignalPoller(e *engine.Engine, interval time.Duration, log *slog.Logger, clk Clock) *SignalPoller {
+// newSignalPoller returns a poller running Engine.PollSignals every
+// interval from a watermark, and every maintenance.DefaultSignalFullScanEvery
+// rounds from the start (a signal row whose id was taken before a higher
+// one but committed after it is otherwise skipped).
+func newSignalPoller(e *engine.Engine, interval time.Duration, log *slog.Logger, clk Clock) *maintenance.SignalPoller {
 	return maintenance.NewSignalPoller(&maintenance.SignalPollerParams{Interval: interval, Log: log, Clock: clk,
 		Poll: e.PollSignals})
 }

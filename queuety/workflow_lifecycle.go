@@ -20,7 +20,8 @@ import (
 // handle(public state, payload)) and the handler metadata of re-enqueued
 // steps; with the PHP pool as its fallback, the classes without a Go
 // handler run in PHP. nil runs none of them, as PHP skips a class that
-// does not exist.
+// does not exist. An operation the workflow's status refuses ("Workflow 7
+// is not paused.") returns an error workflow.IsLifecycleError reports.
 
 // DefaultDeadlineInterval is how often a worker with Config.Workflows
 // checks workflow deadlines (PHP's worker: every 60 s).
@@ -28,10 +29,6 @@ const DefaultDeadlineInterval = 60 * time.Second
 
 // ErrWorkflowNotFound is returned for a workflow id with no row.
 var ErrWorkflowNotFound = store.ErrWorkflowNotFound
-
-// IsWorkflowStateError reports whether err is a lifecycle operation the
-// workflow's status refused ("Workflow 7 is not paused." ...).
-func IsWorkflowStateError(err error) bool { return workflow.IsLifecycleError(err) }
 
 // engine is the Client's engine for reg's handlers (nil: none), built on
 // first use and kept: the engine's shared reads and its once-per-process

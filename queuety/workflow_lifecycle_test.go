@@ -85,7 +85,7 @@ func TestClientWorkflowLifecycle(t *testing.T) {
 	require.Equal(t, []string{`Undo {"n":1}`, `OnCancelled {"n":1}`}, ran)
 	mu.Unlock()
 	err = c.CancelWorkflow(ctx, cancelled, reg)
-	require.True(t, IsWorkflowStateError(err))
+	require.True(t, workflow.IsLifecycleError(err))
 	require.ErrorIs(t, c.CancelWorkflow(ctx, 99999, reg), ErrWorkflowNotFound)
 	// The gate's late completion is refused (guard A buries it).
 	waitFor(t, 10*time.Second, "gate settled", func() bool { return countStatus(t, c, "processing") == 0 })
@@ -102,18 +102,18 @@ func TestClientWorkflowLifecycle(t *testing.T) {
 	b, err := json.Marshal(st.State)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"n":1,"fixed":true}`, string(b))
-	require.True(t, IsWorkflowStateError(c.RetryWorkflow(ctx, failed, reg)))
+	require.True(t, workflow.IsLifecycleError(c.RetryWorkflow(ctx, failed, reg)))
 
 	// Pause a workflow that has not started (no worker claims Unknown),
 	// then resume it.
 	paused := dispatchWF(t, c, workflow.New("pause").Then("Unknown").Then("IncStep"), wfObj(t, "n", 0))
 	require.NoError(t, c.PauseWorkflow(ctx, paused))
-	require.True(t, IsWorkflowStateError(c.PauseWorkflow(ctx, paused)), "already paused")
+	require.True(t, workflow.IsLifecycleError(c.PauseWorkflow(ctx, paused)), "already paused")
 	st, err = c.WorkflowStatus(ctx, paused)
 	require.NoError(t, err)
 	require.Equal(t, workflow.StatusPaused, st.Status)
 	require.NoError(t, c.ResumeWorkflow(ctx, paused, reg))
-	require.True(t, IsWorkflowStateError(c.ResumeWorkflow(ctx, paused, reg)))
+	require.True(t, workflow.IsLifecycleError(c.ResumeWorkflow(ctx, paused, reg)))
 	require.Equal(t, "running", workflowRow(t, c, paused).Status)
 
 	list, err := c.ListWorkflows(ctx, WorkflowFilter{Status: "completed"})

@@ -10,8 +10,8 @@ import (
 // waiting workflow only from the process that unblocked it, so nothing
 // retries a wake-up that raced a commit, and a signal row inserted by a
 // process that does not evaluate waits (plain SQL, a bridge) wakes nobody.
-// WaitSweeper re-evaluates every waiting_for_workflows workflow (and
-// run_workflow parents whose child is terminal); SignalPoller re-evaluates
+// The wait sweeper re-evaluates every waiting_for_workflows workflow (and
+// run_workflow parents whose child is terminal); the signal poller re-evaluates
 // waiting_for_signal workflows that received new signal rows.
 
 // newWorkflowServices are the loops a Worker with Config.Workflows runs:

@@ -141,7 +141,7 @@ func dispatchDemoWorkflows(ctx context.Context, client *queuety.Client, queue st
 		return n, err
 	}
 	if _, err := client.Dispatch(ctx, queuety.HandlerSleep, map[string]any{"ms": 300, "demo": "session"},
-		queuety.OnQueue(queue), queuety.InWorkerSession("demo-render", queuety.WorkerSessionOptions{Queue: queue})); err != nil {
+		queuety.OnQueue(queue), queuety.InWorkerSession("demo-render", workflow.WorkerSessionOptions{Queue: queue})); err != nil {
 		return n, fmt.Errorf("demo session job: %w", err)
 	}
 	return n, nil

@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/workflow"
 )
 
 // sessionDispatchOption turns dispatch's --session-* flags into the
@@ -21,7 +22,7 @@ func sessionDispatchOption(c *cli.Context) (queuety.DispatchOption, string, erro
 	}
 	// A set flag counts even when it is 0 or blank, so the library's
 	// validation message reports it instead of the default applying.
-	opts := queuety.WorkerSessionOptions{
+	opts := workflow.WorkerSessionOptions{
 		Queue:        c.String("session-queue"),
 		Requirements: c.StringSlice("session-requirement"),
 		LeaseSeconds: c.Int("session-lease"),

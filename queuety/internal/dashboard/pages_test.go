@@ -15,6 +15,7 @@ import (
 	"github.com/queuety-go/queuety/queuety/internal/dashboard"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
 )
 
 // The first screen counts per queue, groups buried jobs by handler and
@@ -28,7 +29,7 @@ func TestDashboardOverviewAndGroupRetry(t *testing.T) {
 	other := e.dispatch("mail", "send.mail", 1)
 	e.bury(other, "mailbox full")
 	_, err := e.c.Dispatch(e.ctx, "render", nil, queuety.InWorkerSession("gpu-render",
-		queuety.WorkerSessionOptions{Queue: "gpu", Requirements: []string{"gpu:h100"}}))
+		workflow.WorkerSessionOptions{Queue: "gpu", Requirements: []string{"gpu:h100"}}))
 	require.NoError(t, err)
 	b := newBrowser(t, e.server().URL)
 	b.login()

@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
 )
 
 // retryable are the job statuses a dashboard retry acts on: a job that
@@ -73,7 +73,7 @@ func (d *Dashboard) retryJobs(ctx context.Context, ids []int64) (jobRetry, error
 		switch {
 		case err == nil:
 			res.workflows = append(res.workflows, wf)
-		case queuety.IsWorkflowStateError(err) || errors.Is(err, store.ErrWorkflowNotFound):
+		case workflow.IsLifecycleError(err) || errors.Is(err, store.ErrWorkflowNotFound):
 			res.leave(fmt.Sprintf("step of workflow #%d: %v", wf, err))
 		default:
 			return res, fmt.Errorf("retry workflow %d of job %d: %w", wf, id, err)

@@ -251,7 +251,7 @@ func (d *Dashboard) workflowAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		if queuety.IsWorkflowStateError(err) || errors.Is(err, store.ErrWorkflowNotFound) {
+		if workflow.IsLifecycleError(err) || errors.Is(err, store.ErrWorkflowNotFound) {
 			d.done(w, r, back, err.Error())
 			return
 		}
@@ -345,7 +345,7 @@ func (d *Dashboard) bulkWorkflows(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case err == nil:
 			n++
-		case queuety.IsWorkflowStateError(err) || errors.Is(err, store.ErrWorkflowNotFound):
+		case workflow.IsLifecycleError(err) || errors.Is(err, store.ErrWorkflowNotFound):
 			refused++
 		default:
 			d.internalError(w, r, fmt.Errorf("%s workflow %d (after %d done): %w", action, id, n, err))
