@@ -26,6 +26,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/builtins"
 	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 )
@@ -131,7 +132,7 @@ func New(opts Options) *cli.App {
 	if opts.Registry == nil {
 		opts.Registry = queuety.NewRegistry()
 	}
-	queuety.RegisterBuiltins(opts.Registry)
+	builtins.Register(opts.Registry)
 	if opts.Stdout == nil {
 		opts.Stdout = os.Stdout
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/builtins"
 	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 )
@@ -100,9 +101,9 @@ func (a *app) benchJobs(c *cli.Context) error {
 	}
 	defer done()
 	st := clientstore.Of(client)
-	res := BenchResult{Concurrency: c.Int("concurrency"), Server: client.Server().Version, Handler: queuety.HandlerNoop}
+	res := BenchResult{Concurrency: c.Int("concurrency"), Server: client.Server().Version, Handler: builtins.Noop}
 	reg := queuety.NewRegistry()
-	queuety.RegisterBuiltins(reg)
+	builtins.Register(reg)
 	if usePHP {
 		pool, err := startPHPPool(c.Context, phpCfg, cfg.Logger)
 		if err != nil {

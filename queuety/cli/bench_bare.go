@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/builtins"
 	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 )
@@ -26,7 +27,7 @@ func benchBare(c *cli.Context, client *queuety.Client, res *BenchResult) error {
 	res.Mode, res.Jobs = "bare", n
 	jobs := make([]store.InsertJob, n)
 	for i := range jobs {
-		jobs[i] = store.InsertJob{Queue: queuety.DefaultQueue, Handler: queuety.HandlerNoop, Payload: []byte(`[]`), MaxAttempts: 3}
+		jobs[i] = store.InsertJob{Queue: queuety.DefaultQueue, Handler: builtins.Noop, Payload: []byte(`[]`), MaxAttempts: 3}
 	}
 	st := clientstore.Of(client)
 	t0 := time.Now()
@@ -76,7 +77,7 @@ func bareRound(ctx context.Context, st *store.Store, owner string, batch int) (i
 	if err != nil {
 		return 0, err
 	}
-	rows, err := tx.Select(ctx, store.ClaimParams{Queue: queuety.DefaultQueue, Handlers: []string{queuety.HandlerNoop}, Limit: batch})
+	rows, err := tx.Select(ctx, store.ClaimParams{Queue: queuety.DefaultQueue, Handlers: []string{builtins.Noop}, Limit: batch})
 	if err != nil {
 		_ = tx.Rollback()
 		return 0, err

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/builtins"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -173,10 +174,10 @@ func devRefusal(err error) error {
 // priorities, and a few that fail and retry once before being buried.
 func dispatchDemo(ctx context.Context, client *queuety.Client, queue string, n int) error {
 	for i := 0; i < n; i++ {
-		handler, payload := queuety.HandlerSleep, map[string]any{"ms": 100 + rand.IntN(900), "demo": i}
+		handler, payload := builtins.Sleep, map[string]any{"ms": 100 + rand.IntN(900), "demo": i}
 		opts := []queuety.DispatchOption{queuety.OnQueue(queue), queuety.WithPriority(queuety.Priority(rand.IntN(4)))}
 		if i%10 == 9 {
-			handler, payload = queuety.HandlerFail, map[string]any{
+			handler, payload = builtins.Fail, map[string]any{
 				"message":           fmt.Sprintf("demo failure %d", i),
 				"__queuety_runtime": map[string]any{"max_attempts": 2, "backoff": []int{1}},
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/builtins"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -140,7 +141,7 @@ func dispatchDemoWorkflows(ctx context.Context, client *queuety.Client, queue st
 		Then("PublishPacketStep"), nil); err != nil {
 		return n, err
 	}
-	if _, err := client.Dispatch(ctx, queuety.HandlerSleep, map[string]any{"ms": 300, "demo": "session"},
+	if _, err := client.Dispatch(ctx, builtins.Sleep, map[string]any{"ms": 300, "demo": "session"},
 		queuety.OnQueue(queue), queuety.InWorkerSession("demo-render", workflow.WorkerSessionOptions{Queue: queue})); err != nil {
 		return n, fmt.Errorf("demo session job: %w", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/queuety-go/queuety/internal/testdb"
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/cli"
+	"github.com/queuety-go/queuety/queuety/internal/builtins"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -182,7 +183,7 @@ func drain(t *testing.T, dsn string) {
 	require.NoError(t, err)
 	defer c.Close()
 	reg := queuety.NewRegistry()
-	queuety.RegisterBuiltins(reg)
+	builtins.Register(reg)
 	w, err := c.NewWorker(reg)
 	require.NoError(t, err)
 	require.NoError(t, w.Start(ctx))

@@ -23,6 +23,7 @@ import (
 	"github.com/queuety-go/queuety/internal/testdb"
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/cli"
+	"github.com/queuety-go/queuety/queuety/internal/builtins"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -45,7 +46,7 @@ func dispatchNoops(t *testing.T, dsn, prefix string, n int) {
 	require.NoError(t, err)
 	defer c.Close()
 	for range n {
-		_, err := c.Dispatch(ctx, queuety.HandlerNoop, nil)
+		_, err := c.Dispatch(ctx, builtins.Noop, nil)
 		require.NoError(t, err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/cli"
+	"github.com/queuety-go/queuety/queuety/internal/builtins"
 )
 
 // `work` waits for SIGTERM itself, so it runs as a subprocess of the stock
@@ -27,7 +28,7 @@ func TestWorkDrainsThenStopsOnSIGTERM(t *testing.T) {
 	c, err := queuety.Open(ctx, queuety.Config{DSN: dsn})
 	require.NoError(t, err)
 	for i := range 20 {
-		_, err := c.Dispatch(ctx, queuety.HandlerNoop, map[string]any{"i": i})
+		_, err := c.Dispatch(ctx, builtins.Noop, map[string]any{"i": i})
 		require.NoError(t, err)
 	}
 	// A job for a handler the stock binary lacks stays pending for PHP.
@@ -131,7 +132,7 @@ func TestWorkSecondSignalForcesStop(t *testing.T) {
 	c, err := queuety.Open(ctx, queuety.Config{DSN: dsn})
 	require.NoError(t, err)
 	for range 3 {
-		_, err := c.Dispatch(ctx, queuety.HandlerSleep, map[string]any{"ms": 60000})
+		_, err := c.Dispatch(ctx, builtins.Sleep, map[string]any{"ms": 60000})
 		require.NoError(t, err)
 	}
 	require.NoError(t, c.Close())

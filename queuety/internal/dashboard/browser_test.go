@@ -12,6 +12,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/httpapi"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/builtins"
 )
 
 // screenshotDir is where the browser test writes its screenshots:
@@ -36,7 +37,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	e.bury(e.dispatch("mail", "send.mail", 1), "mailbox full")
 	done := make([]int64, 0, 5)
 	for i := 0; i < 5; i++ {
-		d, err := e.c.Dispatch(e.ctx, queuety.HandlerSleep, map[string]any{"ms": 1})
+		d, err := e.c.Dispatch(e.ctx, builtins.Sleep, map[string]any{"ms": 1})
 		require.NoError(t, err)
 		done = append(done, d.ID)
 	}

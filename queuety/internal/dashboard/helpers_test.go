@@ -19,6 +19,7 @@ import (
 	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/internal/testdb"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/builtins"
 	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/dashboard"
 	store "github.com/queuety-go/queuety/sql"
@@ -53,7 +54,7 @@ func newEnv(t *testing.T, mutate func(*dashboard.Config)) *env {
 	_, err = c.Migrate(ctx)
 	require.NoError(t, err)
 	reg := queuety.NewRegistry()
-	queuety.RegisterBuiltins(reg)
+	builtins.Register(reg)
 	reg.RegisterStep("Draft", func(context.Context, *workflow.State) (*phpjson.Object, error) {
 		time.Sleep(50 * time.Millisecond) // a bar of some width on the timeline
 		o := phpjson.NewObject()

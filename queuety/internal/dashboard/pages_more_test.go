@@ -13,6 +13,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/builtins"
 	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/dashboard"
 	"github.com/queuety-go/queuety/queuety/machine"
@@ -24,10 +25,10 @@ import (
 func (e *env) failingBatch() int64 {
 	e.t.Helper()
 	jobs := []queuety.BatchJob{
-		{Handler: queuety.HandlerSleep, Payload: map[string]any{"ms": 1}},
-		{Handler: queuety.HandlerSleep, Payload: map[string]any{"ms": 1}},
-		{Handler: queuety.HandlerFail, Payload: map[string]any{"message": "invoice 4711 rejected", "__queuety_runtime": map[string]any{"max_attempts": 1}}},
-		{Handler: queuety.HandlerSleep, Payload: map[string]any{"ms": 1}},
+		{Handler: builtins.Sleep, Payload: map[string]any{"ms": 1}},
+		{Handler: builtins.Sleep, Payload: map[string]any{"ms": 1}},
+		{Handler: builtins.Fail, Payload: map[string]any{"message": "invoice 4711 rejected", "__queuety_runtime": map[string]any{"max_attempts": 1}}},
+		{Handler: builtins.Sleep, Payload: map[string]any{"ms": 1}},
 	}
 	for _, class := range []string{"App\\Batches\\Done", "App\\Batches\\Alert", "App\\Batches\\Cleanup"} {
 		e.reg.RegisterBatchCallback(class, func(context.Context, *queuety.Batch) error { return nil })
@@ -198,7 +199,7 @@ func TestDashboardWebhookDeliveries(t *testing.T) {
 	gone, err := e.c.AddWebhook(e.ctx, queuety.WebhookJobCompleted, other.srv.URL+"/gone")
 	require.NoError(t, err)
 	e.startWorker()
-	e.dispatch("default", queuety.HandlerNoop, 2)
+	e.dispatch("default", builtins.Noop, 2)
 	settled := func() bool {
 		byID := map[int64]queuety.WebhookDelivery{}
 		for _, d := range e.deliveries() {
