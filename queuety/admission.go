@@ -300,7 +300,7 @@ func runtimeRateLimit(payload string) *workflow.RateLimit {
 	if !ok {
 		return nil
 	}
-	rtv, _ := obj.Get(RuntimeKey)
+	rtv, _ := obj.Get(runtimeKey)
 	rt, ok := rtv.AsObject()
 	if !ok {
 		return nil

@@ -106,8 +106,8 @@ func ParseBackoff(s string) (Backoff, error) {
 
 // Reserved payload keys Queuety strips before a handler sees the payload.
 const (
-	RuntimeKey    = "__queuety_runtime"
-	ChainCatchKey = "__chain_catch"
+	runtimeKey    = "__queuety_runtime"
+	chainCatchKey = "__chain_catch"
 )
 
 // runtimeOptions is the payload's __queuety_runtime object (spec §2.4):
@@ -126,7 +126,7 @@ func parseRuntime(payload phpjson.Value) runtimeOptions {
 	if !ok {
 		return r
 	}
-	rtv, ok := obj.Get(RuntimeKey)
+	rtv, ok := obj.Get(runtimeKey)
 	if !ok {
 		return r
 	}

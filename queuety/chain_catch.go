@@ -105,7 +105,7 @@ func chainCatchClass(payload string) string {
 	if !ok {
 		return ""
 	}
-	c, _ := o.Get(ChainCatchKey)
+	c, _ := o.Get(chainCatchKey)
 	s, _ := c.AsString()
 	return s
 }

@@ -32,7 +32,7 @@ type Client struct {
 	server store.ServerInfo
 	// sessions holds worker registrations and session leases.
 	sessions *sessions.Registry
-	// retentionBatch, when set, replaces RetentionBatch (tests).
+	// retentionBatch, when set, replaces purgeBatch (tests).
 	retentionBatch int
 	// sharedDB: db belongs to a Sites pool shared by several sites'
 	// clients, which closes it; Close leaves it open.
@@ -279,11 +279,11 @@ func dispatchParams(handler string, opts []DispatchOption) (store.InsertJob, err
 	if err := store.CheckName(store.HandlerName, handler); err != nil {
 		return p.InsertJob, err
 	}
-	if strings.HasPrefix(handler, ReservedHandlerPrefix) {
+	if strings.HasPrefix(handler, reservedHandlerPrefix) {
 		// Rows with these names are written by Queuety itself (workflow
 		// placeholders, state machine actions, WP-Cron events); one
 		// dispatched by hand would be run as one of them or buried.
-		return p.InsertJob, fmt.Errorf("handler %q: names starting with %s are reserved for Queuety's own jobs", handler, ReservedHandlerPrefix)
+		return p.InsertJob, fmt.Errorf("handler %q: names starting with %s are reserved for Queuety's own jobs", handler, reservedHandlerPrefix)
 	}
 	for _, opt := range opts {
 		if err := opt(&p); err != nil {

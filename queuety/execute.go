@@ -174,14 +174,14 @@ func stripReserved(v phpjson.Value) phpjson.Value {
 	if !ok {
 		return v
 	}
-	_, hasRT := obj.Get(RuntimeKey)
-	_, hasCC := obj.Get(ChainCatchKey)
+	_, hasRT := obj.Get(runtimeKey)
+	_, hasCC := obj.Get(chainCatchKey)
 	if !hasRT && !hasCC {
 		return v
 	}
 	out := phpjson.NewObject()
 	for k, e := range obj.All() {
-		if k != RuntimeKey && k != ChainCatchKey {
+		if k != runtimeKey && k != chainCatchKey {
 			out.Set(k, e)
 		}
 	}

@@ -111,10 +111,10 @@ type Registry struct {
 	machines machineFuncs
 }
 
-// ReservedHandlerPrefix starts the handler names Queuety keeps for its own
+// reservedHandlerPrefix starts the handler names Queuety keeps for its own
 // jobs (workflow placeholders, state machine actions, WP-Cron events):
 // neither registered nor dispatched.
-const ReservedHandlerPrefix = "__queuety_"
+const reservedHandlerPrefix = "__queuety_"
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
@@ -130,7 +130,7 @@ func (r *Registry) Register(name string, h Handler, opts ...HandlerOption) {
 		panic("queuety: Register with an empty handler name")
 	case len(name) > 255:
 		panic(fmt.Sprintf("queuety: handler name %q is longer than jobs.handler (255)", name))
-	case strings.HasPrefix(name, ReservedHandlerPrefix):
+	case strings.HasPrefix(name, reservedHandlerPrefix):
 		panic(fmt.Sprintf("queuety: handler name %q is reserved for Queuety's built-in steps", name))
 	case h == nil:
 		panic(fmt.Sprintf("queuety: Register(%q) with a nil handler", name))

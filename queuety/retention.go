@@ -61,11 +61,11 @@ func ParseRetentionKind(s string) (RetentionKind, error) {
 	return RetentionKind(k), err
 }
 
-// RetentionBatch is how many rows one delete statement takes at most (how
-// many workflows one transaction), and RetentionPause the pause between two.
+// purgeBatch is how many rows one delete statement takes at most (how
+// many workflows one transaction), and purgePause the pause between two.
 const (
-	RetentionBatch = 500
-	RetentionPause = 20 * time.Millisecond
+	purgeBatch = 500
+	purgePause = 20 * time.Millisecond
 )
 
 // RetentionPolicy is the age of each kind's rows to delete; a kind missing
@@ -102,9 +102,9 @@ func (c *Client) CountRetention(ctx context.Context, kind RetentionKind, age tim
 	return c.store.CountRetention(ctx, store.RetentionKind(kind), c.cfg.Clock.Now().Add(-age))
 }
 
-// Purge deletes the rows of kind older than age, RetentionBatch at a time
-// with RetentionPause between statements, and returns how many it deleted
-// (workflows: how many workflows).
+// Purge deletes the rows of kind older than age, 500 at a time with 20ms
+// between statements, and returns how many it deleted (workflows: how
+// many workflows).
 func (c *Client) Purge(ctx context.Context, kind RetentionKind, age time.Duration) (int, error) {
 	if age < 0 {
 		return 0, errors.New("retention age must not be negative")
@@ -112,7 +112,7 @@ func (c *Client) Purge(ctx context.Context, kind RetentionKind, age time.Duratio
 	cutoff := c.cfg.Clock.Now().Add(-age)
 	total := 0
 	for {
-		n, more, err := c.store.PurgeRetentionBatch(ctx, store.RetentionKind(kind), cutoff, cmp.Or(c.retentionBatch, RetentionBatch))
+		n, more, err := c.store.PurgeRetentionBatch(ctx, store.RetentionKind(kind), cutoff, cmp.Or(c.retentionBatch, purgeBatch))
 		total += n
 		if err != nil || !more {
 			return total, err
@@ -120,7 +120,7 @@ func (c *Client) Purge(ctx context.Context, kind RetentionKind, age time.Duratio
 		select {
 		case <-ctx.Done():
 			return total, ctx.Err()
-		case <-time.After(RetentionPause):
+		case <-time.After(purgePause):
 		}
 	}
 }
