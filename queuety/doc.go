@@ -47,6 +47,10 @@
 //   - workflow: the model of Queuety's durable workflows and the Go
 //     builder for them; Registry.RegisterStep gives a step class a Go
 //     handler, and a worker with Config.Workflows runs the steps.
+//   - queuety/machine: state machines, the plugin's StateMachine: the
+//     builder Client.DispatchMachine takes, the Go actions and guards
+//     Registry.RegisterStateAction and RegisterStateGuard take, and the
+//     status views Client.Machine returns.
 //   - internal/engine and internal/steps: the workflow engine and the
 //     step kinds it runs, behind Client and Worker.
 //   - sql: the storage layer over the plugin's tables.
