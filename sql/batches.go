@@ -57,7 +57,7 @@ var ErrBatchNotFound = errors.New("batch not found")
 // holds the row (nothing changed); already when it had completed it (a
 // retried write).
 func (s *Store) CompleteBatchJob(ctx context.Context, c Completion, batchID int64) (applied, already bool, cb BatchCallbacks, err error) {
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err = s.inFencedTx(ctx, func(tx *sqlx.Tx) error {
 		applied, already, cb = false, false, BatchCallbacks{}
 		held, err := s.lockAttempts(ctx, tx, []int64{c.ID})
 		if err != nil {
@@ -92,7 +92,7 @@ func (s *Store) CompleteBatchJob(ctx context.Context, c Completion, batchID int6
 // the failure in the batch (BatchManager::record_failure) in the same
 // transaction; a retried failure touches nothing of the batch.
 func (s *Store) FailBatchJob(ctx context.Context, f Failure, batchID int64) (applied bool, cb BatchCallbacks, err error) {
-	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err = s.inFencedTx(ctx, func(tx *sqlx.Tx) error {
 		cb = BatchCallbacks{}
 		var err error
 		applied, err = s.failIn(ctx, tx, f)

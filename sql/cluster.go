@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
 )
 
 // Coordination is how daemons on one database keep their mutual
@@ -85,11 +86,61 @@ func (s *Store) Coordination() Coordination { return s.coord }
 // causal makes q, a read that must see every write the cluster committed
 // before it, wait until this node has applied them (wsrep_sync_wait=1, for
 // this statement only). On a single server every read is causal already.
+//
+// Only outside a transaction: inside one Galera skips the wait (its
+// wsrep_causal_reads counter does not move) and the read sees whatever the
+// node has applied. A transaction that must read causally begins after a
+// wait of its own (inFencedTx).
 func (s *Store) causal(q string) string {
 	if s.coord != CoordinationRows {
 		return q
 	}
 	return "SET STATEMENT wsrep_sync_wait = 1 FOR " + q
+}
+
+// inFencedTx is inTx for a transaction that reads the attempt fence
+// (lockAttempts) and writes nothing when the attempt does not hold its row.
+// On a cluster a stale read there is the one stale read certification does
+// not catch: a write based on it conflicts with the write it missed and is
+// rolled back, but a refusal writes nothing, and the row is left
+// processing until the stale sweep. A completion retried after a failover
+// runs on a node that may not have applied the claim yet (and with two
+// writers, always may): so each try first waits, on the connection the
+// transaction then runs on, until its node has applied every write the
+// cluster committed before.
+func (s *Store) inFencedTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	if s.coord != CoordinationRows {
+		return s.inTx(ctx, fn)
+	}
+	return s.retrying(ctx, func() error { return s.tryCausalTx(ctx, fn) })
+}
+
+// tryCausalTx is tryTx after a causal wait on the transaction's own
+// connection (the pool could hand another one to a node the wait did not
+// cover).
+func (s *Store) tryCausalTx(ctx context.Context, fn func(tx *sqlx.Tx) error) (err error) {
+	conn, err := s.db.Connx(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close() // back to the pool
+	var one int
+	if err := conn.GetContext(ctx, &one, s.causal(s.query(qClusterSyncWait))); err != nil {
+		return fmt.Errorf("%s: %w", qClusterSyncWait, err)
+	}
+	tx, err := conn.BeginTxx(ctx, nil) // READ COMMITTED: the session's level (see Open)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // rowLockKey is the locks-table key of one of the daemon's locks: the jobs

@@ -3,6 +3,7 @@ package store
 import (
 	"hash/crc32"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -227,4 +228,60 @@ func TestCausalAttemptFenceWithRowCoordination(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int64{held.ID}, res.Completed)
 	require.Equal(t, []int64{lost.ID}, res.Refused)
+}
+
+// On a cluster every transaction that reads the attempt fence (a
+// completion's careful path, a failure, a hand-back) begins after a causal
+// wait of its own, sent before BEGIN on the transaction's connection.
+// Galera skips wsrep_sync_wait inside a transaction (on a node its
+// wsrep_causal_reads does not move), so a fence read there saw only what
+// the node had applied: on a node that had not applied the claim yet (a
+// completion retried after a failover, or two writers) the attempt was
+// refused and its row left processing until the stale sweep. The
+// statements are read off the wire; a single server runs them too.
+func TestFenceTransactionsWaitBeforeTheyBegin(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	p := commiteater.New(t, e.dsn)
+	db, err := Open(e.ctx, p.DSN, 4, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	s, err := New(db, e.tables, e.clk)
+	require.NoError(t, err)
+	s.SetCoordination(CoordinationRows)
+
+	held := e.hold(e.dispatch(InsertJob{}), "w1", 1)
+	lost := Attempt{ID: e.hold(e.dispatch(InsertJob{}), "w2", 1).ID, Attempt: 1, WorkerID: "w1"}
+	res, err := s.CompleteJobs(e.ctx, []Completion{
+		{Attempt: held, Log: logRow(held.ID, EventCompleted, 1)},
+		{Attempt: lost, Log: logRow(lost.ID, EventCompleted, 1)},
+	})
+	require.NoError(t, err)
+	require.Equal(t, []int64{held.ID}, res.Completed)
+	require.Equal(t, []int64{lost.ID}, res.Refused)
+	applied, err := s.FailJob(e.ctx, Failure{Attempt: lost, Delay: time.Second})
+	require.NoError(t, err)
+	require.False(t, applied)
+	n, err := s.UnclaimJobs(e.ctx, []Attempt{lost})
+	require.NoError(t, err)
+	require.Zero(t, n)
+
+	fence, _, _ := strings.Cut(s.query(qLockAttempts), " FROM")
+	wait := s.causal(s.query(qClusterSyncWait))
+	fences := 0
+	for _, conn := range p.Statements() {
+		begun := -1 // the connection's last BEGIN
+		for i, q := range conn {
+			if strings.HasPrefix(q, "START TRANSACTION") {
+				begun = i
+			}
+			if !strings.HasPrefix(q, fence) {
+				continue
+			}
+			fences++
+			require.Positive(t, begun, "the fence is read in a transaction, after a statement: %q", conn)
+			require.Equal(t, wait, conn[begun-1], "the statement before the fence's BEGIN is the causal wait: %q", conn)
+		}
+	}
+	require.Equal(t, 3, fences, "the careful path, the failure and the hand-back each read the fence once")
 }

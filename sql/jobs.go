@@ -156,19 +156,16 @@ func (a attemptRow) heldBy(at Attempt) bool {
 	return a.Attempts == at.Attempt && a.ReservedBy.Valid && a.ReservedBy.String == at.WorkerID
 }
 
-// lockAttempts locks the rows and returns them by id.
+// lockAttempts locks the rows and returns them by id. tx is inFencedTx's.
 func (s *Store) lockAttempts(ctx context.Context, tx *sqlx.Tx, ids []int64) (map[int64]attemptRow, error) {
 	q, args, err := s.in(qLockAttempts, ids)
 	if err != nil {
 		return nil, err
 	}
-	// Causal on a cluster: after a failover, the node this runs on may not
-	// have applied yet the claim that made the attempt hold its row (the
-	// cluster committed it, the apply queue has it), and without the wait
-	// a completion retried there would be refused and its row stranded
-	// processing until the stale sweep.
+	// Causal on a cluster because tx began in inFencedTx (a wait inside
+	// the transaction would be skipped).
 	var rows []attemptRow
-	if err := tx.SelectContext(ctx, &rows, s.causal(q), args...); err != nil {
+	if err := tx.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, fmt.Errorf("lock attempts: %w", err)
 	}
 	m := make(map[int64]attemptRow, len(rows))
@@ -211,7 +208,7 @@ func (s *Store) CompleteJobs(ctx context.Context, batch []Completion) (CompleteR
 	for i, c := range batch {
 		ids[i] = c.ID
 	}
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inFencedTx(ctx, func(tx *sqlx.Tx) error {
 		res = CompleteResult{}
 		held, err := s.lockAttempts(ctx, tx, ids)
 		if err != nil {
@@ -321,7 +318,7 @@ type Failure struct {
 // returns false when the attempt no longer holds the row.
 func (s *Store) FailJob(ctx context.Context, f Failure) (bool, error) {
 	applied := false
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inFencedTx(ctx, func(tx *sqlx.Tx) error {
 		var err error
 		applied, err = s.failIn(ctx, tx, f)
 		return err
@@ -363,7 +360,7 @@ func (s *Store) UnclaimJobs(ctx context.Context, attempts []Attempt) (int, error
 		ids[i] = a.ID
 	}
 	n := 0
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inFencedTx(ctx, func(tx *sqlx.Tx) error {
 		n = 0
 		held, err := s.lockAttempts(ctx, tx, ids)
 		if err != nil {
@@ -423,7 +420,10 @@ func (s *Store) Heartbeat(ctx context.Context, a Attempt, progress []byte) (bool
 // reserved by its worker, at its attempt number).
 func (s *Store) attemptHeld(ctx context.Context, a Attempt) (bool, error) {
 	var held int
-	if err := s.db.GetContext(ctx, &held, s.query(qAttemptHeld), a.ID, a.WorkerID, a.Attempt); err != nil {
+	// Causal on a cluster, as every read whose "no" writes nothing (see
+	// inFencedTx): a job wrongly found lost is cancelled, its row left
+	// processing.
+	if err := s.db.GetContext(ctx, &held, s.causal(s.query(qAttemptHeld)), a.ID, a.WorkerID, a.Attempt); err != nil {
 		return false, fmt.Errorf("job %d attempt %d: %w", a.ID, a.Attempt, err)
 	}
 	return held == 1, nil
@@ -455,7 +455,8 @@ func (s *Store) lostOf(ctx context.Context, workerID string, ids []int64) ([]int
 		return nil, err
 	}
 	var owned []int64
-	if err := s.db.SelectContext(ctx, &owned, q, args...); err != nil {
+	// Causal on a cluster, like attemptHeld.
+	if err := s.db.SelectContext(ctx, &owned, s.causal(q), args...); err != nil {
 		return nil, fmt.Errorf("owned jobs: %w", err)
 	}
 	have := make(map[int64]bool, len(owned))

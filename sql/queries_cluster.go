@@ -7,6 +7,7 @@ const (
 	qClusterLeaseCreate   = "cluster-lease-create"
 	qClusterLeaseTake     = "cluster-lease-take"
 	qClusterLeaseRelease  = "cluster-lease-release"
+	qClusterSyncWait      = "cluster-sync-wait"
 	qClaimSettle          = "claim-settle"
 	qClaimWhichSlice      = "claim-which-slice"
 	qClusterSlice         = "cluster-slice"

@@ -46,6 +46,12 @@ UPDATE {locks} SET expires_at = NOW() WHERE lock_key = ? AND owner = ?
 -- every write the cluster committed before the read, the claim's included.
 SELECT id, attempts FROM {jobs} WHERE id IN (?) AND status = 'processing' AND reserved_by = ?
 
+-- name: cluster-sync-wait
+-- Made causal (Store.causal) and sent on its own, before BEGIN: the node
+-- applies every write the cluster committed before it, and the transaction
+-- that follows on the same connection sees them (see Store.inFencedTx).
+SELECT 1
+
 -- name: claim-which-slice
 -- Appended to /*which*/ when the claim reads its node's slice first (see
 -- ClaimParams.Slices): CRC32 spreads ids evenly whatever their step (a

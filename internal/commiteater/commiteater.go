@@ -2,12 +2,16 @@
 // answer to a COMMIT: once armed, it forwards the next COMMIT, reads the
 // server's answer without passing it on, and closes the client's
 // connection. The client sees a connection that died during COMMIT; the
-// server applied it. Tests of the claim's read-back use it.
+// server applied it. Tests of the claim's read-back use it. It also keeps
+// the statements each connection sent (Statements), for tests of what a
+// connection ran in which order.
 package commiteater
 
 import (
 	"net"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -21,6 +25,9 @@ type Proxy struct {
 	armed atomic.Bool
 	after atomic.Pointer[string]
 	ate   atomic.Int64
+
+	mu    sync.Mutex
+	conns [][]string // each connection's statements, in order
 }
 
 // New starts a proxy in front of dsn's server, closed when the test ends.
@@ -65,6 +72,33 @@ func (p *Proxy) ArmAfter(marker string) {
 // Eaten is how many COMMIT answers the proxy swallowed.
 func (p *Proxy) Eaten() int64 { return p.ate.Load() }
 
+// Statements are the statements (COM_QUERY texts: the driver interpolates
+// arguments) each connection sent so far, a slice a connection, in order.
+func (p *Proxy) Statements() [][]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([][]string, len(p.conns))
+	for i, c := range p.conns {
+		out[i] = slices.Clone(c)
+	}
+	return out
+}
+
+// newConn makes room for a connection's statements and returns its index.
+func (p *Proxy) newConn() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.conns = append(p.conns, nil)
+	return len(p.conns) - 1
+}
+
+// record keeps a statement connection conn sent.
+func (p *Proxy) record(conn int, q string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.conns[conn] = append(p.conns[conn], q)
+}
+
 func (p *Proxy) relay(client, server net.Conn) {
 	defer client.Close()
 	defer server.Close()
@@ -91,10 +125,14 @@ func (p *Proxy) relay(client, server net.Conn) {
 	}()
 	buf := make([]byte, 64<<10)
 	marked := false // this connection sent the marker since its last COMMIT
+	conn := p.newConn()
 	for {
 		n, err := client.Read(buf)
 		if err != nil {
 			return
+		}
+		if n > 5 && buf[4] == 0x03 {
+			p.record(conn, string(buf[5:n]))
 		}
 		// A COM_QUERY (0x03) packet "COMMIT": 4 header bytes, then the command.
 		commit := n >= 11 && buf[4] == 0x03 && strings.EqualFold(string(buf[5:11]), "COMMIT")
