@@ -4,10 +4,12 @@ package chaos
 
 import (
 	"bufio"
+	"database/sql"
 	"fmt"
 	mrand "math/rand/v2"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,7 +48,7 @@ func TestChaosGaleraWriterKill(t *testing.T) {
 	db := prepare(t, dsn)
 	const jobs = 1500
 	var total tally
-	totalStranded, totalSettled := 0, 0
+	totalStranded, totalSettled, totalRefused := 0, 0, 0
 	var resumed []time.Duration
 	n := rounds(t, 1)
 	for round := 1; round <= n; round++ {
@@ -75,20 +77,25 @@ func TestChaosGaleraWriterKill(t *testing.T) {
 		}
 		settled := f.logLines("claim commit went unanswered")
 		totalSettled += settled
-		name := fmt.Sprintf("galera writer kill round %d (%s killed at %d completed, resumed after %s, claims settled by reading back %d, stranded %d)",
-			round, victim.name, at, resumed[len(resumed)-1].Round(100*time.Millisecond), settled, left)
+		refused := f.logLines("completions refused") + f.logLines("failure refused") + f.logLines("no longer held by this worker")
+		totalRefused += refused
+		name := fmt.Sprintf("galera writer kill round %d (%s killed at %s at %d completed, resumed after %s, claims settled by reading back %d, writes refused %d, stranded %d)",
+			round, victim.name, killedAt.Format("15:04:05.000"), at, resumed[len(resumed)-1].Round(100*time.Millisecond), settled, refused, left)
 		check(t, name, tl)
 		if left != 0 {
 			t.Errorf("%s: %d rows left processing", name, left)
 		}
-		if left != 0 || tl.Lost != 0 || tl.DoubleCompletions != 0 || tl.Unexcused != 0 {
+		if tl.Lost != 0 || tl.DoubleCompletions != 0 || tl.Unexcused != 0 {
 			f.dumpOutput()
-			dumpStranded(t, db)
+		}
+		if left != 0 {
+			dumpStranded(t, db, f)
 		}
 		total.add(tl)
 		victim.start(t, false)
 	}
-	t.Logf("galera writer kill, %d rounds: %s stranded=%d claims settled by reading back=%d resumed after %v", n, total, totalStranded, totalSettled, resumed)
+	t.Logf("galera writer kill, %d rounds: %s stranded=%d claims settled by reading back=%d writes refused=%d resumed after %v",
+		n, total, totalStranded, totalSettled, totalRefused, resumed)
 }
 
 // completedOr is the completed count, or def when the read fails (the
@@ -341,8 +348,11 @@ func (f *fleet) dumpOutput() {
 	}
 }
 
-// dumpStranded logs the rows left processing, with their log rows.
-func dumpStranded(t *testing.T, db *sqlx.DB) {
+// dumpStranded reports each row left processing: who holds it at which
+// attempt, its log rows, the handler runs recorded for it, and every line
+// of the daemons' output that names it (a refused completion, a claim read
+// back, a hand-back): what a stranded row needs to be explained.
+func dumpStranded(t *testing.T, db *sqlx.DB, f *fleet) {
 	t.Helper()
 	var rows []struct {
 		ID         int64  `db:"id"`
@@ -355,6 +365,50 @@ func dumpStranded(t *testing.T, db *sqlx.DB) {
 		return
 	}
 	for _, r := range rows {
-		t.Logf("stranded: job %d attempt %d held by %s since %s", r.ID, r.Attempts, r.ReservedBy, r.ReservedAt)
+		var b strings.Builder
+		fmt.Fprintf(&b, "stranded: job %d attempt %d held by %s since %s", r.ID, r.Attempts, r.ReservedBy, r.ReservedAt)
+		var logs []struct {
+			Event   string        `db:"event"`
+			Attempt sql.NullInt64 `db:"attempt"`
+			At      string        `db:"at"`
+		}
+		if err := db.Select(&logs, "SELECT event, attempt, CAST(created_at AS CHAR) AS at FROM "+logsTable+" WHERE job_id = ? ORDER BY id", r.ID); err != nil {
+			fmt.Fprintf(&b, "\n  log rows: %v", err)
+		}
+		for _, l := range logs {
+			fmt.Fprintf(&b, "\n  log: %s attempt %d at %s", l.Event, l.Attempt.Int64, l.At)
+		}
+		var runs []struct {
+			Worker  string `db:"worker"`
+			Attempt int    `db:"attempt"`
+			At      string `db:"at"`
+		}
+		if err := db.Select(&runs, "SELECT worker, attempt, CAST(created_at AS CHAR) AS at FROM "+runsTable+" WHERE job_id = ? ORDER BY created_at", r.ID); err != nil {
+			fmt.Fprintf(&b, "\n  runs: %v", err)
+		}
+		for _, run := range runs {
+			fmt.Fprintf(&b, "\n  run: %s attempt %d at %s", run.Worker, run.Attempt, run.At)
+		}
+		for _, line := range f.linesNaming(r.ID) {
+			fmt.Fprintf(&b, "\n  daemon: %s", line)
+		}
+		t.Log(b.String())
 	}
+}
+
+// linesNaming are the lines of the fleet's output that name job id (as a
+// number of its own, not part of another).
+func (f *fleet) linesNaming(id int64) []string {
+	re := regexp.MustCompile(`(^|[^0-9.:])` + strconv.FormatInt(id, 10) + `([^0-9.:]|$)`)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, p := range f.procs {
+		for _, line := range strings.Split(p.out.String(), "\n") {
+			if re.MatchString(line) {
+				out = append(out, p.name+": "+line)
+			}
+		}
+	}
+	return out
 }
