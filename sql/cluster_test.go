@@ -231,7 +231,8 @@ func TestCausalAttemptFenceWithRowCoordination(t *testing.T) {
 }
 
 // On a cluster every transaction that reads the attempt fence (a
-// completion's careful path, a failure, a hand-back) begins after a causal
+// completion's careful path, a failure, a hand-back, a workflow step's
+// transition) begins after a causal
 // wait of its own, sent before BEGIN on the transaction's connection.
 // Galera skips wsrep_sync_wait inside a transaction (on a node its
 // wsrep_causal_reads does not move), so a fence read there saw only what
@@ -265,6 +266,10 @@ func TestFenceTransactionsWaitBeforeTheyBegin(t *testing.T) {
 	n, err := s.UnclaimJobs(e.ctx, []Attempt{lost})
 	require.NoError(t, err)
 	require.Zero(t, n)
+	require.NoError(t, s.WorkflowTx(e.ctx, func(w *WorkflowTx) error {
+		_, err := w.LockJob(lost.ID)
+		return err
+	}))
 
 	fence, _, _ := strings.Cut(s.query(qLockAttempts), " FROM")
 	wait := s.causal(s.query(qClusterSyncWait))
@@ -284,4 +289,19 @@ func TestFenceTransactionsWaitBeforeTheyBegin(t *testing.T) {
 		}
 	}
 	require.Equal(t, 3, fences, "the careful path, the failure and the hand-back each read the fence once")
+	// Every transaction that reads before it writes, a workflow step's
+	// too; the completion's fast path (an UPDATE fenced in its WHERE) needs
+	// no wait: on a node behind, its write conflicts with the one it missed
+	// and fails certification.
+	reads := 0
+	for _, conn := range p.Statements() {
+		for i, q := range conn {
+			if strings.HasPrefix(q, "START TRANSACTION") && i+1 < len(conn) && strings.HasPrefix(conn[i+1], "SELECT") {
+				reads++
+				require.Positive(t, i, "%q", conn)
+				require.Equal(t, wait, conn[i-1], "the transaction begins after the causal wait: %q", conn)
+			}
+		}
+	}
+	require.Equal(t, 4, reads)
 }

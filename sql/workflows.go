@@ -242,9 +242,11 @@ type WorkflowTx struct {
 }
 
 // WorkflowTx runs fn in a READ COMMITTED transaction, retried as a whole on
-// deadlocks, so fn must not keep state across calls.
+// deadlocks, so fn must not keep state across calls. On a cluster it begins
+// causally (inFencedTx): a step's transition reads whether its attempt
+// still holds the job, and writes nothing when it does not.
 func (s *Store) WorkflowTx(ctx context.Context, fn func(*WorkflowTx) error) error {
-	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+	return s.inFencedTx(ctx, func(tx *sqlx.Tx) error {
 		w := &WorkflowTx{s: s, tx: tx, utx: tx.Unsafe(), ctx: ctx}
 		if err := fn(w); err != nil {
 			return err
