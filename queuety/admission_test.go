@@ -20,7 +20,7 @@ func claimN(t *testing.T, w *Worker, n int) int {
 	startUnclaimed(t, w)
 	got, _, err := w.claim.round(context.Background(), w.claim.lanes[0], n)
 	require.NoError(t, err)
-	w.execWG.Wait()
+	w.run.wg.Wait()
 	require.Eventually(t, func() bool {
 		return w.jobs.settlingCount() == 0
 	}, 10*time.Second, time.Millisecond)

@@ -89,14 +89,14 @@ func (r *Registry) batchCallbackNames() []string {
 // counters in one transaction (not through the completer's group commit,
 // which is for jobs whose completion touches nothing else), then fires
 // the callbacks it finished.
-func (w *Worker) completeBatchJob(rj *running, d time.Duration) {
+func (r *recorder) completeBatchJob(ctx context.Context, rj *running, d time.Duration) {
 	defer rj.batchTurn.finish() // whatever path is taken below
-	c := store.Completion{Attempt: rj.job.attempt, Log: w.completedLog(rj, d)}
+	c := store.Completion{Attempt: rj.job.attempt, Log: r.completedLog(rj, d)}
 	var applied, already bool
-	cb, turn, err := w.batchTurns.write(rj.row.BatchID.Int64, func() (cb store.BatchCallbacks, err error) {
-		err = w.writes.persist("complete", func(ctx context.Context) error {
+	cb, turn, err := r.batchTurns.write(rj.row.BatchID.Int64, func() (cb store.BatchCallbacks, err error) {
+		err = r.Writes.persist("complete", func(ctx context.Context) error {
 			var err error
-			applied, already, cb, err = w.store.CompleteBatchJob(ctx, c, rj.row.BatchID.Int64)
+			applied, already, cb, err = r.Store.CompleteBatchJob(ctx, c, rj.row.BatchID.Int64)
 			return err
 		})
 		return cb, err
@@ -104,54 +104,54 @@ func (w *Worker) completeBatchJob(rj *running, d time.Duration) {
 	rj.batchTurn = turn
 	switch {
 	case err != nil && retryableWrite(err):
-		w.log.Error("writing the batch job's completion failed; the stale sweep will recover the job", "job", rj.row.ID, "err", err)
+		r.Log.Error("writing the batch job's completion failed; the stale sweep will recover the job", "job", rj.row.ID, "err", err)
 		return
 	case err != nil:
 		// Not the connection: the server refused a row. Its burial is
 		// counted as the batch's failure, so the batch still finishes.
-		w.log.Error("the server refused this batch job's completion; burying it", "job", rj.row.ID, "err", err)
+		r.Log.Error("the server refused this batch job's completion; burying it", "job", rj.row.ID, "err", err)
 		f := refusedWrite(&rj.row, rj.job.attempt, d, "its completion", err, "")
-		if _, cb, err := w.writeJobFailure(rj, f); err != nil {
-			w.log.Error("burying it failed too; the stale sweep will recover the job", "job", rj.row.ID, "err", err)
+		if _, cb, err := r.writeJobFailure(rj, f); err != nil {
+			r.Log.Error("burying it failed too; the stale sweep will recover the job", "job", rj.row.ID, "err", err)
 		} else {
-			w.stats.buried.Add(1)
-			w.fireBatchCallbacks(rj, cb)
+			r.Stats.buried.Add(1)
+			r.fireBatchCallbacks(ctx, rj, cb)
 		}
 		return
 	case !applied && !already:
-		w.stats.refused.Add(1)
-		w.log.Warn("completion refused: the attempt no longer holds the row (rescued or deleted)", "job", rj.row.ID)
+		r.Stats.refused.Add(1)
+		r.Log.Warn("completion refused: the attempt no longer holds the row (rescued or deleted)", "job", rj.row.ID)
 		return
 	}
-	w.stats.completed.Add(1)
+	r.Stats.completed.Add(1)
 	// job.completed as for a plain job: the plugin sends it for a batch job
 	// too, before it records the batch's completion (Worker::process_job).
-	w.notifyCompleted([]store.Completion{c}, store.CompleteResult{Completed: []int64{rj.row.ID}})
+	r.notifyCompleted([]store.Completion{c}, store.CompleteResult{Completed: []int64{rj.row.ID}})
 	if cb.Any() {
-		w.rowWritten(rj)
-		w.fireBatchCallbacks(rj, cb)
+		r.rowWritten(rj)
+		r.fireBatchCallbacks(ctx, rj, cb)
 	}
 }
 
 // rowWritten takes a job whose final write committed off the heartbeats
 // while its slot still runs what follows the write (callbacks), so the
 // heartbeater does not report the finished row as lost.
-func (w *Worker) rowWritten(rj *running) {
-	w.jobs.remove(rj.row.ID)
+func (r *recorder) rowWritten(rj *running) {
+	r.Jobs.remove(rj.row.ID)
 }
 
 // writeJobFailure is writeFailure, with a batch job's burial counted in
 // its batch in the same transaction.
-func (w *Worker) writeJobFailure(rj *running, f store.Failure) (applied bool, cb store.BatchCallbacks, err error) {
+func (r *recorder) writeJobFailure(rj *running, f store.Failure) (applied bool, cb store.BatchCallbacks, err error) {
 	if !rj.row.BatchID.Valid {
-		applied, err = w.writes.writeFailure(f)
+		applied, err = r.Writes.writeFailure(f)
 		return applied, cb, err
 	}
 	rj.batchTurn.finish() // a write refused before this one fired nothing
-	cb, rj.batchTurn, err = w.batchTurns.write(rj.row.BatchID.Int64, func() (cb store.BatchCallbacks, err error) {
-		err = w.writes.persist("fail", func(ctx context.Context) error {
+	cb, rj.batchTurn, err = r.batchTurns.write(rj.row.BatchID.Int64, func() (cb store.BatchCallbacks, err error) {
+		err = r.Writes.persist("fail", func(ctx context.Context) error {
 			var err error
-			applied, cb, err = w.store.FailBatchJob(ctx, f, rj.row.BatchID.Int64)
+			applied, cb, err = r.Store.FailBatchJob(ctx, f, rj.row.BatchID.Int64)
 			return err
 		})
 		return cb, err
@@ -163,7 +163,7 @@ func (w *Worker) writeJobFailure(rj *running, f store.Failure) (applied bool, cb
 // finished them, in BatchManager's order: catch, then, finally, each with
 // the batch read again (fire_callback's find()), and after the callbacks
 // of this process's earlier commits of the batch (batch_order.go).
-func (w *Worker) fireBatchCallbacks(rj *running, cb store.BatchCallbacks) {
+func (r *recorder) fireBatchCallbacks(ctx context.Context, rj *running, cb store.BatchCallbacks) {
 	turn := rj.batchTurn
 	rj.batchTurn = nil
 	defer turn.finish()
@@ -173,7 +173,7 @@ func (w *Worker) fireBatchCallbacks(rj *running, cb store.BatchCallbacks) {
 		name string
 	}{{cb.Catch, "catch"}, {cb.Then, "then"}, {cb.Finally, "finally"}} {
 		if t.on {
-			fireBatchCallback(w.jobsCtx, w.store, w.reg, w.log, cb.BatchID, t.name)
+			fireBatchCallback(ctx, r.Store, r.Reg, r.Log, cb.BatchID, t.name)
 		}
 	}
 }

@@ -45,48 +45,50 @@ func (r *Registry) chainCatchNames() []string {
 // the burial itself (its `failed()` hook runs with the job, in the pool):
 // the chain's catch, a state machine action's fail_action, then the
 // batch callbacks the burial finished.
-func (w *Worker) afterBury(rj *running, cause error, cb store.BatchCallbacks) {
+func (r *recorder) afterBury(ctx context.Context, rj *running, cause error, cb store.BatchCallbacks) {
 	if !cb.Any() && rj.row.Handler != machineActionHandler && chainCatchClass(rj.row.Payload) == "" {
 		return
 	}
-	w.rowWritten(rj)
-	w.callChainCatch(rj, cause)
+	r.rowWritten(rj)
+	r.callChainCatch(ctx, rj, cause)
 	if rj.row.Handler == machineActionHandler {
-		w.failMachineAction(rj, cause.Error(), true)
+		r.failMachineAction(ctx, rj, cause.Error(), true)
 	}
-	w.fireBatchCallbacks(rj, cb)
+	r.fireBatchCallbacks(ctx, rj, cb)
 }
 
 // callChainCatch is Worker::call_chain_catch: the class named by the
 // payload's "__chain_catch" gets handle(), handle($job) or handle($job,
 // $e) by its arity. A failure is only logged (best effort, as in PHP).
-func (w *Worker) callChainCatch(rj *running, cause error) {
+// It runs after the burial was written, so it keeps ctx's values but not
+// its end: a forced stop does not cut a catch that already began.
+func (r *recorder) callChainCatch(ctx context.Context, rj *running, cause error) {
 	class := chainCatchClass(rj.row.Payload)
 	if class == "" {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.jobsCtx), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
 	defer cancel()
-	w.reg.machines.mu.RLock()
-	fn, ok := w.reg.machines.catches[class]
-	w.reg.machines.mu.RUnlock()
+	r.Reg.machines.mu.RLock()
+	fn, ok := r.Reg.machines.catches[class]
+	r.Reg.machines.mu.RUnlock()
 	if ok {
 		if err := callChainCatchFunc(ctx, fn, rj.job, cause); err != nil {
-			w.log.Warn("chain catch failed", "job", rj.row.ID, "class", class, "err", err)
+			r.Log.Warn("chain catch failed", "job", rj.row.ID, "class", class, "err", err)
 		}
 		return
 	}
-	caller := w.reg.classCaller()
+	caller := r.Reg.classCaller()
 	if caller == nil {
-		w.log.Warn("chain catch skipped: no Go catch of this name and no PHP pool", "job", rj.row.ID, "class", class)
+		r.Log.Warn("chain catch skipped: no Go catch of this name and no PHP pool", "job", rj.row.ID, "class", class)
 		return
 	}
-	args, err := w.chainCatchArgs(ctx, rj, cause)
+	args, err := r.chainCatchArgs(ctx, rj, cause)
 	if err == nil {
 		_, err = caller.CallClass(ctx, ClassCall{Class: class, Method: "handle", Args: args, FitArity: true, Optional: true})
 	}
 	if err != nil {
-		w.log.Warn("chain catch failed", "job", rj.row.ID, "class", class, "err", err)
+		r.Log.Warn("chain catch failed", "job", rj.row.ID, "class", class, "err", err)
 	}
 }
 
@@ -112,12 +114,12 @@ func chainCatchClass(payload string) string {
 
 // chainCatchArgs are the catch's ($job, $e): the job as the worker
 // claimed it (processing, this attempt) and the failure.
-func (w *Worker) chainCatchArgs(ctx context.Context, rj *running, cause error) ([]byte, error) {
+func (r *recorder) chainCatchArgs(ctx context.Context, rj *running, cause error) ([]byte, error) {
 	row := rj.row
-	if full, err := w.store.GetJob(ctx, row.ID); err == nil {
+	if full, err := r.Store.GetJob(ctx, row.ID); err == nil {
 		row = *full
 	}
-	r := phpjson.NewObject().
+	jr := phpjson.NewObject().
 		Set("id", phpjson.Int(row.ID)).
 		Set("queue", phpjson.String(row.Queue)).
 		Set("handler", phpjson.String(row.Handler)).
@@ -141,7 +143,7 @@ func (w *Worker) chainCatchArgs(ctx context.Context, rj *running, cause error) (
 		Set("concurrency_limit", nullInt(row.ConcurrencyLimit.Int64, row.ConcurrencyLimit.Valid)).
 		Set("cost_units", phpjson.Int(row.CostUnits)).
 		Set("created_at", phpjson.String(store.DateTime(row.CreatedAt)))
-	job := phpjson.NewObject().Set("__queuety_arg", phpjson.String("job")).Set("row", phpjson.ObjectValue(r))
+	job := phpjson.NewObject().Set("__queuety_arg", phpjson.String("job")).Set("row", phpjson.ObjectValue(jr))
 	e := phpjson.NewObject().Set("__queuety_arg", phpjson.String("throwable")).
 		Set("class", phpjson.String(errorClass(cause))).Set("message", phpjson.String(cause.Error()))
 	return phpjson.Encode(phpjson.List(phpjson.ObjectValue(job), phpjson.ObjectValue(e)))

@@ -300,6 +300,7 @@ func TestStepWhoseStateReadTimesOutIsHandedBack(t *testing.T) {
 	ecfg := w.engineConfig()
 	ecfg.ReadTimeout = time.Nanosecond
 	w.engine = engine.NewEngine(ecfg)
+	w.run.Engine = w.engine
 	require.NoError(t, w.Start(ctx))
 	t.Cleanup(func() { _ = w.Stop(ctx) })
 	waitFor(t, 10*time.Second, "the step handed back", func() bool { return w.Stats().HandedBack > 0 })

@@ -15,7 +15,7 @@ import (
 
 // claimer is the claim side of a worker: claim lanes that each take as many
 // rows per round as they have free slots, commit the claim, and hand the
-// rows to the executor (jobStarter). It owns the lanes, the MaxJobs budget
+// rows to the runner (jobStarter). It owns the lanes, the MaxJobs budget
 // (worker_limits.go), the paused-queue cache, the cluster slice and the
 // claim counters' log. It is a service: Start runs the lanes, Stop ends
 // them after the round under way (a round is never cut mid-COMMIT).
@@ -72,7 +72,7 @@ type claimerParams struct {
 }
 
 // jobStarter runs the rows of a committed claim in slots of l (the
-// executor side of the worker).
+// runner, execute.go).
 type jobStarter interface {
 	startJobs(l *lane, rows []store.JobRow)
 }

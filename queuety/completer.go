@@ -120,40 +120,40 @@ func (c *completer) settled(batch []store.Completion) {
 // refuses (not a lost connection or a deadlock, which persist retries) is
 // split and written again in halves, so one row it will not take is found
 // and buried alone and never holds back the others.
-func (w *Worker) writeCompletions(batch []store.Completion) {
+func (r *recorder) writeCompletions(batch []store.Completion) {
 	var res store.CompleteResult
-	err := w.writes.persist("complete", func(ctx context.Context) error {
+	err := r.Writes.persist("complete", func(ctx context.Context) error {
 		var err error
-		res, err = w.store.CompleteJobs(ctx, batch)
+		res, err = r.Store.CompleteJobs(ctx, batch)
 		return err
 	})
 	switch {
 	case err == nil:
 	case retryableWrite(err):
-		w.log.Error("writing completions failed; the stale sweep will recover the jobs", "jobs", len(batch), "err", err)
+		r.Log.Error("writing completions failed; the stale sweep will recover the jobs", "jobs", len(batch), "err", err)
 		return
 	case len(batch) > 1:
-		w.writeCompletions(batch[:len(batch)/2])
-		w.writeCompletions(batch[len(batch)/2:])
+		r.writeCompletions(batch[:len(batch)/2])
+		r.writeCompletions(batch[len(batch)/2:])
 		return
 	default:
 		c := batch[0]
-		w.log.Error("the server refused this job's completion; burying it", "job", c.ID, "err", err)
+		r.Log.Error("the server refused this job's completion; burying it", "job", c.ID, "err", err)
 		row := &store.JobRow{ID: c.ID, Queue: c.Log.Queue, Handler: c.Log.Handler, Attempts: c.Attempt.Attempt,
 			WorkflowID: c.Log.WorkflowID, StepIndex: c.Log.StepIndex}
 		d := time.Duration(c.Log.DurationMS.Int64) * time.Millisecond
-		if _, err := w.writes.writeFailure(refusedWrite(row, c.Attempt, d, "its completion", err, "")); err != nil {
-			w.log.Error("burying it failed too; the stale sweep will recover the job", "job", c.ID, "err", err)
+		if _, err := r.Writes.writeFailure(refusedWrite(row, c.Attempt, d, "its completion", err, "")); err != nil {
+			r.Log.Error("burying it failed too; the stale sweep will recover the job", "job", c.ID, "err", err)
 		} else {
-			w.observeJob(row, OutcomeBuried, d)
+			r.Observe.observeJob(row, OutcomeBuried, d)
 		}
-		w.stats.buried.Add(1)
+		r.Stats.buried.Add(1)
 		return
 	}
-	w.stats.completed.Add(int64(len(res.Completed) + len(res.Already)))
-	w.notifyCompleted(batch, res)
+	r.Stats.completed.Add(int64(len(res.Completed) + len(res.Already)))
+	r.notifyCompleted(batch, res)
 	if len(res.Refused) > 0 {
-		w.stats.refused.Add(int64(len(res.Refused)))
-		w.log.Warn("completions refused: those attempts no longer hold their rows (rescued or deleted)", "jobs", res.Refused)
+		r.Stats.refused.Add(int64(len(res.Refused)))
+		r.Log.Warn("completions refused: those attempts no longer hold their rows (rescued or deleted)", "jobs", res.Refused)
 	}
 }

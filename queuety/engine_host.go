@@ -41,12 +41,14 @@ func (h engineHost) Chains(queue, _ string) bool {
 
 // StepTimeout is the step job's attempt time limit (workflow.go).
 func (h engineHost) StepTimeout(job *store.JobRow) (time.Duration, error) {
-	return h.w.stepTimeout(job)
+	return h.w.exec.stepTimeout(job)
 }
 
-// JobContext is the worker's job context: cancelled (ErrShutdown) only
-// when the shutdown grace is over; a local attempt cut there is replayed.
-func (h engineHost) JobContext() context.Context { return h.w.jobsCtx }
+// JobContext is the attempts' lifetime (runner.jobsCtx): cancelled
+// (ErrShutdown) only when the shutdown grace is over; a local attempt cut
+// there is replayed. It is no caller's context: the local attempts run
+// after the step transaction that reached them committed.
+func (h engineHost) JobContext() context.Context { return h.w.run.jobsCtx }
 
 // MemoryKB is the worker's per-slot memory figure (memory.go).
 func (h engineHost) MemoryKB() int64 { return h.w.mem.perSlotKB() }

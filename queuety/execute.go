@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 	"time"
 
+	"github.com/queuety-go/queuety/internal/engine"
 	"github.com/queuety-go/queuety/internal/phpjson"
 	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
@@ -20,99 +22,124 @@ type outcome struct {
 	duration time.Duration
 }
 
+// runner runs the rows of a committed claim (it is the claimer's
+// jobStarter): each attempt in its own goroutine and slot, under its own
+// context, through the executor (a plain job) or the workflow engine (a
+// step, and the steps its completion chains in the same slot); the
+// recorder writes what became of it. Stop waits for its goroutines (wait)
+// and cuts them at the end of the grace (cancel).
+type runner struct {
+	runnerParams
+	wg sync.WaitGroup
+	// jobsCtx is the parent of every attempt's context. It is stored, not
+	// passed, because it is the attempts' lifetime rather than any
+	// caller's: it begins at Start (with Start's values), outlives the claim
+	// rounds that start the attempts, and ends only when Stop's grace is
+	// over (cancel, ErrShutdown). The engine's local attempts run under it
+	// too (engineHost.JobContext).
+	jobsCtx    context.Context
+	cancelJobs context.CancelCauseFunc
+}
+
+// runnerParams are the parts the runner hands attempts between.
+type runnerParams struct {
+	Exec *executor
+	// Engine runs workflow steps; nil: the worker claims none.
+	Engine *engine.Engine
+	Record *recorder
+	Jobs   *runningSet
+	Writes *stateWriter
+	// Claim owns the slots: a finished attempt frees its slot and counts
+	// for Drained; a settled step asks it for the next claim at once.
+	Claim *claimer
+	// Beat is what a Job's Heartbeat writes through.
+	Beat     *jobBeat
+	WorkerID string
+	Stats    *workerCounters
+}
+
+func newRunner(p runnerParams) *runner { return &runner{runnerParams: p} }
+
+// start begins the attempts' lifetime: ctx's values, not its end.
+func (r *runner) start(ctx context.Context) {
+	r.jobsCtx, r.cancelJobs = context.WithCancelCause(context.WithoutCancel(ctx))
+}
+
+// cancel ends every attempt still running with cause (Stop's grace is
+// over); a no-op before start.
+func (r *runner) cancel(cause error) {
+	if r.cancelJobs != nil {
+		r.cancelJobs(cause)
+	}
+}
+
+// wait waits for the attempts' goroutines until ctx ends; false when ctx
+// ended first.
+func (r *runner) wait(ctx context.Context) bool { return waitGroup(ctx, &r.wg) }
+
 // startJobs runs the jobs of a committed claim, each in its own goroutine.
-func (w *Worker) startJobs(l *lane, rows []store.JobRow) {
+func (r *runner) startJobs(l *lane, rows []store.JobRow) {
 	now := time.Now()
 	l.take(len(rows))
 	for i := range rows {
-		rj, ctx := w.newRunning(rows[i], l, now, claimedAttempt(&rows[i]))
+		rj, ctx := r.newRunning(rows[i], l, now, claimedAttempt(&rows[i]))
 		rj.sessionLease = sessionLease(&rows[i])
-		w.jobs.add(rj)
-		w.execWG.Add(1)
-		go w.execute(ctx, rj)
+		r.Jobs.add(rj)
+		r.wg.Add(1)
+		go r.execute(ctx, rj)
 	}
 }
 
 // newRunning is the in-flight entry of attempt of row, in a slot of l,
-// with its own context under the worker's jobs context.
-func (w *Worker) newRunning(row store.JobRow, l *lane, now time.Time, attempt int) (*running, context.Context) {
+// with its own context under the jobs context.
+func (r *runner) newRunning(row store.JobRow, l *lane, now time.Time, attempt int) (*running, context.Context) {
 	row.Attempts = attempt
 	rj := &running{row: row, start: now, lane: l}
 	rj.touched(now)
-	ctx, cancel := context.WithCancelCause(w.jobsCtx)
+	ctx, cancel := context.WithCancelCause(r.jobsCtx)
 	rj.cancel = cancel
 	rj.job = &Job{
 		ID: row.ID, Queue: row.Queue, Handler: row.Handler, Priority: Priority(row.Priority),
 		Attempt: attempt, MaxAttempts: row.MaxAttempts, RawPayload: []byte(row.Payload),
-		attempt: store.Attempt{ID: row.ID, Attempt: attempt, WorkerID: w.id},
-		beat:    w.beat, run: rj,
+		attempt: store.Attempt{ID: row.ID, Attempt: attempt, WorkerID: r.WorkerID},
+		beat:    r.Beat, run: rj,
 	}
 	return rj, ctx
 }
 
 // release frees the job's slot.
-func (w *Worker) release(rj *running) {
-	w.claim.noteFinished() // before it leaves running: see Drained
-	w.jobs.remove(rj.row.ID)
+func (r *runner) release(rj *running) {
+	r.Claim.noteFinished() // before it leaves running: see Drained
+	r.Jobs.remove(rj.row.ID)
 	rj.cancel(nil)
 	rj.lane.free()
 }
 
 // execute runs one attempt of a claimed job and records its outcome.
-func (w *Worker) execute(ctx context.Context, rj *running) {
-	defer w.execWG.Done()
-	if w.isWorkflowStep(&rj.row) {
-		w.executeWorkflowStep(ctx, rj)
+func (r *runner) execute(ctx context.Context, rj *running) {
+	defer r.wg.Done()
+	if r.isWorkflowStep(&rj.row) {
+		r.executeWorkflowStep(ctx, rj)
 		return
 	}
-	settings, err := w.exec.run(ctx, rj)
+	settings, err := r.Exec.run(ctx, rj)
 	o := &outcome{err: err, settings: settings, duration: time.Since(rj.start)}
-	defer w.release(rj)
+	defer r.release(rj)
 	if !rj.state.CompareAndSwap(stateRunning, stateDone) {
 		return // abandoned by Stop, which already handed it back
 	}
-	cause := context.Cause(ctx)
-	switch {
-	case err == nil && rj.row.BatchID.Valid:
-		w.observeJob(&rj.row, OutcomeCompleted, o.duration)
-		w.completeBatchJob(rj, o.duration) // with its batch's counters (batch.go)
-	case err == nil:
-		w.observeJob(&rj.row, OutcomeCompleted, o.duration)
-		w.jobs.settle(rj)
-		if !w.completer.complete(store.Completion{Attempt: rj.job.attempt, Log: w.completedLog(rj, o.duration)}) {
-			w.log.Error("completion after the completer stopped; the stale sweep will retry the job", "job", rj.row.ID)
-		}
-	case errors.Is(cause, ErrJobLost):
-		w.stats.refused.Add(1)
-		w.log.Warn("job lost while running (rescued or deleted); its result is dropped", "job", rj.row.ID, "err", err)
-	case errors.Is(cause, ErrShutdown), errors.Is(err, errLeaveToPHP):
-		w.writes.handBack([]store.Attempt{rj.job.attempt})
-	default:
-		w.fail(rj, o)
-	}
-}
-
-func (w *Worker) completedLog(rj *running, d time.Duration) store.LogRow {
-	l := store.LogFor(&rj.row, store.EventCompleted)
-	l.Attempt = store.Int(int64(rj.row.Attempts))
-	l.DurationMS = store.Int(d.Milliseconds())
-	mem := rj.memPeakKB.Load()
-	if mem <= 0 {
-		mem = w.mem.perSlotKB()
-	}
-	l.MemoryPeakKB = store.Int(mem)
-	return l
+	r.Record.record(ctx, rj, o)
 }
 
 // executor runs one attempt of a plain job: it checks the row, looks its
 // handler up (once: the settings come from the same lookup), and runs it
 // under the attempt's time limit, a panic caught as a PanicError. The
 // settings it returns are what retryOrBury decides a failure with
-// (failure.go); what becomes of the outcome is the worker's (execute).
+// (failure.go); what becomes of the outcome is the recorder's.
 type executor struct {
 	policy attemptPolicy
 	// lookup is the registry's, plus the state machine actions
-	// (Worker.lookupHandler).
+	// (machine_claim.go).
 	lookup func(name string) (registered, bool)
 	log    *slog.Logger
 }

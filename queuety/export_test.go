@@ -17,7 +17,7 @@ func stepOnce(t *testing.T, w *Worker) int {
 	startUnclaimed(t, w)
 	n, _, err := w.claim.round(context.Background(), w.claim.lanes[0], 1)
 	require.NoError(t, err)
-	w.execWG.Wait()
+	w.run.wg.Wait()
 	// Completions are written by the completer: wait for them.
 	require.Eventually(t, func() bool {
 		return w.jobs.settlingCount() == 0
@@ -30,10 +30,10 @@ func stepOnce(t *testing.T, w *Worker) int {
 // (so steps chain as under a started worker), with no lane running.
 func startUnclaimed(t *testing.T, w *Worker) {
 	t.Helper()
-	if w.jobsCtx != nil {
+	if w.run.jobsCtx != nil {
 		return
 	}
-	w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
+	w.run.start(context.Background())
 	w.claim.state.Store(claimerClaiming)
 	_ = w.completer.Start(context.Background())
 	t.Cleanup(w.completer.Stop)

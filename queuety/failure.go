@@ -29,29 +29,32 @@ func failure(rj *running, o *outcome) store.Failure {
 // changed by hand) buries the job with a message saying so, so the attempt
 // is never left processing and retried by the stale sweep under a message
 // that hides the cause.
-func (w *Worker) fail(rj *running, o *outcome) {
+//
+// ctx is the attempt's: what runs after a burial (afterBury) keeps its
+// values, not its end.
+func (r *recorder) fail(ctx context.Context, rj *running, o *outcome) {
 	defer rj.batchTurn.finish() // whatever path is taken below
 	f := failure(rj, o)
-	applied, cb, err := w.writeJobFailure(rj, f)
+	applied, cb, err := r.writeJobFailure(rj, f)
 	if err != nil && !retryableWrite(err) {
-		w.log.Error("the server refused this job's failure; burying it", "job", rj.row.ID, "err", err)
+		r.Log.Error("the server refused this job's failure; burying it", "job", rj.row.ID, "err", err)
 		f = refusedWrite(&rj.row, rj.job.attempt, o.duration, "its failure", err, o.err.Error())
 		o = &outcome{err: errors.New(f.ErrorMessage), duration: o.duration}
-		applied, cb, err = w.writeJobFailure(rj, f)
+		applied, cb, err = r.writeJobFailure(rj, f)
 	}
 	if err != nil {
-		w.log.Error("writing the job's failure failed; the stale sweep will recover the job", "job", rj.row.ID, "err", err)
+		r.Log.Error("writing the job's failure failed; the stale sweep will recover the job", "job", rj.row.ID, "err", err)
 		return
 	}
 	if !applied {
-		w.stats.refused.Add(1)
-		w.log.Warn("failure refused: the attempt no longer holds the row", "job", rj.row.ID)
+		r.Stats.refused.Add(1)
+		r.Log.Warn("failure refused: the attempt no longer holds the row", "job", rj.row.ID)
 		return
 	}
-	w.countOutcome(rj, o, f)
-	w.notifyFailure(rj, o, f.Bury)
+	r.countOutcome(rj, o, f)
+	r.notifyFailure(rj, o, f.Bury)
 	if f.Bury {
-		w.afterBury(rj, o.err, cb) // chain catch, fail_action, batch callbacks (chain_catch.go)
+		r.afterBury(ctx, rj, o.err, cb) // chain catch, fail_action, batch callbacks (chain_catch.go)
 	}
 }
 
@@ -79,20 +82,4 @@ func refusedWrite(row *store.JobRow, at store.Attempt, d time.Duration, what str
 	buried.ErrorMessage = store.String(msg)
 	buried.ErrorClass = store.String("QueuetyGo\\WriteRefused")
 	return store.Failure{Attempt: at, Bury: true, ErrorMessage: msg, Logs: []store.LogRow{buried}}
-}
-
-// countOutcome updates the counters and logs a written failure, as the
-// write f decided it (buried, or retried after f.Delay).
-func (w *Worker) countOutcome(rj *running, o *outcome, f store.Failure) {
-	row := &rj.row
-	if f.Bury {
-		w.stats.buried.Add(1)
-		w.observeJob(row, OutcomeBuried, o.duration)
-		w.log.Warn("job buried", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts, "err", loggedError{o.err})
-		return
-	}
-	w.stats.retried.Add(1)
-	w.observeJob(row, OutcomeRetried, o.duration)
-	w.log.Info("job failed; retrying", "job", row.ID, "handler", row.Handler, "attempt", row.Attempts,
-		"in", f.Delay, "err", loggedError{o.err})
 }

@@ -38,8 +38,8 @@ type WorkerClaims struct {
 }
 
 // claims describes what this worker claims.
-func (w *Worker) claims() WorkerClaims {
-	c := WorkerClaims{AllHandlers: w.handlers == nil, Handlers: w.handlers, Steps: "none", StepHandlers: w.wfHandlers}
+func (s *claimScope) claims() WorkerClaims {
+	c := WorkerClaims{AllHandlers: s.Handlers == nil, Handlers: s.Handlers, Steps: "none", StepHandlers: s.StepHandlers}
 	if c.Handlers == nil {
 		c.Handlers = []string{}
 	}
@@ -48,10 +48,10 @@ func (w *Worker) claims() WorkerClaims {
 	}
 	// Batch jobs whose callbacks are PHP classes need the pool; without one
 	// the claim leaves those to PHP (machine_claim.go).
-	c.Batches = w.reg.classCaller() != nil
-	if w.engine != nil {
+	c.Batches = s.Reg.classCaller() != nil
+	if s.Steps {
 		c.Steps = "listed"
-		if w.engine.StepRunner() != nil {
+		if s.AllSteps {
 			c.Steps = "all"
 		}
 	}
@@ -71,13 +71,13 @@ func (c WorkerClaims) runs(handler string, step, batch bool) bool {
 }
 
 // publishClaims writes the worker's claims into its registration.
-func (w *Worker) publishClaims(ctx context.Context) {
-	b, err := json.Marshal(w.claims())
+func (s *claimScope) publishClaims(ctx context.Context) {
+	b, err := json.Marshal(s.claims())
 	if err == nil {
-		err = w.store.SetWorkerClaims(ctx, w.cfg.Namespace, w.id, string(b))
+		err = s.Store.SetWorkerClaims(ctx, s.Namespace, s.WorkerID, string(b))
 	}
 	if err != nil {
-		w.log.Warn("could not record what this worker claims; status will not count it", "err", err)
+		s.Log.Warn("could not record what this worker claims; status will not count it", "err", err)
 	}
 }
 
@@ -88,24 +88,24 @@ func (w *Worker) publishClaims(ctx context.Context) {
 // or pending jobs on this worker's queues that only another runtime runs.
 // Tables with neither (dev's demo, a Go-only site) have no PHP worker to
 // warn about.
-func (w *Worker) reportMixedFleet(ctx context.Context, pending []store.PendingHandler) {
-	if w.handlers == nil {
+func (s *claimScope) reportMixedFleet(ctx context.Context, pending []store.PendingHandler) {
+	if s.Handlers == nil {
 		return // claim-all or a PHP pool: it runs PHP's handlers itself
 	}
-	since := w.cfg.Clock.Now().Add(-PHPSeenWindow)
-	seen, err := w.store.PHPSeenQueues(ctx, since)
+	since := s.Clock.Now().Add(-PHPSeenWindow)
+	seen, err := s.Store.PHPSeenQueues(ctx, since)
 	if err != nil {
-		w.log.Warn("could not look for PHP workers on the queues", "err", err)
+		s.Log.Warn("could not look for PHP workers on the queues", "err", err)
 	}
 	leftToOthers := 0
 	for _, p := range pending {
-		if w.wontClaim(p) != "" {
+		if s.wontClaim(p) != "" {
 			leftToOthers += p.N
 		}
 	}
 	plugin := len(seen) > 0 || leftToOthers > 0
 	var exposed []string
-	for _, q := range w.cfg.Queues {
+	for _, q := range s.Queues {
 		if slices.Contains(seen, q) || (q == DefaultQueue && plugin) {
 			exposed = append(exposed, q)
 		}
@@ -119,16 +119,16 @@ func (w *Worker) reportMixedFleet(ctx context.Context, pending []store.PendingHa
 	var goOnly []string
 	for _, p := range pending {
 		switch {
-		case p.IsStep && slices.Contains(w.wfHandlers, p.Handler) && !strings.HasPrefix(p.Handler, "__queuety_"):
+		case p.IsStep && slices.Contains(s.StepHandlers, p.Handler) && !strings.HasPrefix(p.Handler, "__queuety_"):
 			goOnly = append(goOnly, p.Handler)
-		case !p.IsStep && !strings.HasPrefix(p.Handler, "queuety.") && slices.Contains(w.handlers, p.Handler):
+		case !p.IsStep && !strings.HasPrefix(p.Handler, "queuety.") && slices.Contains(s.Handlers, p.Handler):
 			goOnly = append(goOnly, p.Handler)
 		}
 	}
 	if len(goOnly) == 0 {
 		return
 	}
-	w.log.Warn("jobs of Go handlers are pending on queues PHP workers claim from: a PHP worker that lacks the handler buries them as Handler not found; dispatch Go-only handlers to a queue only queuety workers serve (docs/compat.md, A mixed fleet)",
+	s.Log.Warn("jobs of Go handlers are pending on queues PHP workers claim from: a PHP worker that lacks the handler buries them as Handler not found; dispatch Go-only handlers to a queue only queuety workers serve (docs/compat.md, A mixed fleet)",
 		"queues", exposed, "handlers", goOnly, "php_seen", seen, "jobs_left_to_others", leftToOthers)
 }
 

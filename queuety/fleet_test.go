@@ -45,7 +45,7 @@ func TestUnclaimedJobs(t *testing.T) {
 
 	w := startWorker(t, c, reg)
 	t.Cleanup(func() { close(release) }) // before the worker's stop (cleanups run last first)
-	require.Equal(t, WorkerClaims{Handlers: []string{"go_only"}, Steps: "none", StepHandlers: []string{}}, w.claims())
+	require.Equal(t, WorkerClaims{Handlers: []string{"go_only"}, Steps: "none", StepHandlers: []string{}}, w.scope.claims())
 	dispatch("go_only", "go") // claimed by w, so not listed
 	waitFor(t, 5*time.Second, "the go job claimed", func() bool { return w.Stats().Claimed == 1 })
 

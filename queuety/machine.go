@@ -44,14 +44,15 @@ func (c *Client) DispatchMachine(ctx context.Context, b *machine.Builder, initia
 }
 
 // failMachineAction runs fail_action for a buried action job of this
-// worker, logging what it cannot do.
-func (w *Worker) failMachineAction(rj *running, message string, recorded bool) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.jobsCtx), time.Minute)
+// worker, logging what it cannot do. Like the chain catch it runs after
+// the burial's write: ctx's values, not its end.
+func (r *recorder) failMachineAction(ctx context.Context, rj *running, message string, recorded bool) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	id, ok, err := w.c.machines(w.reg, w.c.cfg.Logger).FailAction(ctx, &imachine.FailParams{
+	id, ok, err := r.Machines.FailAction(ctx, &imachine.FailParams{
 		Job: actionJobOf(rj.row.ID, rj.row.Queue, rj.row.Attempts, rj.row.Payload), Message: message, Recorded: recorded})
 	if ok && err != nil {
-		w.log.Error("marking the state machine failed after its action job was buried failed", "job", rj.row.ID, "machine", id, "err", err)
+		r.Log.Error("marking the state machine failed after its action job was buried failed", "job", rj.row.ID, "machine", id, "err", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package queuety
 import (
 	"time"
 
+	"github.com/queuety-go/queuety/internal/clock"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -49,15 +50,23 @@ func sweepObserver(o Observer) SweepObserver {
 	return s
 }
 
+// observers tells the configured Observer (Config.Observer, nil: nobody)
+// what the worker's parts do, through whichever of its optional sides it
+// implements. The claimer reports its rounds, the recorder its outcomes.
+type observers struct {
+	o     Observer
+	clock clock.Clock // the worker's: a claimed row's queue wait ends on it
+}
+
 // observeClaimed reports the queue wait of the claimed rows: from their
 // available_at (the database's clock, as the claim's NOW() compared it) to
 // now on the worker's clock.
-func (w *Worker) observeClaimed(rows []store.JobRow) {
-	s := sweepObserver(w.cfg.Observer)
+func (ob observers) observeClaimed(rows []store.JobRow) {
+	s := sweepObserver(ob.o)
 	if s == nil {
 		return
 	}
-	now := w.clock.Now()
+	now := ob.clock.Now()
 	for i := range rows {
 		if rows[i].AvailableAt.IsZero() {
 			continue
@@ -75,23 +84,23 @@ type ClaimRollbackObserver interface {
 
 // observeClaimRollback tells the configured Observer, if it counts them,
 // about a rolled-back claim.
-func (w *Worker) observeClaimRollback() {
-	if o, ok := w.cfg.Observer.(ClaimRollbackObserver); ok {
+func (ob observers) observeClaimRollback() {
+	if o, ok := ob.o.(ClaimRollbackObserver); ok {
 		o.ObserveClaimRollback()
 	}
 }
 
 // observeJob tells the configured Observer, if any, about an attempt.
-func (w *Worker) observeJob(row *store.JobRow, o Outcome, d time.Duration) {
-	if w.cfg.Observer != nil {
-		w.cfg.Observer.ObserveJob(row.Queue, row.Handler, o, d)
+func (ob observers) observeJob(row *store.JobRow, o Outcome, d time.Duration) {
+	if ob.o != nil {
+		ob.o.ObserveJob(row.Queue, row.Handler, o, d)
 	}
 }
 
 // observeClaim tells the configured Observer, if any, about a claim round.
-func (w *Worker) observeClaim(start time.Time, jobs int) {
-	if w.cfg.Observer != nil {
-		w.cfg.Observer.ObserveClaim(time.Since(start), jobs)
+func (ob observers) observeClaim(start time.Time, jobs int) {
+	if ob.o != nil {
+		ob.o.ObserveClaim(time.Since(start), jobs)
 	}
 }
 

@@ -27,7 +27,7 @@ type running struct {
 	batchTurn *batchTurn
 }
 
-// running states: the executor moves an attempt from running to done, or
+// running states: the runner moves an attempt from running to done, or
 // Stop to abandoned, once.
 const (
 	stateRunning int32 = iota
@@ -39,7 +39,7 @@ func (r *running) touched(t time.Time) { r.lastTouch.Store(t.UnixNano()) }
 
 // runningSet is the registry of a worker's attempts in flight: those
 // running in a slot, and those settling (finished, their completion not
-// written yet). The claim side adds to it, the executor and the completer
+// written yet). The claim side adds to it, the runner and the completer
 // take out of it, and the heartbeater, the session agent, Stop and Drained
 // read it; none of them shares another's lock.
 //

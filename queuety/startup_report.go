@@ -11,33 +11,33 @@ import (
 // reportLeftWork warns about pending jobs on the worker's queues that it
 // will not claim, and says what would run them: a worker that silently
 // leaves a backlog is the first trap of a new setup.
-func (w *Worker) reportLeftWork(ctx context.Context) {
-	pending, err := w.store.PendingHandlers(ctx, w.cfg.Queues)
+func (s *claimScope) reportLeftWork(ctx context.Context) {
+	pending, err := s.Store.PendingHandlers(ctx, s.Queues)
 	if err != nil {
-		w.log.Warn("could not read the pending jobs for the start-up report", "err", err)
+		s.Log.Warn("could not read the pending jobs for the start-up report", "err", err)
 		return
 	}
 	for _, p := range pending {
-		if why := w.wontClaim(p); why != "" {
-			w.log.Warn("pending jobs this worker will not run", "handler", p.Handler, "jobs", p.N, "why", why)
+		if why := s.wontClaim(p); why != "" {
+			s.Log.Warn("pending jobs this worker will not run", "handler", p.Handler, "jobs", p.N, "why", why)
 		}
 	}
-	w.reportMixedFleet(ctx, pending) // fleet.go
+	s.reportMixedFleet(ctx, pending) // fleet.go
 }
 
 // wontClaim says why this worker will not claim p's jobs, or "".
-func (w *Worker) wontClaim(p store.PendingHandler) string {
+func (s *claimScope) wontClaim(p store.PendingHandler) string {
 	if p.IsStep {
 		switch {
-		case w.engine == nil:
+		case !s.Steps:
 			return "workflow steps are off (--no-workflows; Config.Workflows)"
-		case w.engine.StepRunner() != nil || slices.Contains(w.wfHandlers, p.Handler):
+		case s.AllSteps || slices.Contains(s.StepHandlers, p.Handler):
 			return ""
 		default:
 			return "no Go step handler for this class: register one (RegisterStep) or run PHP steps with --php"
 		}
 	}
-	if w.handlers == nil || slices.Contains(w.handlers, p.Handler) {
+	if s.Handlers == nil || slices.Contains(s.Handlers, p.Handler) {
 		return ""
 	}
 	return "no Go handler: register one, run PHP handlers with --php, or leave it to the plugin's workers"

@@ -24,18 +24,26 @@ import (
 // Worker claims jobs from the Queuety tables and runs them with Go
 // handlers. Start it, then Stop it; it is not restartable.
 //
-// A Worker is a composition of parts, each with its own state:
+// A Worker is the composition of parts, each with its own state, and
+// their lifecycle (Start, Stop); it does no part's work itself:
+//   - the scope (claim_scope.go): what it claims, published in its
+//     registration and reported at start;
 //   - the claimer (claimer.go, claim.go): claim lanes that each take as
 //     many rows per round trip as they have free slots, admit them
 //     (admission.go) and commit the claim before any handler starts;
-//   - the executor side (execute.go, failure.go, workflow.go): each job
-//     runs in its own goroutine, and its failure is retried or buried;
+//   - the runner (execute.go, workflow.go): each job runs in its own
+//     goroutine and slot, a plain job through the executor, a workflow
+//     step through the engine;
+//   - the recorder (recorder.go, failure.go, batch.go, chain_catch.go):
+//     what becomes of a finished attempt, written through the stateWriter
+//     (persist.go) and the completer (completer.go), which writes
+//     completions in batches;
 //   - the registry of running and settling attempts (running_set.go),
 //     which the heartbeater (heartbeater.go), the session agent
 //     (session_agent.go), Stop and Drained read;
-//   - the completer (completer.go), which writes completions in batches;
 //   - background loops of one shape (service.go) that sweep stale rows
-//     (rescuer.go) and run the workflow and schedule services.
+//     (maintenance.go) and run the workflow and schedule services, and the
+//     webhook notifier (webhooks.go).
 //
 // The handler names are read from the Registry when the worker is built.
 type Worker struct {
@@ -46,41 +54,29 @@ type Worker struct {
 	log   *slog.Logger
 	clock clock.Clock // the application clock: the services tick on it (service.go)
 	id    string
-	// handlers is the claim filter; nil claims every handler (ClaimAll).
-	handlers []string
-	// engine runs workflow steps (Config.Workflows), claimed when their
-	// handler is in wfHandlers; nil leaves workflow jobs out of the claim.
-	engine     *engine.Engine
-	wfHandlers []string
+	// engine runs workflow steps (Config.Workflows); nil leaves workflow
+	// jobs out of the claim.
+	engine *engine.Engine
 
+	scope     *claimScope
 	claim     *claimer
 	exec      *executor
+	run       *runner
+	record    *recorder
 	jobs      *runningSet
 	writes    *stateWriter // the retried writes of ended attempts
-	beat      *jobBeat     // what a Job's Heartbeat writes through
 	completer *completer
 	sessions  *sessionAgent // registration, session admission and leases
 	// The background loops (service.go), in start order, in two phases of
 	// Stop: feeders make new work (retention, the scheduler) and stop
 	// before the claim does; loops (heartbeater, rescuer, deadlines, wait
-	// sweeper, signal poller) stop after the last completion is written.
+	// sweeper, signal poller) stop after the last completion is written,
+	// and the webhook notifier after them (the loops before it may still
+	// send).
 	feeders   []service
 	loops     []service
 	scheduler *scheduler.Scheduler // Config.ScheduleInterval: the schedules tick
-	hooks     *webhooks.Notifier   // the plugin's webhooks (webhooks.go), the last of loops
-
-	// batchTurns orders one batch's callbacks by their commits.
-	batchTurns batchTurns
-	// jobsCtx is the parent of every attempt's context: cancelled
-	// (ErrShutdown) only when Stop's grace is over.
-	jobsCtx    context.Context
-	cancelJobs context.CancelCauseFunc
-	execWG     sync.WaitGroup
-
-	// phpOnly is the claim filter for what only PHP can run, built once
-	// (machine_claim.go).
-	phpOnly     store.ClaimParams
-	phpOnlyOnce sync.Once
+	hooks     *webhooks.Notifier   // the plugin's webhooks (webhooks.go); nil: off
 
 	mem      *memorySampler
 	started  atomic.Bool
@@ -140,46 +136,58 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 	}
 	w.log = cfg.Logger.With("worker", w.id)
 	w.clock = orReal(cfg.Clock)
-	w.setupWebhooks() // before the engine, which reports step failures to it
+	if !cfg.Webhooks.Disabled {
+		// Before the engine, which reports step failures to it.
+		w.hooks = newWebhookNotifier(w.store, cfg, w.log)
+	}
+	scope := claimScopeParams{Reg: reg, Store: c.store, Log: w.log, Clock: w.clock, Namespace: cfg.Namespace,
+		Queues: cfg.Queues, WorkerID: w.id}
 	if cfg.Workflows {
 		// With the registry's step runner every workflow step is claimed;
 		// its class metadata is PHP classes' config() in the step jobs the
 		// engine enqueues; local activities run here (engine_host.go).
 		w.engine = engine.NewEngine(w.engineConfig())
-		w.wfHandlers = workflowHandlers(reg)
+		scope.Steps, scope.AllSteps = true, w.engine.StepRunner() != nil
+		scope.StepHandlers = workflowHandlers(reg)
 	}
 	if !cfg.ClaimAll && !reg.hasFallback() {
-		w.handlers = reg.Names() // never nil: with Workflows, may be empty
+		scope.Handlers = reg.Names() // never nil: with Workflows, may be empty
 		if reg.runsMachines() {
-			w.handlers = append(w.handlers, machineActionHandler) // machine_claim.go
+			scope.Handlers = append(scope.Handlers, machineActionHandler) // machine_claim.go
 		}
-		if len(w.handlers) == 0 && !cfg.Workflows {
+		if len(scope.Handlers) == 0 && !cfg.Workflows {
 			return nil, errors.New("no handlers registered: register Go handlers, set a fallback (the PHP pool: --php), or claim everything with ClaimAll (--claim-all)")
 		}
 	}
+	w.scope = newClaimScope(scope)
+	observe := observers{o: cfg.Observer, clock: w.clock}
 	w.claim = newClaimer(claimerParams{
 		Config: cfg, Store: c.store, Reg: reg, Log: w.log, WorkerID: w.id, Clock: clock.Real{},
-		Claimable: store.ClaimParams{Handlers: w.handlers, WorkflowHandlers: w.wfHandlers,
-			AllWorkflowSteps: w.engine != nil && w.engine.StepRunner() != nil},
-		PHPOnly: w.phpOnlyClaims,
+		Claimable: w.scope.claimable(), PHPOnly: w.scope.phpOnlyClaims,
 		Admit: &admitter{reg: reg, log: w.log, resources: newResourceAdmission(c.store, cfg.PluginSettings, cfg.Clock.Now),
 			debug: cfg.Debug, queueBudgets: cfg.QueueCostBudgets, groupBudgets: cfg.GroupCostBudgets, steps: w.engine != nil},
-		Starter: w, Observer: w, Stats: &w.stats,
+		Observer: observe, Stats: &w.stats,
 	})
 	w.writes = &stateWriter{store: c.store, log: w.log, grace: cfg.ShutdownGrace, stopping: w.claim.stopped,
 		handedBack: &w.stats.handedBack}
-	w.exec = &executor{policy: c.policy(reg), lookup: w.lookupHandler, log: w.log}
-	w.completer = newCompleter(completerParams{Writer: w, Jobs: w.jobs, Finished: w.claim.noteFinished,
+	w.exec = &executor{policy: c.policy(reg), lookup: handlerLookup(reg, c.machines(reg, w.log)), log: w.log}
+	w.record = newRecorder(recorderParams{Store: c.store, Writes: w.writes, Jobs: w.jobs, Reg: reg,
+		Machines: c.machines(reg, cfg.Logger), Decide: w.exec.decideStep, Log: w.log, Observe: observe,
+		Hooks: w.hooks, Stats: &w.stats, MemKB: w.mem.perSlotKB})
+	w.completer = newCompleter(completerParams{Writer: w.record, Jobs: w.jobs, Finished: w.claim.noteFinished,
 		AfterBatch: w.mem.sample, Size: cfg.Concurrency})
+	w.record.Complete = w.completer.complete
 	w.sessions = newSessionAgent(sessionAgentParams{
 		Client: c, Jobs: w.jobs, Clock: w.clock, Log: w.log, WorkerID: w.id,
 		Namespace: cfg.Namespace, Queues: cfg.Queues, Capabilities: cfg.Capabilities,
 		MaxWorkerSessions: cfg.MaxWorkerSessions, RegistrationHeartbeat: cfg.RegistrationHeartbeat,
 		PollInterval: cfg.PollInterval,
-		Publish:      w.publishClaims, Metrics: w.claim.metrics, Buried: w.sessionBuried,
+		Publish:      w.scope.publishClaims, Metrics: w.claim.metrics, Buried: w.record.sessionBuried,
 	})
 	w.claim.Sessions = w.sessions
-	w.beat = &jobBeat{store: c.store, sessions: w.sessions}
+	w.run = newRunner(runnerParams{Exec: w.exec, Engine: w.engine, Record: w.record, Jobs: w.jobs, Writes: w.writes,
+		Claim: w.claim, Beat: &jobBeat{store: c.store, sessions: w.sessions}, WorkerID: w.id, Stats: &w.stats})
+	w.claim.Starter = w.run
 	w.loops = append(w.loops, newHeartbeater(heartbeatParams{
 		Jobs: w.jobs, Store: w.store, WorkerID: w.id, Interval: cfg.HeartbeatInterval, Log: w.log}))
 	if cfg.RescueSchedule != "off" {
@@ -244,7 +252,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	if err := w.store.CheckSchema(ctx); err != nil {
 		return err
 	}
-	w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
+	w.run.start(ctx)
 	// Only the registration and the cron schedules can fail; a failed
 	// start leaves nothing running (startServices).
 	if err := startServices(ctx, w.services()); err != nil {
@@ -253,11 +261,11 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.mem.sample()
 	_ = w.completer.Start(ctx)
 	w.log.Info("worker started", "queues", w.cfg.Queues, "concurrency", w.cfg.Concurrency,
-		"handlers", handlerSummary(w.handlers), "workflows", w.engine != nil)
+		"handlers", handlerSummary(w.scope.Handlers), "workflows", w.engine != nil)
 	// The reports read the pending rows before the first claim can take
 	// them, so what they say is what this start found.
-	w.reportLeftWork(ctx)
-	w.reportPHPOnly()
+	w.scope.reportLeftWork(ctx)
+	w.scope.reportPHPOnly()
 	_ = w.claim.Start(ctx)
 	w.ready.Store(true)
 	return nil
@@ -297,12 +305,12 @@ func (w *Worker) stop(ctx context.Context) error {
 
 	grace, cancel := context.WithTimeout(ctx, w.cfg.ShutdownGrace)
 	defer cancel()
-	if !waitGroup(grace, &w.execWG) {
+	if !w.run.wait(grace) {
 		w.log.Warn("shutdown grace over: cancelling running jobs", "running", w.Stats().Running)
-		w.cancelJobs(ErrShutdown)
+		w.run.cancel(ErrShutdown)
 		extra, cancel2 := context.WithTimeout(context.WithoutCancel(ctx), abandonAfter)
 		defer cancel2()
-		if !waitGroup(extra, &w.execWG) {
+		if !w.run.wait(extra) {
 			w.abandonRunning()
 			w.awaitFinishing()
 		}
@@ -310,7 +318,7 @@ func (w *Worker) stop(ctx context.Context) error {
 	w.completer.Stop()
 	stopServices(w.loops)
 	w.sessions.Stop()
-	w.cancelJobs(ErrShutdown)
+	w.run.cancel(ErrShutdown)
 	st := w.Stats()
 	w.log.Info("worker stopped", "completed", st.Completed, "chained", st.Chained, "retried", st.Retried, "buried", st.Buried, "handed_back", st.HandedBack)
 	return nil
@@ -348,14 +356,5 @@ func (w *Worker) awaitFinishing() {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// sessionBuried counts and reports jobs the session claim buried itself,
-// like any burial.
-func (w *Worker) sessionBuried(rows []store.JobRow) {
-	w.stats.buried.Add(int64(len(rows)))
-	for i := range rows {
-		w.observeJob(&rows[i], OutcomeBuried, 0)
 	}
 }

@@ -261,7 +261,7 @@ func TestStopDuringClaimRollsTheWindowBack(t *testing.T) {
 	w, err := c.NewWorker(reg)
 	require.NoError(t, err)
 	// Stop "arrives" after the rows are selected and before any starts.
-	w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
+	w.run.start(context.Background())
 	stopped, cancel := context.WithCancel(context.Background())
 	cancel()
 	n, _, err := w.claim.round(stopped, w.claim.lanes[0], 10)

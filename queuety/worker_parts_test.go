@@ -8,11 +8,11 @@ import (
 // TestWorkerPartsHoldNoWorker: the worker's parts get what they need
 // (params structs, small interfaces, the registry of running attempts) and
 // never the Worker itself, so none of them reaches into another's state.
-// The Worker may stand behind one of their interfaces (jobStarter,
-// completionWriter), but no part names it.
+// No part names it, nor stands behind another's interface: the runner is
+// the claimer's jobStarter, the recorder the completer's completionWriter.
 func TestWorkerPartsHoldNoWorker(t *testing.T) {
 	worker := reflect.TypeFor[*Worker]()
-	parts := []any{claimer{}, admitter{}, pausedCache{}, executor{}, runningSet{}, completer{}, heartbeater{}, sessionAgent{}, memorySampler{}, stateWriter{}, jobBeat{}}
+	parts := []any{claimer{}, admitter{}, pausedCache{}, executor{}, runningSet{}, completer{}, heartbeater{}, sessionAgent{}, memorySampler{}, stateWriter{}, jobBeat{}, runner{}, recorder{}, claimScope{}}
 	for _, p := range parts {
 		typ := reflect.TypeOf(p)
 		var walk func(reflect.Type, string)

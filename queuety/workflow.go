@@ -121,74 +121,74 @@ func workflowHandlers(reg *Registry) []string {
 // The claim committed the row as processing before this runs. A step whose completion
 // chained the next one (internal/engine/chain.go) is followed by it in the same
 // slot.
-func (w *Worker) executeWorkflowStep(ctx context.Context, rj *running) {
+func (r *runner) executeWorkflowStep(ctx context.Context, rj *running) {
 	if rj.state.Load() != stateRunning {
-		w.release(rj)
+		r.release(rj)
 		return
 	}
 	row := rj.row
-	stepErr, next, err := w.engine.RunStep(withStepJob(ctx, rj.job), &row, w.decideStep)
+	stepErr, next, err := r.Engine.RunStep(withStepJob(ctx, rj.job), &row, r.Exec.decideStep)
 	for {
 		if next == nil {
 			// A settled step usually enqueued the next one (or woke a
 			// waiting parent): claim it now rather than after the poll
 			// interval.
-			w.claim.kick()
+			r.Claim.kick()
 		}
-		if !w.settleStep(ctx, rj, &row, stepErr, err) || next == nil {
+		if !r.Record.settleStep(ctx, rj, &row, stepErr, err) || next == nil {
 			if next != nil {
-				w.writes.handBack([]store.Attempt{{ID: next.Job.ID, Attempt: next.Job.Attempts, WorkerID: w.id}})
+				r.Writes.handBack([]store.Attempt{{ID: next.Job.ID, Attempt: next.Job.Attempts, WorkerID: r.WorkerID}})
 			}
-			w.release(rj)
+			r.release(rj)
 			return
 		}
-		if rj, ctx = w.chainTo(rj, next); rj == nil {
+		if rj, ctx = r.chainTo(rj, next); rj == nil {
 			return
 		}
 		row = rj.row
-		stepErr, next, err = w.engine.RunChained(withStepJob(ctx, rj.job), next, w.decideStep)
+		stepErr, next, err = r.Engine.RunChained(withStepJob(ctx, rj.job), next, r.Exec.decideStep)
 	}
 }
 
 // settleStep records the outcome of a step attempt; false when the
 // attempt was abandoned (Stop handed it back) and nothing may follow it.
-func (w *Worker) settleStep(ctx context.Context, rj *running, row *store.JobRow, stepErr, err error) bool {
+func (r *recorder) settleStep(ctx context.Context, rj *running, row *store.JobRow, stepErr, err error) bool {
 	if !rj.state.CompareAndSwap(stateRunning, stateDone) {
 		return false // abandoned by Stop, which already handed it back
 	}
 	switch {
 	case err != nil && errors.Is(context.Cause(ctx), ErrShutdown):
 		// Stopped mid-step: nothing was settled, the attempt goes back.
-		w.writes.handBack([]store.Attempt{rj.job.attempt})
+		r.Writes.handBack([]store.Attempt{rj.job.attempt})
 	case err != nil && errors.Is(context.Cause(ctx), ErrJobLost):
-		w.stats.refused.Add(1)
-		w.log.Warn("workflow step lost while running (rescued or deleted); its result is dropped", "job", row.ID, "err", loggedError{stepErr})
+		r.Stats.refused.Add(1)
+		r.Log.Warn("workflow step lost while running (rescued or deleted); its result is dropped", "job", row.ID, "err", loggedError{stepErr})
 	case err != nil && ctx.Err() == nil && errors.Is(err, workflow.ErrNotStarted) &&
 		(retryableRead(err) || errors.Is(err, workflow.ErrClassSettings)):
 		// Nothing ran (the state read failed on the connection or timed
 		// out): the attempt goes back for another try. Any other error is
 		// left to the stale sweep below, which spends the attempt, so a
 		// read that always fails cannot loop.
-		w.log.Warn("workflow step not started; handing it back", "job", row.ID, "err", err)
-		w.writes.handBack([]store.Attempt{rj.job.attempt})
+		r.Log.Warn("workflow step not started; handing it back", "job", row.ID, "err", err)
+		r.Writes.handBack([]store.Attempt{rj.job.attempt})
 	case err != nil && errors.Is(err, workflow.ErrNeedsPHP):
-		w.leaveToPHP(rj, err)
+		r.leaveToPHP(rj, err)
 	case err != nil:
-		w.log.Error("workflow step: recording its outcome failed; the stale sweep will deal with the job",
+		r.Log.Error("workflow step: recording its outcome failed; the stale sweep will deal with the job",
 			"job", row.ID, "workflow", row.WorkflowID.Int64, "err", err)
 	case stepErr == nil:
-		w.stats.completed.Add(1)
-		w.observeJob(row, OutcomeCompleted, time.Since(rj.start))
+		r.Stats.completed.Add(1)
+		r.Observe.observeJob(row, OutcomeCompleted, time.Since(rj.start))
 	default:
-		f := w.decideStep(row, stepErr)
+		f := r.Decide(row, stepErr)
 		if f.Terminal || workflow.IsConstraintViolation(stepErr) {
-			w.stats.buried.Add(1)
-			w.observeJob(row, OutcomeBuried, time.Since(rj.start))
-			w.log.Warn("workflow step buried", "job", row.ID, "workflow", row.WorkflowID.Int64, "handler", row.Handler, "err", loggedError{stepErr})
+			r.Stats.buried.Add(1)
+			r.Observe.observeJob(row, OutcomeBuried, time.Since(rj.start))
+			r.Log.Warn("workflow step buried", "job", row.ID, "workflow", row.WorkflowID.Int64, "handler", row.Handler, "err", loggedError{stepErr})
 		} else {
-			w.stats.retried.Add(1)
-			w.observeJob(row, OutcomeRetried, time.Since(rj.start))
-			w.log.Info("workflow step failed; retrying", "job", row.ID, "workflow", row.WorkflowID.Int64,
+			r.Stats.retried.Add(1)
+			r.Observe.observeJob(row, OutcomeRetried, time.Since(rj.start))
+			r.Log.Info("workflow step failed; retrying", "job", row.ID, "workflow", row.WorkflowID.Int64,
 				"handler", row.Handler, "in", f.RetryDelay, "err", loggedError{stepErr})
 		}
 	}
@@ -206,40 +206,40 @@ func retryableRead(err error) bool {
 // heartbeat renews it and Stop waits for it or hands it back), with its
 // own context. It returns nil, with next handed back, when the worker
 // began stopping since that commit.
-func (w *Worker) chainTo(rj *running, next *engine.Chained) (*running, context.Context) {
-	nrj, ctx := w.newRunning(next.Job, rj.lane, time.Now(), next.Job.Attempts)
-	stopping := w.claim.stopped()
-	w.jobs.chain(rj.row.ID, nrj, !stopping)
+func (r *runner) chainTo(rj *running, next *engine.Chained) (*running, context.Context) {
+	nrj, ctx := r.newRunning(next.Job, rj.lane, time.Now(), next.Job.Attempts)
+	stopping := r.Claim.stopped()
+	r.Jobs.chain(rj.row.ID, nrj, !stopping)
 	rj.cancel(nil)
 	if stopping {
 		nrj.cancel(nil)
-		w.writes.handBack([]store.Attempt{nrj.job.attempt})
+		r.Writes.handBack([]store.Attempt{nrj.job.attempt})
 		rj.lane.free()
 		return nil, nil
 	}
-	w.stats.chained.Add(1)
-	w.claim.refreshPausedSoon()
+	r.Stats.chained.Add(1)
+	r.Claim.refreshPausedSoon()
 	return nrj, ctx
 }
 
 // stepTimeout is a step attempt's time limit: the job's runtime payload,
 // handler options or the default, as for plain jobs.
-func (w *Worker) stepTimeout(row *store.JobRow) (time.Duration, error) {
+func (e *executor) stepTimeout(row *store.JobRow) (time.Duration, error) {
 	payload, err := phpjson.DecodeString(row.Payload)
 	if err != nil {
 		payload = phpjson.Null()
 	}
-	d := w.c.settingsFor(w.reg, row, payload).timeout
+	d := e.policy.settings(row, payload).timeout
 	return d, &TimeoutError{Seconds: int(d.Seconds())}
 }
 
 // decideStep is retryOrBury (policy.go) for a failed step attempt.
-func (w *Worker) decideStep(row *store.JobRow, err error) engine.Failure {
+func (e *executor) decideStep(row *store.JobRow, err error) engine.Failure {
 	payload, perr := phpjson.DecodeString(row.Payload)
 	if perr != nil {
 		payload = phpjson.Null()
 	}
-	bury, delay := w.c.settingsFor(w.reg, row, payload).retryOrBury(row.Attempts, err)
+	bury, delay := e.policy.settings(row, payload).retryOrBury(row.Attempts, err)
 	return engine.Failure{
 		Message:    err.Error(),
 		Class:      store.FitChars(errorClass(err), 255),
@@ -251,6 +251,6 @@ func (w *Worker) decideStep(row *store.JobRow, err error) engine.Failure {
 
 // isWorkflowStep reports whether a claimed row is a workflow step the
 // engine runs.
-func (w *Worker) isWorkflowStep(row *store.JobRow) bool {
-	return w.engine != nil && row.WorkflowID.Valid
+func (r *runner) isWorkflowStep(row *store.JobRow) bool {
+	return r.Engine != nil && row.WorkflowID.Valid
 }

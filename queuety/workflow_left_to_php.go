@@ -14,15 +14,15 @@ const leftToPHPDelay = 30 * time.Second
 // leaveToPHP gives back a claimed step the engine refused to run because
 // only PHP can (workflow.ErrNeedsPHP: a repeat with a PHP condition class
 // and no PHP pool): the attempt restored, the row as PHP workers expect it.
-func (w *Worker) leaveToPHP(rj *running, why error) {
-	err := w.writes.persist("leave to PHP", func(ctx context.Context) error {
-		_, err := w.store.ReleaseJobLater(ctx, rj.job.attempt, time.Now().Add(leftToPHPDelay))
+func (r *recorder) leaveToPHP(rj *running, why error) {
+	err := r.Writes.persist("leave to PHP", func(ctx context.Context) error {
+		_, err := r.Store.ReleaseJobLater(ctx, rj.job.attempt, time.Now().Add(leftToPHPDelay))
 		return err
 	})
 	if err != nil {
-		w.log.Error("giving a step back to PHP workers failed; the stale sweep will recover it", "job", rj.row.ID, "err", err)
+		r.Log.Error("giving a step back to PHP workers failed; the stale sweep will recover it", "job", rj.row.ID, "err", err)
 		return
 	}
-	w.stats.handedBack.Add(1)
-	w.log.Info("workflow step left to PHP workers", "job", rj.row.ID, "workflow", rj.row.WorkflowID.Int64, "handler", rj.row.Handler, "reason", why)
+	r.Stats.handedBack.Add(1)
+	r.Log.Info("workflow step left to PHP workers", "job", rj.row.ID, "workflow", rj.row.WorkflowID.Int64, "handler", rj.row.Handler, "reason", why)
 }
