@@ -1,6 +1,7 @@
 package queuety
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"time"
@@ -106,9 +107,9 @@ func newWebhookNotifier(s webhooks.Store, cfg Config, log *slog.Logger) *webhook
 	return webhooks.New(webhookParams(s, cfg, log))
 }
 
-// webhookParams are the notifier's params of cfg. Its Stop drains the
+// webhookParams are the notifier's params of cfg. Its own Stop drains the
 // queued requests within the shutdown grace, and at least one request
-// timeout, so the last jobs' webhooks get their try.
+// timeout; a worker's stop gives it less (stopWebhooks).
 func webhookParams(s webhooks.Store, cfg Config, log *slog.Logger) *webhooks.Params {
 	wc := cfg.Webhooks
 	p := &webhooks.Params{Store: s, Log: log, Clock: cfg.Clock, Timeout: wc.Timeout, Retries: wc.Retries,
@@ -118,4 +119,28 @@ func webhookParams(s webhooks.Store, cfg Config, log *slog.Logger) *webhooks.Par
 		p.Observe = o.ObserveWebhook
 	}
 	return p
+}
+
+// stopWebhooks stops the notifier, draining the queued requests within
+// what is left of the shutdown grace (grace: Stop's, begun when it did),
+// and at least one request timeout, so the last jobs' webhooks get their
+// try without a shutdown whose jobs used the grace taking a second one.
+func (w *Worker) stopWebhooks(grace context.Context) {
+	if w.hooks == nil {
+		return
+	}
+	ctx, cancel := webhookDrain(grace, w.cfg.Webhooks.Timeout, time.Now())
+	defer cancel()
+	w.hooks.StopWithin(ctx)
+}
+
+// webhookDrain bounds the notifier's drain at now: grace while at least
+// one request timeout of it is left, else one timeout from now. The grace
+// is of the wall clock (context.WithTimeout), so is now.
+func webhookDrain(grace context.Context, timeout time.Duration, now time.Time) (context.Context, context.CancelFunc) {
+	if dl, ok := grace.Deadline(); ok && dl.Sub(now) >= timeout {
+		return grace, func() {}
+	}
+	// What outlives the grace: its values, not its end.
+	return context.WithDeadline(context.WithoutCancel(grace), now.Add(timeout))
 }

@@ -373,3 +373,62 @@ func TestWebhookNotifyDuringStop(t *testing.T) {
 	require.Equal(t, goroutines*each, total)
 	require.Equal(t, obs.get("sent"), len(hl.requests()))
 }
+
+// TestWebhookDrainGetsWhatIsLeftOfTheGrace: a worker's stop drains the
+// notifier until its own grace ends, begun when Stop began, so jobs that
+// used the grace do not buy the webhooks a second one; with less than one
+// request timeout left (or none), the drain gets one timeout from now.
+func TestWebhookDrainGetsWhatIsLeftOfTheGrace(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		left time.Duration // of the grace, at now
+		want time.Duration // the drain's deadline, from now
+	}{
+		{"plenty left", 30 * time.Second, 30 * time.Second},
+		{"one timeout left", time.Second, time.Second},
+		{"less than a timeout", 200 * time.Millisecond, time.Second},
+		{"grace over", -5 * time.Second, time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			grace, cancel := context.WithDeadline(context.Background(), now.Add(tc.left))
+			defer cancel()
+			ctx, cancel2 := webhookDrain(grace, time.Second, now)
+			defer cancel2()
+			dl, ok := ctx.Deadline()
+			require.True(t, ok)
+			require.Equal(t, now.Add(tc.want), dl)
+		})
+	}
+	t.Run("no deadline", func(t *testing.T) {
+		ctx, cancel := webhookDrain(context.Background(), time.Second, now)
+		defer cancel()
+		dl, _ := ctx.Deadline()
+		require.Equal(t, now.Add(time.Second), dl)
+	})
+}
+
+// TestWebhookStopWithin: a drain bounded by its caller's ctx drops what is
+// queued once ctx ends, whatever the notifier's own grace.
+func TestWebhookStopWithin(t *testing.T) {
+	t.Parallel()
+	hl := newHookListener(t)
+	hl.hold = make(chan struct{})
+	defer close(hl.hold)
+	obs := &hookCounts{}
+	c := newTestClient(t, nil)
+	_, err := c.AddWebhook(context.Background(), WebhookJobCompleted, "http://127.0.0.1:"+hl.port()+"/c")
+	require.NoError(t, err)
+	n := startTestNotifier(t, c, WebhookConfig{Senders: 1, Timeout: time.Minute}, obs, time.Hour, clock.Real{})
+	for i := int64(1); i <= 3; i++ {
+		n.Notify(WebhookJobCompleted, hookData(i))
+	}
+	waitFor(t, 10*time.Second, "the first request in flight", func() bool { return len(hl.requests()) == 1 })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // nothing left of the caller's bound
+	n.StopWithin(ctx)
+	require.Equal(t, 2, obs.get("dropped"))
+	require.Equal(t, 1, obs.get("failed"), "the request in flight is cut")
+	n.Stop() // a second stop does nothing
+}

@@ -70,9 +70,9 @@ type Worker struct {
 	// The background loops (service.go), in start order, in two phases of
 	// Stop: feeders make new work (retention, the scheduler) and stop
 	// before the claim does; loops (heartbeater, rescuer, deadlines, wait
-	// sweeper, signal poller) stop after the last completion is written,
-	// and the webhook notifier after them (the loops before it may still
-	// send).
+	// sweeper, signal poller) stop after the last completion is written.
+	// The webhook notifier, a service too, stops after them (they may still
+	// send), within what is left of Stop's grace (stopWebhooks).
 	feeders   []service
 	loops     []service
 	scheduler *scheduler.Scheduler // Config.ScheduleInterval: the schedules tick
@@ -199,9 +199,6 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 	if cfg.Workflows {
 		w.loops = append(w.loops, newWorkflowServices(w.engine, cfg, w.log)...)
 	}
-	if w.hooks != nil {
-		w.loops = append(w.loops, w.hooks) // last: the loops before it may still send
-	}
 	if p := RetentionPolicyOf(cfg); cfg.RetentionSchedule != "off" && len(p) > 0 {
 		w.feeders = append(w.feeders, newRetention(c, p, w.log))
 	}
@@ -214,9 +211,13 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 
 // services are the worker's background loops in start order: the session
 // agent (the registration must exist before the first claim), the loops,
-// then the feeders.
+// the webhook notifier, then the feeders.
 func (w *Worker) services() []service {
-	return slices.Concat([]service{w.sessions}, w.loops, w.feeders)
+	svcs := slices.Concat([]service{w.sessions}, w.loops)
+	if w.hooks != nil {
+		svcs = append(svcs, w.hooks)
+	}
+	return append(svcs, w.feeders...)
 }
 
 func newWorkerID() string {
@@ -317,6 +318,7 @@ func (w *Worker) stop(ctx context.Context) error {
 	}
 	w.completer.Stop()
 	stopServices(w.loops)
+	w.stopWebhooks(grace)
 	w.sessions.Stop()
 	w.run.cancel(ErrShutdown)
 	st := w.Stats()

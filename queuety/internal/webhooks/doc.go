@@ -6,7 +6,7 @@
 // A Notifier is a service like the worker's other loops: Start reads the
 // webhooks table and starts the senders and the table's refresh loop (on
 // the injected clock); Stop takes no more events and drains the queue
-// within its configured grace. It counts each registration's results in
+// within its configured grace (StopWithin: within its caller's bound). It counts each registration's results in
 // memory (Deliveries) for the dashboard. The worker's public webhook
 // names (queuety.WebhookConfig, the event names, the Client's webhook
 // API) stay in queuety, which builds the Notifier from them.

@@ -46,7 +46,8 @@ type Params struct {
 	// Refresh is how often the webhooks table is read again.
 	Refresh time.Duration
 	// Grace is how long Stop sends what is queued before it drops the rest
-	// and cuts the requests in flight (0: at once).
+	// and cuts the requests in flight (0: at once); StopWithin takes its
+	// bound from its caller instead.
 	Grace time.Duration
 	// Observe is told each request's result: sent, failed or dropped
 	// (nil: nobody).
@@ -139,16 +140,29 @@ func (n *Notifier) Start(ctx context.Context) error {
 }
 
 // Stop takes no more events and sends what is queued within the grace;
-// what is left then is dropped (and counted), in-flight requests are cut. A second Stop, or a Stop before
-// Start, does nothing.
+// what is left then is dropped (and counted), in-flight requests are cut.
+// A second Stop, or a Stop before Start, does nothing.
 func (n *Notifier) Stop() {
 	if !n.started.Load() {
 		return
 	}
-	n.stopOnce.Do(n.stop)
+	// The wall clock: the grace bounds the process's shutdown, which no
+	// fake clock moves.
+	grace, cancel := context.WithTimeout(context.WithoutCancel(n.sendCtx), n.p.Grace)
+	defer cancel()
+	n.StopWithin(grace)
 }
 
-func (n *Notifier) stop() {
+// StopWithin is Stop with the drain bounded by ctx instead of the grace:
+// a worker's stop hands it what is left of its own shutdown grace.
+func (n *Notifier) StopWithin(ctx context.Context) {
+	if !n.started.Load() {
+		return
+	}
+	n.stopOnce.Do(func() { n.stop(ctx) })
+}
+
+func (n *Notifier) stop(ctx context.Context) {
 	n.refresher.Stop()
 	n.mu.Lock()
 	n.closed = true
@@ -156,13 +170,9 @@ func (n *Notifier) stop() {
 	n.mu.Unlock()
 	done := make(chan struct{})
 	go func() { n.senders.Wait(); close(done) }()
-	// The wall clock: the grace bounds the process's shutdown, which no
-	// fake clock moves.
-	grace := time.NewTimer(n.p.Grace)
-	defer grace.Stop()
 	select {
 	case <-done:
-	case <-grace.C:
+	case <-ctx.Done():
 		n.cancelSend()
 		<-done
 	}
