@@ -94,7 +94,7 @@ func (r *recorder) completeBatchJob(ctx context.Context, rj *running, d time.Dur
 	c := store.Completion{Attempt: rj.job.attempt, Log: r.completedLog(rj, d)}
 	var applied, already bool
 	cb, turn, err := r.batchTurns.write(rj.row.BatchID.Int64, func() (cb store.BatchCallbacks, err error) {
-		err = r.Writes.persist("complete", func(ctx context.Context) error {
+		err = r.Writes.persist(ctx, "complete", func(ctx context.Context) error {
 			var err error
 			applied, already, cb, err = r.Store.CompleteBatchJob(ctx, c, rj.row.BatchID.Int64)
 			return err
@@ -111,7 +111,7 @@ func (r *recorder) completeBatchJob(ctx context.Context, rj *running, d time.Dur
 		// counted as the batch's failure, so the batch still finishes.
 		r.Log.Error("the server refused this batch job's completion; burying it", "job", rj.row.ID, "err", err)
 		f := refusedWrite(&rj.row, rj.job.attempt, d, "its completion", err, "")
-		if _, cb, err := r.writeJobFailure(rj, f); err != nil {
+		if _, cb, err := r.writeJobFailure(ctx, rj, f); err != nil {
 			r.Log.Error("burying it failed too; the stale sweep will recover the job", "job", rj.row.ID, "err", err)
 		} else {
 			r.Stats.buried.Add(1)
@@ -142,14 +142,14 @@ func (r *recorder) rowWritten(rj *running) {
 
 // writeJobFailure is writeFailure, with a batch job's burial counted in
 // its batch in the same transaction.
-func (r *recorder) writeJobFailure(rj *running, f store.Failure) (applied bool, cb store.BatchCallbacks, err error) {
+func (r *recorder) writeJobFailure(ctx context.Context, rj *running, f store.Failure) (applied bool, cb store.BatchCallbacks, err error) {
 	if !rj.row.BatchID.Valid {
-		applied, err = r.Writes.writeFailure(f)
+		applied, err = r.Writes.writeFailure(ctx, f)
 		return applied, cb, err
 	}
 	rj.batchTurn.finish() // a write refused before this one fired nothing
 	cb, rj.batchTurn, err = r.batchTurns.write(rj.row.BatchID.Int64, func() (cb store.BatchCallbacks, err error) {
-		err = r.Writes.persist("fail", func(ctx context.Context) error {
+		err = r.Writes.persist(ctx, "fail", func(ctx context.Context) error {
 			var err error
 			applied, cb, err = r.Store.FailBatchJob(ctx, f, rj.row.BatchID.Int64)
 			return err

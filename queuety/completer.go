@@ -40,7 +40,7 @@ type completerParams struct {
 // will not take and giving up on a lost connection: either way the batch
 // is settled after it returns.
 type completionWriter interface {
-	writeCompletions(batch []store.Completion)
+	writeCompletions(ctx context.Context, batch []store.Completion)
 }
 
 func newCompleter(p completerParams) *completer {
@@ -59,9 +59,10 @@ func (c *completer) complete(done store.Completion) bool {
 	}
 }
 
-// Start runs the loop; it never fails.
-func (c *completer) Start(context.Context) error {
-	go c.loop()
+// Start runs the loop until Stop; ctx gives the writes its values, not
+// their life. It never fails.
+func (c *completer) Start(ctx context.Context) error {
+	go c.loop(ctx)
 	return nil
 }
 
@@ -71,18 +72,18 @@ func (c *completer) Stop() {
 	<-c.done
 }
 
-func (c *completer) loop() {
+func (c *completer) loop(ctx context.Context) {
 	defer close(c.done)
 	batch := make([]store.Completion, 0, maxCompletionBatch)
 	for {
 		select {
 		case first := <-c.in:
 			batch = c.drain(append(batch, first), cap(batch))
-			c.flush(batch)
+			c.flush(ctx, batch)
 			batch = batch[:0]
 			c.AfterBatch()
 		case <-c.stop:
-			c.flush(c.drain(batch, -1))
+			c.flush(ctx, c.drain(batch, -1))
 			return
 		}
 	}
@@ -101,12 +102,12 @@ func (c *completer) drain(batch []store.Completion, limit int) []store.Completio
 	return batch
 }
 
-func (c *completer) flush(batch []store.Completion) {
+func (c *completer) flush(ctx context.Context, batch []store.Completion) {
 	if len(batch) == 0 {
 		return
 	}
 	defer c.settled(batch)
-	c.Writer.writeCompletions(batch)
+	c.Writer.writeCompletions(ctx, batch)
 }
 
 // settled ends the heartbeats of finished attempts whose completions were
@@ -120,9 +121,9 @@ func (c *completer) settled(batch []store.Completion) {
 // refuses (not a lost connection or a deadlock, which persist retries) is
 // split and written again in halves, so one row it will not take is found
 // and buried alone and never holds back the others.
-func (r *recorder) writeCompletions(batch []store.Completion) {
+func (r *recorder) writeCompletions(ctx context.Context, batch []store.Completion) {
 	var res store.CompleteResult
-	err := r.Writes.persist("complete", func(ctx context.Context) error {
+	err := r.Writes.persist(ctx, "complete", func(ctx context.Context) error {
 		var err error
 		res, err = r.Store.CompleteJobs(ctx, batch)
 		return err
@@ -133,8 +134,8 @@ func (r *recorder) writeCompletions(batch []store.Completion) {
 		r.Log.Error("writing completions failed; the stale sweep will recover the jobs", "jobs", len(batch), "err", err)
 		return
 	case len(batch) > 1:
-		r.writeCompletions(batch[:len(batch)/2])
-		r.writeCompletions(batch[len(batch)/2:])
+		r.writeCompletions(ctx, batch[:len(batch)/2])
+		r.writeCompletions(ctx, batch[len(batch)/2:])
 		return
 	default:
 		c := batch[0]
@@ -142,7 +143,7 @@ func (r *recorder) writeCompletions(batch []store.Completion) {
 		row := &store.JobRow{ID: c.ID, Queue: c.Log.Queue, Handler: c.Log.Handler, Attempts: c.Attempt.Attempt,
 			WorkflowID: c.Log.WorkflowID, StepIndex: c.Log.StepIndex}
 		d := time.Duration(c.Log.DurationMS.Int64) * time.Millisecond
-		if _, err := r.Writes.writeFailure(refusedWrite(row, c.Attempt, d, "its completion", err, "")); err != nil {
+		if _, err := r.Writes.writeFailure(ctx, refusedWrite(row, c.Attempt, d, "its completion", err, "")); err != nil {
 			r.Log.Error("burying it failed too; the stale sweep will recover the job", "job", c.ID, "err", err)
 		} else {
 			r.Observe.observeJob(row, OutcomeBuried, d)

@@ -35,12 +35,12 @@ func failure(rj *running, o *outcome) store.Failure {
 func (r *recorder) fail(ctx context.Context, rj *running, o *outcome) {
 	defer rj.batchTurn.finish() // whatever path is taken below
 	f := failure(rj, o)
-	applied, cb, err := r.writeJobFailure(rj, f)
+	applied, cb, err := r.writeJobFailure(ctx, rj, f)
 	if err != nil && !retryableWrite(err) {
 		r.Log.Error("the server refused this job's failure; burying it", "job", rj.row.ID, "err", err)
 		f = refusedWrite(&rj.row, rj.job.attempt, o.duration, "its failure", err, o.err.Error())
 		o = &outcome{err: errors.New(f.ErrorMessage), duration: o.duration}
-		applied, cb, err = r.writeJobFailure(rj, f)
+		applied, cb, err = r.writeJobFailure(ctx, rj, f)
 	}
 	if err != nil {
 		r.Log.Error("writing the job's failure failed; the stale sweep will recover the job", "job", rj.row.ID, "err", err)
@@ -59,8 +59,8 @@ func (r *recorder) fail(ctx context.Context, rj *running, o *outcome) {
 }
 
 // writeFailure writes a failed attempt's retry or burial.
-func (s *stateWriter) writeFailure(f store.Failure) (applied bool, err error) {
-	err = s.persist("fail", func(ctx context.Context) error {
+func (s *stateWriter) writeFailure(ctx context.Context, f store.Failure) (applied bool, err error) {
+	err = s.persist(ctx, "fail", func(ctx context.Context) error {
 		var err error
 		applied, err = s.store.FailJob(ctx, f)
 		return err

@@ -27,11 +27,11 @@ type stateWriter struct {
 }
 
 // handBack returns attempts to pending with the attempt restored.
-func (s *stateWriter) handBack(attempts []store.Attempt) {
+func (s *stateWriter) handBack(ctx context.Context, attempts []store.Attempt) {
 	if len(attempts) == 0 {
 		return
 	}
-	if err := s.persist("hand back", func(ctx context.Context) error {
+	if err := s.persist(ctx, "hand back", func(ctx context.Context) error {
 		n, err := s.store.UnclaimJobs(ctx, attempts)
 		if err == nil {
 			s.handedBack.Add(int64(n))
@@ -48,14 +48,17 @@ func (s *stateWriter) handBack(attempts []store.Attempt) {
 // error once the process is shutting down for good. Either way the row
 // stays processing and the stale sweep recovers it unless the caller does
 // better.
-func (s *stateWriter) persist(what string, fn func(ctx context.Context) error) error {
+//
+// ctx is the caller's: an ended attempt's, the completer's, Stop's. Each
+// try gets its values, not its end: the attempt's context is cancelled once
+// it ends, and a forced stop cancels the rest, yet their outcome must still
+// be written; each try is bounded by writeTimeout instead.
+func (s *stateWriter) persist(ctx context.Context, what string, fn func(ctx context.Context) error) error {
 	delay := 50 * time.Millisecond
 	deadline := time.Now().Add(s.grace + time.Minute)
 	for {
-		// The writes come from attempts that have ended (their contexts
-		// too) and from Stop: each gets its own bounded context.
-		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-		err := fn(ctx)
+		try, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+		err := fn(try)
 		cancel()
 		if err == nil {
 			return nil

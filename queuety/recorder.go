@@ -70,7 +70,7 @@ func (r *recorder) record(ctx context.Context, rj *running, o *outcome) {
 		r.Stats.refused.Add(1)
 		r.Log.Warn("job lost while running (rescued or deleted); its result is dropped", "job", rj.row.ID, "err", o.err)
 	case errors.Is(cause, ErrShutdown), errors.Is(o.err, errLeaveToPHP):
-		r.Writes.handBack([]store.Attempt{rj.job.attempt})
+		r.Writes.handBack(ctx, []store.Attempt{rj.job.attempt})
 	default:
 		r.fail(ctx, rj, o)
 	}

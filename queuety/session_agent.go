@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/queuety-go/queuety/internal/clock"
@@ -20,6 +21,9 @@ import (
 type sessionAgent struct {
 	sessionAgentParams
 	caps map[string]bool
+	// registered: Start registered the worker, so goodbye has a
+	// registration to remove.
+	registered atomic.Bool
 	// Two loops on the injected clock: the registration's heartbeat, and
 	// the renewal of running jobs' session leases.
 	beat, renewal tickerService
@@ -92,21 +96,31 @@ func (a *sessionAgent) Start(ctx context.Context) error {
 	if _, err := a.registry().Register(ctx, a.registration()); err != nil {
 		return fmt.Errorf("register worker %s: %w", a.WorkerID, err)
 	}
+	a.registered.Store(true)
 	a.Publish(ctx)
 	_ = a.beat.Start(ctx)
 	_ = a.renewal.Start(ctx)
 	return nil
 }
 
-// Stop closes the sessions the worker holds (a planned shutdown must, so
-// another worker is not left waiting for a lease to lapse) and removes the
-// registration, within 10 seconds. Call it after the last job finished.
+// Stop ends the heartbeat loops. The registration stays until goodbye.
 func (a *sessionAgent) Stop() {
 	a.beat.Stop()
 	a.renewal.Stop()
-	// Stop has no caller's context (service): the goodbye gets its own,
-	// bounded, so a dead server does not hold the stop.
-	ctx, cancel := context.WithTimeout(context.Background(), sessionCallTimeout)
+}
+
+// goodbye closes the sessions the worker holds (a planned shutdown must, so
+// another worker is not left waiting for a lease to lapse) and removes the
+// registration, within 10 seconds: ctx is the worker's stop's (or its
+// failed start's), its values kept and its end not, since the goodbye
+// comes last and a stop whose grace ran out must still say it. Call it
+// after Stop, once the last job finished; it does nothing unless Start
+// registered the worker.
+func (a *sessionAgent) goodbye(ctx context.Context) {
+	if !a.registered.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sessionCallTimeout)
 	defer cancel()
 	reg := a.registry()
 	if n, err := reg.CloseHeldBy(ctx, a.Namespace, a.WorkerID); err != nil {

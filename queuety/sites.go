@@ -228,7 +228,7 @@ func (s *Sites) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			s.stopAll()
+			s.stopAll(ctx)
 			return nil
 		case <-retry.C:
 			s.retryFailed(ctx)
@@ -274,7 +274,7 @@ func (s *Sites) reconcile(ctx context.Context, list []Site) {
 		}
 	}
 	s.mu.Unlock()
-	s.stopSites(gone)
+	s.stopSites(ctx, gone)
 	// A few at a time: a start is several round trips (server checks,
 	// schema check, the worker's registration), and a network of hundreds
 	// would otherwise wait for them one by one.
@@ -614,12 +614,12 @@ func (s *Sites) Unreachable() []string {
 	return out
 }
 
-func (s *Sites) stopAll() {
+func (s *Sites) stopAll(ctx context.Context) {
 	s.mu.Lock()
 	runs := slices.Collect(maps.Values(s.sites))
 	s.sites = map[string]*siteRun{}
 	s.mu.Unlock()
-	s.stopSites(runs)
+	s.stopSites(ctx, runs)
 	s.mu.Lock()
 	for k, l := range s.servers {
 		l.stop()
@@ -630,8 +630,10 @@ func (s *Sites) stopAll() {
 }
 
 // stopSites stops the workers of runs at once (each within its grace) and
-// releases their connections.
-func (s *Sites) stopSites(runs []*siteRun) {
+// releases their connections. ctx gives the stops its values, not its end:
+// Run stops every site once its ctx ended, and each stop gets its grace.
+func (s *Sites) stopSites(ctx context.Context, runs []*siteRun) {
+	ctx = context.WithoutCancel(ctx)
 	var wg sync.WaitGroup
 	for _, r := range runs {
 		r.mu.Lock()
@@ -644,7 +646,7 @@ func (s *Sites) stopSites(runs []*siteRun) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := w.Stop(context.Background()); err != nil {
+			if err := w.Stop(ctx); err != nil {
 				s.log.Warn("sites: stopping a site's worker", "site", r.site.Name, "err", err)
 			}
 			s.releaseDB(db)

@@ -257,6 +257,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	// Only the registration and the cron schedules can fail; a failed
 	// start leaves nothing running (startServices).
 	if err := startServices(ctx, w.services()); err != nil {
+		w.sessions.goodbye(ctx) // the registration, if it was made
 		return err
 	}
 	w.mem.sample()
@@ -312,7 +313,7 @@ func (w *Worker) stop(ctx context.Context) error {
 		extra, cancel2 := context.WithTimeout(context.WithoutCancel(ctx), abandonAfter)
 		defer cancel2()
 		if !w.run.wait(extra) {
-			w.abandonRunning()
+			w.abandonRunning(ctx)
 			w.awaitFinishing()
 		}
 	}
@@ -320,6 +321,7 @@ func (w *Worker) stop(ctx context.Context) error {
 	stopServices(w.loops)
 	w.stopWebhooks(grace)
 	w.sessions.Stop()
+	w.sessions.goodbye(ctx)
 	w.run.cancel(ErrShutdown)
 	st := w.Stats()
 	w.log.Info("worker stopped", "completed", st.Completed, "chained", st.Chained, "retried", st.Retried, "buried", st.Buried, "handed_back", st.HandedBack)
@@ -343,10 +345,10 @@ func waitGroup(ctx context.Context, wg *sync.WaitGroup) bool {
 
 // abandonRunning hands back attempts whose handlers ignored cancellation.
 // Their goroutines may still finish, but their results are dropped.
-func (w *Worker) abandonRunning() {
+func (w *Worker) abandonRunning(ctx context.Context) {
 	give := w.jobs.abandon()
 	w.log.Warn("handlers did not return after cancellation; handing their jobs back", "jobs", len(give))
-	w.writes.handBack(give)
+	w.writes.handBack(ctx, give)
 }
 
 // awaitFinishing waits for executors whose handlers did return and that are

@@ -137,12 +137,12 @@ func (r *runner) executeWorkflowStep(ctx context.Context, rj *running) {
 		}
 		if !r.Record.settleStep(ctx, rj, &row, stepErr, err) || next == nil {
 			if next != nil {
-				r.Writes.handBack([]store.Attempt{{ID: next.Job.ID, Attempt: next.Job.Attempts, WorkerID: r.WorkerID}})
+				r.Writes.handBack(ctx, []store.Attempt{{ID: next.Job.ID, Attempt: next.Job.Attempts, WorkerID: r.WorkerID}})
 			}
 			r.release(rj)
 			return
 		}
-		if rj, ctx = r.chainTo(rj, next); rj == nil {
+		if rj, ctx = r.chainTo(ctx, rj, next); rj == nil {
 			return
 		}
 		row = rj.row
@@ -159,7 +159,7 @@ func (r *recorder) settleStep(ctx context.Context, rj *running, row *store.JobRo
 	switch {
 	case err != nil && errors.Is(context.Cause(ctx), ErrShutdown):
 		// Stopped mid-step: nothing was settled, the attempt goes back.
-		r.Writes.handBack([]store.Attempt{rj.job.attempt})
+		r.Writes.handBack(ctx, []store.Attempt{rj.job.attempt})
 	case err != nil && errors.Is(context.Cause(ctx), ErrJobLost):
 		r.Stats.refused.Add(1)
 		r.Log.Warn("workflow step lost while running (rescued or deleted); its result is dropped", "job", row.ID, "err", loggedError{stepErr})
@@ -170,9 +170,9 @@ func (r *recorder) settleStep(ctx context.Context, rj *running, row *store.JobRo
 		// left to the stale sweep below, which spends the attempt, so a
 		// read that always fails cannot loop.
 		r.Log.Warn("workflow step not started; handing it back", "job", row.ID, "err", err)
-		r.Writes.handBack([]store.Attempt{rj.job.attempt})
+		r.Writes.handBack(ctx, []store.Attempt{rj.job.attempt})
 	case err != nil && errors.Is(err, workflow.ErrNeedsPHP):
-		r.leaveToPHP(rj, err)
+		r.leaveToPHP(ctx, rj, err)
 	case err != nil:
 		r.Log.Error("workflow step: recording its outcome failed; the stale sweep will deal with the job",
 			"job", row.ID, "workflow", row.WorkflowID.Int64, "err", err)
@@ -205,21 +205,21 @@ func retryableRead(err error) bool {
 // holds from the commit that enqueued it: registered as running (so the
 // heartbeat renews it and Stop waits for it or hands it back), with its
 // own context. It returns nil, with next handed back, when the worker
-// began stopping since that commit.
-func (r *runner) chainTo(rj *running, next *engine.Chained) (*running, context.Context) {
-	nrj, ctx := r.newRunning(next.Job, rj.lane, time.Now(), next.Job.Attempts)
+// began stopping since that commit. ctx is rj's attempt's.
+func (r *runner) chainTo(ctx context.Context, rj *running, next *engine.Chained) (*running, context.Context) {
+	nrj, nctx := r.newRunning(next.Job, rj.lane, time.Now(), next.Job.Attempts)
 	stopping := r.Claim.stopped()
 	r.Jobs.chain(rj.row.ID, nrj, !stopping)
 	rj.cancel(nil)
 	if stopping {
 		nrj.cancel(nil)
-		r.Writes.handBack([]store.Attempt{nrj.job.attempt})
+		r.Writes.handBack(ctx, []store.Attempt{nrj.job.attempt})
 		rj.lane.free()
 		return nil, nil
 	}
 	r.Stats.chained.Add(1)
 	r.Claim.refreshPausedSoon()
-	return nrj, ctx
+	return nrj, nctx
 }
 
 // stepTimeout is a step attempt's time limit: the job's runtime payload,

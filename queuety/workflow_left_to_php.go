@@ -14,8 +14,8 @@ const leftToPHPDelay = 30 * time.Second
 // leaveToPHP gives back a claimed step the engine refused to run because
 // only PHP can (workflow.ErrNeedsPHP: a repeat with a PHP condition class
 // and no PHP pool): the attempt restored, the row as PHP workers expect it.
-func (r *recorder) leaveToPHP(rj *running, why error) {
-	err := r.Writes.persist("leave to PHP", func(ctx context.Context) error {
+func (r *recorder) leaveToPHP(ctx context.Context, rj *running, why error) {
+	err := r.Writes.persist(ctx, "leave to PHP", func(ctx context.Context) error {
 		_, err := r.Store.ReleaseJobLater(ctx, rj.job.attempt, time.Now().Add(leftToPHPDelay))
 		return err
 	})
