@@ -67,8 +67,10 @@ func newRetention(c *Client, policy RetentionPolicy, log *slog.Logger) *maintena
 }
 
 // newDeadlineChecker fails the workflows past their deadline_at every
-// Config.DeadlineInterval.
-func newDeadlineChecker(c *Client, reg *Registry, log *slog.Logger) *maintenance.DeadlineChecker {
-	return maintenance.NewDeadlineChecker(&maintenance.DeadlineParams{Interval: c.cfg.DeadlineInterval, Log: log,
-		Clock: c.cfg.Clock, Check: func(ctx context.Context) (int, error) { return c.CheckDeadlines(ctx, reg) }})
+// Config.DeadlineInterval, with e: the Client's engine over the worker's
+// registry (Client.CheckDeadlines), given once when the loop is built
+// rather than looked up each round.
+func newDeadlineChecker(e *engine.Engine, cfg Config, log *slog.Logger) *maintenance.DeadlineChecker {
+	return maintenance.NewDeadlineChecker(&maintenance.DeadlineParams{Interval: cfg.DeadlineInterval, Log: log,
+		Clock: cfg.Clock, Check: e.CheckDeadlines})
 }

@@ -194,7 +194,7 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		w.loops = append(w.loops, newRescuer(c, reg, w.log, w.claim.troubleAt.Load))
 	}
 	if cfg.Workflows && cfg.DeadlineInterval > 0 {
-		w.loops = append(w.loops, newDeadlineChecker(c, reg, w.log))
+		w.loops = append(w.loops, newDeadlineChecker(c.engine(reg), cfg, w.log))
 	}
 	if cfg.Workflows {
 		w.loops = append(w.loops, newWorkflowServices(w.engine, cfg, w.log)...)
