@@ -41,7 +41,7 @@ func (h engineHost) Chains(queue, _ string) bool {
 
 // StepTimeout is the step job's attempt time limit (workflow.go).
 func (h engineHost) StepTimeout(job *store.JobRow) (time.Duration, error) {
-	return h.w.exec.stepTimeout(job)
+	return h.w.run.Exec.stepTimeout(job)
 }
 
 // JobContext is the attempts' lifetime (runner.jobsCtx): cancelled

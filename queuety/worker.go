@@ -52,19 +52,17 @@ type Worker struct {
 	store *store.Store
 	reg   *Registry
 	log   *slog.Logger
-	clock clock.Clock // the application clock: the services tick on it (service.go)
 	id    string
 	// engine runs workflow steps (Config.Workflows); nil leaves workflow
 	// jobs out of the claim.
 	engine *engine.Engine
 
+	// The parts (see above); the executor, the recorder and the
+	// stateWriter are reached through the runner, which Stop drives.
 	scope     *claimScope
 	claim     *claimer
-	exec      *executor
 	run       *runner
-	record    *recorder
 	jobs      *runningSet
-	writes    *stateWriter // the retried writes of ended attempts
 	completer *completer
 	sessions  *sessionAgent // registration, session admission and leases
 	// The background loops (service.go), in start order, in two phases of
@@ -135,12 +133,11 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		return nil, fmt.Errorf("worker id %q: longer than 64 characters", w.id)
 	}
 	w.log = cfg.Logger.With("worker", w.id)
-	w.clock = orReal(cfg.Clock)
 	if !cfg.Webhooks.Disabled {
 		// Before the engine, which reports step failures to it.
 		w.hooks = newWebhookNotifier(w.store, cfg, w.log)
 	}
-	scope := claimScopeParams{Reg: reg, Store: c.store, Log: w.log, Clock: w.clock, Namespace: cfg.Namespace,
+	scope := claimScopeParams{Reg: reg, Store: c.store, Log: w.log, Clock: orReal(cfg.Clock), Namespace: cfg.Namespace,
 		Queues: cfg.Queues, WorkerID: w.id}
 	if cfg.Workflows {
 		// With the registry's step runner every workflow step is claimed;
@@ -160,7 +157,19 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		}
 	}
 	w.scope = newClaimScope(scope)
-	observe := observers{o: cfg.Observer, clock: w.clock}
+	w.assemble()
+	w.addServices()
+	return w, nil
+}
+
+// assemble builds the worker's parts and wires them: each gets what it
+// needs as params, never the Worker.
+func (w *Worker) assemble() {
+	c, cfg, reg := w.c, w.cfg, w.reg
+	// The application clock: the session agent's loops and the claimed
+	// rows' queue wait tick on it.
+	clk := orReal(cfg.Clock)
+	observe := observers{o: cfg.Observer, clock: clk}
 	w.claim = newClaimer(claimerParams{
 		Config: cfg, Store: c.store, Reg: reg, Log: w.log, WorkerID: w.id, Clock: clock.Real{},
 		Claimable: w.scope.claimable(), PHPOnly: w.scope.phpOnlyClaims,
@@ -168,26 +177,32 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 			debug: cfg.Debug, queueBudgets: cfg.QueueCostBudgets, groupBudgets: cfg.GroupCostBudgets, steps: w.engine != nil},
 		Observer: observe, Stats: &w.stats,
 	})
-	w.writes = &stateWriter{store: c.store, log: w.log, grace: cfg.ShutdownGrace, stopping: w.claim.stopped,
+	writes := &stateWriter{store: c.store, log: w.log, grace: cfg.ShutdownGrace, stopping: w.claim.stopped,
 		handedBack: &w.stats.handedBack}
-	w.exec = &executor{policy: c.policy(reg), lookup: handlerLookup(reg, c.machines(reg, w.log)), log: w.log}
-	w.record = newRecorder(recorderParams{Store: c.store, Writes: w.writes, Jobs: w.jobs, Reg: reg,
-		Machines: c.machines(reg, cfg.Logger), Decide: w.exec.decideStep, Log: w.log, Observe: observe,
+	exec := &executor{policy: c.policy(reg), lookup: handlerLookup(reg, c.machines(reg, w.log)), log: w.log}
+	rec := newRecorder(recorderParams{Store: c.store, Writes: writes, Jobs: w.jobs, Reg: reg,
+		Machines: c.machines(reg, cfg.Logger), Decide: exec.decideStep, Log: w.log, Observe: observe,
 		Hooks: w.hooks, Stats: &w.stats, MemKB: w.mem.perSlotKB})
-	w.completer = newCompleter(completerParams{Writer: w.record, Jobs: w.jobs, Finished: w.claim.noteFinished,
+	w.completer = newCompleter(completerParams{Writer: rec, Jobs: w.jobs, Finished: w.claim.noteFinished,
 		AfterBatch: w.mem.sample, Size: cfg.Concurrency})
-	w.record.Complete = w.completer.complete
+	rec.Complete = w.completer.complete
 	w.sessions = newSessionAgent(sessionAgentParams{
-		Client: c, Jobs: w.jobs, Clock: w.clock, Log: w.log, WorkerID: w.id,
+		Client: c, Jobs: w.jobs, Clock: clk, Log: w.log, WorkerID: w.id,
 		Namespace: cfg.Namespace, Queues: cfg.Queues, Capabilities: cfg.Capabilities,
 		MaxWorkerSessions: cfg.MaxWorkerSessions, RegistrationHeartbeat: cfg.RegistrationHeartbeat,
 		PollInterval: cfg.PollInterval,
-		Publish:      w.scope.publishClaims, Metrics: w.claim.metrics, Buried: w.record.sessionBuried,
+		Publish:      w.scope.publishClaims, Metrics: w.claim.metrics, Buried: rec.sessionBuried,
 	})
 	w.claim.Sessions = w.sessions
-	w.run = newRunner(runnerParams{Exec: w.exec, Engine: w.engine, Record: w.record, Jobs: w.jobs, Writes: w.writes,
+	w.run = newRunner(runnerParams{Exec: exec, Engine: w.engine, Record: rec, Jobs: w.jobs, Writes: writes,
 		Claim: w.claim, Beat: &jobBeat{store: c.store, sessions: w.sessions}, WorkerID: w.id, Stats: &w.stats})
 	w.claim.Starter = w.run
+}
+
+// addServices builds the background loops the configuration asks for, in
+// start order.
+func (w *Worker) addServices() {
+	c, cfg, reg := w.c, w.cfg, w.reg
 	w.loops = append(w.loops, newHeartbeater(heartbeatParams{
 		Jobs: w.jobs, Store: w.store, WorkerID: w.id, Interval: cfg.HeartbeatInterval, Log: w.log}))
 	if cfg.RescueSchedule != "off" {
@@ -206,7 +221,6 @@ func (c *Client) NewWorker(reg *Registry) (*Worker, error) {
 		w.scheduler = newScheduler(c, w.log)
 		w.feeders = append(w.feeders, w.scheduler)
 	}
-	return w, nil
 }
 
 // services are the worker's background loops in start order: the session
@@ -348,7 +362,7 @@ func waitGroup(ctx context.Context, wg *sync.WaitGroup) bool {
 func (w *Worker) abandonRunning(ctx context.Context) {
 	give := w.jobs.abandon()
 	w.log.Warn("handlers did not return after cancellation; handing their jobs back", "jobs", len(give))
-	w.writes.handBack(ctx, give)
+	w.run.Writes.handBack(ctx, give)
 }
 
 // awaitFinishing waits for executors whose handlers did return and that are
