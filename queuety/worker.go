@@ -259,7 +259,8 @@ func (w *Worker) Stats() WorkerStats {
 }
 
 // Start checks the schema and starts claiming. ctx bounds only the start-up
-// checks; call Stop to stop.
+// checks; its values, not its end, go on to the handlers' contexts and the
+// background loops. Call Stop to stop.
 func (w *Worker) Start(ctx context.Context) error {
 	if !w.started.CompareAndSwap(false, true) {
 		return errors.New("worker already started")
