@@ -41,22 +41,6 @@ func (r *Registry) chainCatchNames() []string {
 	return sortedKeys(r.machines.catches)
 }
 
-// afterBury is what the plugin's worker does once a job is buried, beyond
-// the burial itself (its `failed()` hook runs with the job, in the pool):
-// the chain's catch, a state machine action's fail_action, then the
-// batch callbacks the burial finished.
-func (r *recorder) afterBury(ctx context.Context, rj *running, cause error, cb store.BatchCallbacks) {
-	if !cb.Any() && rj.row.Handler != machineActionHandler && chainCatchClass(rj.row.Payload) == "" {
-		return
-	}
-	r.rowWritten(rj)
-	r.callChainCatch(ctx, rj, cause)
-	if rj.row.Handler == machineActionHandler {
-		r.failMachineAction(ctx, rj, cause.Error(), true)
-	}
-	r.fireBatchCallbacks(ctx, rj, cb)
-}
-
 // callChainCatch is Worker::call_chain_catch: the class named by the
 // payload's "__chain_catch" gets handle(), handle($job) or handle($job,
 // $e) by its arity. A failure is only logged (best effort, as in PHP).

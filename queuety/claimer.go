@@ -72,7 +72,7 @@ type claimerParams struct {
 }
 
 // jobStarter runs the rows of a committed claim in slots of l (the
-// runner, execute.go).
+// runner, runner.go).
 type jobStarter interface {
 	startJobs(l *lane, rows []store.JobRow)
 }

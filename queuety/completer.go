@@ -2,7 +2,6 @@ package queuety
 
 import (
 	"context"
-	"time"
 
 	store "github.com/queuety-go/queuety/sql"
 )
@@ -115,46 +114,4 @@ func (c *completer) flush(ctx context.Context, batch []store.Completion) {
 func (c *completer) settled(batch []store.Completion) {
 	c.Finished() // before they leave settling: see Drained
 	c.Jobs.settled(batch)
-}
-
-// writeCompletions writes a batch of completions. A batch the server
-// refuses (not a lost connection or a deadlock, which persist retries) is
-// split and written again in halves, so one row it will not take is found
-// and buried alone and never holds back the others.
-func (r *recorder) writeCompletions(ctx context.Context, batch []store.Completion) {
-	var res store.CompleteResult
-	err := r.Writes.persist(ctx, "complete", func(ctx context.Context) error {
-		var err error
-		res, err = r.Store.CompleteJobs(ctx, batch)
-		return err
-	})
-	switch {
-	case err == nil:
-	case retryableWrite(err):
-		r.Log.Error("writing completions failed; the stale sweep will recover the jobs", "jobs", len(batch), "err", err)
-		return
-	case len(batch) > 1:
-		r.writeCompletions(ctx, batch[:len(batch)/2])
-		r.writeCompletions(ctx, batch[len(batch)/2:])
-		return
-	default:
-		c := batch[0]
-		r.Log.Error("the server refused this job's completion; burying it", "job", c.ID, "err", err)
-		row := &store.JobRow{ID: c.ID, Queue: c.Log.Queue, Handler: c.Log.Handler, Attempts: c.Attempt.Attempt,
-			WorkflowID: c.Log.WorkflowID, StepIndex: c.Log.StepIndex}
-		d := time.Duration(c.Log.DurationMS.Int64) * time.Millisecond
-		if _, err := r.Writes.writeFailure(ctx, refusedWrite(row, c.Attempt, d, "its completion", err, "")); err != nil {
-			r.Log.Error("burying it failed too; the stale sweep will recover the job", "job", c.ID, "err", err)
-		} else {
-			r.Observe.observeJob(row, OutcomeBuried, d)
-		}
-		r.Stats.buried.Add(1)
-		return
-	}
-	r.Stats.completed.Add(int64(len(res.Completed) + len(res.Already)))
-	r.notifyCompleted(batch, res)
-	if len(res.Refused) > 0 {
-		r.Stats.refused.Add(int64(len(res.Refused)))
-		r.Log.Warn("completions refused: those attempts no longer hold their rows (rescued or deleted)", "jobs", res.Refused)
-	}
 }

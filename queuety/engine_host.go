@@ -39,7 +39,7 @@ func (h engineHost) Chains(queue, _ string) bool {
 	return known && !paused
 }
 
-// StepTimeout is the step job's attempt time limit (workflow.go).
+// StepTimeout is the step job's attempt time limit (executor.stepTimeout).
 func (h engineHost) StepTimeout(job *store.JobRow) (time.Duration, error) {
 	return h.w.run.Exec.stepTimeout(job)
 }

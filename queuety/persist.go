@@ -84,3 +84,19 @@ const writeTimeout = 30 * time.Second
 func retryableWrite(err error) bool {
 	return store.ConnectionLost(err) || store.Transient(err) || errors.Is(err, context.DeadlineExceeded)
 }
+
+// writeFailure writes a failed attempt's retry or burial.
+func (s *stateWriter) writeFailure(ctx context.Context, f store.Failure) (applied bool, err error) {
+	err = s.persist(ctx, "fail", func(ctx context.Context) error {
+		var err error
+		applied, err = s.store.FailJob(ctx, f)
+		return err
+	})
+	return applied, err
+}
+
+// retryableRead reports whether a failed read may succeed when simply
+// tried again: a lost connection, a deadlock or lock wait, a timeout.
+func retryableRead(err error) bool {
+	return store.ConnectionLost(err) || store.Transient(err) || errors.Is(err, context.DeadlineExceeded)
+}

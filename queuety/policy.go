@@ -10,7 +10,7 @@ import (
 )
 
 // One retry-or-bury policy for every attempt that ends without success:
-// a plain job's failure (failure.go), a workflow step's (workflow.go,
+// a plain job's failure (failure.go), a workflow step's (execute.go,
 // decideStep), a stale row's (Client.RecoverStale, jobs and steps) and an
 // external worker's (Tasks.Fail). Queuety decides them all the same way
 // (Worker::process_job's catch block and recover_stale): the attempt limit

@@ -31,13 +31,13 @@ import (
 //   - the claimer (claimer.go, claim.go): claim lanes that each take as
 //     many rows per round trip as they have free slots, admit them
 //     (admission.go) and commit the claim before any handler starts;
-//   - the runner (execute.go, workflow.go): each job runs in its own
-//     goroutine and slot, a plain job through the executor, a workflow
-//     step through the engine;
-//   - the recorder (recorder.go, failure.go, batch.go, chain_catch.go):
-//     what becomes of a finished attempt, written through the stateWriter
-//     (persist.go) and the completer (completer.go), which writes
-//     completions in batches;
+//   - the runner (runner.go): each job runs in its own goroutine and
+//     slot, a plain job through the executor (execute.go), a workflow step
+//     through the engine;
+//   - the recorder (recorder.go; batch.go, chain_catch.go and machine.go
+//     for what follows a write): what becomes of a finished attempt,
+//     written through the stateWriter (persist.go) and the completer
+//     (completer.go), which writes completions in batches;
 //   - the registry of running and settling attempts (running_set.go),
 //     which the heartbeater (heartbeater.go), the session agent
 //     (session_agent.go), Stop and Drained read;
