@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -35,6 +36,33 @@ func (w *WorkflowTx) SaveForEachPlan(jobID, workflowID int64, step int, next, to
 func (w *WorkflowTx) DeleteForEachPlan(jobID int64) error {
 	_, err := w.exec(qDeleteForEachPlan, jobID)
 	return err
+}
+
+// RenewForEachLease refreshes reserved_at of placeholder jobID, whose row
+// the caller locked and found still held by its attempt: a page of a long
+// plan renews the lease it plans under.
+func (w *WorkflowTx) RenewForEachLease(jobID int64) error {
+	_, err := w.exec(qRenewForEachLease, jobID)
+	return err
+}
+
+// DeleteForEachPlansOf drops the cursors of workflowID's plans: the
+// workflow failed or was cancelled, and its placeholders were buried.
+func (w *WorkflowTx) DeleteForEachPlansOf(workflowID int64) error {
+	_, err := w.exec(qDeleteForEachPlansOf, workflowID)
+	return err
+}
+
+// DeleteOrphanForEachPlans drops the cursors no plan will read again
+// (their workflow gone, ended or past the step, their placeholder gone or
+// completed) and returns how many.
+func (s *Store) DeleteOrphanForEachPlans(ctx context.Context) (int64, error) {
+	res, err := s.db.ExecContext(ctx, s.query(qDeleteOrphanForEachPlans))
+	if err != nil {
+		return 0, fmt.Errorf("delete orphan for_each plans: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
 }
 
 // LockWorkflowPosition locks a workflow row and reads its status and

@@ -6,4 +6,8 @@ const (
 	qSaveForEachPlan      = "save-for-each-plan"
 	qDeleteForEachPlan    = "delete-for-each-plan"
 	qLockWorkflowPosition = "lock-workflow-position"
+
+	qRenewForEachLease        = "renew-for-each-lease"
+	qDeleteForEachPlansOf     = "delete-for-each-plans-of-workflow"
+	qDeleteOrphanForEachPlans = "delete-orphan-for-each-plans"
 )

@@ -46,7 +46,11 @@ func (a *Advance) markFailed(jobID int64, state []byte, message string, compensa
 	if err := a.tx.InsertLogs(l); err != nil {
 		return err
 	}
-	return a.tx.BuryWorkflowJobs(a.wf.ID, message, jobID)
+	if err := a.tx.BuryWorkflowJobs(a.wf.ID, message, jobID); err != nil {
+		return err
+	}
+	// A for_each plan under way ends with its buried placeholder.
+	return a.tx.DeleteForEachPlansOf(a.wf.ID)
 }
 
 // Fail is Workflow::fail: the workflow fails with message because job

@@ -68,6 +68,9 @@ func (e *Engine) Cancel(ctx context.Context, workflowID int64) error {
 		if err := tx.BuryWorkflowJobs(workflowID, msgWorkflowCancelled, 0); err != nil {
 			return err
 		}
+		if err := tx.DeleteForEachPlansOf(workflowID); err != nil {
+			return err
+		}
 		logs := []store.LogRow{store.WorkflowLog(workflowID, wf.Name, stateQueue(state), store.LogWorkflowCancelled)}
 		if corrupt != nil {
 			l, err := corruptCancelLog(workflowID, wf.Name, corrupt)

@@ -23,6 +23,10 @@ type StaleDecide func(job *store.JobRow) (bury bool, delay time.Duration)
 // complete). Like the engine's own failure path, only real branches
 // (payload with __for_each) count as branches, not the placeholder.
 func (e *Engine) RecoverStaleSteps(ctx context.Context, cutoff time.Time, limit int, decide StaleDecide) (retried, buried int, err error) {
+	// Cursors of for_each plans whose workflow ended without this engine
+	// (PHP failed or cancelled it, retention purged it) go too: nothing
+	// else removes them. A failure here does not hold up the sweep.
+	_, orphanErr := e.store.DeleteOrphanForEachPlans(ctx)
 	states := map[int64]*workflow.State{}
 	isBranch := func(j *store.JobRow) bool {
 		if item, ok := e.kinds.branchItem(j.Payload); !j.WorkflowID.Valid || !j.StepIndex.Valid || !ok || !item.Indexed {
@@ -60,9 +64,9 @@ func (e *Engine) RecoverStaleSteps(ctx context.Context, cutoff time.Time, limit 
 		return store.StaleStepDecision{Bury: true, KeepRow: b}
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, errors.Join(err, orphanErr)
 	}
-	var errs []error
+	errs := []error{orphanErr}
 	for id, classes := range left {
 		errs = append(errs, e.noteLeftToPHP(ctx, id, "stale", classes))
 	}

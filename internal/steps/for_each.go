@@ -120,11 +120,14 @@ func (forEach) RunPlaceholder(ctx context.Context, r *engine.Run) error {
 // same placeholder, never inserts an item twice.
 type forEachPlan struct {
 	workflowID, jobID int64
-	step              int
-	total             int64
-	missing           []int
-	size              int
-	branch            func(i int) (workflow.StepJob, error)
+	// claimed is the placeholder's row as this run claimed it: a page goes
+	// on only while that attempt still holds the job.
+	claimed *store.JobRow
+	step    int
+	total   int64
+	missing []int
+	size    int
+	branch  func(i int) (workflow.StepJob, error)
 }
 
 // next returns the page of missing items at or after cursor, and whether
@@ -138,9 +141,12 @@ func (p *forEachPlan) next(cursor int64) (page []int, last bool) {
 	return rest[:p.size], false
 }
 
-// insert inserts the branch jobs of page and moves the cursor past it;
-// the last page drops the cursor (when there is one: a plan of one page
-// never writes it).
+// insert inserts the branch jobs of page and moves the cursor past it,
+// renewing the placeholder's lease (reserved_at): a plan of many pages
+// holds the job for minutes, and a stale sweep, ours or PHP's, must not
+// hand it back while pages still commit. The last page drops the cursor
+// (when there is one: a plan of one page never writes it) and completes
+// the job, so it renews nothing.
 func (p *forEachPlan) insert(a *engine.Advance, page []int, last, hasCursor bool) error {
 	jobs := make([]workflow.StepJob, 0, len(page))
 	for _, i := range page {
@@ -155,6 +161,9 @@ func (p *forEachPlan) insert(a *engine.Advance, page []int, last, hasCursor bool
 	}
 	switch {
 	case !last:
+		if err := a.Tx().RenewForEachLease(p.jobID); err != nil {
+			return err
+		}
 		return a.Tx().SaveForEachPlan(p.jobID, p.workflowID, p.step, int64(page[len(page)-1]+1), p.total)
 	case hasCursor:
 		return a.Tx().DeleteForEachPlan(p.jobID)
@@ -173,7 +182,7 @@ func (p *forEachPlan) page(a *engine.Advance) (logged, more bool, err error) {
 		return false, false, err
 	}
 	locked, err := a.LockJob(p.jobID)
-	if err != nil || locked == nil || locked.Status != store.StatusProcessing {
+	if err != nil || !heldBy(locked, p.claimed) {
 		return false, false, err
 	}
 	if current != p.step || !workflow.IsLive(status) {
@@ -199,6 +208,19 @@ func (p *forEachPlan) page(a *engine.Advance) (logged, more bool, err error) {
 	return true, false, tx.CompleteJob(p.jobID)
 }
 
+// heldBy reports whether locked, the placeholder's row read under its
+// lock, is still held by the attempt that claimed it: processing, with the
+// same attempt count (a stale sweep hands the row back and the next claim
+// counts one more attempt) and owner, when the claim names one. A run that
+// lost its job stops planning; the run that holds it now resumes at the
+// cursor.
+func heldBy(locked, claimed *store.JobRow) bool {
+	if locked == nil || locked.Status != store.StatusProcessing || locked.Attempts != claimed.Attempts {
+		return false
+	}
+	return !claimed.ReservedBy.Valid || locked.ReservedBy == claimed.ReservedBy
+}
+
 func forEachPlaceholder(ctx context.Context, a *engine.Advance, job *store.JobRow) (logCompletion bool, plan *forEachPlan, err error) {
 	stepIndex := int(job.StepIndex.Int64)
 	step, ok, err := a.LockStep(job.WorkflowID.Int64, stepIndex)
@@ -216,7 +238,7 @@ func forEachPlaceholder(ctx context.Context, a *engine.Advance, job *store.JobRo
 	if err != nil {
 		return false, nil, err
 	}
-	if locked == nil || locked.Status != store.StatusProcessing {
+	if !heldBy(locked, job) {
 		return false, nil, nil
 	}
 	if a.Current() != stepIndex || !workflow.IsLive(a.Workflow().Status) {
@@ -310,7 +332,7 @@ func forEachPlaceholder(ctx context.Context, a *engine.Advance, job *store.JobRo
 	defaults := a.State().DispatchDefaults()
 	handler := def.Class
 	md := workflow.MetadataFor(a.Engine().Metadata(), handler)
-	plan = &forEachPlan{workflowID: a.Workflow().ID, jobID: job.ID, step: stepIndex, total: int64(len(items)),
+	plan = &forEachPlan{workflowID: a.Workflow().ID, jobID: job.ID, claimed: job, step: stepIndex, total: int64(len(items)),
 		missing: missing, size: a.Engine().ForEachPageSize(), branch: func(i int) (workflow.StepJob, error) {
 			meta := phpjson.NewObject()
 			meta.Set("item_index", phpjson.Int(int64(i)))
