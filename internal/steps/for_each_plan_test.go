@@ -15,7 +15,7 @@ import (
 
 // pagedEnv is an engine environment whose for_each steps plan in pages of
 // two items, and a workflow of one for_each step over ten items, its
-// placeholder claimed by "test-worker".
+// placeholder claimed by "test-worker" (ItemStep handles every item).
 func pagedEnv(t *testing.T) (env *engineEnv, workflowID int64, placeholder *store.JobRow) {
 	t.Helper()
 	env = newEngineEnv(t)
@@ -24,7 +24,7 @@ func pagedEnv(t *testing.T) (env *engineEnv, workflowID int64, placeholder *stor
 	for i := range items {
 		items[i] = i
 	}
-	workflowID = env.Dispatch(workflow.New("paged").ForEach("items", "Item"), enginetest.Obj("items", items))
+	workflowID = env.Dispatch(workflow.New("paged").ForEach("items", "ItemStep"), enginetest.Obj("items", items))
 	ids := env.PendingOf(workflowID)
 	require.Len(t, ids, 1)
 	job, ok, err := env.Store.ClaimJobByID(env.Ctx(), ids[0], "test-worker")
@@ -69,7 +69,7 @@ func TestForEachPageRenewsThePlaceholderLease(t *testing.T) {
 	require.Equal(t, 4, env.count("SELECT COUNT(*) FROM lease_seen"), "five pages: four move the cursor, the last drops it")
 	require.Zero(t, env.count("SELECT COUNT(*) FROM lease_seen WHERE reserved_at IS NULL OR reserved_at < NOW() - INTERVAL 1 MINUTE"),
 		"each page renewed the lease before moving the cursor")
-	require.Equal(t, 10, env.count("SELECT COUNT(*) FROM "+env.table("jobs")+" WHERE handler = 'Item'"))
+	require.Equal(t, 10, env.count("SELECT COUNT(*) FROM "+env.table("jobs")+" WHERE handler = 'ItemStep'"))
 }
 
 // TestForEachPlanStopsWhenItsAttemptLostTheJob (N4): a run whose
@@ -86,7 +86,7 @@ func TestForEachPlanStopsWhenItsAttemptLostTheJob(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, stepErr)
 
-	require.Zero(t, env.count("SELECT COUNT(*) FROM "+env.table("jobs")+" WHERE handler = 'Item'"), "no branch planned by the run that lost the job")
+	require.Zero(t, env.count("SELECT COUNT(*) FROM "+env.table("jobs")+" WHERE handler = 'ItemStep'"), "no branch planned by the run that lost the job")
 	require.Zero(t, env.count("SELECT COUNT(*) FROM "+env.table("for_each_plans")))
 	require.Equal(t, 1, env.count("SELECT COUNT(*) FROM "+env.table("jobs")+" WHERE id = ? AND status = 'processing' AND reserved_by = 'other-worker'", job.ID),
 		"the job stays with the worker that holds it")
@@ -150,4 +150,46 @@ func TestStaleSweepDropsOrphanForEachCursors(t *testing.T) {
 	var left []int64
 	require.NoError(t, env.DB.Select(&left, "SELECT workflow_id FROM "+env.table("for_each_plans")))
 	require.Equal(t, []int64{live}, left, "only the plan under way keeps its cursor")
+}
+
+// TestForEachPlanTakenOverWithoutItsCursor (N4) pins what happens when a
+// plan cut short (here: its third page's transaction failed, the
+// placeholder handed back with items 0-3 planned and the cursor at 4) is
+// taken over by a PHP worker. The plugin's handle_for_each_step does not
+// read the cursor: it dispatches every item without a result or failure,
+// as our placeholder does once the cursor is gone, so the items planned
+// before the cut get a second branch job and run twice. The step still
+// settles exactly: results are keyed by item index, so the aggregate
+// counts each item once. While the Go run holds its lease no PHP worker
+// can take the placeholder (PHP claims only pending jobs, and its stale
+// sweep waits QUEUETY_STALE_TIMEOUT, 600 s by default, which the
+// heartbeat and each page's renewal keep it from reaching);
+// docs/compat.md says so.
+func TestForEachPlanTakenOverWithoutItsCursor(t *testing.T) {
+	t.Parallel()
+	env, id, job := pagedEnv(t)
+	_, err := env.DB.Exec("CREATE TRIGGER cut_plan BEFORE UPDATE ON " + env.table("for_each_plans") +
+		" FOR EACH ROW IF NEW.next_item >= 6 THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'cut'; END IF")
+	require.NoError(t, err)
+	_, _ = env.Engine.Run(env.Ctx(), job, enginetest.Decide)
+	_, err = env.DB.Exec("DROP TRIGGER cut_plan")
+	require.NoError(t, err)
+	branches := "SELECT COUNT(*) FROM " + env.table("jobs") + " WHERE workflow_id = ? AND handler = 'ItemStep'"
+	require.Equal(t, 4, env.count(branches, id), "two pages planned before the cut")
+	require.Equal(t, 4, env.count("SELECT next_item FROM "+env.table("for_each_plans")+" WHERE job_id = ?", job.ID))
+
+	// The takeover: the placeholder handed back and planned without the
+	// cursor, as PHP plans it.
+	_, err = env.DB.Exec("UPDATE "+env.table("jobs")+" SET status = 'pending', reserved_by = NULL, reserved_at = NULL, available_at = NOW() - INTERVAL 1 SECOND WHERE id = ?", job.ID)
+	require.NoError(t, err)
+	_, err = env.DB.Exec("DELETE FROM " + env.table("for_each_plans"))
+	require.NoError(t, err)
+	require.NoError(t, env.RunJob(job.ID))
+	require.Equal(t, 14, env.count(branches, id), "items 0-3 planned a second time")
+	require.Equal(t, 4, env.count("SELECT COUNT(*) FROM (SELECT 1 FROM "+env.table("jobs")+" WHERE workflow_id = ? AND handler = 'ItemStep' GROUP BY JSON_VALUE(payload, '$.__for_each.item_index') HAVING COUNT(*) = 2) AS twice", id))
+
+	env.RunOf(id)
+	require.Equal(t, "completed", env.Workflow(id).Status)
+	state := env.Workflow(id).State
+	require.Contains(t, state, `"total":10,"succeeded":10,"failed":0`, "each item counted once")
 }
