@@ -3,6 +3,7 @@ package phpjson
 import (
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -103,6 +104,7 @@ func appendValue(dst []byte, v Value, depth int) ([]byte, error) {
 }
 
 func appendList(dst []byte, list []Value, depth int) ([]byte, error) {
+	dst = slices.Grow(dst, listSizeHint(list))
 	dst = append(dst, '[')
 	for i, e := range list {
 		if i > 0 {
@@ -114,6 +116,54 @@ func appendList(dst []byte, list []Value, depth int) ([]byte, error) {
 		}
 	}
 	return append(dst, ']'), nil
+}
+
+// listSizeHint estimates the bytes a long list of scalars encodes to, so
+// its encoding grows dst once: append alone grows a large slice by a
+// quarter at a time, so the 14 MB state of a for_each over 1,000,000
+// items allocated about five times its size, all of it garbage but the
+// last copy. It samples a few elements spread over the list; a short list,
+// or one whose samples are arrays (their size is anyone's guess), gets no
+// hint (0).
+func listSizeHint(list []Value) int {
+	const minLen, samples = 1024, 32
+	if len(list) < minLen {
+		return 0
+	}
+	sum := 0
+	step := len(list) / samples
+	for i := 0; i < samples; i++ {
+		n := scalarSize(list[i*step])
+		if n < 0 {
+			return 0
+		}
+		sum += n + 1 // and its comma
+	}
+	// An eighth more for the samples' misses (longer strings, escapes).
+	return sum*len(list)/samples + sum*len(list)/samples/8
+}
+
+// scalarSize is about the encoded size of a scalar, -1 for an array.
+func scalarSize(v Value) int {
+	switch v.kind {
+	case KindNull, KindBool:
+		return 5
+	case KindNumber:
+		if v.flags&flagInt != 0 {
+			n, u := 1, int64(v.bits)
+			if u < 0 {
+				n, u = 2, -u
+			}
+			for ; u >= 10; u /= 10 {
+				n++
+			}
+			return n
+		}
+		return 20
+	case KindString:
+		return len(v.str) + 2
+	}
+	return -1
 }
 
 // EncodeString returns the JSON string literal PHP writes for s. Invalid
