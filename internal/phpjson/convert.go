@@ -137,8 +137,8 @@ func (v Value) ToGo() any {
 	case KindString:
 		return v.str
 	case KindList:
-		out := make([]any, len(v.list))
-		for i, e := range v.list {
+		out := make([]any, len(v.elems()))
+		for i, e := range v.elems() {
 			out[i] = e.ToGo()
 		}
 		return out

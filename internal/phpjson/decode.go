@@ -157,7 +157,7 @@ func (d *decoder) array() (Value, error) {
 	if d.pos < len(d.src) && d.src[d.pos] == ']' {
 		d.pos++
 		d.depth--
-		return Value{kind: KindList, list: []Value{}}, nil
+		return listOf([]Value{}), nil
 	}
 	for {
 		v, err := d.value()
@@ -190,11 +190,11 @@ func (d *decoder) array() (Value, error) {
 				// The stack starts afresh for whatever follows.
 				list := d.values[:len(d.values):len(d.values)]
 				d.values = nil
-				return Value{kind: KindList, list: list}, nil
+				return listOf(list), nil
 			}
 			list := slices.Clone(d.values[base:])
 			d.values = d.values[:base]
-			return Value{kind: KindList, list: list}, nil
+			return listOf(list), nil
 		default:
 			return Value{}, d.errorf(d.pos, "invalid character %s after array element, expecting ',' or ']'", quoteByte(c))
 		}

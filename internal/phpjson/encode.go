@@ -63,7 +63,7 @@ func appendValue(dst []byte, v Value, depth int) ([]byte, error) {
 		if depth >= maxEncodeDepth {
 			return dst, ErrDepth
 		}
-		return appendList(dst, v.list, depth+1)
+		return appendList(dst, v.elems(), depth+1)
 	case KindObject:
 		if depth >= maxEncodeDepth {
 			return dst, ErrDepth

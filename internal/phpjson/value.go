@@ -86,8 +86,22 @@ type Value struct {
 	// decoded or given to NumberLiteral ("" when built by Int or Float).
 	str  string
 	bits uint64 // KindNumber: int64 or float64 bits, see flags
-	list []Value
+	// list holds a KindList's elements behind a pointer, which keeps a
+	// Value at 48 bytes instead of 64: a for_each state of 1,000,000
+	// items decodes to 16 MB less (see elems).
+	list *[]Value
 	obj  *Object
+}
+
+// listOf is the KindList Value of vs, which it shares.
+func listOf(vs []Value) Value { return Value{kind: KindList, list: &vs} }
+
+// elems is a KindList's elements (nil for any other kind).
+func (v Value) elems() []Value {
+	if v.list == nil {
+		return nil
+	}
+	return *v.list
 }
 
 // Null returns the JSON null.
@@ -141,7 +155,7 @@ func List(vs ...Value) Value {
 	if vs == nil {
 		vs = []Value{}
 	}
-	return Value{kind: KindList, list: vs}
+	return listOf(vs)
 }
 
 // ObjectValue returns a Value for o; a nil o gives a new empty object.
@@ -233,7 +247,7 @@ func (v Value) AsFloat64() (float64, bool) {
 func (v Value) AsList() ([]Value, bool) {
 	switch v.kind {
 	case KindList:
-		return v.list, true
+		return v.elems(), true
 	case KindObject:
 		if !v.obj.isList() {
 			return nil, false
@@ -255,7 +269,7 @@ func (v Value) AsObject() (*Object, bool) {
 	case KindObject:
 		return v.obj, true
 	case KindList:
-		if len(v.list) == 0 {
+		if len(v.elems()) == 0 {
 			return NewObject(), true
 		}
 	}
@@ -267,7 +281,7 @@ func (v Value) AsObject() (*Object, bool) {
 func (v Value) IsEmptyArray() bool {
 	switch v.kind {
 	case KindList:
-		return len(v.list) == 0
+		return len(v.elems()) == 0
 	case KindObject:
 		return v.obj.Len() == 0
 	}
