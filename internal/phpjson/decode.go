@@ -186,7 +186,7 @@ func (d *decoder) array() (Value, error) {
 				// A large list with no list open around it (the items of a
 				// for_each state) keeps the stack as its backing array: at
 				// most a quarter of it is spare, while a copy would hold
-				// both at once (1,000,000 items: 64 MB more at the peak).
+				// both at once (1,000,000 items: 48 MB more at the peak).
 				// The stack starts afresh for whatever follows.
 				list := d.values[:len(d.values):len(d.values)]
 				d.values = nil
