@@ -11,6 +11,7 @@ test: ## every test (Go and PHP) against MariaDB
 chaos: ## the chaos suite's long version (20 rounds of each scenario, the Galera cluster's included; `make test` runs a short one without Galera)
 	scripts/ensure-mariadb.sh
 	scripts/ensure-php.sh
+	scripts/ensure-galera.sh
 	QUEUETY_CHAOS_ROUNDS=$${QUEUETY_CHAOS_ROUNDS:-20} go test -count=1 -v -timeout 120m -tags galera -run '^TestChaos' ./internal/chaos
 
 fuzz: ## every fuzz target for longer (FUZZTIME each, default 1m; `make test` runs each for a few seconds)
