@@ -104,6 +104,10 @@ type Sites struct {
 	servers map[string]*serverLook // by server DSN
 	conns   int                    // connections promised to open dbs
 
+	// open opens a connection pool (store.Open; a test counts statements
+	// through its own).
+	open func(ctx context.Context, dsn string, maxConns int, log *slog.Logger) (*sqlx.DB, error)
+
 	reread chan struct{}
 	wg     sync.WaitGroup
 	// started is closed once the first discovery's sites were started
@@ -140,6 +144,10 @@ type siteRun struct {
 	// idle lane (claimer.sharedIdleLook).
 	due     atomic.Bool
 	lookErr atomic.Pointer[error]
+	// hooksAt is when the site's webhooks are read next (Sites.readHooks),
+	// beatAt when its worker's registration heartbeat is written next
+	// (Sites.beatWorkers): unix nanos, zero while there is none to run.
+	hooksAt, beatAt atomic.Int64
 
 	mu      sync.Mutex
 	state   string
@@ -196,7 +204,7 @@ func NewSites(cfg SitesConfig) (*Sites, error) {
 		cfg.Logger = slog.Default()
 	}
 	return &Sites{cfg: cfg, log: cfg.Logger, sites: map[string]*siteRun{}, dbs: map[string]*sharedDB{},
-		servers: map[string]*serverLook{}, reread: make(chan struct{}, 1), started: make(chan struct{})}, nil
+		servers: map[string]*serverLook{}, open: store.Open, reread: make(chan struct{}, 1), started: make(chan struct{})}, nil
 }
 
 // Started is closed once Run has started the sites of its first
@@ -375,9 +383,22 @@ func (s *Sites) startSite(ctx context.Context, r *siteRun) error {
 		return &ConfigError{err}
 	}
 	w.claim.sharedLook = r
+	if w.hooks != nil {
+		// Its server's read loop reads its webhooks with every other
+		// site's (Sites.readHooks); the notifier reads them once at Start.
+		w.hooks.ReadElsewhere()
+	}
 	if err := w.Start(ctx); err != nil {
 		undo()
 		return err
+	}
+	// The registration's heartbeat too is written with every other
+	// site's (Sites.beatWorkers): the worker's own loop, which sends
+	// nothing before its first interval, is stopped at once.
+	w.sessions.beat.Stop()
+	r.beatAt.Store(time.Now().Add(w.cfg.RegistrationHeartbeat).UnixNano())
+	if w.hooks != nil {
+		r.hooksAt.Store(time.Now().Add(w.cfg.Webhooks.Refresh).UnixNano())
 	}
 	r.mu.Lock()
 	r.db, r.client, r.worker = db, client, w
@@ -419,7 +440,7 @@ func (s *Sites) acquireDB(ctx context.Context, cfg Config) (*sharedDB, error) {
 	if err := info.CheckServer(cfg.AllowNonUTC); err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, cfg.DSN, s.cfg.ConnsPerDatabase, cfg.Logger)
+	db, err := s.open(ctx, cfg.DSN, s.cfg.ConnsPerDatabase, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -427,15 +448,18 @@ func (s *Sites) acquireDB(ctx context.Context, cfg Config) (*sharedDB, error) {
 	if open == nil {
 		// The look's own connection, to whichever database it was opened
 		// on: every table it reads is named with its database.
-		lookDB, err := store.Open(ctx, cfg.DSN, 1, cfg.Logger)
+		// Two: one for the look, one for the slower batched reads
+		// (readLoop), so a read never delays a look.
+		lookDB, err := s.open(ctx, cfg.DSN, 2, cfg.Logger)
 		if err != nil {
 			_ = db.Close()
 			return nil, err
 		}
 		lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 		look = &serverLook{dsn: server, db: lookDB, stop: stop}
-		s.wg.Add(1)
+		s.wg.Add(2)
 		go s.lookLoop(lctx, look)
+		go s.readLoop(lctx, look)
 	}
 	d := &sharedDB{dsn: cfg.DSN, server: server, database: database, db: db, info: info, conns: s.cfg.ConnsPerDatabase, refs: 1}
 	s.mu.Lock()
@@ -495,11 +519,170 @@ func (s *Sites) lookLoop(ctx context.Context, l *serverLook) {
 	}
 }
 
-// lookOnce is one batched look of the sites on l's server. When the
-// statement fails (a database dropped, a table gone), each database is
-// looked at alone, so only the sites of the failing one are reported.
-func (s *Sites) lookOnce(ctx context.Context, l *serverLook) {
+// readTick is how often a server's read loop asks which of its sites are
+// due for a read of their tables (their webhooks every Webhooks.Refresh).
+const readTick = time.Second
+
+// readLoop runs the slower batched reads of one server's sites: those
+// each site's worker would otherwise send alone on its own tick.
+func (s *Sites) readLoop(ctx context.Context, l *serverLook) {
+	defer s.wg.Done()
+	t := time.NewTicker(readTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		targets := s.targets(l)
+		s.beatWorkers(ctx, l, targets, now)
+		s.readHooks(ctx, l, targets, now)
+	}
+}
+
+// dueTargets are the targets whose next run (at) is due at now, and, when
+// one is, those due within half their interval (every) with it: so the
+// sites of a server, started at different times, fall into one statement
+// an interval. A site with no next run (0) is left out.
+func dueTargets(targets []lookTarget, now time.Time, at func(*siteRun) *atomic.Int64, every func(*Worker) time.Duration) []lookTarget {
+	var out []lookTarget
+	due := false
+	for _, t := range targets {
+		next := at(t.r).Load()
+		if next == 0 {
+			continue
+		}
+		if next <= now.UnixNano() {
+			due = true
+		}
+		if next <= now.Add(every(t.w)/2).UnixNano() {
+			out = append(out, t)
+		}
+	}
+	if !due {
+		return nil
+	}
+	return out
+}
+
+// beatWorkers writes the registration heartbeat of the sites of l's
+// server whose heartbeat is due, in one statement every 60 sites and one
+// read (store.HeartbeatWorkersAcross): the values each worker's own
+// heartbeat writes. A site whose registration is gone (an operator
+// deregistered it) runs its worker's own heartbeat, which registers it
+// again. When the statement fails, each database is written alone; a
+// failing one's sites try again at their next heartbeat, as a worker's
+// own failed heartbeat does.
+func (s *Sites) beatWorkers(ctx context.Context, l *serverLook, all []lookTarget, now time.Time) {
+	targets := dueTargets(all, now, func(r *siteRun) *atomic.Int64 { return &r.beatAt },
+		func(w *Worker) time.Duration { return w.cfg.RegistrationHeartbeat })
+	if len(targets) == 0 {
+		return
+	}
+	bctx, cancel := context.WithTimeout(ctx, sessionCallTimeout)
+	defer cancel()
+	beats := make([]store.WorkerBeat, 0, len(targets))
+	var ok []lookTarget
+	for _, t := range targets {
+		t.r.beatAt.Store(now.Add(t.w.cfg.RegistrationHeartbeat).UnixNano())
+		b, err := t.w.c.sessions.Beat(t.w.cfg.Namespace, t.w.id, nil, t.w.claim.metrics())
+		if err != nil {
+			t.w.log.Warn("worker registration heartbeat failed; will retry", "err", err)
+			continue
+		}
+		b.SiteTables = store.SiteTables{Store: t.w.store, Database: t.database}
+		beats = append(beats, b)
+		ok = append(ok, t)
+	}
+	registered, err := store.HeartbeatWorkersAcross(bctx, l.db, beats)
+	if err == nil {
+		s.reregister(bctx, ok, registered)
+		return
+	}
+	byDB := map[string][]int{}
+	for i, t := range ok {
+		byDB[t.database] = append(byDB[t.database], i)
+	}
+	for _, idx := range byDB {
+		group, gbeats := make([]lookTarget, len(idx)), make([]store.WorkerBeat, len(idx))
+		for j, i := range idx {
+			group[j], gbeats[j] = ok[i], beats[i]
+		}
+		registered, err := store.HeartbeatWorkersAcross(bctx, l.db, gbeats)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("sites: worker registration heartbeats failed; will retry", "database", group[0].database,
+					"sites", len(group), "err", err)
+			}
+			continue
+		}
+		s.reregister(bctx, group, registered)
+	}
+}
+
+// reregister runs the own heartbeat of the sites whose registration a
+// batched heartbeat found gone: it writes the registration again. A site
+// stopped meanwhile (its worker deregistered itself) is left alone; the
+// site's lock is held over the heartbeat, so a stop that begins now
+// deregisters after it.
+func (s *Sites) reregister(ctx context.Context, targets []lookTarget, registered []bool) {
+	for i, t := range targets {
+		if registered[i] {
+			continue
+		}
+		t.r.mu.Lock()
+		if t.r.worker == t.w {
+			t.w.sessions.heartbeat(ctx)
+		}
+		t.r.mu.Unlock()
+	}
+}
+
+// readHooks reads the webhooks of the sites of l's server whose refresh
+// is due (dueTargets), in one statement, and hands each its rows. When
+// the statement fails, each database is read alone, and the sites of a
+// failing one keep their last read until their next refresh, as a
+// worker's own failed refresh does.
+func (s *Sites) readHooks(ctx context.Context, l *serverLook, all []lookTarget, now time.Time) {
+	targets := dueTargets(all, now, func(r *siteRun) *atomic.Int64 { return &r.hooksAt },
+		func(w *Worker) time.Duration { return w.cfg.Webhooks.Refresh })
+	if len(targets) == 0 {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	hooks, err := store.WebhooksAcross(rctx, l.db, tableParts(targets))
+	if err == nil {
+		s.loadHooks(targets, hooks, now)
+		return
+	}
+	for _, group := range groupByDatabase(targets) {
+		hooks, err := store.WebhooksAcross(rctx, l.db, tableParts(group))
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("sites: reading the webhooks tables failed; keeping the last read", "database", group[0].database,
+				"sites", len(group), "err", err)
+		}
+		s.loadHooks(group, hooks, now)
+	}
+}
+
+// loadHooks hands each target its webhooks (nil: the read failed, the
+// last read stays) and sets its next read.
+func (s *Sites) loadHooks(targets []lookTarget, hooks [][]store.WebhookRow, now time.Time) {
+	for i, t := range targets {
+		if hooks != nil {
+			t.w.hooks.Load(hooks[i])
+		}
+		t.r.hooksAt.Store(now.Add(t.w.cfg.Webhooks.Refresh).UnixNano())
+	}
+}
+
+// targets are the started sites of l's server.
+func (s *Sites) targets(l *serverLook) []lookTarget {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	var targets []lookTarget
 	for _, r := range s.sites {
 		r.mu.Lock()
@@ -508,7 +691,33 @@ func (s *Sites) lookOnce(ctx context.Context, l *serverLook) {
 		}
 		r.mu.Unlock()
 	}
-	s.mu.Unlock()
+	return targets
+}
+
+// groupByDatabase splits targets by database: a batched statement that
+// failed is sent again for each, so a dropped database fails only its own
+// sites.
+func groupByDatabase(targets []lookTarget) [][]lookTarget {
+	byDB := map[string][]lookTarget{}
+	for _, t := range targets {
+		byDB[t.database] = append(byDB[t.database], t)
+	}
+	return slices.Collect(maps.Values(byDB))
+}
+
+func tableParts(targets []lookTarget) []store.SiteTables {
+	parts := make([]store.SiteTables, len(targets))
+	for i, t := range targets {
+		parts[i] = store.SiteTables{Store: t.w.store, Database: t.database}
+	}
+	return parts
+}
+
+// lookOnce is one batched look of the sites on l's server. When the
+// statement fails (a database dropped, a table gone), each database is
+// looked at alone, so only the sites of the failing one are reported.
+func (s *Sites) lookOnce(ctx context.Context, l *serverLook) {
+	targets := s.targets(l)
 	if len(targets) == 0 {
 		return
 	}
@@ -522,11 +731,7 @@ func (s *Sites) lookOnce(ctx context.Context, l *serverLook) {
 	if ctx.Err() != nil {
 		return
 	}
-	byDB := map[string][]lookTarget{}
-	for _, t := range targets {
-		byDB[t.database] = append(byDB[t.database], t)
-	}
-	for _, group := range byDB {
+	for _, group := range groupByDatabase(targets) {
 		due, err := store.AnyDueAcross(lctx, l.db, lookParts(group))
 		s.answer(group, due, err)
 	}

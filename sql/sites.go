@@ -1,11 +1,15 @@
 package store
 
 import (
+	"cmp"
 	"context"
+	"database/sql"
 	_ "embed"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -16,6 +20,11 @@ var sitesSQL string
 // Names of sites.sql's statements.
 const (
 	qAnyDueSite    = "any-due-site"
+	qWebhooksSite  = "webhooks-site"
+	qBeatWorkers   = "heartbeat-workers"
+	qBeatJoin      = "heartbeat-workers-join"
+	qBeatSet       = "heartbeat-workers-set"
+	qRegistered    = "registered-worker"
 	qNetworkBlogs  = "network-blogs"
 	qTablesPresent = "tables-present"
 	qQuestions     = "server-questions"
@@ -56,12 +65,9 @@ func AnyDueAcross(ctx context.Context, db *sqlx.DB, looks []DueLook) ([]bool, er
 		if len(l.Queues) == 0 {
 			continue
 		}
-		jobs := "`" + l.Store.tables["jobs"] + "`"
-		if l.Database != "" {
-			if err := validDatabaseName(l.Database); err != nil {
-				return nil, err
-			}
-			jobs = "`" + l.Database + "`." + jobs
+		jobs, err := siteTable(l.Store, l.Database, "jobs")
+		if err != nil {
+			return nil, err
 		}
 		part, a, err := sqlx.In(strings.ReplaceAll(sitesQueries[qAnyDueSite], "{jobs}", jobs), i, l.Queues)
 		if err != nil {
@@ -88,6 +94,130 @@ func AnyDueAcross(ctx context.Context, db *sqlx.DB, looks []DueLook) ([]bool, er
 		}
 	}
 	return due, rows.Err()
+}
+
+// siteTable is the quoted name of one of a site's tables, with its
+// database when one is given (a look on a connection to another database
+// of the server).
+func siteTable(s *Store, database, table string) (string, error) {
+	name := "`" + s.tables[table] + "`"
+	if database == "" {
+		return name, nil
+	}
+	if err := validDatabaseName(database); err != nil {
+		return "", err
+	}
+	return "`" + database + "`." + name, nil
+}
+
+// SiteTables names one site of a batched read: its Store, and its
+// database when the read runs on a connection to another database of the
+// server.
+type SiteTables struct {
+	Store    *Store
+	Database string
+}
+
+// WebhooksAcross answers Webhooks for many sites whose stores share one
+// database handle, in one statement (UNION ALL of each site's
+// webhooks-list): hooks[i] are the registrations of sites[i], oldest
+// first, as Webhooks returns them.
+func WebhooksAcross(ctx context.Context, db *sqlx.DB, sites []SiteTables) ([][]WebhookRow, error) {
+	hooks := make([][]WebhookRow, len(sites))
+	if len(sites) == 0 {
+		return hooks, nil
+	}
+	parts := make([]string, len(sites))
+	args := make([]any, len(sites))
+	for i, s := range sites {
+		table, err := siteTable(s.Store, s.Database, "webhooks")
+		if err != nil {
+			return nil, err
+		}
+		parts[i] = strings.ReplaceAll(sitesQueries[qWebhooksSite], "{webhooks}", table)
+		args[i] = i
+		hooks[i] = []WebhookRow{}
+	}
+	var rows []struct {
+		Site int `db:"site"`
+		WebhookRow
+	}
+	if err := db.SelectContext(ctx, &rows, db.Rebind(strings.Join(parts, "\nUNION ALL\n")), args...); err != nil {
+		return nil, fmt.Errorf("%s (%d sites): %w", qWebhooksSite, len(parts), err)
+	}
+	for _, r := range rows {
+		if r.Site >= 0 && r.Site < len(hooks) {
+			hooks[r.Site] = append(hooks[r.Site], r.WebhookRow)
+		}
+	}
+	for _, h := range hooks {
+		slices.SortFunc(h, func(a, b WebhookRow) int { return cmp.Compare(a.ID, b.ID) })
+	}
+	return hooks, nil
+}
+
+// WorkerBeat is one site's part of a batched registration heartbeat: the
+// values heartbeat-worker writes for its worker (sessions.Registry.Beat).
+type WorkerBeat struct {
+	SiteTables
+	Namespace, WorkerID       string
+	At                        time.Time
+	TaskSlots, ProcessMetrics sql.NullString
+}
+
+// beatsPerStatement keeps a batched heartbeat's join within MariaDB's 61
+// tables (the one-row table joined to 60 sites').
+const beatsPerStatement = 60
+
+// HeartbeatWorkersAcross runs HeartbeatWorker for many sites whose stores
+// share one database handle, in one UPDATE each 60 sites and one read:
+// registered[i] tells whether beats[i]'s worker still had its row (false:
+// it was deregistered; the caller registers it again).
+func HeartbeatWorkersAcross(ctx context.Context, db *sqlx.DB, beats []WorkerBeat) (registered []bool, err error) {
+	registered = make([]bool, len(beats))
+	tables := make([]string, len(beats))
+	for i, b := range beats {
+		if tables[i], err = siteTable(b.Store, b.Database, "workers"); err != nil {
+			return nil, err
+		}
+	}
+	for lo := 0; lo < len(beats); lo += beatsPerStatement {
+		hi := min(lo+beatsPerStatement, len(beats))
+		var joins, sets []string
+		var joinArgs, setArgs []any
+		for i := lo; i < hi; i++ {
+			b, alias := beats[i], fmt.Sprintf("w%d", i-lo)
+			r := strings.NewReplacer("{workers}", tables[i], "{w}", alias)
+			joins = append(joins, r.Replace(sitesQueries[qBeatJoin]))
+			sets = append(sets, r.Replace(sitesQueries[qBeatSet]))
+			joinArgs = append(joinArgs, b.Namespace, b.WorkerID)
+			setArgs = append(setArgs, b.At, b.At, b.TaskSlots, b.ProcessMetrics)
+		}
+		q := strings.NewReplacer("{joins}", strings.Join(joins, "\n"), "{sets}", strings.Join(sets, ",\n")).
+			Replace(sitesQueries[qBeatWorkers])
+		if _, err := db.ExecContext(ctx, db.Rebind(q), append(joinArgs, setArgs...)...); err != nil {
+			return nil, fmt.Errorf("%s (%d sites): %w", qBeatWorkers, hi-lo, err)
+		}
+	}
+	parts := make([]string, len(beats))
+	var args []any
+	for i, b := range beats {
+		parts[i] = strings.ReplaceAll(sitesQueries[qRegistered], "{workers}", tables[i])
+		args = append(args, i, b.Namespace, b.WorkerID)
+	}
+	if len(parts) == 0 {
+		return registered, nil
+	}
+	var found []int
+	if err := db.SelectContext(ctx, &found, db.Rebind(strings.Join(parts, "\nUNION ALL\n")), args...); err != nil {
+		return nil, fmt.Errorf("%s (%d sites): %w", qRegistered, len(parts), err)
+	}
+	for _, i := range found {
+		if i >= 0 && i < len(registered) {
+			registered[i] = true
+		}
+	}
+	return registered, nil
 }
 
 // validDatabaseName keeps a database name to what can be backquoted.

@@ -11,6 +11,37 @@
 WHERE queue IN (?) AND status = 'pending' AND available_at <= NOW()
 LIMIT 1)
 
+-- name: webhooks-site
+-- One site's part of the batched webhooks read: webhooks-list of one
+-- webhooks table, each row with the site's index. Sites reads the
+-- registrations of every site of a server in one round trip, in place of
+-- each site's own refresh (rows are put in id order by the caller: an
+-- ORDER BY inside a UNION ALL part is not kept).
+(SELECT ? AS site, id, event, url, created_at FROM {webhooks})
+
+-- name: heartbeat-workers
+-- The batched registration heartbeat: heartbeat-worker for the workers of
+-- many sites in one multi-table UPDATE. Each site's table is LEFT JOINed
+-- to one row (heartbeat-workers-join) and set as heartbeat-worker sets it
+-- (heartbeat-workers-set); a site whose row is gone joins nothing and
+-- writes nothing (registered-workers tells it). At most 60 sites a
+-- statement: a join takes at most 61 tables.
+UPDATE (SELECT 1 AS one) AS one
+{joins}
+SET {sets}
+
+-- name: heartbeat-workers-join
+LEFT JOIN {workers} AS {w} ON {w}.namespace = ? AND {w}.worker_id = ?
+
+-- name: heartbeat-workers-set
+{w}.last_heartbeat_at = ?, {w}.updated_at = ?,
+	{w}.task_slots = COALESCE(?, {w}.task_slots), {w}.process_metrics = COALESCE(?, {w}.process_metrics)
+
+-- name: registered-worker
+-- One site's part of the batched check after a batched heartbeat: the
+-- site's index when its worker is still registered (get-worker's row).
+(SELECT ? AS site FROM {workers} WHERE namespace = ? AND worker_id = ?)
+
 -- name: network-blogs
 -- The subsites of a multisite network that WordPress serves: wp_blogs
 -- rows neither archived, deleted nor marked spam (ms-site's

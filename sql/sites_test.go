@@ -1,7 +1,10 @@
 package store
 
 import (
+	"database/sql"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -50,6 +53,105 @@ func TestAnyDueAcross(t *testing.T) {
 	due, err = AnyDueAcross(e.ctx, e.db, looks)
 	require.NoError(t, err)
 	require.Equal(t, []bool{false, false, false, true}, due)
+}
+
+// TestWebhooksAcross: one statement reads the webhooks of many prefixes,
+// each site's rows exactly as its own Webhooks returns them, also when the
+// statement runs on a connection to another database (tables named with
+// their database).
+func TestWebhooksAcross(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t) // wp_
+	var sites []SiteTables
+	for _, p := range []string{"wp_", "wp_2_", "wp_3_"} {
+		s, err := New(e.db, mustResolve(t, Naming{DBPrefix: p}), e.clk)
+		require.NoError(t, err)
+		_, err = s.Migrate(e.ctx)
+		require.NoError(t, err)
+		sites = append(sites, SiteTables{Store: s})
+	}
+	_, err := sites[0].Store.AddWebhook(e.ctx, "job.failed", "http://a.test/1")
+	require.NoError(t, err)
+	_, err = sites[2].Store.AddWebhook(e.ctx, "job.buried", "http://c.test/1")
+	require.NoError(t, err)
+	_, err = sites[2].Store.AddWebhook(e.ctx, "job.failed", "http://c.test/2")
+	require.NoError(t, err)
+
+	hooks, err := WebhooksAcross(e.ctx, e.db, sites)
+	require.NoError(t, err)
+	require.Len(t, hooks, 3)
+	for i, s := range sites {
+		one, err := s.Store.Webhooks(e.ctx)
+		require.NoError(t, err)
+		require.Equal(t, one, hooks[i], "site %d agrees with its own read", i)
+	}
+	require.Empty(t, hooks[1])
+	require.Len(t, hooks[2], 2)
+
+	var database string
+	require.NoError(t, e.db.GetContext(e.ctx, &database, "SELECT DATABASE()"))
+	for i := range sites {
+		sites[i].Database = database
+	}
+	named, err := WebhooksAcross(e.ctx, e.db, sites)
+	require.NoError(t, err)
+	require.Equal(t, hooks, named)
+
+	sites[1].Database = "no`such"
+	_, err = WebhooksAcross(e.ctx, e.db, sites)
+	require.ErrorContains(t, err, "cannot be quoted")
+}
+
+// TestHeartbeatWorkersAcross: the batched heartbeat writes each site's
+// worker row as HeartbeatWorker writes it, over more sites than one
+// statement joins (61 tables), and reports the sites whose registration is
+// gone, writing nothing for them.
+func TestHeartbeatWorkersAcross(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t) // wp_
+	var database string
+	require.NoError(t, e.db.GetContext(e.ctx, &database, "SELECT DATABASE()"))
+	const n = beatsPerStatement + 3
+	at := e.clk.Now().UTC().Truncate(time.Second)
+	var beats []WorkerBeat
+	var stores []*Store
+	for i := range n {
+		s, err := New(e.db, mustResolve(t, Naming{DBPrefix: fmt.Sprintf("wp_%d_", i+2)}), e.clk)
+		require.NoError(t, err)
+		_, err = s.Migrate(e.ctx)
+		require.NoError(t, err)
+		stores = append(stores, s)
+		id := fmt.Sprintf("w%d", i)
+		if i != 5 { // site 5's worker was deregistered
+			require.NoError(t, s.Sessions().UpsertWorker(e.ctx, WorkerRow{Namespace: "default", WorkerID: id, TaskQueue: "q",
+				Queues: StringList{"q"}, Runtime: "go", RegisteredAt: at.Add(-time.Hour), UpdatedAt: at.Add(-time.Hour)}))
+		}
+		beats = append(beats, WorkerBeat{SiteTables: SiteTables{Store: s, Database: database}, Namespace: "default", WorkerID: id,
+			At: at, ProcessMetrics: sql.NullString{String: fmt.Sprintf(`{"n":%d}`, i), Valid: true}})
+	}
+	registered, err := HeartbeatWorkersAcross(e.ctx, e.db, beats)
+	require.NoError(t, err)
+	for i, s := range stores {
+		require.Equal(t, i != 5, registered[i], "site %d", i)
+		got, err := s.Sessions().GetWorker(e.ctx, "default", fmt.Sprintf("w%d", i))
+		require.NoError(t, err)
+		if i == 5 {
+			require.Nil(t, got)
+			continue
+		}
+		require.True(t, got.LastHeartbeatAt.Valid)
+		require.True(t, at.Equal(got.LastHeartbeatAt.Time), "site %d: %v", i, got.LastHeartbeatAt.Time)
+		require.True(t, at.Equal(got.UpdatedAt))
+		require.JSONEq(t, fmt.Sprintf(`{"n":%d}`, i), got.ProcessMetrics.String)
+		require.False(t, got.TaskSlots.Valid, "a nil task_slots keeps the stored one")
+
+		// The same as the site's own heartbeat writes.
+		one := *got
+		require.NoError(t, s.Sessions().HeartbeatWorker(e.ctx, "default", one.WorkerID, at, sql.NullString{}, beats[i].ProcessMetrics))
+		again, err := s.Sessions().GetWorker(e.ctx, "default", one.WorkerID)
+		require.NoError(t, err)
+		require.Equal(t, one, *again)
+	}
 }
 
 // TestNetworkBlogs: the subsites WordPress serves, archived, deleted and

@@ -157,25 +157,36 @@ func (r *Registry) registrationRow(reg Registration) (store.WorkerRow, error) {
 // Heartbeat records a registration heartbeat; non-nil taskSlots and
 // processMetrics (JSON objects) replace the stored ones.
 func (r *Registry) Heartbeat(ctx context.Context, ns, workerID string, taskSlots, processMetrics []byte) (Worker, error) {
-	ns, err := namespaceOf(ns)
+	b, err := r.Beat(ns, workerID, taskSlots, processMetrics)
 	if err != nil {
 		return Worker{}, err
 	}
-	if err := ValidateWorkerID(workerID); err != nil {
-		return Worker{}, err
-	}
-	slots, err := storedJSON("task_slots", taskSlots)
-	if err != nil {
-		return Worker{}, err
-	}
-	metrics, err := storedJSON("process_metrics", processMetrics)
-	if err != nil {
-		return Worker{}, err
-	}
-	if err := r.st.Sessions().HeartbeatWorker(ctx, ns, workerID, r.now(), slots, metrics); err != nil {
+	if err := r.st.Sessions().HeartbeatWorker(ctx, b.Namespace, workerID, b.At, b.TaskSlots, b.ProcessMetrics); err != nil {
 		return Worker{}, fmt.Errorf("heartbeat of worker %s: %w", workerID, err)
 	}
 	return r.Worker(ctx, ns, workerID)
+}
+
+// Beat is what Heartbeat writes for a worker, checked as Heartbeat checks
+// it, for a caller that writes the heartbeats of many sites' workers in
+// one statement (store.HeartbeatWorkersAcross; its Store is left to it).
+func (r *Registry) Beat(ns, workerID string, taskSlots, processMetrics []byte) (store.WorkerBeat, error) {
+	ns, err := namespaceOf(ns)
+	if err != nil {
+		return store.WorkerBeat{}, err
+	}
+	if err := ValidateWorkerID(workerID); err != nil {
+		return store.WorkerBeat{}, err
+	}
+	slots, err := storedJSON("task_slots", taskSlots)
+	if err != nil {
+		return store.WorkerBeat{}, err
+	}
+	metrics, err := storedJSON("process_metrics", processMetrics)
+	if err != nil {
+		return store.WorkerBeat{}, err
+	}
+	return store.WorkerBeat{Namespace: ns, WorkerID: workerID, At: r.now(), TaskSlots: slots, ProcessMetrics: metrics}, nil
 }
 
 // Deregister deletes a registration (graceful shutdown). The sessions it

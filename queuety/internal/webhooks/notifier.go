@@ -90,6 +90,11 @@ type Notifier struct {
 	// TestSignals report each read of the table to tests.
 	TestSignals Signals
 
+	// readElsewhere: another loop reads the webhooks table and hands the
+	// rows to Load (queuety.Sites, for every site of a server in one
+	// statement), so the notifier runs no refresh loop of its own.
+	readElsewhere atomic.Bool
+
 	started  atomic.Bool
 	stopOnce sync.Once
 	dropped  atomic.Int64
@@ -136,8 +141,18 @@ func (n *Notifier) Start(ctx context.Context) error {
 		n.senders.Add(1)
 		go n.send()
 	}
+	if n.readElsewhere.Load() {
+		return nil
+	}
 	return n.refresher.Start(ctx)
 }
+
+// ReadElsewhere, before Start, leaves the refresh to the caller, which
+// reads the webhooks table every Refresh and hands the rows to Load: the
+// notifier still reads the table once at Start, and runs no loop of its
+// own. queuety.Sites reads the webhooks of every site of a server in one
+// statement this way.
+func (n *Notifier) ReadElsewhere() { n.readElsewhere.Store(true) }
 
 // Stop takes no more events and sends what is queued within the grace;
 // what is left then is dropped (and counted), in-flight requests are cut.
@@ -195,6 +210,12 @@ func (n *Notifier) RunOnce(ctx context.Context) {
 		n.p.Log.Warn("reading the webhooks table failed; keeping the last read", "err", err)
 		return
 	}
+	n.Load(rows)
+}
+
+// Load replaces the cache with rows, a read of the webhooks table (oldest
+// first, as Store.Webhooks returns them).
+func (n *Notifier) Load(rows []store.WebhookRow) {
 	m := map[string][]target{}
 	for _, r := range rows {
 		u, err := ParseURL(r.URL)
