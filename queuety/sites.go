@@ -146,8 +146,9 @@ type siteRun struct {
 	lookErr atomic.Pointer[error]
 	// hooksAt is when the site's webhooks are read next (Sites.readHooks),
 	// beatAt when its worker's registration heartbeat is written next
-	// (Sites.beatWorkers): unix nanos, zero while there is none to run.
-	hooksAt, beatAt atomic.Int64
+	// (Sites.beatWorkers), schedAt when its schedules are looked at next
+	// (Sites.tickSchedules): unix nanos, zero while there is none to run.
+	hooksAt, beatAt, schedAt atomic.Int64
 
 	mu      sync.Mutex
 	state   string
@@ -388,6 +389,13 @@ func (s *Sites) startSite(ctx context.Context, r *siteRun) error {
 		// site's (Sites.readHooks); the notifier reads them once at Start.
 		w.hooks.ReadElsewhere()
 	}
+	// And its schedules are looked at with theirs (Sites.tickSchedules),
+	// its tick run only when one is due; with Debug every tick writes the
+	// plugin's debug row, so the worker keeps its own.
+	schedules := w.scheduler != nil && !w.cfg.Debug
+	if schedules {
+		w.scheduler.TickElsewhere()
+	}
 	if err := w.Start(ctx); err != nil {
 		undo()
 		return err
@@ -399,6 +407,9 @@ func (s *Sites) startSite(ctx context.Context, r *siteRun) error {
 	r.beatAt.Store(time.Now().Add(w.cfg.RegistrationHeartbeat).UnixNano())
 	if w.hooks != nil {
 		r.hooksAt.Store(time.Now().Add(w.cfg.Webhooks.Refresh).UnixNano())
+	}
+	if schedules {
+		r.schedAt.Store(time.Now().Add(w.cfg.ScheduleInterval).UnixNano())
 	}
 	r.mu.Lock()
 	r.db, r.client, r.worker = db, client, w
@@ -539,6 +550,7 @@ func (s *Sites) readLoop(ctx context.Context, l *serverLook) {
 		targets := s.targets(l)
 		s.beatWorkers(ctx, l, targets, now)
 		s.readHooks(ctx, l, targets, now)
+		s.tickSchedules(ctx, l, targets, now)
 	}
 }
 
@@ -676,6 +688,63 @@ func (s *Sites) loadHooks(targets []lookTarget, hooks [][]store.WebhookRow, now 
 			t.w.hooks.Load(hooks[i])
 		}
 		t.r.hooksAt.Store(now.Add(t.w.cfg.Webhooks.Refresh).UnixNano())
+	}
+}
+
+// tickSchedules looks at the schedules of the sites of l's server whose
+// scheduler tick is due, in one statement, and runs the tick of those with
+// a due row (each at its own now); the others' tick would have found
+// nothing. When the statement fails, each database is looked at alone; a
+// failing one's sites are looked at again at their next tick, as a failed
+// tick's rows stay due for the next.
+func (s *Sites) tickSchedules(ctx context.Context, l *serverLook, all []lookTarget, now time.Time) {
+	targets := dueTargets(all, now, func(r *siteRun) *atomic.Int64 { return &r.schedAt },
+		func(w *Worker) time.Duration { return w.cfg.ScheduleInterval })
+	if len(targets) == 0 {
+		return
+	}
+	for _, t := range targets {
+		t.r.schedAt.Store(now.Add(t.w.cfg.ScheduleInterval).UnixNano())
+	}
+	looks := func(group []lookTarget) []store.ScheduleLook {
+		out := make([]store.ScheduleLook, len(group))
+		for i, t := range group {
+			out[i] = store.ScheduleLook{SiteTables: store.SiteTables{Store: t.w.store, Database: t.database}, Now: t.w.store.Now()}
+		}
+		return out
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	due, err := store.SchedulesDueAcross(sctx, l.db, looks(targets))
+	if err == nil {
+		s.runSchedules(ctx, targets, due)
+		return
+	}
+	for _, group := range groupByDatabase(targets) {
+		due, err := store.SchedulesDueAcross(sctx, l.db, looks(group))
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("sites: looking at the schedules failed; they stay due for the next tick", "database", group[0].database,
+					"sites", len(group), "err", err)
+			}
+			continue
+		}
+		s.runSchedules(ctx, group, due)
+	}
+}
+
+// runSchedules runs the scheduler tick of the targets with a due row,
+// each on its own goroutine: a long tick holds up no other site's
+// heartbeat or read.
+func (s *Sites) runSchedules(ctx context.Context, targets []lookTarget, due []bool) {
+	for i, t := range targets {
+		if due[i] {
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				t.w.scheduler.RunOnce(ctx)
+			}()
+		}
 	}
 }
 

@@ -21,10 +21,11 @@ import (
 
 // TestSitesIdleStatements: idle sites send no statement of their own; the
 // sites of a server are looked at, heartbeated and have their webhooks
-// read together, a statement for all of them each time. The work each
-// batched statement stands for is still done on every site: its
-// registration is refreshed (and written again when an operator removed
-// it), a webhook registered while it runs is read, a dispatched job runs.
+// read and their schedules looked at together, a statement for all of
+// them each time. The work each batched statement stands for is still
+// done on every site: its registration is refreshed (and written again
+// when an operator removed it), a webhook registered while it runs is
+// read, a due schedule is ticked, a dispatched job runs.
 // Counted statements, not timed: a slow machine sends fewer of each.
 func TestSitesIdleStatements(t *testing.T) {
 	t.Parallel()
@@ -36,7 +37,7 @@ func TestSitesIdleStatements(t *testing.T) {
 			name := fmt.Sprintf("db%d/%s", d, p)
 			clients[name] = siteClient(t, dsn, p)
 			sites = append(sites, Site{Name: name, Config: Config{DSN: dsn, TablePrefix: p, RescueSchedule: "off",
-				RegistrationHeartbeat: time.Second, Webhooks: WebhookConfig{Refresh: time.Second},
+				RegistrationHeartbeat: time.Second, Webhooks: WebhookConfig{Refresh: time.Second}, ScheduleInterval: time.Second,
 				ShutdownGrace: time.Second, Logger: testLogger()}})
 		}
 	}
@@ -71,9 +72,11 @@ func TestSitesIdleStatements(t *testing.T) {
 	require.GreaterOrEqual(t, batched["heartbeat"], 1, report)
 	require.GreaterOrEqual(t, batched["registered"], 1, report)
 	require.GreaterOrEqual(t, batched["webhooks"], 1, report)
+	require.GreaterOrEqual(t, batched["schedules"], 1, report)
 	// One server: each is one statement for all six sites at once.
 	require.LessOrEqual(t, batched["heartbeat"], 4, report)
 	require.LessOrEqual(t, batched["webhooks"], 4, report)
+	require.LessOrEqual(t, batched["schedules"], 4, report)
 
 	workers := map[string]*Worker{}
 	for name := range clients {
@@ -98,11 +101,17 @@ func TestSitesIdleStatements(t *testing.T) {
 		_, err := clients[name].store.AddWebhook(ctx, WebhookJobFailed, "http://127.0.0.1:9/"+name)
 		require.NoError(t, err)
 		dispatchToSite(t, clients[name], name, 1)
+		c := clients[name]
+		id, err := c.AddSchedule(ctx, NewSchedule{Handler: "count", Payload: map[string]any{"site": name}, Every: "1 hour"})
+		require.NoError(t, err)
+		_, err = c.store.DB().ExecContext(ctx, "UPDATE `"+c.store.Tables()["schedules"]+"` SET next_run = ? WHERE id = ?",
+			c.store.Now().Add(-time.Minute), id)
+		require.NoError(t, err)
 	}
 	gone := sites[4].Name // an operator deregisters one site's worker
 	require.NoError(t, clients[gone].sessions.Deregister(ctx, workers[gone].cfg.Namespace, workers[gone].id))
 
-	waitFor(t, time.Minute, "every site's job", func() bool { n, _ := runs.count(); return n == len(sites) })
+	waitFor(t, time.Minute, "every site's job and scheduled job", func() bool { n, _ := runs.count(); return n == 2*len(sites) })
 	for name, w := range workers {
 		waitFor(t, time.Minute, name+"'s new webhook read", func() bool { return w.hooks.Wants(WebhookJobFailed) })
 		waitFor(t, time.Minute, name+"'s registration refreshed", func() bool {
@@ -149,6 +158,8 @@ func (c *statementCounter) count(query string) {
 		kind = "registered"
 	case strings.HasPrefix(q, "(SELECT") && strings.Contains(q, "event, url"):
 		kind = "webhooks"
+	case strings.HasPrefix(q, "(SELECT") && strings.Contains(q, "next_run"):
+		kind = "schedules"
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

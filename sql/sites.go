@@ -19,15 +19,16 @@ var sitesSQL string
 
 // Names of sites.sql's statements.
 const (
-	qAnyDueSite    = "any-due-site"
-	qWebhooksSite  = "webhooks-site"
-	qBeatWorkers   = "heartbeat-workers"
-	qBeatJoin      = "heartbeat-workers-join"
-	qBeatSet       = "heartbeat-workers-set"
-	qRegistered    = "registered-worker"
-	qNetworkBlogs  = "network-blogs"
-	qTablesPresent = "tables-present"
-	qQuestions     = "server-questions"
+	qAnyDueSite       = "any-due-site"
+	qWebhooksSite     = "webhooks-site"
+	qBeatWorkers      = "heartbeat-workers"
+	qBeatJoin         = "heartbeat-workers-join"
+	qBeatSet          = "heartbeat-workers-set"
+	qRegistered       = "registered-worker"
+	qSchedulesDueSite = "schedules-due-site"
+	qNetworkBlogs     = "network-blogs"
+	qTablesPresent    = "tables-present"
+	qQuestions        = "server-questions"
 )
 
 // sitesQueries is sites.sql parsed once; its {jobs} placeholder is
@@ -79,21 +80,62 @@ func AnyDueAcross(ctx context.Context, db *sqlx.DB, looks []DueLook) ([]bool, er
 	if len(parts) == 0 {
 		return due, nil
 	}
+	if err := sitesAnswering(ctx, db, parts, args, due); err != nil {
+		return nil, fmt.Errorf("%s (%d sites): %w", qAnyDueSite, len(parts), err)
+	}
+	return due, nil
+}
+
+// sitesAnswering runs the UNION ALL of parts, each answering with its
+// site's index or nothing, and sets the answering sites in yes.
+func sitesAnswering(ctx context.Context, db *sqlx.DB, parts []string, args []any, yes []bool) error {
 	rows, err := db.QueryContext(ctx, db.Rebind(strings.Join(parts, "\nUNION ALL\n")), args...)
 	if err != nil {
-		return nil, fmt.Errorf("%s (%d sites): %w", qAnyDueSite, len(parts), err)
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var i int
 		if err := rows.Scan(&i); err != nil {
-			return nil, err
+			return err
 		}
-		if i >= 0 && i < len(due) {
-			due[i] = true
+		if i >= 0 && i < len(yes) {
+			yes[i] = true
 		}
 	}
-	return due, rows.Err()
+	return rows.Err()
+}
+
+// ScheduleLook is one site's part of a batched schedules look: its tables,
+// and the time its scheduler's tick compares next_run with (its Store's
+// Now).
+type ScheduleLook struct {
+	SiteTables
+	Now time.Time
+}
+
+// SchedulesDueAcross tells, in one statement for many sites whose stores
+// share one database handle, which of them have a due schedule row:
+// due[i] is whether DueScheduleIDs(looks[i].Now, 0, 1) finds one.
+func SchedulesDueAcross(ctx context.Context, db *sqlx.DB, looks []ScheduleLook) ([]bool, error) {
+	due := make([]bool, len(looks))
+	if len(looks) == 0 {
+		return due, nil
+	}
+	parts := make([]string, len(looks))
+	var args []any
+	for i, l := range looks {
+		table, err := siteTable(l.Store, l.Database, "schedules")
+		if err != nil {
+			return nil, err
+		}
+		parts[i] = strings.ReplaceAll(sitesQueries[qSchedulesDueSite], "{schedules}", table)
+		args = append(args, i, DateTime(l.Now))
+	}
+	if err := sitesAnswering(ctx, db, parts, args, due); err != nil {
+		return nil, fmt.Errorf("%s (%d sites): %w", qSchedulesDueSite, len(parts), err)
+	}
+	return due, nil
 }
 
 // siteTable is the quoted name of one of a site's tables, with its
@@ -208,14 +250,8 @@ func HeartbeatWorkersAcross(ctx context.Context, db *sqlx.DB, beats []WorkerBeat
 	if len(parts) == 0 {
 		return registered, nil
 	}
-	var found []int
-	if err := db.SelectContext(ctx, &found, db.Rebind(strings.Join(parts, "\nUNION ALL\n")), args...); err != nil {
+	if err := sitesAnswering(ctx, db, parts, args, registered); err != nil {
 		return nil, fmt.Errorf("%s (%d sites): %w", qRegistered, len(parts), err)
-	}
-	for _, i := range found {
-		if i >= 0 && i < len(registered) {
-			registered[i] = true
-		}
 	}
 	return registered, nil
 }

@@ -42,6 +42,12 @@ LEFT JOIN {workers} AS {w} ON {w}.namespace = ? AND {w}.worker_id = ?
 -- site's index when its worker is still registered (get-worker's row).
 (SELECT ? AS site FROM {workers} WHERE namespace = ? AND worker_id = ?)
 
+-- name: schedules-due-site
+-- One site's part of the batched schedules look: the site's index when one
+-- of its schedules is due (schedules-due's rows, at the site's own now):
+-- only those sites run the scheduler's tick.
+(SELECT ? AS site FROM {schedules} WHERE enabled = 1 AND next_run <= ? LIMIT 1)
+
 -- name: network-blogs
 -- The subsites of a multisite network that WordPress serves: wp_blogs
 -- rows neither archived, deleted nor marked spam (ms-site's

@@ -154,6 +154,42 @@ func TestHeartbeatWorkersAcross(t *testing.T) {
 	}
 }
 
+// TestSchedulesDueAcross: one statement tells which sites have a due
+// schedule row, each at its own now, as DueScheduleIDs would.
+func TestSchedulesDueAcross(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t) // wp_
+	now := e.clk.Now().UTC().Truncate(time.Second)
+	var looks []ScheduleLook
+	for _, p := range []string{"wp_", "wp_2_", "wp_3_", "wp_4_"} {
+		s, err := New(e.db, mustResolve(t, Naming{DBPrefix: p}), e.clk)
+		require.NoError(t, err)
+		_, err = s.Migrate(e.ctx)
+		require.NoError(t, err)
+		looks = append(looks, ScheduleLook{SiteTables: SiteTables{Store: s}, Now: now})
+	}
+	add := func(s *Store, handler string, next time.Time, enabled int) {
+		_, err := e.db.ExecContext(e.ctx, render("INSERT INTO {schedules} (handler, payload, queue, expression, expression_type, next_run, enabled) "+
+			"VALUES (?, '[]', 'default', '1 hour', 'interval', ?, ?)", s.tables), handler, DateTime(next), enabled)
+		require.NoError(t, err)
+	}
+	add(looks[1].Store, "due", now.Add(-time.Minute), 1)
+	add(looks[2].Store, "later", now.Add(time.Hour), 1)
+	add(looks[3].Store, "off", now.Add(-time.Minute), 0)
+	due, err := SchedulesDueAcross(e.ctx, e.db, looks)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, true, false, false}, due)
+	for i, l := range looks {
+		ids, err := l.Store.DueScheduleIDs(e.ctx, l.Now, 0, 1)
+		require.NoError(t, err)
+		require.Equal(t, len(ids) > 0, due[i], "site %d agrees with its own tick", i)
+	}
+	looks[2].Now = now.Add(2 * time.Hour) // that site's clock is later
+	due, err = SchedulesDueAcross(e.ctx, e.db, looks)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, true, true, false}, due)
+}
+
 // TestNetworkBlogs: the subsites WordPress serves, archived, deleted and
 // spam ones left out, from wp_blogs as WordPress makes it.
 func TestNetworkBlogs(t *testing.T) {

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/queuety-go/queuety/internal/clock"
@@ -35,6 +36,7 @@ type Params struct {
 type Scheduler struct {
 	p    Params
 	loop startstop.Loop
+	mu   sync.Mutex // one tick at a time: RunOnce may run beside the loop
 	// warned holds the rows already reported as unreadable, with the
 	// expression reported, so a bad row is logged once, not every minute.
 	// Only the loop's rounds (or a test's RunOnce) touch it.
@@ -67,12 +69,19 @@ func (s *Scheduler) Interval() time.Duration { return s.p.Interval }
 // Start ticks now and then every interval.
 func (s *Scheduler) Start(ctx context.Context) error { return s.loop.Start(ctx) }
 
+// TickElsewhere, before Start, leaves the ticks after the first to the
+// caller's RunOnce: queuety.Sites looks at the schedules of every site of
+// a server in one statement, and ticks only the sites with a due row.
+func (s *Scheduler) TickElsewhere() { s.loop.FirstOnly = true }
+
 // Stop ends the loop and waits for a tick under way.
 func (s *Scheduler) Stop() { s.loop.Stop() }
 
 // RunOnce runs one tick, logging what it did and the rows it could not
 // read (once each).
 func (s *Scheduler) RunOnce(ctx context.Context) Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, TickTimeout)
 	defer cancel()
 	if s.p.DebugRow != nil {

@@ -29,6 +29,11 @@ type Loop struct {
 	// schedule only computes the next one (ParseCron).
 	Cron      cron.Schedule
 	SkipFirst bool
+	// FirstOnly runs the first round and no other: the loop's owner runs
+	// the later ones itself with RunOnce (queuety.Sites, which first looks
+	// at the tables of many sites in one statement and runs the rounds of
+	// those with something to do).
+	FirstOnly bool
 	// Round is one round: ctx is cancelled by Stop, now is the time of its
 	// tick on Clock.
 	Round func(ctx context.Context, now time.Time)
@@ -84,6 +89,10 @@ func (l *Loop) Start(ctx context.Context) error {
 		last := l.Clock.Now()
 		if !l.SkipFirst {
 			l.RunOnce(ctx, last)
+		}
+		if l.FirstOnly {
+			<-ctx.Done()
+			return
 		}
 		for {
 			var ok bool

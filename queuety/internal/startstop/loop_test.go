@@ -151,3 +151,20 @@ func TestLoopCronSkipsWhatARoundOverran(t *testing.T) {
 	l.Stop()
 	require.Equal(t, 2, rounds)
 }
+
+// A FirstOnly loop runs its first round and leaves the others to its
+// owner's RunOnce; Stop still ends it.
+func TestLoopFirstOnly(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(t0)
+	rounds := make(chan time.Time, 4)
+	l := &Loop{Name: "test", Every: time.Minute, Clock: clk, FirstOnly: true,
+		Round: func(_ context.Context, now time.Time) { rounds <- now }}
+	require.NoError(t, l.Start(context.Background()))
+	require.Equal(t, t0, next(t, rounds), "a round at start")
+	clk.Advance(time.Hour)
+	l.RunOnce(context.Background(), clk.Now())
+	require.Equal(t, t0.Add(time.Hour), next(t, rounds), "the owner's round")
+	l.Stop()
+	require.Empty(t, rounds, "no round of its own after the first")
+}
