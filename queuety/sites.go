@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -179,9 +180,10 @@ type sharedDB struct {
 
 // serverLook is the batched idle look of one database server.
 type serverLook struct {
-	dsn  string
-	db   *sqlx.DB
-	stop context.CancelFunc
+	dsn    string
+	db     *sqlx.DB
+	looker *store.DueLooker // the look's prepared statement, on db
+	stop   context.CancelFunc
 }
 
 // NewSites checks cfg and fills in its defaults.
@@ -467,7 +469,7 @@ func (s *Sites) acquireDB(ctx context.Context, cfg Config) (*sharedDB, error) {
 			return nil, err
 		}
 		lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-		look = &serverLook{dsn: server, db: lookDB, stop: stop}
+		look = &serverLook{dsn: server, db: lookDB, looker: store.NewDueLooker(lookDB), stop: stop}
 		s.wg.Add(2)
 		go s.lookLoop(lctx, look)
 		go s.readLoop(lctx, look)
@@ -518,6 +520,7 @@ func (s *Sites) releaseDB(d *sharedDB) {
 func (s *Sites) lookLoop(ctx context.Context, l *serverLook) {
 	defer s.wg.Done()
 	defer l.db.Close()
+	defer l.looker.Close()
 	t := time.NewTicker(s.cfg.LookInterval)
 	defer t.Stop()
 	for {
@@ -748,7 +751,9 @@ func (s *Sites) runSchedules(ctx context.Context, targets []lookTarget, due []bo
 	}
 }
 
-// targets are the started sites of l's server.
+// targets are the started sites of l's server, by name: in the same
+// order each time, a look's statement stays the same and its prepared
+// statement serves again.
 func (s *Sites) targets(l *serverLook) []lookTarget {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -760,6 +765,7 @@ func (s *Sites) targets(l *serverLook) []lookTarget {
 		}
 		r.mu.Unlock()
 	}
+	slices.SortFunc(targets, func(a, b lookTarget) int { return strings.Compare(a.r.site.Name, b.r.site.Name) })
 	return targets
 }
 
@@ -792,7 +798,7 @@ func (s *Sites) lookOnce(ctx context.Context, l *serverLook) {
 	}
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	due, err := store.AnyDueAcross(lctx, l.db, lookParts(targets))
+	due, err := l.looker.AnyDue(lctx, lookParts(targets))
 	if err == nil {
 		s.answer(targets, due, nil)
 		return

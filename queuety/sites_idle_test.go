@@ -244,9 +244,35 @@ func (c *countingConn) QueryContext(ctx context.Context, query string, args []dr
 	return rows, err
 }
 
+// PrepareContext counts each run of the statement, not its preparing.
 func (c *countingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	c.c.count(query)
-	return c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+	st, err := c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return &countingStmt{Stmt: st, query: query, c: c.c}, nil
+}
+
+// countingStmt passes everything to the driver's statement, which
+// implements each optional interface below.
+type countingStmt struct {
+	driver.Stmt
+	query string
+	c     *statementCounter
+}
+
+func (s *countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	s.c.count(s.query)
+	return s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
+}
+
+func (s *countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	s.c.count(s.query)
+	return s.Stmt.(driver.StmtExecContext).ExecContext(ctx, args)
+}
+
+func (s *countingStmt) CheckNamedValue(nv *driver.NamedValue) error {
+	return s.Stmt.(driver.NamedValueChecker).CheckNamedValue(nv)
 }
 
 func (c *countingConn) Ping(ctx context.Context) error { return c.Conn.(driver.Pinger).Ping(ctx) }

@@ -48,11 +48,22 @@ func TestAnyDueAcross(t *testing.T) {
 		require.Equal(t, one, due[i], "site %d agrees with its own look", i)
 	}
 
+	looker := NewDueLooker(e.db)
+	defer looker.Close()
+	for range 2 { // prepared, then run again
+		again, err := looker.AnyDue(e.ctx, looks)
+		require.NoError(t, err)
+		require.Equal(t, due, again)
+	}
+
 	looks[3].Queues = []string{"default", "other"}
 	looks[1].Queues = nil // a site serving nothing is not asked
 	due, err = AnyDueAcross(e.ctx, e.db, looks)
 	require.NoError(t, err)
 	require.Equal(t, []bool{false, false, false, true}, due)
+	again, err := looker.AnyDue(e.ctx, looks)
+	require.NoError(t, err)
+	require.Equal(t, due, again, "a new statement for other queues")
 }
 
 // TestWebhooksAcross: one statement reads the webhooks of many prefixes,
