@@ -19,6 +19,7 @@ scripts/ensure-mariadb.sh
 scripts/ensure-php.sh
 scripts/ensure-browser.sh
 scripts/ensure-promtool.sh
+scripts/ensure-release-tools.sh
 stage "setup"
 bin=$(mktemp -d)
 # The summary is printed on failure too: a stage that failed shows how long
