@@ -1,8 +1,9 @@
+//go:build measure
+
 package steps_test
 
 import (
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -13,16 +14,15 @@ import (
 )
 
 // TestMeasureForEachCompletionCost (N4) is a measurement, not a check:
-// with QUEUETY_MEASURE_FOR_EACH_COMPLETION set it plans for_each steps of
+// it plans for_each steps of
 // 1,000, 10,000 and 100,000 items and prints what one branch completion
 // costs at each size (claim, item handler, step transaction), averaged
 // over 50 branches. Each completion rewrites the workflow state, which
 // holds every item and every result so far (the plugin's format), so the
-// cost grows with the items. Without the variable it is skipped.
+// cost grows with the items. It is built only with the tag measure:
+//
+//	go test -tags measure -count=1 -run TestMeasureForEachCompletionCost -v ./internal/steps/
 func TestMeasureForEachCompletionCost(t *testing.T) {
-	if os.Getenv("QUEUETY_MEASURE_FOR_EACH_COMPLETION") == "" {
-		t.Skip("QUEUETY_MEASURE_FOR_EACH_COMPLETION=1 runs it")
-	}
 	const completions = 50
 	for _, n := range []int{1_000, 10_000, 100_000} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
