@@ -598,7 +598,7 @@ func (s *Sites) beatWorkers(ctx context.Context, l *serverLook, all []lookTarget
 	}
 	bctx, cancel := context.WithTimeout(ctx, sessionCallTimeout)
 	defer cancel()
-	beats := make([]store.WorkerBeat, 0, len(targets))
+	beats := make(map[*siteRun]store.WorkerBeat, len(targets))
 	var ok []lookTarget
 	for _, t := range targets {
 		t.r.beatAt.Store(now.Add(t.w.cfg.RegistrationHeartbeat).UnixNano())
@@ -608,33 +608,18 @@ func (s *Sites) beatWorkers(ctx context.Context, l *serverLook, all []lookTarget
 			continue
 		}
 		b.SiteTables = store.SiteTables{Store: t.w.store, Database: t.database}
-		beats = append(beats, b)
+		beats[t.r] = b
 		ok = append(ok, t)
 	}
-	registered, err := store.HeartbeatWorkersAcross(bctx, l.db, beats)
-	if err == nil {
-		s.reregister(bctx, ok, registered)
-		return
-	}
-	byDB := map[string][]int{}
-	for i, t := range ok {
-		byDB[t.database] = append(byDB[t.database], i)
-	}
-	for _, idx := range byDB {
-		group, gbeats := make([]lookTarget, len(idx)), make([]store.WorkerBeat, len(idx))
-		for j, i := range idx {
-			group[j], gbeats[j] = ok[i], beats[i]
-		}
-		registered, err := store.HeartbeatWorkersAcross(bctx, l.db, gbeats)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Warn("sites: worker registration heartbeats failed; will retry", "database", group[0].database,
-					"sites", len(group), "err", err)
+	acrossServer(ctx, s.log, ok, "sites: worker registration heartbeats failed; will retry",
+		func(group []lookTarget) ([]bool, error) {
+			gbeats := make([]store.WorkerBeat, len(group))
+			for i, t := range group {
+				gbeats[i] = beats[t.r]
 			}
-			continue
-		}
-		s.reregister(bctx, group, registered)
-	}
+			return store.HeartbeatWorkersAcross(bctx, l.db, gbeats)
+		},
+		func(group []lookTarget, registered []bool) { s.reregister(bctx, group, registered) })
 }
 
 // reregister runs the own heartbeat of the sites whose registration a
@@ -666,32 +651,20 @@ func (s *Sites) readHooks(ctx context.Context, l *serverLook, all []lookTarget, 
 	if len(targets) == 0 {
 		return
 	}
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	hooks, err := store.WebhooksAcross(rctx, l.db, tableParts(targets))
-	if err == nil {
-		s.loadHooks(targets, hooks, now)
-		return
-	}
-	for _, group := range groupByDatabase(targets) {
-		hooks, err := store.WebhooksAcross(rctx, l.db, tableParts(group))
-		if err != nil && ctx.Err() == nil {
-			s.log.Warn("sites: reading the webhooks tables failed; keeping the last read", "database", group[0].database,
-				"sites", len(group), "err", err)
-		}
-		s.loadHooks(group, hooks, now)
-	}
-}
-
-// loadHooks hands each target its webhooks (nil: the read failed, the
-// last read stays) and sets its next read.
-func (s *Sites) loadHooks(targets []lookTarget, hooks [][]store.WebhookRow, now time.Time) {
-	for i, t := range targets {
-		if hooks != nil {
-			t.w.hooks.Load(hooks[i])
-		}
+	for _, t := range targets {
 		t.r.hooksAt.Store(now.Add(t.w.cfg.Webhooks.Refresh).UnixNano())
 	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	acrossServer(ctx, s.log, targets, "sites: reading the webhooks tables failed; keeping the last read",
+		func(group []lookTarget) ([][]store.WebhookRow, error) {
+			return store.WebhooksAcross(rctx, l.db, tableParts(group))
+		},
+		func(group []lookTarget, hooks [][]store.WebhookRow) {
+			for i, t := range group {
+				t.w.hooks.Load(hooks[i])
+			}
+		})
 }
 
 // tickSchedules looks at the schedules of the sites of l's server whose
@@ -718,21 +691,31 @@ func (s *Sites) tickSchedules(ctx context.Context, l *serverLook, all []lookTarg
 	}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	due, err := store.SchedulesDueAcross(sctx, l.db, looks(targets))
-	if err == nil {
-		s.runSchedules(ctx, targets, due)
+	acrossServer(ctx, s.log, targets, "sites: looking at the schedules failed; they stay due for the next tick",
+		func(group []lookTarget) ([]bool, error) { return store.SchedulesDueAcross(sctx, l.db, looks(group)) },
+		func(group []lookTarget, due []bool) { s.runSchedules(ctx, group, due) })
+}
+
+// acrossServer runs read over the targets of one server in one statement
+// and hands use its answer. When the statement fails, each database's
+// targets are read alone, so a failing database (dropped, a table gone)
+// costs only its own sites: failed is logged for it, and its sites get
+// nothing until their next round.
+func acrossServer[T any](ctx context.Context, log *slog.Logger, targets []lookTarget, failed string,
+	read func([]lookTarget) (T, error), use func([]lookTarget, T)) {
+	if v, err := read(targets); err == nil {
+		use(targets, v)
 		return
 	}
 	for _, group := range groupByDatabase(targets) {
-		due, err := store.SchedulesDueAcross(sctx, l.db, looks(group))
+		v, err := read(group)
 		if err != nil {
 			if ctx.Err() == nil {
-				s.log.Warn("sites: looking at the schedules failed; they stay due for the next tick", "database", group[0].database,
-					"sites", len(group), "err", err)
+				log.Warn(failed, "database", group[0].database, "sites", len(group), "err", err)
 			}
 			continue
 		}
-		s.runSchedules(ctx, group, due)
+		use(group, v)
 	}
 }
 
