@@ -65,12 +65,7 @@ func NewRescuer(p *RescuerParams) *Rescuer {
 
 // Start sweeps now and then on the schedule; a bad schedule fails it.
 func (r *Rescuer) Start(ctx context.Context) error {
-	sched, err := startstop.ParseCron(r.p.Schedule)
-	if err != nil {
-		return err
-	}
-	r.loop.Cron = sched
-	return r.loop.Start(ctx)
+	return r.loop.StartCron(ctx, r.p.Schedule)
 }
 
 // Stop ends the loop, cancelling a sweep under way, and waits for it.

@@ -60,12 +60,7 @@ func NewRetention(p *RetentionParams) *Retention {
 
 // Start sweeps now and then on the schedule; a bad schedule fails it.
 func (r *Retention) Start(ctx context.Context) error {
-	sched, err := startstop.ParseCron(r.p.Schedule)
-	if err != nil {
-		return err
-	}
-	r.loop.Cron = sched
-	return r.loop.Start(ctx)
+	return r.loop.StartCron(ctx, r.p.Schedule)
 }
 
 // Stop ends a sweep under way at its next statement and waits for it.

@@ -58,6 +58,17 @@ type LoopSignals struct {
 // descriptor (@hourly, @every 1h), robfig/cron's standard parser.
 func ParseCron(spec string) (cron.Schedule, error) { return cron.ParseStandard(spec) }
 
+// StartCron parses spec (ParseCron) as the loop's Cron and starts it; a
+// bad spec fails the start and starts nothing.
+func (l *Loop) StartCron(ctx context.Context, spec string) error {
+	sched, err := ParseCron(spec)
+	if err != nil {
+		return err
+	}
+	l.Cron = sched
+	return l.Start(ctx)
+}
+
 // Start launches the loop; a second Start does nothing. It never fails.
 func (l *Loop) Start(ctx context.Context) error {
 	l.mu.Lock()
