@@ -14,30 +14,17 @@ import (
 	store "github.com/queuety-go/queuety/sql"
 )
 
-// logRowView is a log row as `log --json` prints it: every column.
+// logRowView is a log row as `log --json` prints it: every column, the
+// context decoded and the time as the plugin writes it (the outer fields
+// take the embedded view's JSON names; the order stays the table's).
 type logRowView struct {
-	ID           int64   `json:"id"`
-	JobID        *int64  `json:"job_id"`
-	WorkflowID   *int64  `json:"workflow_id"`
-	StepIndex    *int64  `json:"step_index"`
-	Handler      string  `json:"handler"`
-	Queue        string  `json:"queue"`
-	Event        string  `json:"event"`
-	Attempt      *int64  `json:"attempt"`
-	DurationMS   *int64  `json:"duration_ms"`
-	MemoryPeakKB *int64  `json:"memory_peak_kb"`
-	ErrorMessage *string `json:"error_message"`
-	ErrorClass   *string `json:"error_class"`
-	ErrorTrace   *string `json:"error_trace"`
-	Context      any     `json:"context"`
-	CreatedAt    string  `json:"created_at"`
+	queuety.LogEntry
+	Context   any    `json:"context"`
+	CreatedAt string `json:"created_at"`
 }
 
 func viewOfLog(l *queuety.LogEntry) logRowView {
-	v := logRowView{ID: l.ID, JobID: l.JobID, WorkflowID: l.WorkflowID, StepIndex: l.StepIndex,
-		Handler: l.Handler, Queue: l.Queue, Event: l.Event, Attempt: l.Attempt, DurationMS: l.DurationMS,
-		MemoryPeakKB: l.MemoryPeakKB, ErrorMessage: l.ErrorMessage, ErrorClass: l.ErrorClass,
-		ErrorTrace: l.ErrorTrace, CreatedAt: store.DateTime(l.CreatedAt)}
+	v := logRowView{LogEntry: *l, CreatedAt: store.DateTime(l.CreatedAt)}
 	if l.Context != nil {
 		v.Context = rawOrString(*l.Context)
 	}
