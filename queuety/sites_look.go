@@ -1,5 +1,12 @@
 package queuety
 
+import (
+	"context"
+	"time"
+
+	store "github.com/queuety-go/queuety/sql"
+)
+
 // pausedFreshFor is how long a site's batched look trusts its worker's
 // paused-queue snapshot, in PauseCacheTTLs. The snapshot is read again only
 // when the worker claims; past this age the look asks for every queue, so a
@@ -50,4 +57,60 @@ func (c *claimer) sharedIdleLook(l *lane) (skip bool, err error) {
 // those it serves, less the paused ones while its snapshot is fresh.
 func (c *claimer) lookQueues() []string {
 	return c.paused.open(c.Config.Queues, pausedFreshFor*c.Config.PauseCacheTTL)
+}
+
+// lookOnce is one batched look of the sites on l's server. When the
+// statement fails (a database dropped, a table gone), each database is
+// looked at alone, so only the sites of the failing one are reported.
+func (s *Sites) lookOnce(ctx context.Context, l *serverLook) {
+	targets := s.targets(l)
+	if len(targets) == 0 {
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	due, err := l.looker.AnyDue(lctx, lookParts(targets))
+	if err == nil {
+		s.answer(targets, due, nil)
+		return
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	for _, group := range groupByDatabase(targets) {
+		due, err := store.AnyDueAcross(lctx, l.db, lookParts(group))
+		s.answer(group, due, err)
+	}
+}
+
+func lookParts(targets []lookTarget) []store.DueLook {
+	parts := make([]store.DueLook, len(targets))
+	for i, t := range targets {
+		parts[i] = store.DueLook{Store: t.w.store, Queues: t.w.claim.lookQueues(), Database: t.database}
+	}
+	return parts
+}
+
+// answer records a look's outcome and wakes the sites with work.
+func (s *Sites) answer(targets []lookTarget, due []bool, err error) {
+	for i, t := range targets {
+		r := t.r
+		if err != nil {
+			if r.lookErr.Swap(&err) == nil {
+				s.log.Warn("sites: the site's database does not answer; its worker backs off", "site", r.site.Name, "err", err)
+			}
+			r.set(SiteUnreachable, err)
+			// The worker's own claim finds the error and backs off.
+			t.w.claim.kick()
+			continue
+		}
+		if r.lookErr.Swap(nil) != nil {
+			s.log.Info("sites: the site's database answers again", "site", r.site.Name)
+			r.set(SiteRunning, nil)
+		}
+		if due[i] {
+			r.due.Store(true)
+			t.w.claim.kick()
+		}
+	}
 }

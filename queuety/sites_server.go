@@ -1,0 +1,286 @@
+package queuety
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	store "github.com/queuety-go/queuety/sql"
+)
+
+// serverLook is the batched idle look of one database server.
+type serverLook struct {
+	dsn    string
+	db     *sqlx.DB
+	looker *store.DueLooker // the look's prepared statement, on db
+	stop   context.CancelFunc
+}
+
+// lookLoop looks at every started site of one server together, each
+// LookInterval, and kicks the idle lanes of those with due jobs.
+func (s *Sites) lookLoop(ctx context.Context, l *serverLook) {
+	defer s.wg.Done()
+	defer l.db.Close()
+	defer l.looker.Close()
+	t := time.NewTicker(s.cfg.LookInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.lookOnce(ctx, l)
+	}
+}
+
+// readTick is how often a server's read loop asks which of its sites are
+// due for a read of their tables (their webhooks every Webhooks.Refresh).
+const readTick = time.Second
+
+// readLoop runs the slower batched reads of one server's sites: those
+// each site's worker would otherwise send alone on its own tick.
+func (s *Sites) readLoop(ctx context.Context, l *serverLook) {
+	defer s.wg.Done()
+	t := time.NewTicker(readTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		targets := s.targets(l)
+		s.beatWorkers(ctx, l, targets, now)
+		s.readHooks(ctx, l, targets, now)
+		s.tickSchedules(ctx, l, targets, now)
+	}
+}
+
+// dueTargets are the targets whose next run (at) is due at now, and, when
+// one is, those due within half their interval (every) with it: so the
+// sites of a server, started at different times, fall into one statement
+// an interval. A site with no next run (0) is left out.
+func dueTargets(targets []lookTarget, now time.Time, at func(*siteRun) *atomic.Int64, every func(*Worker) time.Duration) []lookTarget {
+	var out []lookTarget
+	due := false
+	for _, t := range targets {
+		next := at(t.r).Load()
+		if next == 0 {
+			continue
+		}
+		if next <= now.UnixNano() {
+			due = true
+		}
+		if next <= now.Add(every(t.w)/2).UnixNano() {
+			out = append(out, t)
+		}
+	}
+	if !due {
+		return nil
+	}
+	return out
+}
+
+// beatWorkers writes the registration heartbeat of the sites of l's
+// server whose heartbeat is due, in one statement every 60 sites and one
+// read (store.HeartbeatWorkersAcross): the values each worker's own
+// heartbeat writes. A site whose registration is gone (an operator
+// deregistered it) runs its worker's own heartbeat, which registers it
+// again. When the statement fails, each database is written alone; a
+// failing one's sites try again at their next heartbeat, as a worker's
+// own failed heartbeat does.
+func (s *Sites) beatWorkers(ctx context.Context, l *serverLook, all []lookTarget, now time.Time) {
+	targets := dueTargets(all, now, func(r *siteRun) *atomic.Int64 { return &r.beatAt },
+		func(w *Worker) time.Duration { return w.cfg.RegistrationHeartbeat })
+	if len(targets) == 0 {
+		return
+	}
+	bctx, cancel := context.WithTimeout(ctx, sessionCallTimeout)
+	defer cancel()
+	beats := make(map[*siteRun]store.WorkerBeat, len(targets))
+	var ok []lookTarget
+	for _, t := range targets {
+		t.r.beatAt.Store(now.Add(t.w.cfg.RegistrationHeartbeat).UnixNano())
+		b, err := t.w.c.sessions.Beat(t.w.cfg.Namespace, t.w.id, nil, t.w.claim.metrics())
+		if err != nil {
+			t.w.log.Warn("worker registration heartbeat failed; will retry", "err", err)
+			continue
+		}
+		b.SiteTables = store.SiteTables{Store: t.w.store, Database: t.database}
+		beats[t.r] = b
+		ok = append(ok, t)
+	}
+	acrossServer(ctx, s.log, ok, "sites: worker registration heartbeats failed; will retry",
+		func(group []lookTarget) ([]bool, error) {
+			gbeats := make([]store.WorkerBeat, len(group))
+			for i, t := range group {
+				gbeats[i] = beats[t.r]
+			}
+			return store.HeartbeatWorkersAcross(bctx, l.db, gbeats)
+		},
+		func(group []lookTarget, registered []bool) { s.reregister(bctx, group, registered) })
+}
+
+// reregister runs the own heartbeat of the sites whose registration a
+// batched heartbeat found gone: it writes the registration again. A site
+// stopped meanwhile (its worker deregistered itself) is left alone; the
+// site's lock is held over the heartbeat, so a stop that begins now
+// deregisters after it.
+func (s *Sites) reregister(ctx context.Context, targets []lookTarget, registered []bool) {
+	for i, t := range targets {
+		if registered[i] {
+			continue
+		}
+		t.r.mu.Lock()
+		if t.r.worker == t.w {
+			t.w.sessions.heartbeat(ctx)
+		}
+		t.r.mu.Unlock()
+	}
+}
+
+// readHooks reads the webhooks of the sites of l's server whose refresh
+// is due (dueTargets), in one statement, and hands each its rows. When
+// the statement fails, each database is read alone, and the sites of a
+// failing one keep their last read until their next refresh, as a
+// worker's own failed refresh does.
+func (s *Sites) readHooks(ctx context.Context, l *serverLook, all []lookTarget, now time.Time) {
+	targets := dueTargets(all, now, func(r *siteRun) *atomic.Int64 { return &r.hooksAt },
+		func(w *Worker) time.Duration { return w.cfg.Webhooks.Refresh })
+	if len(targets) == 0 {
+		return
+	}
+	for _, t := range targets {
+		t.r.hooksAt.Store(now.Add(t.w.cfg.Webhooks.Refresh).UnixNano())
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	acrossServer(ctx, s.log, targets, "sites: reading the webhooks tables failed; keeping the last read",
+		func(group []lookTarget) ([][]store.WebhookRow, error) {
+			return store.WebhooksAcross(rctx, l.db, tableParts(group))
+		},
+		func(group []lookTarget, hooks [][]store.WebhookRow) {
+			for i, t := range group {
+				t.w.hooks.Load(hooks[i])
+			}
+		})
+}
+
+// tickSchedules looks at the schedules of the sites of l's server whose
+// scheduler tick is due, in one statement, and runs the tick of those with
+// a due row (each at its own now); the others' tick would have found
+// nothing. When the statement fails, each database is looked at alone; a
+// failing one's sites are looked at again at their next tick, as a failed
+// tick's rows stay due for the next.
+func (s *Sites) tickSchedules(ctx context.Context, l *serverLook, all []lookTarget, now time.Time) {
+	targets := dueTargets(all, now, func(r *siteRun) *atomic.Int64 { return &r.schedAt },
+		func(w *Worker) time.Duration { return w.cfg.ScheduleInterval })
+	if len(targets) == 0 {
+		return
+	}
+	for _, t := range targets {
+		t.r.schedAt.Store(now.Add(t.w.cfg.ScheduleInterval).UnixNano())
+	}
+	looks := func(group []lookTarget) []store.ScheduleLook {
+		out := make([]store.ScheduleLook, len(group))
+		for i, t := range group {
+			out[i] = store.ScheduleLook{SiteTables: store.SiteTables{Store: t.w.store, Database: t.database}, Now: t.w.store.Now()}
+		}
+		return out
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	acrossServer(ctx, s.log, targets, "sites: looking at the schedules failed; they stay due for the next tick",
+		func(group []lookTarget) ([]bool, error) { return store.SchedulesDueAcross(sctx, l.db, looks(group)) },
+		func(group []lookTarget, due []bool) { s.runSchedules(ctx, group, due) })
+}
+
+// acrossServer runs read over the targets of one server in one statement
+// and hands use its answer. When the statement fails, each database's
+// targets are read alone, so a failing database (dropped, a table gone)
+// costs only its own sites: failed is logged for it, and its sites get
+// nothing until their next round.
+func acrossServer[T any](ctx context.Context, log *slog.Logger, targets []lookTarget, failed string,
+	read func([]lookTarget) (T, error), use func([]lookTarget, T)) {
+	if v, err := read(targets); err == nil {
+		use(targets, v)
+		return
+	}
+	for _, group := range groupByDatabase(targets) {
+		v, err := read(group)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn(failed, "database", group[0].database, "sites", len(group), "err", err)
+			}
+			continue
+		}
+		use(group, v)
+	}
+}
+
+// runSchedules runs the scheduler tick of the targets with a due row,
+// each on its own goroutine: a long tick holds up no other site's
+// heartbeat or read.
+func (s *Sites) runSchedules(ctx context.Context, targets []lookTarget, due []bool) {
+	for i, t := range targets {
+		if due[i] {
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				t.w.scheduler.RunOnce(ctx)
+			}()
+		}
+	}
+}
+
+// targets are the started sites of l's server, by name: in the same
+// order each time, a look's statement stays the same and its prepared
+// statement serves again.
+func (s *Sites) targets(l *serverLook) []lookTarget {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var targets []lookTarget
+	for _, r := range s.sites {
+		r.mu.Lock()
+		if r.worker != nil && r.db.server == l.dsn {
+			targets = append(targets, lookTarget{r: r, w: r.worker, database: r.db.database})
+		}
+		r.mu.Unlock()
+	}
+	slices.SortFunc(targets, func(a, b lookTarget) int { return strings.Compare(a.r.site.Name, b.r.site.Name) })
+	return targets
+}
+
+// groupByDatabase splits targets by database: a batched statement that
+// failed is sent again for each, so a dropped database fails only its own
+// sites.
+func groupByDatabase(targets []lookTarget) [][]lookTarget {
+	byDB := map[string][]lookTarget{}
+	for _, t := range targets {
+		byDB[t.database] = append(byDB[t.database], t)
+	}
+	return slices.Collect(maps.Values(byDB))
+}
+
+func tableParts(targets []lookTarget) []store.SiteTables {
+	parts := make([]store.SiteTables, len(targets))
+	for i, t := range targets {
+		parts[i] = store.SiteTables{Store: t.w.store, Database: t.database}
+	}
+	return parts
+}
+
+// lookTarget is a started site as one look found it.
+type lookTarget struct {
+	r        *siteRun
+	w        *Worker
+	database string
+}
