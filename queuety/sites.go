@@ -34,6 +34,12 @@ type Site struct {
 	// share one WordPress and differ by URL.
 	Dir    string
 	Config Config
+	// Err, when set, is why the site cannot be served as listed (its
+	// wp-config has a QUEUETY_* value that is refused): a new site is
+	// reported failed with it and not started until a discovery lists it
+	// without one; a served site keeps its worker and the settings it runs
+	// on (sites_settings.go).
+	Err error
 }
 
 // Defaults of SitesConfig.
@@ -85,6 +91,14 @@ type SitesConfig struct {
 	// to start, so what Registry took (a PHP pool) is given back.
 	Started func(Site, *Client, *Worker)
 	Stopped func(Site)
+	// MaxJobs, when positive, is how many jobs the sites claim in all:
+	// one budget every site's worker takes from. Run stops every site
+	// once they are claimed and finished (sites_limits.go).
+	MaxJobs int
+	// StopWhenEmpty has Run stop every site once each site it serves has
+	// nothing left it can claim (flush, work --once); sites that could
+	// not be started are not waited for (Summary names them).
+	StopWhenEmpty bool
 }
 
 // Sites serves many sites from one process: a Worker for each, the
@@ -114,6 +128,13 @@ type Sites struct {
 	// (or failed to).
 	started     chan struct{}
 	startedOnce sync.Once
+
+	// budget is MaxJobs shared by every site's worker, nil without one.
+	budget *jobBudget
+	// ended and stopWhy are what Summary reports (sites_limits.go).
+	endedMu sync.Mutex
+	ended   map[string]*SiteSummary
+	stopWhy string
 }
 
 // SiteStatus is what Sites.Status reports of one site.
@@ -124,6 +145,9 @@ type SiteStatus struct {
 	Error string       `json:"error,omitempty"`
 	Since time.Time    `json:"since"`
 	Stats *WorkerStats `json:"stats,omitempty"`
+	// Refused is why the site's latest listing was not applied (a bad
+	// QUEUETY_* value): it runs on the settings it was started with.
+	Refused string `json:"refused,omitempty"`
 }
 
 // Site states.
@@ -155,6 +179,7 @@ type siteRun struct {
 	err     error
 	since   time.Time
 	retryAt time.Time
+	refused error // the latest listing's Site.Err while the worker runs on
 }
 
 func (r *siteRun) set(state string, err error) {
@@ -186,8 +211,16 @@ func NewSites(cfg SitesConfig) (*Sites, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Sites{cfg: cfg, log: cfg.Logger, sites: map[string]*siteRun{}, dbs: map[string]*sharedDB{},
-		servers: map[string]*serverLook{}, open: store.Open, reread: make(chan struct{}, 1), started: make(chan struct{})}, nil
+	if cfg.MaxJobs < 0 {
+		return nil, fmt.Errorf("sites: MaxJobs %d: must not be negative (0: no limit)", cfg.MaxJobs)
+	}
+	s := &Sites{cfg: cfg, log: cfg.Logger, sites: map[string]*siteRun{}, dbs: map[string]*sharedDB{},
+		servers: map[string]*serverLook{}, open: store.Open, reread: make(chan struct{}, 1), started: make(chan struct{}),
+		ended: map[string]*SiteSummary{}}
+	if cfg.MaxJobs > 0 {
+		s.budget = newJobBudget(cfg.MaxJobs, true)
+	}
+	return s, nil
 }
 
 // Started is closed once Run has started the sites of its first
@@ -216,6 +249,8 @@ func (s *Sites) Run(ctx context.Context) error {
 	defer reread.Stop()
 	retry := time.NewTicker(s.cfg.Retry)
 	defer retry.Stop()
+	limits, stopLimits := s.limitsTicker()
+	defer stopLimits()
 	for {
 		select {
 		case <-ctx.Done():
@@ -223,6 +258,16 @@ func (s *Sites) Run(ctx context.Context) error {
 			return nil
 		case <-retry.C:
 			s.retryFailed(ctx)
+			continue
+		case <-limits:
+			if why := s.limitReached(); why != "" {
+				s.log.Info("sites: stopping every site", "why", why)
+				s.endedMu.Lock()
+				s.stopWhy = why
+				s.endedMu.Unlock()
+				s.stopAll(ctx)
+				return nil
+			}
 			continue
 		case <-reread.C:
 		case <-s.reread:
@@ -249,10 +294,18 @@ func (s *Sites) reconcile(ctx context.Context, list []Site) {
 		want[site.Name] = site
 	}
 	s.mu.Lock()
-	var gone []*siteRun
+	var gone, changed []*siteRun
 	for name, r := range s.sites {
-		if _, ok := want[name]; !ok {
+		next, ok := want[name]
+		switch {
+		case !ok:
 			gone = append(gone, r)
+			delete(s.sites, name)
+		case s.keep(r, next):
+		default:
+			// Its settings changed: stopped as on SIGTERM, started again
+			// below with the new ones.
+			changed = append(changed, r)
 			delete(s.sites, name)
 		}
 	}
@@ -265,7 +318,10 @@ func (s *Sites) reconcile(ctx context.Context, list []Site) {
 		}
 	}
 	s.mu.Unlock()
-	s.stopSites(ctx, gone)
+	var stops sync.WaitGroup // each within its grace, side by side
+	stops.Go(func() { s.stopSites(ctx, gone, "sites: site no longer served") })
+	stops.Go(func() { s.stopSites(ctx, changed, "sites: site stopped to apply its changed settings") })
+	stops.Wait()
 	// A few at a time: a start is several round trips (server checks,
 	// schema check, the worker's registration), and a network of hundreds
 	// would otherwise wait for them one by one.
@@ -276,6 +332,10 @@ func (s *Sites) reconcile(ctx context.Context, list []Site) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			if r.site.Err != nil {
+				s.refuse(r)
+				return
+			}
 			s.log.Info("sites: serving a new site", "site", r.site.Name, "url", r.site.URL)
 			s.start(ctx, r)
 		}()
@@ -291,7 +351,7 @@ func (s *Sites) retryFailed(ctx context.Context) {
 	var due []*siteRun
 	for _, r := range s.sites {
 		r.mu.Lock()
-		if r.worker == nil && time.Now().After(r.retryAt) {
+		if r.worker == nil && r.site.Err == nil && time.Now().After(r.retryAt) {
 			due = append(due, r)
 		}
 		r.mu.Unlock()
@@ -320,6 +380,11 @@ func (s *Sites) startSite(ctx context.Context, r *siteRun) error {
 		cfg.Logger = s.log
 	}
 	cfg.Logger = cfg.Logger.With("site", r.site.Name)
+	if s.budget != nil {
+		// A chained step runs without a claim, so it would not count
+		// against MaxJobs: every step goes through the claim.
+		cfg.WorkflowChainSteps = -1
+	}
 	// The batched look kicks an idle site's lanes when it has work; their
 	// own poll is only the fallback.
 	if cfg.PollInterval == 0 {
@@ -365,7 +430,15 @@ func (s *Sites) startSite(ctx context.Context, r *siteRun) error {
 		undo()
 		return &ConfigError{err}
 	}
-	w.claim.sharedLook = r
+	// A run that stops once every site is drained has each idle lane read
+	// for itself: Drained must not trust a batched look up to a
+	// LookInterval old (a workflow's next step just enqueued).
+	if !s.cfg.StopWhenEmpty {
+		w.claim.sharedLook = r
+	}
+	if s.budget != nil {
+		w.claim.limits.jobBudget = s.budget
+	}
 	if w.hooks != nil {
 		// Its server's read loop reads its webhooks with every other
 		// site's (Sites.readHooks); the notifier reads them once at Start.
@@ -415,6 +488,9 @@ func (s *Sites) Status() []SiteStatus {
 		if r.err != nil {
 			st.Error = r.err.Error()
 		}
+		if r.refused != nil {
+			st.Refused = r.refused.Error()
+		}
 		if r.worker != nil {
 			ws := r.worker.Stats()
 			st.Stats = &ws
@@ -451,7 +527,8 @@ func (s *Sites) stopAll(ctx context.Context) {
 	runs := slices.Collect(maps.Values(s.sites))
 	s.sites = map[string]*siteRun{}
 	s.mu.Unlock()
-	s.stopSites(ctx, runs)
+	s.noteNotServed(runs)
+	s.stopSites(ctx, runs, "sites: site no longer served")
 	s.mu.Lock()
 	for k, l := range s.servers {
 		l.stop()
@@ -464,7 +541,7 @@ func (s *Sites) stopAll(ctx context.Context) {
 // stopSites stops the workers of runs at once (each within its grace) and
 // releases their connections. ctx gives the stops its values, not its end:
 // Run stops every site once its ctx ended, and each stop gets its grace.
-func (s *Sites) stopSites(ctx context.Context, runs []*siteRun) {
+func (s *Sites) stopSites(ctx context.Context, runs []*siteRun, msg string) {
 	ctx = context.WithoutCancel(ctx)
 	var wg sync.WaitGroup
 	for _, r := range runs {
@@ -481,11 +558,12 @@ func (s *Sites) stopSites(ctx context.Context, runs []*siteRun) {
 			if err := w.Stop(ctx); err != nil {
 				s.log.Warn("sites: stopping a site's worker", "site", r.site.Name, "err", err)
 			}
+			s.noteStopped(r.site.Name, w.Stats())
 			s.releaseDB(db)
 			if s.cfg.Stopped != nil {
 				s.cfg.Stopped(r.site)
 			}
-			s.log.Info("sites: site no longer served", "site", r.site.Name)
+			s.log.Info(msg, "site", r.site.Name)
 		}()
 	}
 	wg.Wait()

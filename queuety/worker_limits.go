@@ -9,16 +9,37 @@ import "sync/atomic"
 // workerLimits holds the claim budget and the finish counter Drained
 // compares claim rounds with.
 type workerLimits struct {
-	max int64 // Config.MaxJobs; 0: no limit
+	// jobBudget is the worker's own Config.MaxJobs, or one shared by the
+	// workers of many sites (Sites' MaxJobs: a total over all of them).
+	*jobBudget
+	// finished counts jobs that left the worker (written, failed, handed
+	// back): a claim round that began after the last of them saw every
+	// row they enqueued (a workflow's next step, a retry due now).
+	finished atomic.Int64
+}
+
+// jobBudget is a number of claims in all, taken by one worker's lanes or
+// by the lanes of several workers.
+type jobBudget struct {
+	max int64 // 0: no limit
 	// budget is the claims neither made nor reserved by a round in
 	// flight, or -1: no limit.
 	budget atomic.Int64
 	// claimed counts the claims made (committed) against max.
 	claimed atomic.Int64
-	// finished counts jobs that left the worker (written, failed, handed
-	// back): a claim round that began after the last of them saw every
-	// row they enqueued (a workflow's next step, a retry due now).
-	finished atomic.Int64
+	// shared: other workers' lanes take from it too.
+	shared bool
+}
+
+func newJobBudget(maxJobs int, shared bool) *jobBudget {
+	b := &jobBudget{shared: shared}
+	if maxJobs > 0 {
+		b.max = int64(maxJobs)
+		b.budget.Store(b.max)
+	} else {
+		b.budget.Store(-1)
+	}
+	return b
 }
 
 func (c *claimer) initLimits(maxJobs int) {
@@ -27,17 +48,11 @@ func (c *claimer) initLimits(maxJobs int) {
 		ln.lastEmpty.Store(laneClaiming)
 		ln.confirmed.Store(laneClaiming)
 	}
-	l := &c.limits
-	if maxJobs > 0 {
-		l.max = int64(maxJobs)
-		l.budget.Store(l.max)
-	} else {
-		l.budget.Store(-1)
-	}
+	c.limits.jobBudget = newJobBudget(maxJobs, false)
 }
 
 // take reserves up to n claims from the budget and returns how many.
-func (l *workerLimits) take(n int) int {
+func (l *jobBudget) take(n int) int {
 	for {
 		b := l.budget.Load()
 		if b < 0 {
@@ -51,13 +66,13 @@ func (l *workerLimits) take(n int) int {
 }
 
 // giveBack returns reserved claims a round did not use.
-func (l *workerLimits) giveBack(n int) {
+func (l *jobBudget) giveBack(n int) {
 	if n > 0 && l.budget.Load() >= 0 {
 		l.budget.Add(int64(n))
 	}
 }
 
-func (l *workerLimits) spent() bool { return l.max > 0 && l.claimed.Load() >= l.max }
+func (l *jobBudget) spent() bool { return l.max > 0 && l.claimed.Load() >= l.max }
 
 // laneIdle values: a lane in a claim round, or one whose budget is spent.
 const (
@@ -83,6 +98,12 @@ func (c *claimer) beginRound(l *lane, n int) (want int, gen int64, spent bool) {
 	if c.limits.spent() {
 		l.idleAfter.Store(laneSpent)
 		return 0, gen, true
+	}
+	if c.limits.shared {
+		// The rest is held by a round of another site's worker, which
+		// reads other tables: this lane has not looked, so it is not idle.
+		l.idleAfter.Store(laneClaiming)
+		return 0, gen, false
 	}
 	l.idleAfter.Store(gen)
 	l.confirmed.Store(gen) // the other lane's rounds look for it
