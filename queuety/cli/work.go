@@ -251,7 +251,7 @@ pending completions are written, and work exits 1.`,
 			}
 			if many {
 				// Each site's own PHP pool (work_sites.go), not one for all.
-				return a.workSites(c, cfg)
+				return a.workSites(c, cfg, limits)
 			}
 			phpCfg, usePHP, err := phpPoolConfig(c)
 			if err != nil {

@@ -48,10 +48,8 @@ func sitesMode(c *cli.Context) (bool, error) {
 	case network != "" && sites != "":
 		return false, usagef("--network and --sites: give one")
 	}
-	for _, f := range []string{"once", "max-jobs", "max-time", "http", "worker-id"} {
-		if hasFlag(c, f) && c.IsSet(f) {
-			return false, usagef("--%s is not available with --network or --sites yet (docs/sites.md)", f)
-		}
+	if err := refuseSitesFlags(c); err != nil {
+		return false, err
 	}
 	if network != "" {
 		if wc := c.String("wp-config"); wc != "" && wc != network {
@@ -68,14 +66,15 @@ func sitesMode(c *cli.Context) (bool, error) {
 // the sites again. base is the command's configuration: the network's (its
 // wp-config's database, prefix and QUEUETY_* settings) or, for --sites,
 // the flags every site shares.
-func (a *app) workSites(c *cli.Context, base queuety.Config) error {
+func (a *app) workSites(c *cli.Context, base queuety.Config, limits runLimits) error {
 	// A daemon for many sites keeps many workers' state live (a few
 	// hundred MiB for 500 sites): the single site's soft memory limit
 	// (daemonMemoryLimit) would have the collector run without pause.
 	liftMemoryLimit()
 	discover := queuety.NetworkSites(base)
 	if list := c.String("sites"); list != "" {
-		discover = func(ctx context.Context) ([]queuety.Site, error) { return listedSites(ctx, list, base) }
+		own := newSiteSettingsReader(c, base.Logger)
+		discover = func(ctx context.Context) ([]queuety.Site, error) { return listedSites(ctx, list, base, own) }
 	}
 	// The per-site loops' single-site defaults cost an idle network more
 	// than the batched look; flags and variables set still win.
@@ -99,7 +98,7 @@ func (a *app) workSites(c *cli.Context, base queuety.Config) error {
 		return err
 	}
 	defer pools.stopAll()
-	s, err := queuety.NewSites(queuety.SitesConfig{
+	sitesCfg := queuety.SitesConfig{
 		Discover:         discover,
 		Registry:         pools.registry,
 		Stopped:          pools.stopped,
@@ -108,12 +107,16 @@ func (a *app) workSites(c *cli.Context, base queuety.Config) error {
 		ConnsPerDatabase: c.Int("conns-per-database"),
 		MaxConns:         maxConns,
 		Logger:           base.Logger,
-	})
+	}
+	limits.sites(c, &sitesCfg, &base)
+	s, err := queuety.NewSites(sitesCfg)
 	if err != nil {
 		return usageError{err}
 	}
 	ctx, stop := notifyContext(c.Context)
 	defer stop()
+	ctx, stopTime := limits.timeLimit(ctx)
+	defer stopTime()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -151,13 +154,19 @@ func (a *app) workSites(c *cli.Context, base queuety.Config) error {
 		return err
 	}
 	stopNotify := notifyReady(ctx, base.Logger, func() bool { return true })
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+		err = <-done
+	case err = <-done: // a limit reached (--once, --max-jobs, flush)
+	}
 	stopNotify()
-	err = <-done
 	if srv != nil {
 		_ = srv.Close()
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return limits.sitesSummary(ctx, c, s.Summary())
 }
 
 // sitesHandler serves the many-sites listener: /healthz; /readyz, 503
@@ -186,10 +195,12 @@ func sitesHandler(s *queuety.Sites) http.Handler {
 }
 
 // listedSites reads --sites: a glob of wp-config.php files, or a file
-// whose lines are a wp-config.php path or "DSN PREFIX" (blank lines and
-// lines starting with # skipped). Every site takes base's worker settings
-// with its own database and table names.
-func listedSites(ctx context.Context, list string, base queuety.Config) ([]queuety.Site, error) {
+// whose lines are a wp-config.php path or "DSN PREFIX", either followed
+// by QUEUETY_X=value words (blank lines and lines starting with #
+// skipped). Every site takes base's worker settings with its own database
+// and table names and, with own, its own QUEUETY_* settings
+// (work_sites_settings.go).
+func listedSites(ctx context.Context, list string, base queuety.Config, own *siteSettingsReader) ([]queuety.Site, error) {
 	var lines []string
 	if strings.ContainsAny(list, "*?[") || strings.HasSuffix(list, ".php") {
 		paths, err := filepath.Glob(list)
@@ -215,7 +226,7 @@ func listedSites(ctx context.Context, list string, base queuety.Config) ([]queue
 	}
 	var sites []queuety.Site
 	for _, l := range lines {
-		site, err := listedSite(ctx, l, base)
+		site, err := listedSite(ctx, l, base, own)
 		if err != nil {
 			// One broken wp-config must not stop the others: say so, skip it.
 			base.Logger.Warn("--sites: site left out", "line", redactLine(l), "err", err)
@@ -226,17 +237,18 @@ func listedSites(ctx context.Context, list string, base queuety.Config) ([]queue
 	return sites, nil
 }
 
-func listedSite(ctx context.Context, line string, base queuety.Config) (queuety.Site, error) {
+func listedSite(ctx context.Context, line string, base queuety.Config, own *siteSettingsReader) (queuety.Site, error) {
 	cfg := base
-	fields := strings.Fields(line)
+	fields, words, wordsErr := splitSiteWords(strings.Fields(line))
 	if len(fields) == 2 { // DSN PREFIX
 		cfg.DSN = fields[0]
 		setTablePrefix(&cfg, fields[1])
-		return queuety.Site{Name: redactLine(line), Config: cfg}, nil
+		return ownSettings(queuety.Site{Name: redactLine(strings.Join(fields, " ")), Config: cfg}, own, nil, words, wordsErr), nil
 	}
 	if len(fields) != 1 {
 		return queuety.Site{}, fmt.Errorf("want a wp-config.php path, or a DSN and a table prefix")
 	}
+	line = fields[0]
 	s, err := wpconfig.Load(ctx, line, wpconfig.Options{})
 	if err != nil {
 		return queuety.Site{}, err
@@ -247,7 +259,7 @@ func listedSite(ctx context.Context, line string, base queuety.Config) (queuety.
 	setTablePrefix(&cfg, s.TablePrefix)
 	cfg.QueuetyTablePrefix = s.QueuetyTablePrefix
 	cfg.TableOverrides = tableOverrides(s.Defines)
-	return queuety.Site{Name: line, Dir: filepath.Dir(line), Config: cfg}, nil
+	return ownSettings(queuety.Site{Name: line, Dir: filepath.Dir(line), Config: cfg}, own, s.Constants, words, wordsErr), nil
 }
 
 // sitePools runs each site's PHP handlers in a pool of its own, loaded for
@@ -371,7 +383,7 @@ func orSitesStatus(one cli.ActionFunc) cli.ActionFunc {
 		}
 		discover := queuety.NetworkSites(base)
 		if list := c.String("sites"); list != "" {
-			discover = func(ctx context.Context) ([]queuety.Site, error) { return listedSites(ctx, list, base) }
+			discover = func(ctx context.Context) ([]queuety.Site, error) { return listedSites(ctx, list, base, nil) }
 		}
 		sites, err := discover(c.Context)
 		if err != nil {

@@ -153,7 +153,7 @@ func TestWorkSitesFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--network", "a.php", "--sites", "b"}, "--network and --sites"},
-		{[]string{"--sites", "b", "--once"}, "--once is not available with --network or --sites"},
+		{[]string{"--sites", "b", "--http", "127.0.0.1:0"}, "--http is not available with --network or --sites"},
 		{[]string{"--network", "a.php", "--wp-config", "b.php"}, "the network's wp-config.php is given once"},
 	} {
 		args := tc.args
