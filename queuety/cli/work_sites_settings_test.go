@@ -252,3 +252,21 @@ func TestWorkSitesLimits(t *testing.T) {
 		require.Contains(t, r.stderr, tc.want, r.String())
 	}
 }
+
+// TestFlushNetwork: the cron exits serve a network too: flush --network
+// drains every subsite, each job once, with the network's settings.
+func TestFlushNetwork(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.New(t)
+	testdb.Multisite(t, dsn, "wp_", "/a/", "/b/")
+	for _, p := range []string{"wp_", "wp_2_", "wp_3_"} {
+		runOK(t, on(dsn, "--prefix", p, "migrate")...)
+		dispatchNoops(t, dsn, p, 2)
+	}
+	r := runOK(t, "flush", "--network", networkWPConfig(t, dsn))
+	require.Equal(t, "Flushed: 6 jobs (6 completed, 0 retried, 0 buried) over 3 sites.\n", r.stdout, r.String())
+	db := openDB(t, dsn)
+	for _, p := range []string{"wp_", "wp_2_", "wp_3_"} {
+		require.Equal(t, 2, count(t, db, "SELECT COUNT(*) FROM `"+p+"queuety_jobs` WHERE status = 'completed' AND attempts = 1"), p)
+	}
+}
