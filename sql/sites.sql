@@ -48,6 +48,27 @@ LEFT JOIN {workers} AS {w} ON {w}.namespace = ? AND {w}.worker_id = ?
 -- only those sites run the scheduler's tick.
 (SELECT ? AS site FROM {schedules} WHERE enabled = 1 AND next_run <= ? LIMIT 1)
 
+-- name: site-counts
+-- One site's row of the dashboard's all-sites overview: its open jobs by
+-- status, its processing rows not heard from since its own stale cutoff,
+-- and how long its oldest due pending job has waited (NULL: none is due).
+-- The dashboard joins these with UNION ALL, one statement for the sites of
+-- a server, each table named with its database. Every count is a range of
+-- one index (idx_status; idx_reserved for the stale rows) read up to a cap
+-- (the ? of each LIMIT), and the oldest pending job is looked for among the
+-- site's first 1,000 pending rows in id order (the first dispatched), so a
+-- site's part stays a few bounded index ranges whatever its backlog.
+(SELECT ? AS site,
+	(SELECT COUNT(*) FROM (SELECT 1 FROM {jobs} WHERE status = 'pending' LIMIT ?) AS c) AS pending,
+	(SELECT COUNT(*) FROM (SELECT 1 FROM {jobs} WHERE status = 'processing' LIMIT ?) AS c) AS processing,
+	(SELECT COUNT(*) FROM (SELECT 1 FROM {jobs} WHERE status = 'failed' LIMIT ?) AS c) AS failed,
+	(SELECT COUNT(*) FROM (SELECT 1 FROM {jobs} WHERE status = 'buried' LIMIT ?) AS c) AS buried,
+	(SELECT COUNT(*) FROM (SELECT 1 FROM {jobs} WHERE status = 'processing' AND reserved_at < ? LIMIT ?) AS c) AS stale,
+	(SELECT GREATEST(0, TIMESTAMPDIFF(SECOND, MIN(p.available_at), NOW())) FROM (
+		SELECT available_at FROM {jobs} FORCE INDEX (idx_status)
+		WHERE status = 'pending' ORDER BY id LIMIT 1000) AS p
+	WHERE p.available_at <= NOW()) AS oldest_pending)
+
 -- name: network-blogs
 -- The subsites of a multisite network that WordPress serves: wp_blogs
 -- rows neither archived, deleted nor marked spam (ms-site's
