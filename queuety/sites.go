@@ -13,8 +13,6 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/queuety-go/queuety/internal/sessions"
-	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -404,13 +402,11 @@ func (s *Sites) startSite(ctx context.Context, r *siteRun) error {
 	if err != nil {
 		return err
 	}
-	st, err := store.New(db.db, tables, cfg.Clock)
+	client, err := sharedClient(cfg, tables, db.db, db.info)
 	if err != nil {
 		s.releaseDB(db)
 		return err
 	}
-	reg := sessions.New(st, sessions.Config{StaleAfter: cfg.WorkerStaleAfter, Logger: cfg.Logger, Clock: cfg.Clock})
-	client := &Client{storeDoor: clientstore.NewDoor(st), cfg: cfg, db: db.db, store: st, log: cfg.Logger, server: db.info, sessions: reg, sharedDB: true}
 	var handlers *Registry
 	if s.cfg.Registry != nil {
 		if handlers, err = s.cfg.Registry(r.site); err != nil {

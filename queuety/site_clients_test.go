@@ -1,0 +1,76 @@
+package queuety
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety-go/queuety/internal/testdb"
+)
+
+// TestSiteClients: the Clients of three prefixes of one database share
+// one pool and each reads its own tables; a site whose database is gone
+// answers its error, and the same error at once until Retry has passed
+// (the database created meanwhile is not tried again); Keep drops the
+// sites no longer listed and closes their pool.
+func TestSiteClients(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := testdb.New(t)
+	var sites []Site
+	for _, p := range []string{"wp_", "wp_2_", "wp_3_"} {
+		c := siteClient(t, dsn, p)
+		dispatchToSite(t, c, p, len(sites)+1) // 1, 2, 3 jobs
+		sites = append(sites, Site{Name: p, Config: Config{DSN: dsn, TablePrefix: p, Logger: testLogger()}})
+	}
+	cfg, err := mysql.ParseDSN(dsn)
+	require.NoError(t, err)
+	cfg.DBName += "_missing"
+	missing := Site{Name: "missing", Config: Config{DSN: cfg.FormatDSN(), TablePrefix: "wp_", Logger: testLogger()}}
+
+	sc := NewSiteClients(SiteClientsConfig{Retry: time.Hour, Logger: testLogger()})
+	t.Cleanup(func() { _ = sc.Close() })
+	var clients []*Client
+	for i, site := range sites {
+		c, err := sc.Client(ctx, site)
+		require.NoError(t, err)
+		require.Equal(t, i+1, countStatus(t, c, "pending"), site.Name)
+		again, err := sc.Client(ctx, site)
+		require.NoError(t, err)
+		require.Same(t, c, again, "opened once")
+		clients = append(clients, c)
+	}
+	require.Same(t, clients[0].db, clients[2].db, "one pool for the database")
+	require.NoError(t, clients[1].Close())
+	require.Equal(t, 1, countStatus(t, clients[0], "pending"), "a Client's Close leaves the shared pool open")
+
+	_, err = sc.Client(ctx, missing)
+	require.ErrorContains(t, err, "Unknown database")
+	admin, err := sqlx.Open("mysql", testdb.ServerDSN())
+	require.NoError(t, err)
+	defer admin.Close()
+	_, err = admin.Exec("CREATE DATABASE `" + cfg.DBName + "`")
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS `" + cfg.DBName + "`") })
+	_, err = sc.Client(ctx, missing)
+	require.ErrorContains(t, err, "Unknown database", "not tried again within Retry")
+	fresh := NewSiteClients(SiteClientsConfig{Logger: testLogger()})
+	t.Cleanup(func() { _ = fresh.Close() })
+	_, err = fresh.Client(ctx, missing)
+	require.NoError(t, err, "the database exists now")
+
+	sc.Keep(sites[:1])
+	c, err := sc.Client(ctx, sites[0])
+	require.NoError(t, err)
+	require.Same(t, clients[0], c, "a kept site keeps its Client")
+	sc.Keep(nil)
+	_, err = clients[0].Stats(ctx)
+	require.ErrorContains(t, err, "database is closed", "a pool no site uses is closed")
+	c, err = sc.Client(ctx, sites[0])
+	require.NoError(t, err, "and opened again when asked")
+	require.Equal(t, 1, countStatus(t, c, "pending"))
+}
