@@ -31,7 +31,7 @@ type matching struct {
 // bulkIDs returns the ids a bulk post acts on. ok is false when it has
 // answered the request itself: a bad filter or selection, an error, or the
 // confirmation page.
-func (d *Dashboard) bulkIDs(w http.ResponseWriter, r *http.Request, s bulkSelection) (ids []int64, ok bool) {
+func (d *Dashboard) bulkIDs(w http.ResponseWriter, r *http.Request, sel bulkSelection) (ids []int64, ok bool) {
 	if r.PostFormValue("scope") != "all" {
 		ids, err := selectedIDs(r)
 		if err != nil {
@@ -40,13 +40,13 @@ func (d *Dashboard) bulkIDs(w http.ResponseWriter, r *http.Request, s bulkSelect
 		}
 		return ids, true
 	}
-	m, err := s.match()
+	m, err := sel.match()
 	if err != nil {
 		d.fail(w, r, http.StatusBadRequest, err.Error())
 		return nil, false
 	}
 	if r.PostFormValue("confirm") != "yes" {
-		c := confirmData{Action: s.action, Kind: s.kind, Post: s.post, Back: s.back, Fields: s.fields, Limit: bulkLimit}
+		c := confirmData{Action: sel.action, Kind: sel.kind, Post: sel.post, Back: sel.back, Fields: sel.fields, Limit: bulkLimit}
 		var n int
 		var err error
 		if m.byStatus != nil {

@@ -28,7 +28,8 @@ var staticFiles embed.FS
 
 // Config configures a Dashboard.
 type Config struct {
-	// Client reads the tables and carries out every action.
+	// Client reads the tables and carries out every action. Required
+	// unless Sites is set.
 	Client *queuety.Client
 	// Registry holds the handlers workflow lifecycle actions may need
 	// (a cancel handler, a resumed step); nil is an empty registry.
@@ -49,6 +50,19 @@ type Config struct {
 	// sent to each webhook (Worker.WebhookDeliveries). Nil: this process
 	// runs no worker and sends none (serve).
 	WebhookDeliveries func() []queuety.WebhookDelivery
+	// Sites, when set, makes this a dashboard of many sites (Client,
+	// Registry, PoolStats and WebhookDeliveries are then each site's, from
+	// Sites.Open): /ui/ is the all-sites overview, and every page of a
+	// site is under /ui/sites/<key>/, with a site switcher on every page.
+	Sites SiteSource
+	// SiteTimeout bounds the wait for one site's database with Sites
+	// (default 3 s): opening it, and the all-sites overview's reads of its
+	// server. A site that does not answer within it shows as unreachable.
+	SiteTimeout time.Duration
+	// OverviewTTL is how long the all-sites overview's counts are reused
+	// (default 5 s): every open tab refreshes itself every 5 s, and the
+	// counts of hundreds of sites are read for them once.
+	OverviewTTL time.Duration
 	// SessionTTL is how long a login lasts (default 12 h).
 	SessionTTL time.Duration
 	Logger     *slog.Logger
@@ -63,13 +77,18 @@ type Dashboard struct {
 	pages   map[string]*template.Template
 	auth    *auth
 	handler http.Handler
-	tp      throughputCache
+	// one is the site of a single-site dashboard (nil with Config.Sites).
+	one *site
+	// With Config.Sites: each site's throughput cache, and the all-sites
+	// overview's.
+	tpCaches
+	boardRead boardCache
 }
 
 // New checks cfg, parses the templates and builds the handler.
 func New(cfg Config) (*Dashboard, error) {
-	if cfg.Client == nil {
-		return nil, errors.New("dashboard: Config.Client is required")
+	if cfg.Client == nil && cfg.Sites == nil {
+		return nil, errors.New("dashboard: Config.Client (one site) or Config.Sites (many) is required")
 	}
 	cfg.OperatorToken = strings.TrimSpace(cfg.OperatorToken)
 	if !cfg.InsecureNoAuth && cfg.OperatorToken == "" {
@@ -87,6 +106,12 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.SiteTimeout <= 0 {
+		cfg.SiteTimeout = 3 * time.Second
+	}
+	if cfg.OverviewTTL <= 0 {
+		cfg.OverviewTTL = 5 * time.Second
+	}
 	pages, err := parsePages()
 	if err != nil {
 		return nil, err
@@ -95,7 +120,11 @@ func New(cfg Config) (*Dashboard, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dashboard{cfg: cfg, log: cfg.Logger, pages: pages, auth: a}
+	d := &Dashboard{cfg: cfg, log: cfg.Logger, pages: pages, auth: a, tpCaches: tpCaches{tps: map[string]*throughputCache{}}}
+	if cfg.Sites == nil {
+		d.one = &site{Site: Site{Client: cfg.Client, Registry: cfg.Registry, PoolStats: cfg.PoolStats, WebhookDeliveries: cfg.WebhookDeliveries},
+			base: Prefix, tp: &throughputCache{}}
+	}
 	d.routes()
 	return d, nil
 }
@@ -111,36 +140,47 @@ func (d *Dashboard) routes() {
 	mux.HandleFunc("POST /ui/login", d.login)
 	mux.HandleFunc("POST /ui/logout", d.logout)
 
-	page := func(h http.HandlerFunc) http.Handler { return d.auth.page(h) }
-	act := func(h http.HandlerFunc) http.Handler { return d.auth.action(d.cfg.ReadOnly, h) }
-	mux.Handle("GET /ui/{$}", page(d.overview))
-	mux.Handle("GET /ui/jobs", page(d.jobs))
-	mux.Handle("GET /ui/jobs/{id}", page(d.job))
-	mux.Handle("GET /ui/workflows", page(d.workflows))
-	mux.Handle("GET /ui/workflows/{id}", page(d.workflow))
-	mux.Handle("GET /ui/schedules", page(d.schedules))
-	mux.Handle("GET /ui/batches", page(d.batches))
-	mux.Handle("GET /ui/batches/{id}", page(d.batch))
-	mux.Handle("GET /ui/machines", page(d.machines))
-	mux.Handle("GET /ui/machines/{id}", page(d.machine))
-	mux.Handle("GET /ui/webhooks", page(d.webhooks))
-	mux.Handle("GET /ui/workers", page(d.workers))
+	page := func(h siteHandler) http.Handler { return d.auth.page(d.onSite(h)) }
+	act := func(h siteHandler) http.Handler { return d.auth.action(d.cfg.ReadOnly, d.onSite(h)) }
+	// A site's pages: under /ui/ for the one site, under /ui/sites/<key>/
+	// for each of many (the key is letters, digits and dashes: siteKeys).
+	root := Prefix
+	if d.cfg.Sites != nil {
+		root = sitesPrefix + "{site}/"
+		mux.Handle("GET /ui/{$}", d.auth.page(http.HandlerFunc(d.sitesOverview)))
+		mux.Handle("GET /ui/site", d.auth.page(http.HandlerFunc(d.switchSite)))
+		mux.Handle("GET "+sitesPrefix+"{site}", d.auth.page(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, r.URL.Path+"/", http.StatusMovedPermanently)
+		})))
+	}
+	mux.Handle("GET "+root+"{$}", page(d.overview))
+	mux.Handle("GET "+root+"jobs", page(d.jobs))
+	mux.Handle("GET "+root+"jobs/{id}", page(d.job))
+	mux.Handle("GET "+root+"workflows", page(d.workflows))
+	mux.Handle("GET "+root+"workflows/{id}", page(d.workflow))
+	mux.Handle("GET "+root+"schedules", page(d.schedules))
+	mux.Handle("GET "+root+"batches", page(d.batches))
+	mux.Handle("GET "+root+"batches/{id}", page(d.batch))
+	mux.Handle("GET "+root+"machines", page(d.machines))
+	mux.Handle("GET "+root+"machines/{id}", page(d.machine))
+	mux.Handle("GET "+root+"webhooks", page(d.webhooks))
+	mux.Handle("GET "+root+"workers", page(d.workers))
 	// A queue name is data: the overview's forms post it in a field to a
 	// fixed route, never in the path, where a name like
 	// "../workflows/7/approve?" or ".." would be resolved by the browser
 	// into another route (N1). The one-segment route stays for scripts
 	// using the bearer token; its segment is decoded once ("a%2Fb" is the
 	// queue a%2Fb only when sent as a%252Fb).
-	mux.Handle("POST /ui/queues/{action}", act(d.queueAction))
-	mux.Handle(queuePathRoute, act(d.queueAction))
-	mux.Handle("POST /ui/buried/retry", act(d.retryGroup))
-	mux.Handle("POST /ui/jobs/bulk", act(d.bulkJobs))
-	mux.Handle("POST /ui/workflows/bulk", act(d.bulkWorkflows))
-	mux.Handle("POST /ui/workflows/{id}/{action}", act(d.workflowAction))
-	mux.Handle("POST /ui/schedules/{id}/{action}", act(d.scheduleAction))
-	mux.Handle("/ui/", page(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("POST "+root+"queues/{action}", act(d.queueAction))
+	mux.Handle("POST "+root+queuePathRoute, act(d.queueAction))
+	mux.Handle("POST "+root+"buried/retry", act(d.retryGroup))
+	mux.Handle("POST "+root+"jobs/bulk", act(d.bulkJobs))
+	mux.Handle("POST "+root+"workflows/bulk", act(d.bulkWorkflows))
+	mux.Handle("POST "+root+"workflows/{id}/{action}", act(d.workflowAction))
+	mux.Handle("POST "+root+"schedules/{id}/{action}", act(d.scheduleAction))
+	mux.Handle("/ui/", d.auth.page(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("No page %s %s.", r.Method, r.URL.Path))
-	}))
+	})))
 	// Cross-site form posts are refused from the browser's own
 	// Sec-Fetch-Site / Origin headers (net/http's CSRF protection); the
 	// form token (auth.checkForm) covers browsers that send neither.
@@ -165,11 +205,19 @@ func securityHeaders(h http.Handler) http.Handler {
 
 // view is what every page template gets.
 type view struct {
-	Title    string
-	Nav      string
+	Title string
+	Nav   string
+	// Base is where the pages of the site shown are (links are made from
+	// it): Prefix, or /ui/sites/<key>/ on a dashboard of many sites.
+	Base     string
 	CSRF     string
 	ReadOnly bool
 	LoggedIn bool
+	// Many: a dashboard of many sites. Site is the site shown (nil on the
+	// all-sites pages), Switch the site switcher's choices.
+	Many   bool
+	Site   *keyedSite
+	Switch []keyedSite
 	// Live: the page refreshes itself (static/live.js) while visible;
 	// every GET page but the login and error pages.
 	Live  bool
@@ -187,6 +235,16 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 	v.CSRF = s.csrf
 	v.LoggedIn = s.ok && !d.cfg.InsecureNoAuth && !s.bearer
 	v.ReadOnly = d.cfg.ReadOnly
+	v.Base = Prefix
+	if st := siteOf(r); st != nil {
+		v.Base = st.base
+		if d.cfg.Sites != nil {
+			v.Site = &keyedSite{SiteInfo: SiteInfo{Name: st.name, URL: st.url}, Key: st.key, Base: st.base}
+		}
+	}
+	if d.cfg.Sites != nil && v.Nav != "" {
+		v.Many, v.Switch = true, d.keyed().list
+	}
 	v.Live = r.Method == http.MethodGet && v.Nav != "" && status == http.StatusOK
 	if f := r.URL.Query().Get("flash"); v.Flash == "" && f != "" && d.auth.signed(r.URL.Query().Get("flash_sig"), "flash", f) {
 		v.Flash = f

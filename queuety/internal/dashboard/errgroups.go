@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -83,8 +82,8 @@ func groupBuried(rows []store.BuriedRow, limit int) []buriedGroup {
 
 // buriedGroupIDs lists the ids of one group among the newest buriedScan
 // buried jobs, oldest first, at most limit.
-func (d *Dashboard) buriedGroupIDs(ctx context.Context, handler, class, pattern string, limit int) ([]int64, error) {
-	rows, err := clientstore.Of(d.cfg.Client).BuriedScan(ctx, buriedScan)
+func (s *site) buriedGroupIDs(ctx context.Context, handler, class, pattern string, limit int) ([]int64, error) {
+	rows, err := s.store().BuriedScan(ctx, buriedScan)
 	if err != nil {
 		return nil, err
 	}

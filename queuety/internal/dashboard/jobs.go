@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/internal/rowview"
 	store "github.com/queuety-go/queuety/sql"
 )
@@ -131,7 +130,7 @@ type jobsData struct {
 	Limits map[int64]int
 }
 
-func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
+func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request, s *site) {
 	f := readJobFilter(r.URL.Query())
 	page, err := readPage(r.URL.Query())
 	if err != nil {
@@ -139,7 +138,7 @@ func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.Page = page
-	st := clientstore.Of(d.cfg.Client)
+	st := s.store()
 	q, err := f.query(st.Now())
 	if err != nil {
 		d.fail(w, r, http.StatusBadRequest, err.Error())
@@ -160,7 +159,7 @@ func (d *Dashboard) jobs(w http.ResponseWriter, r *http.Request) {
 	data.Limits = make(map[int64]int, len(rows))
 	for i := range rows {
 		j := rowview.Job(&rows[i])
-		data.Limits[rows[i].ID] = d.cfg.Client.MaxAttemptsOf(d.cfg.Registry, &j)
+		data.Limits[rows[i].ID] = s.Client.MaxAttemptsOf(s.Registry, &j)
 	}
 	data.PrevPage, data.NextPage = pages(f.values(), f.Page, len(rows) == pageSize)
 	d.render(w, r, http.StatusOK, "jobs", view{Title: "Jobs", Nav: "jobs", Data: data})
@@ -193,13 +192,13 @@ type jobData struct {
 	Stuck   string
 }
 
-func (d *Dashboard) job(w http.ResponseWriter, r *http.Request) {
+func (d *Dashboard) job(w http.ResponseWriter, r *http.Request, s *site) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil {
 		d.fail(w, r, http.StatusBadRequest, "A job id is a number.")
 		return
 	}
-	st := clientstore.Of(d.cfg.Client)
+	st := s.store()
 	j, err := st.GetJob(r.Context(), id)
 	if errors.Is(err, store.ErrJobNotFound) {
 		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("Job #%d does not exist.", id))
@@ -215,7 +214,7 @@ func (d *Dashboard) job(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info := rowview.Job(j)
-	data := jobData{Job: j, Logs: logs, MaxAttempts: d.cfg.Client.MaxAttemptsOf(d.cfg.Registry, &info), Payload: indentJSON(j.Payload)}
+	data := jobData{Job: j, Logs: logs, MaxAttempts: s.Client.MaxAttemptsOf(s.Registry, &info), Payload: indentJSON(j.Payload)}
 	for i := len(logs) - 1; i >= 0; i-- {
 		if logs[i].ErrorTrace.Valid || logs[i].ErrorClass.Valid {
 			data.ErrorClass, data.Trace = logs[i].ErrorClass.String, logs[i].ErrorTrace.String
@@ -258,7 +257,7 @@ func defaultJobAction(status string) string {
 // selected ids, or on every job the filter matches in the statuses the
 // action touches (scope=all; the first post shows the count by status
 // and asks, confirm=yes acts).
-func (d *Dashboard) bulkJobs(w http.ResponseWriter, r *http.Request) {
+func (d *Dashboard) bulkJobs(w http.ResponseWriter, r *http.Request, s *site) {
 	action := r.PostFormValue("action")
 	if _, ok := jobActionStatuses[action]; !ok {
 		msg := fmt.Sprintf("Unknown bulk action %q (retry, bury or delete).", action)
@@ -269,10 +268,10 @@ func (d *Dashboard) bulkJobs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := readJobFilter(r.PostForm)
-	st := clientstore.Of(d.cfg.Client)
-	back := "/ui/jobs?" + f.values().Encode()
+	st := s.store()
+	back := s.base + "jobs?" + f.values().Encode()
 	ids, ok := d.bulkIDs(w, r, bulkSelection{
-		action: action, kind: "jobs", post: "/ui/jobs/bulk", back: back, fields: f.values(),
+		action: action, kind: "jobs", post: s.base + "jobs/bulk", back: back, fields: f.values(),
 		match: func() (matching, error) {
 			q, err := f.query(st.Now())
 			return jobMatching(st, q, action), err
@@ -282,7 +281,7 @@ func (d *Dashboard) bulkJobs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if action == "retry" {
-		res, err := d.retryJobs(r.Context(), ids)
+		res, err := s.retryJobs(r.Context(), ids)
 		if err != nil {
 			d.internalError(w, r, fmt.Errorf("retry jobs (after %d done): %w", res.jobs, err))
 			return
@@ -296,9 +295,9 @@ func (d *Dashboard) bulkJobs(w http.ResponseWriter, r *http.Request) {
 		var err error
 		switch action {
 		case "bury":
-			err = d.cfg.Client.BuryJob(r.Context(), id, "Buried by an operator from the dashboard.")
+			err = s.Client.BuryJob(r.Context(), id, "Buried by an operator from the dashboard.")
 		case "delete":
-			err = d.cfg.Client.DeleteJob(r.Context(), id)
+			err = s.Client.DeleteJob(r.Context(), id)
 		}
 		switch {
 		case errors.Is(err, store.ErrJobNotFound):

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -66,8 +67,8 @@ type waitingWorkflow struct {
 	Signal bool
 }
 
-func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
-	data, err := d.loadOverview(r.Context())
+func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, s *site) {
+	data, err := d.loadOverview(r.Context(), s)
 	if err != nil {
 		d.internalError(w, r, err)
 		return
@@ -75,8 +76,8 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusOK, "overview", view{Title: "Overview", Nav: "overview", Data: data})
 }
 
-func (d *Dashboard) loadOverview(ctx context.Context) (*overviewData, error) {
-	c := d.cfg.Client
+func (d *Dashboard) loadOverview(ctx context.Context, s *site) (*overviewData, error) {
+	c := s.Client
 	st := clientstore.Of(c)
 	out := &overviewData{}
 	snap, err := st.MetricsSnapshot(ctx)
@@ -128,11 +129,11 @@ func (d *Dashboard) loadOverview(ctx context.Context) (*overviewData, error) {
 			out.Waiting = append(out.Waiting, waitingWorkflow{StatusReport: wf, Signal: status == workflow.StatusWaitingForSignal})
 		}
 	}
-	if d.cfg.PoolStats != nil {
-		ps := d.cfg.PoolStats()
+	if s.PoolStats != nil {
+		ps := s.PoolStats()
 		out.Pool = &ps
 	}
-	tp, err := d.throughput(ctx)
+	tp, err := d.throughput(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -169,15 +170,15 @@ type throughputRead struct {
 	completed, failed []int
 }
 
-func (d *Dashboard) throughput(ctx context.Context) (*throughputRead, error) {
-	c := &d.tp
+func (d *Dashboard) throughput(ctx context.Context, s *site) (*throughputRead, error) {
+	c := s.tp
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := d.cfg.Now()
 	if c.last != nil && now.Sub(c.readAt) < throughputTTL {
 		return c.last, nil
 	}
-	st := clientstore.Of(d.cfg.Client)
+	st := s.store()
 	since := st.Now().Truncate(time.Minute).Add(-(throughputMins - 1) * time.Minute)
 	done, failed, err := st.Throughput(ctx, since, throughputMins)
 	if err != nil {
@@ -267,9 +268,9 @@ func unserved(queues []queueRow, workers []sessions.Worker) []queueRow {
 // queueAction is POST /ui/queues/pause|resume with the queue in the form
 // field "queue", or POST /ui/queues/{queue}/pause|resume with it as one
 // path segment.
-func (d *Dashboard) queueAction(w http.ResponseWriter, r *http.Request) {
+func (d *Dashboard) queueAction(w http.ResponseWriter, r *http.Request, s *site) {
 	q, action := r.PathValue("queue"), r.PathValue("action")
-	if r.Pattern != queuePathRoute {
+	if !strings.HasSuffix(r.Pattern, queuePathRoute) {
 		q = r.PostFormValue("queue")
 	}
 	if action != "pause" && action != "resume" {
@@ -284,35 +285,36 @@ func (d *Dashboard) queueAction(w http.ResponseWriter, r *http.Request) {
 	}
 	var err error
 	if action == "pause" {
-		err = d.cfg.Client.Pause(r.Context(), q)
+		err = s.Client.Pause(r.Context(), q)
 	} else {
-		err = d.cfg.Client.Resume(r.Context(), q)
+		err = s.Client.Resume(r.Context(), q)
 	}
 	if err != nil {
 		d.internalError(w, r, err)
 		return
 	}
 	d.log.Info("dashboard: queue "+action+"d", "queue", q)
-	d.done(w, r, Prefix, fmt.Sprintf("Queue %s %sd.", q, action))
+	d.done(w, r, s.base, fmt.Sprintf("Queue %s %sd.", q, action))
 }
 
-// queuePathRoute is the route with the queue as its one path segment.
-const queuePathRoute = "POST /ui/queues/{queue}/{action}"
+// queuePathRoute is the route, below a site's pages, with the queue as
+// its one path segment.
+const queuePathRoute = "queues/{queue}/{action}"
 
 // retryGroup is POST /ui/buried/retry: every buried job of one handler
 // and error (at most bulkLimit per click).
-func (d *Dashboard) retryGroup(w http.ResponseWriter, r *http.Request) {
+func (d *Dashboard) retryGroup(w http.ResponseWriter, r *http.Request, s *site) {
 	handler, class, pattern := r.PostFormValue("handler"), r.PostFormValue("class"), r.PostFormValue("pattern")
-	ids, err := d.buriedGroupIDs(r.Context(), handler, class, pattern, bulkLimit)
+	ids, err := s.buriedGroupIDs(r.Context(), handler, class, pattern, bulkLimit)
 	if err != nil {
 		d.internalError(w, r, err)
 		return
 	}
-	res, err := d.retryJobs(r.Context(), ids)
+	res, err := s.retryJobs(r.Context(), ids)
 	if err != nil {
 		d.internalError(w, r, fmt.Errorf("retry the buried %s jobs (after %d done): %w", handler, res.jobs, err))
 		return
 	}
 	d.log.Info("dashboard: buried group retried", "handler", handler, "jobs", res.jobs, "workflows", len(res.workflows))
-	d.done(w, r, Prefix, res.messageAfter(fmt.Sprintf("%d buried %s jobs retried.", res.jobs, handler)))
+	d.done(w, r, s.base, res.messageAfter(fmt.Sprintf("%d buried %s jobs retried.", res.jobs, handler)))
 }

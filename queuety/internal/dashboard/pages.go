@@ -13,7 +13,6 @@ import (
 	"github.com/queuety-go/queuety/internal/phpjson"
 	"github.com/queuety-go/queuety/internal/sessions"
 	"github.com/queuety-go/queuety/queuety"
-	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	"github.com/queuety-go/queuety/queuety/machine"
 	store "github.com/queuety-go/queuety/sql"
 )
@@ -41,8 +40,8 @@ func (d *Dashboard) pathID(w http.ResponseWriter, r *http.Request, what string) 
 }
 
 // schedules is GET /ui/schedules.
-func (d *Dashboard) schedules(w http.ResponseWriter, r *http.Request) {
-	rows, err := d.cfg.Client.Schedules(r.Context())
+func (d *Dashboard) schedules(w http.ResponseWriter, r *http.Request, s *site) {
+	rows, err := s.Client.Schedules(r.Context())
 	if err != nil {
 		d.internalError(w, r, err)
 		return
@@ -54,18 +53,18 @@ func (d *Dashboard) schedules(w http.ResponseWriter, r *http.Request) {
 // resume set the row's enabled flag (the tick of the plugin and of the
 // daemon only takes enabled rows); run makes it due now, so the next tick
 // dispatches it once under its overlap policy.
-func (d *Dashboard) scheduleAction(w http.ResponseWriter, r *http.Request) {
+func (d *Dashboard) scheduleAction(w http.ResponseWriter, r *http.Request, s *site) {
 	id, ok := d.pathID(w, r, "schedule")
 	if !ok {
 		return
 	}
-	st := clientstore.Of(d.cfg.Client)
-	s, err := st.GetSchedule(r.Context(), id)
+	st := s.store()
+	sch, err := st.GetSchedule(r.Context(), id)
 	if err != nil {
 		d.internalError(w, r, err)
 		return
 	}
-	if s == nil {
+	if sch == nil {
 		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("Schedule #%d does not exist.", id))
 		return
 	}
@@ -73,14 +72,14 @@ func (d *Dashboard) scheduleAction(w http.ResponseWriter, r *http.Request) {
 	switch action := r.PathValue("action"); action {
 	case "pause", "resume":
 		err = st.SetScheduleEnabled(r.Context(), id, action == "resume")
-		msg = fmt.Sprintf("Schedule %s %sd.", s.Handler, action)
+		msg = fmt.Sprintf("Schedule %s %sd.", sch.Handler, action)
 	case "run":
-		if !s.Enabled {
-			d.done(w, r, "/ui/schedules", fmt.Sprintf("Schedule %s is paused: resume it first.", s.Handler))
+		if !sch.Enabled {
+			d.done(w, r, s.base+"schedules", fmt.Sprintf("Schedule %s is paused: resume it first.", sch.Handler))
 			return
 		}
 		err = st.RunScheduleNow(r.Context(), id, st.Now())
-		msg = fmt.Sprintf("Schedule %s is due now: the next scheduler tick dispatches it.", s.Handler)
+		msg = fmt.Sprintf("Schedule %s is due now: the next scheduler tick dispatches it.", sch.Handler)
 	default:
 		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("No schedule action %s (pause, resume or run).", store.QuotePrefix(action, 40)))
 		return
@@ -89,8 +88,8 @@ func (d *Dashboard) scheduleAction(w http.ResponseWriter, r *http.Request) {
 		d.internalError(w, r, err)
 		return
 	}
-	d.log.Info("dashboard: schedule "+r.PathValue("action"), "schedule", id, "handler", s.Handler)
-	d.done(w, r, "/ui/schedules", msg)
+	d.log.Info("dashboard: schedule "+r.PathValue("action"), "schedule", id, "handler", sch.Handler)
+	d.done(w, r, s.base+"schedules", msg)
 }
 
 // batchView is one batch with what the pages show of it.
@@ -176,8 +175,8 @@ func batchViewOf(row store.BatchRow) batchView {
 }
 
 // batches is GET /ui/batches.
-func (d *Dashboard) batches(w http.ResponseWriter, r *http.Request) {
-	rows, err := clientstore.Of(d.cfg.Client).ListBatches(r.Context(), listRows)
+func (d *Dashboard) batches(w http.ResponseWriter, r *http.Request, s *site) {
+	rows, err := s.store().ListBatches(r.Context(), listRows)
 	if err != nil {
 		d.internalError(w, r, err)
 		return
@@ -195,12 +194,12 @@ type batchData struct {
 }
 
 // batch is GET /ui/batches/{id}.
-func (d *Dashboard) batch(w http.ResponseWriter, r *http.Request) {
+func (d *Dashboard) batch(w http.ResponseWriter, r *http.Request, s *site) {
 	id, ok := d.pathID(w, r, "batch")
 	if !ok {
 		return
 	}
-	st := clientstore.Of(d.cfg.Client)
+	st := s.store()
 	row, err := st.GetBatch(r.Context(), id)
 	if errors.Is(err, store.ErrBatchNotFound) {
 		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("Batch #%d does not exist.", id))
@@ -219,13 +218,13 @@ func (d *Dashboard) batch(w http.ResponseWriter, r *http.Request) {
 }
 
 // machines is GET /ui/machines.
-func (d *Dashboard) machines(w http.ResponseWriter, r *http.Request) {
+func (d *Dashboard) machines(w http.ResponseWriter, r *http.Request, s *site) {
 	status := r.URL.Query().Get("status")
 	if status != "" && !slices.Contains(machineStatuses, status) {
 		d.fail(w, r, http.StatusBadRequest, fmt.Sprintf("Unknown state machine status %s (%s).", store.QuotePrefix(status, 40), strings.Join(machineStatuses, ", ")))
 		return
 	}
-	list, err := d.cfg.Client.Machines(r.Context(), status, listRows)
+	list, err := s.Client.Machines(r.Context(), status, listRows)
 	if err != nil {
 		d.internalError(w, r, err)
 		return
@@ -250,12 +249,12 @@ type machineData struct {
 
 // machine is GET /ui/machines/{id}: the current state, the events it
 // accepts there, its state data and its event log.
-func (d *Dashboard) machine(w http.ResponseWriter, r *http.Request) {
+func (d *Dashboard) machine(w http.ResponseWriter, r *http.Request, s *site) {
 	id, ok := d.pathID(w, r, "state machine")
 	if !ok {
 		return
 	}
-	c := d.cfg.Client
+	c := s.Client
 	m, err := c.Machine(r.Context(), id)
 	if errors.Is(err, store.ErrMachineNotFound) {
 		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("State machine #%d does not exist.", id))
@@ -293,16 +292,16 @@ type webhookRow struct {
 // plugin nor the daemon keeps a delivery log in the tables: each worker
 // counts its own in memory (and in queuety_webhook_requests_total), so the
 // page shows this process's deliveries and says where the others are.
-func (d *Dashboard) webhooks(w http.ResponseWriter, r *http.Request) {
-	hooks, err := d.cfg.Client.Webhooks(r.Context())
+func (d *Dashboard) webhooks(w http.ResponseWriter, r *http.Request, s *site) {
+	hooks, err := s.Client.Webhooks(r.Context())
 	if err != nil {
 		d.internalError(w, r, err)
 		return
 	}
-	data := webhooksData{Sending: d.cfg.WebhookDeliveries != nil}
+	data := webhooksData{Sending: s.WebhookDeliveries != nil}
 	byID := map[int64]queuety.WebhookDelivery{}
 	if data.Sending {
-		for _, dl := range d.cfg.WebhookDeliveries() {
+		for _, dl := range s.WebhookDeliveries() {
 			byID[dl.WebhookID] = dl
 		}
 	}
@@ -331,9 +330,9 @@ type workersData struct {
 // workers is GET /ui/workers: every registration (queuety-go, external
 // workers in any runtime), the PHP workers seen in the job rows, and the
 // worker sessions.
-func (d *Dashboard) workers(w http.ResponseWriter, r *http.Request) {
-	c := d.cfg.Client
-	st := clientstore.Of(c)
+func (d *Dashboard) workers(w http.ResponseWriter, r *http.Request, s *site) {
+	c := s.Client
+	st := s.store()
 	list, err := c.Workers(r.Context(), d.cfg.Namespace)
 	if err != nil {
 		d.internalError(w, r, err)

@@ -36,9 +36,9 @@ func (r *jobRetry) leave(reason string) {
 }
 
 // retryJobs retries the jobs ids names, each by what it is.
-func (d *Dashboard) retryJobs(ctx context.Context, ids []int64) (jobRetry, error) {
+func (s *site) retryJobs(ctx context.Context, ids []int64) (jobRetry, error) {
 	var res jobRetry
-	c := d.cfg.Client
+	c := s.Client
 	tried := map[int64]bool{} // workflows already retried (or refused) in this click
 	for _, id := range ids {
 		j, err := clientstore.Of(c).GetJob(ctx, id)
@@ -53,7 +53,7 @@ func (d *Dashboard) retryJobs(ctx context.Context, ids []int64) (jobRetry, error
 			continue
 		}
 		if !j.WorkflowID.Valid {
-			moved, err := d.retryPlainJob(ctx, j)
+			moved, err := s.retryPlainJob(ctx, j)
 			if err != nil {
 				return res, fmt.Errorf("retry job %d: %w", id, err)
 			}
@@ -69,7 +69,7 @@ func (d *Dashboard) retryJobs(ctx context.Context, ids []int64) (jobRetry, error
 			continue // its workflow's retry covers it
 		}
 		tried[wf] = true
-		err = c.RetryWorkflow(ctx, wf, d.cfg.Registry)
+		err = c.RetryWorkflow(ctx, wf, s.Registry)
 		switch {
 		case err == nil:
 			res.workflows = append(res.workflows, wf)
@@ -84,14 +84,14 @@ func (d *Dashboard) retryJobs(ctx context.Context, ids []int64) (jobRetry, error
 
 // retryPlainJob makes a buried or failed job pending; a buried one only
 // while it is still buried.
-func (d *Dashboard) retryPlainJob(ctx context.Context, j *store.JobRow) (bool, error) {
+func (s *site) retryPlainJob(ctx context.Context, j *store.JobRow) (bool, error) {
 	if j.Status == store.StatusBuried {
-		n, err := d.cfg.Client.RetryBuriedJobs(ctx, []int64{j.ID})
+		n, err := s.Client.RetryBuriedJobs(ctx, []int64{j.ID})
 		return n == 1, err
 	}
 	// A failed row is one a PHP worker left between its failure and its
 	// retry or burial (the plugin's Queue::fail): nothing else moves it.
-	err := d.cfg.Client.RetryJob(ctx, j.ID)
+	err := s.Client.RetryJob(ctx, j.ID)
 	if errors.Is(err, store.ErrJobNotFound) {
 		return false, nil
 	}

@@ -10,7 +10,7 @@ import (
 
 // pageNames are the page templates; each is parsed with layout.html.
 var pageNames = []string{"login", "overview", "jobs", "job", "workflows", "workflow", "confirm", "error",
-	"schedules", "batches", "batch", "machines", "machine", "webhooks", "workers"}
+	"schedules", "batches", "batch", "machines", "machine", "webhooks", "workers", "sites"}
 
 func parsePages() (map[string]*template.Template, error) {
 	base, err := template.New("").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html")

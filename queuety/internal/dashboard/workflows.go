@@ -48,12 +48,12 @@ func (f workflowFilter) values() url.Values {
 	return v
 }
 
-func (d *Dashboard) workflowQuery(f workflowFilter) (store.WorkflowQuery, error) {
+func (s *site) workflowQuery(f workflowFilter) (store.WorkflowQuery, error) {
 	q := store.WorkflowQuery{Status: f.Status, Name: f.Name, ErrorText: f.Error}
 	if f.Status != "" && !slices.Contains(workflowStatuses, f.Status) {
 		return q, fmt.Errorf("unknown workflow status %q", f.Status)
 	}
-	since, err := parseSince(f.Since, clientstore.Of(d.cfg.Client).Now())
+	since, err := parseSince(f.Since, s.store().Now())
 	q.Since = since
 	return q, err
 }
@@ -71,7 +71,7 @@ type workflowsData struct {
 	DefaultAction string
 }
 
-func (d *Dashboard) workflows(w http.ResponseWriter, r *http.Request) {
+func (d *Dashboard) workflows(w http.ResponseWriter, r *http.Request, s *site) {
 	f := readWorkflowFilter(r.URL.Query())
 	page, err := readPage(r.URL.Query())
 	if err != nil {
@@ -79,12 +79,12 @@ func (d *Dashboard) workflows(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.Page = page
-	q, err := d.workflowQuery(f)
+	q, err := s.workflowQuery(f)
 	if err != nil {
 		d.fail(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	st := clientstore.Of(d.cfg.Client)
+	st := s.store()
 	rows, err := st.QueryWorkflows(r.Context(), q, pageSize, (f.Page-1)*pageSize)
 	if err != nil {
 		d.internalError(w, r, err)
@@ -126,13 +126,13 @@ type workflowData struct {
 	Approval string
 }
 
-func (d *Dashboard) workflow(w http.ResponseWriter, r *http.Request) {
+func (d *Dashboard) workflow(w http.ResponseWriter, r *http.Request, s *site) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil {
 		d.fail(w, r, http.StatusBadRequest, "A workflow id is a number.")
 		return
 	}
-	c := d.cfg.Client
+	c := s.Client
 	rep, err := c.WorkflowStatus(r.Context(), id)
 	if errors.Is(err, store.ErrWorkflowNotFound) {
 		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("Workflow #%d does not exist.", id))
@@ -220,25 +220,25 @@ func stepStrip(row *store.WorkflowRow, rep *workflow.StatusReport) []stepView {
 }
 
 // workflowAction is POST /ui/workflows/{id}/{action}.
-func (d *Dashboard) workflowAction(w http.ResponseWriter, r *http.Request) {
+func (d *Dashboard) workflowAction(w http.ResponseWriter, r *http.Request, s *site) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil {
 		d.fail(w, r, http.StatusBadRequest, "A workflow id is a number.")
 		return
 	}
 	action := r.PathValue("action")
-	back := fmt.Sprintf("/ui/workflows/%d", id)
+	back := fmt.Sprintf("%sworkflows/%d", s.base, id)
 	if to := r.PostFormValue("back"); to != "" {
 		back = to
 	}
-	c := d.cfg.Client
+	c := s.Client
 	switch action {
 	case "approve":
 		err = c.Approve(r.Context(), id, nil, r.PostFormValue("signal"))
 	case "reject":
 		err = c.Reject(r.Context(), id, nil)
 	default:
-		err = d.lifecycle(r, action, id)
+		err = s.lifecycle(r.Context(), action, id)
 	}
 	if errors.Is(err, errUnknownAction) {
 		d.fail(w, r, http.StatusNotFound, fmt.Sprintf("No workflow action %s.", store.QuotePrefix(action, 40)))
@@ -265,17 +265,17 @@ func (d *Dashboard) workflowAction(w http.ResponseWriter, r *http.Request) {
 var errUnknownAction = errors.New("unknown action")
 
 // lifecycle runs pause, resume, cancel or retry, as `queuety workflow` does.
-func (d *Dashboard) lifecycle(r *http.Request, action string, id int64) error {
-	c, reg := d.cfg.Client, d.cfg.Registry
+func (s *site) lifecycle(ctx context.Context, action string, id int64) error {
+	c, reg := s.Client, s.Registry
 	switch action {
 	case "pause":
-		return c.PauseWorkflow(r.Context(), id)
+		return c.PauseWorkflow(ctx, id)
 	case "resume":
-		return c.ResumeWorkflow(r.Context(), id, reg)
+		return c.ResumeWorkflow(ctx, id, reg)
 	case "cancel":
-		return c.CancelWorkflow(r.Context(), id, reg)
+		return c.CancelWorkflow(ctx, id, reg)
 	case "retry":
-		return c.RetryWorkflow(r.Context(), id, reg)
+		return c.RetryWorkflow(ctx, id, reg)
 	}
 	return errUnknownAction
 }
@@ -305,7 +305,7 @@ func defaultWorkflowAction(status string) string {
 // bulkWorkflows is POST /ui/workflows/bulk: cancel, retry, pause or
 // resume on a selection or on all matching in the statuses the action
 // touches (confirmed first, with the count by status).
-func (d *Dashboard) bulkWorkflows(w http.ResponseWriter, r *http.Request) {
+func (d *Dashboard) bulkWorkflows(w http.ResponseWriter, r *http.Request, s *site) {
 	action := r.PostFormValue("action")
 	if _, ok := workflowActionStatuses[action]; !ok {
 		msg := fmt.Sprintf("Unknown bulk action %q (cancel, retry, pause or resume).", action)
@@ -316,12 +316,12 @@ func (d *Dashboard) bulkWorkflows(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := readWorkflowFilter(r.PostForm)
-	st := clientstore.Of(d.cfg.Client)
-	back := "/ui/workflows?" + f.values().Encode()
+	st := s.store()
+	back := s.base + "workflows?" + f.values().Encode()
 	ids, ok := d.bulkIDs(w, r, bulkSelection{
-		action: action, kind: "workflows", post: "/ui/workflows/bulk", back: back, fields: f.values(),
+		action: action, kind: "workflows", post: s.base + "workflows/bulk", back: back, fields: f.values(),
 		match: func() (matching, error) {
-			q, err := d.workflowQuery(f)
+			q, err := s.workflowQuery(f)
 			statuses := workflowStatuses
 			if q.Status != "" {
 				statuses = []string{q.Status}
@@ -341,7 +341,7 @@ func (d *Dashboard) bulkWorkflows(w http.ResponseWriter, r *http.Request) {
 	}
 	n, refused := 0, 0
 	for _, id := range ids {
-		err := d.lifecycle(r, action, id)
+		err := s.lifecycle(r.Context(), action, id)
 		switch {
 		case err == nil:
 			n++
