@@ -78,8 +78,13 @@ func NewSiteClients(cfg SiteClientsConfig) *SiteClients {
 
 // Client returns site's Client, opening its database's pool on first use.
 // An error names why the database cannot be read (it does not answer, the
-// server is not one Queuety runs on, the connection budget is spent).
+// server is not one Queuety runs on, the connection budget is spent), or
+// is the site's Err: a listing whose settings are refused may name other
+// tables than the site's.
 func (s *SiteClients) Client(ctx context.Context, site Site) (*Client, error) {
+	if site.Err != nil {
+		return nil, site.Err
+	}
 	cfg := site.Config
 	if err := cfg.Validate(); err != nil {
 		return nil, &ConfigError{err}

@@ -152,16 +152,25 @@ take no token. --metrics-listen serves those three without a token on another
 address (a bare port binds 127.0.0.1).
 The web dashboard is at /ui/ (log in with the operator token; --ui-read-only
 refuses every action, --no-ui turns it off).
+With --network FILE or --sites GLOB|FILE, serve shows the dashboard of every
+site (an all-sites overview at /ui/, each site's pages under /ui/sites/<key>/)
+and nothing else: no worker plane (docs/sites.md).
 SIGTERM or SIGINT: waiting polls answer empty, requests in flight finish, exit 0.`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: DefaultListen, EnvVars: []string{"QUEUETY_LISTEN"}, Usage: "address to listen on (port 0: any free port)"},
 			&cli.DurationFlag{Name: "worker-stale-after", Value: queuety.DefaultWorkerStaleAfter, EnvVars: []string{"QUEUETY_WORKER_STALE_AFTER"}, Usage: "a worker registration not heartbeated this long is stale; its sessions become orphaned"},
 			metricsListenFlag(), startupWaitFlag(),
-		}, httpAPIFlags()...),
+		}, append(httpAPIFlags(), serveSitesFlags()...)...),
 		Action: func(c *cli.Context) error {
 			listen := c.String("listen")
 			if err := checkHTTPAuth(c, listen); err != nil {
 				return err
+			}
+			if many, err := sitesMode(c); err != nil || many {
+				if err != nil {
+					return err
+				}
+				return a.serveSites(c)
 			}
 			cfg, err := baseConfig(c)
 			if err != nil {

@@ -98,10 +98,12 @@ func (a *app) workSites(c *cli.Context, base queuety.Config, limits runLimits) e
 		return err
 	}
 	defer pools.stopAll()
+	served := newServedSites(pools) // the dashboard's view (--http)
 	sitesCfg := queuety.SitesConfig{
 		Discover:         discover,
-		Registry:         pools.registry,
-		Stopped:          pools.stopped,
+		Registry:         served.registry,
+		Started:          served.started,
+		Stopped:          served.stopped,
 		Reread:           c.Duration("sites-reread"),
 		LookInterval:     look,
 		ConnsPerDatabase: c.Int("conns-per-database"),
@@ -113,10 +115,16 @@ func (a *app) workSites(c *cli.Context, base queuety.Config, limits runLimits) e
 	if err != nil {
 		return usageError{err}
 	}
+	served.sites = s
 	ctx, stop := notifyContext(c.Context)
 	defer stop()
 	ctx, stopTime := limits.timeLimit(ctx)
 	defer stopTime()
+	stopHTTP, err := served.listen(ctx, c, base.Logger)
+	if err != nil {
+		return err
+	}
+	defer stopHTTP()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)

@@ -34,8 +34,6 @@ func refuseSitesFlags(c *cli.Context) error {
 		// site has a worker of its own (host-pid-random), and one id for
 		// all of them would read as one worker in every site's tables.
 		return usagef("--worker-id is not available with --network or --sites: each site's worker has an id of its own")
-	case set("http"):
-		return usagef("--http is not available with --network or --sites yet (docs/sites.md)")
 	case c.String("sites") != "" && c.String("wp-config") != "":
 		// Each site's wp-config.php is read for its database and its
 		// settings; another one would say neither.
