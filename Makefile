@@ -26,7 +26,7 @@ build:
 bench: build
 	bin/queuety bench jobs --count 50000 --concurrency 600
 
-docs-screenshots: ## the dashboard screenshots in docs/img (overview, a workflow, a failing batch), from the browser test
+docs-screenshots: ## the dashboard screenshots in docs/img (overview, a workflow, a failing batch, the all-sites overview), from the browser test
 	scripts/ensure-mariadb.sh
 	scripts/ensure-browser.sh
-	QUEUETY_DOCS_SCREENSHOTS=$(CURDIR)/docs/img go test -count=1 -run '^TestDashboardEveryPageInBrowser$$' ./queuety/internal/dashboard
+	QUEUETY_DOCS_SCREENSHOTS=$(CURDIR)/docs/img go test -count=1 -run '^(TestDashboardEveryPageInBrowser|TestDashboardSitesInBrowser)$$' ./queuety/internal/dashboard
