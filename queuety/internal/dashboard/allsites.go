@@ -92,12 +92,29 @@ func (r *siteRow) judge() {
 	}
 }
 
-// boardCache is the last read of every site's row.
+// boardCache is the last read of every site's row, and the servers that
+// did not answer within the timeout lately.
 type boardCache struct {
 	mu   sync.Mutex
 	at   time.Time
 	rows []siteRow
+	// silent are servers whose statement timed out: their sites are shown
+	// unreachable without asking them again until the time kept, so a
+	// server that does not answer costs a page the timeout once a
+	// serverBackoff, not at every read.
+	silent map[string]silentServer
 }
+
+// silentServer is a server that did not answer: why, and until when it is
+// not asked.
+type silentServer struct {
+	why   string
+	until time.Time
+}
+
+// serverBackoff is how long a server that did not answer within the
+// timeout is not asked again.
+const serverBackoff = 30 * time.Second
 
 // board returns every listed site's row, read again when the last read is
 // older than OverviewTTL. Concurrent requests wait for one read.
@@ -111,10 +128,8 @@ func (d *Dashboard) board(ctx context.Context) ([]siteRow, time.Time) {
 		return c.rows, c.at
 	}
 	// The read is shared by every tab: one whose request ends must not
-	// cut it short; SiteTimeout bounds it.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.SiteTimeout)
-	defer cancel()
-	c.rows, c.at = d.readBoard(rctx, idx.list), now
+	// cut it short; SiteTimeout bounds its opens, and then its reads.
+	c.rows, c.at = d.readBoard(context.WithoutCancel(ctx), idx.list, c), now
 	return c.rows, c.at
 }
 
@@ -132,8 +147,11 @@ type boardSite struct {
 }
 
 // readBoard opens every site, then reads the sites of each server in one
-// statement (every 100 sites), the servers in parallel, all within ctx.
-func (d *Dashboard) readBoard(ctx context.Context, list []keyedSite) []siteRow {
+// statement (every 100 sites), the servers in parallel, each phase within
+// SiteTimeout; c.silent is read and kept up to date (c.mu held).
+func (d *Dashboard) readBoard(ctx context.Context, list []keyedSite, c *boardCache) []siteRow {
+	octx, cancel := context.WithTimeout(ctx, d.cfg.SiteTimeout)
+	defer cancel()
 	rows := make([]siteRow, len(list))
 	opened := make([]*boardSite, len(list))
 	var wg sync.WaitGroup
@@ -144,7 +162,7 @@ func (d *Dashboard) readBoard(ctx context.Context, list []keyedSite) []siteRow {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			v, err := d.cfg.Sites.Open(ctx, k.Name)
+			v, err := d.cfg.Sites.Open(octx, k.Name)
 			if err != nil {
 				rows[i].Err = errorText(err, d.cfg.SiteTimeout)
 				return
@@ -174,16 +192,45 @@ func (d *Dashboard) readBoard(ctx context.Context, list []keyedSite) []siteRow {
 		}
 		byServer[b.server] = append(byServer[b.server], b)
 	}
+	// A server that took the opens' time must not leave the reads none.
+	ctx, cancel = context.WithTimeout(ctx, d.cfg.SiteTimeout)
+	defer cancel()
+	now := d.cfg.Now()
+	timedOut := make([]bool, len(servers))
 	sem = make(chan struct{}, boardServers)
-	for _, server := range servers {
+	for i, server := range servers {
+		if s, ok := c.silent[server]; ok && now.Before(s.until) {
+			for _, b := range byServer[server] {
+				b.row.Err = s.why
+			}
+			continue
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			d.countSites(ctx, byServer[server])
+			timedOut[i] = ctx.Err() != nil
 		}()
 	}
 	wg.Wait()
+	for i, server := range servers {
+		switch {
+		case timedOut[i]:
+			if c.silent == nil {
+				c.silent = map[string]silentServer{}
+			}
+			until := now.Add(serverBackoff)
+			why := fmt.Sprintf("no answer within %s (asked again after %s UTC)", d.cfg.SiteTimeout, until.UTC().Format(time.TimeOnly))
+			c.silent[server] = silentServer{until: until, why: why}
+			for _, b := range byServer[server] {
+				b.row.Err = why
+			}
+			d.log.Warn("dashboard: a database server did not answer the all-sites overview in time; its sites are shown unreachable", "sites", len(byServer[server]), "timeout", d.cfg.SiteTimeout, "again_after", serverBackoff)
+		case now.After(c.silent[server].until):
+			delete(c.silent, server)
+		}
+	}
 	for i := range rows {
 		rows[i].judge()
 	}

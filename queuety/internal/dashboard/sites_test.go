@@ -475,3 +475,60 @@ func TestDashboardHostileSiteNames(t *testing.T) {
 	_, _ = b.do("GET", "/ui/", nil)
 	require.Equal(t, opens+int64(len(names)), src.opens.Load(), "read again after it")
 }
+
+// A server that does not answer the overview's statement within the site
+// timeout (a table locked here) has its sites shown unreachable, and is
+// not asked again for 30 s: answering again meanwhile changes nothing,
+// after that its counts are back.
+func TestDashboardSilentServer(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	var clock atomic.Pointer[time.Time]
+	clock.Store(&now)
+	n := newNetwork(t, func(c *dashboard.Config) {
+		c.SiteTimeout = 300 * time.Millisecond
+		c.Now = func() time.Time { return *clock.Load() }
+	})
+	n.jobs("wp_2_", "send.mail", 3)
+	b := newBrowser(t, n.srv.URL)
+	b.login()
+	_, body := b.do("GET", "/ui/", nil)
+	require.Len(t, siteRows(t, body), 5)
+
+	// Another session holds blog 2's jobs table: the server's statement waits.
+	lock, err := sqlx.Connect("mysql", n.dsn)
+	require.NoError(t, err)
+	defer lock.Close()
+	conn, err := lock.Conn(n.ctx)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.ExecContext(n.ctx, "LOCK TABLES wp_2_queuety_jobs WRITE")
+	require.NoError(t, err)
+	later := now.Add(time.Minute)
+	clock.Store(&later)
+	resp, body := b.do("GET", "/ui/", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	for _, r := range siteRows(t, body) {
+		require.Contains(t, r.cells["why"], "no answer within 300ms (asked again after", r.key)
+	}
+	_, err = conn.ExecContext(n.ctx, "UNLOCK TABLES")
+	require.NoError(t, err)
+	// Within the 30 s, the server is not asked: still unreachable.
+	soon := later.Add(20 * time.Second)
+	clock.Store(&soon)
+	_, body = b.do("GET", "/ui/", nil)
+	for _, r := range siteRows(t, body) {
+		require.Contains(t, r.cells["why"], "no answer within 300ms", r.key)
+	}
+	after := later.Add(31 * time.Second)
+	clock.Store(&after)
+	_, body = b.do("GET", "/ui/", nil)
+	rows := siteRows(t, body)
+	require.Len(t, rows, 5)
+	for _, r := range rows {
+		require.NotContains(t, r.cells["why"], "unreachable", r.key)
+		if r.key == "blog-2" {
+			require.Equal(t, "3", r.cells["pending"])
+		}
+	}
+}
