@@ -153,7 +153,9 @@ func TestWorkSitesFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--network", "a.php", "--sites", "b"}, "--network and --sites"},
-		{[]string{"--sites", "b", "--http", "127.0.0.1:0"}, "--http is not available with --network or --sites"},
+		// --http serves the dashboard of every site; the worker plane, one site's, is refused.
+		{[]string{"--sites", "b", "--http", "127.0.0.1:0", "--operator-token", "ot-0123456789abcdef", "--worker-token", "wt-0123456789abcdef"},
+			"--worker-token (QUEUETY_WORKER_TOKEN) with --network or --sites"},
 		{[]string{"--network", "a.php", "--wp-config", "b.php"}, "the network's wp-config.php is given once"},
 	} {
 		args := tc.args
