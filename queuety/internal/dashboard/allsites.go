@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/clientstore"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -150,19 +152,33 @@ type boardSite struct {
 // statement (every 100 sites), the servers in parallel, each phase within
 // SiteTimeout; c.silent is read and kept up to date (c.mu held).
 func (d *Dashboard) readBoard(ctx context.Context, list []keyedSite, c *boardCache) []siteRow {
-	octx, cancel := context.WithTimeout(ctx, d.cfg.SiteTimeout)
-	defer cancel()
 	rows := make([]siteRow, len(list))
-	opened := make([]*boardSite, len(list))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, boardOpens)
 	for i, k := range list {
 		rows[i].keyedSite = k
+	}
+	servers, byServer := d.openBoard(ctx, rows)
+	d.countBoard(ctx, servers, byServer, c)
+	for i := range rows {
+		rows[i].judge()
+	}
+	return rows
+}
+
+// openBoard opens the site of each row, at most boardOpens at once, and
+// groups those it could by server (in the order first met); a site that
+// could not be opened has its row's Err set.
+func (d *Dashboard) openBoard(ctx context.Context, rows []siteRow) ([]string, map[string][]*boardSite) {
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.SiteTimeout)
+	defer cancel()
+	opened := make([]*boardSite, len(rows))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, boardOpens)
+	for i := range rows {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			v, err := d.cfg.Sites.Open(octx, k.Name)
+			v, err := d.cfg.Sites.Open(ctx, rows[i].Name)
 			if err != nil {
 				rows[i].Err = errorText(err, d.cfg.SiteTimeout)
 				return
@@ -173,11 +189,8 @@ func (d *Dashboard) readBoard(ctx context.Context, list []keyedSite, c *boardCac
 				rows[i].Err = errorText(err, d.cfg.SiteTimeout)
 				return
 			}
-			stale := cfg.StaleTimeout
-			if stale <= 0 {
-				stale = 600 * time.Second
-			}
-			opened[i] = &boardSite{row: &rows[i], st: (&site{Site: v}).store(), server: server, db: db, stale: stale}
+			opened[i] = &boardSite{row: &rows[i], st: clientstore.Of(v.Client), server: server, db: db,
+				stale: cmp.Or(cfg.StaleTimeout, queuety.DefaultStaleTimeout)}
 		}()
 	}
 	wg.Wait()
@@ -192,12 +205,20 @@ func (d *Dashboard) readBoard(ctx context.Context, list []keyedSite, c *boardCac
 		}
 		byServer[b.server] = append(byServer[b.server], b)
 	}
-	// A server that took the opens' time must not leave the reads none.
-	ctx, cancel = context.WithTimeout(ctx, d.cfg.SiteTimeout)
+	return servers, byServer
+}
+
+// countBoard reads the counts of each server's sites, at most
+// boardServers at once, within a SiteTimeout of its own (a server that
+// took the opens' time must not leave the reads none). A server that
+// does not answer within it is kept in c.silent for serverBackoff.
+func (d *Dashboard) countBoard(ctx context.Context, servers []string, byServer map[string][]*boardSite, c *boardCache) {
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.SiteTimeout)
 	defer cancel()
 	now := d.cfg.Now()
 	timedOut := make([]bool, len(servers))
-	sem = make(chan struct{}, boardServers)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, boardServers)
 	for i, server := range servers {
 		if s, ok := c.silent[server]; ok && now.Before(s.until) {
 			for _, b := range byServer[server] {
@@ -231,10 +252,6 @@ func (d *Dashboard) readBoard(ctx context.Context, list []keyedSite, c *boardCac
 			delete(c.silent, server)
 		}
 	}
-	for i := range rows {
-		rows[i].judge()
-	}
-	return rows
 }
 
 // countSites reads the rows of sites on one server in one statement, on
