@@ -6,7 +6,11 @@
 // workflows, workflows waiting for a signal), lists of jobs (with search)
 // and workflows with filters and bulk actions, a page per job (trace and
 // log rows) and per workflow, and pages for schedules, batches, state
-// machines, webhooks, and workers with their sessions.
+// machines, webhooks, and workers with their sessions. With Config.Sites
+// it shows many sites (a multisite network, a host's sites): an all-sites
+// overview at /ui/ (each site's backlog, failures, stuck rows, or why it
+// cannot be read, the sites needing attention first), every page of a
+// site under /ui/sites/<key>/, and a site switcher on every page.
 //
 // It is server-rendered (html/template, plain forms); one small script
 // (static/live.js) refreshes a page while its tab is visible. Its assets
