@@ -136,21 +136,12 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Metrics holds the registry and the in-process collectors.
+// Metrics is the exposition of one site: its registry, the table gauges
+// read at scrape time and the process's in-process Counters.
 type Metrics struct {
+	*Counters
 	cfg      Config
 	registry *prometheus.Registry
-
-	processed      *prometheus.CounterVec
-	duration       *prometheus.HistogramVec
-	claim          prometheus.Histogram
-	claimRollbacks prometheus.Counter
-	webhooks       *prometheus.CounterVec // webhooks.go
-	ops            *ops                   // ops.go
-
-	mu       sync.RWMutex
-	handlers map[string]struct{}
-	queues   map[string]struct{} // queue labels of the in-process counters
 
 	snapMu  sync.Mutex
 	snap    Snapshot
@@ -173,29 +164,8 @@ func New(cfg Config) *Metrics {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	m := &Metrics{cfg: cfg, registry: prometheus.NewRegistry(), handlers: map[string]struct{}{}, queues: map[string]struct{}{}}
-	m.processed = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "queuety_jobs_processed_total",
-		Help: "Job attempts this process finished, by queue, handler and outcome (completed, retried, buried).",
-	}, []string{"queue", "handler", "outcome"})
-	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "queuety_job_duration_seconds",
-		Help:    "How long job attempts run in this process took, by queue and handler.",
-		Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
-	}, []string{"queue", "handler"})
-	m.claim = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "queuety_claim_duration_seconds",
-		Help:    "How long this process's claims took, from the transaction's start to its commit.",
-		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
-	})
-	m.claimRollbacks = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "queuety_claim_rollbacks_total",
-		Help: "Claims of this process the server rolled back (deadlocks, lock waits, a cluster's certification failures); nothing ran, the rows were claimed again.",
-	})
-	m.webhooks = newWebhookCounter()
-	m.ops = newOps()
-	m.ops.init(cfg.Build)
-	m.registry.MustRegister(m.processed, m.duration, m.claim, m.claimRollbacks, m.webhooks, &tables{m: m}, &pool{m: m}, m.ops,
+	m := &Metrics{Counters: newCounters(cfg.MaxHandlers, cfg.MaxQueues, cfg.Now), cfg: cfg, registry: prometheus.NewRegistry()}
+	m.registry.MustRegister(m.Counters, newBuildInfo(cfg.Build), &tables{m: m}, &pool{m: m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -206,41 +176,6 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
 // Handler serves the exposition format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
-}
-
-// ObserveClaim records one claim round.
-func (m *Metrics) ObserveClaim(d time.Duration, _ int) { m.claim.Observe(d.Seconds()) }
-
-// ObserveClaimRollback counts a claim the server rolled back.
-func (m *Metrics) ObserveClaimRollback() { m.claimRollbacks.Inc() }
-
-// ObserveJob records one finished attempt.
-func (m *Metrics) ObserveJob(queue, handler, outcome string, d time.Duration) {
-	handler = m.capped(m.handlers, m.cfg.MaxHandlers, handler, OtherHandler)
-	queue = m.capped(m.queues, m.cfg.MaxQueues, queue, OtherQueue)
-	m.processed.WithLabelValues(queue, handler, outcome).Inc()
-	m.duration.WithLabelValues(queue, handler).Observe(d.Seconds())
-}
-
-// capped is v while fewer than limit distinct values were seen in seen,
-// else other.
-func (m *Metrics) capped(seen map[string]struct{}, limit int, v, other string) string {
-	m.mu.RLock()
-	_, ok := seen[v]
-	m.mu.RUnlock()
-	if ok {
-		return v
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := seen[v]; ok {
-		return v
-	}
-	if len(seen) >= limit {
-		return other
-	}
-	seen[v] = struct{}{}
-	return v
 }
 
 // snapshot returns the cached table snapshot, read again once it is older

@@ -12,8 +12,8 @@ type Build struct {
 }
 
 // ops are the counters of the worker's background work (stale rescues,
-// retention sweeps), the queue wait of claimed jobs, the completions read
-// from the log rows, and the build.
+// retention sweeps), the queue wait of claimed jobs and the completions
+// read from the log rows.
 type ops struct {
 	queueWait     *prometheus.HistogramVec
 	rescued       *prometheus.CounterVec
@@ -21,7 +21,6 @@ type ops struct {
 	deleted       *prometheus.CounterVec
 	retentionOK   prometheus.Gauge
 	logCompleted  *prometheus.CounterVec // collected by tables, after the snapshot that counts
-	build         *prometheus.GaugeVec
 }
 
 func newOps() *ops {
@@ -51,10 +50,6 @@ func newOps() *ops {
 			Name: "queuety_log_completions_total",
 			Help: "Completed log rows written since this process started, by queue: one per completed job of every worker on these tables, the plugin's PHP workers included. A counter, so a retention sweep never lowers it; each daemon counts the whole fleet, so aggregate with max, not sum.",
 		}, []string{"queue"}),
-		build: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "queuety_build_info",
-			Help: "Always 1; the labels say what the binary was built from.",
-		}, []string{"version", "go_version", "commit"}),
 	}
 }
 
@@ -64,7 +59,6 @@ func (o *ops) Describe(ch chan<- *prometheus.Desc) {
 	o.retentionRuns.Describe(ch)
 	o.deleted.Describe(ch)
 	o.retentionOK.Describe(ch)
-	o.build.Describe(ch)
 }
 
 func (o *ops) Collect(ch chan<- prometheus.Metric) {
@@ -73,19 +67,27 @@ func (o *ops) Collect(ch chan<- prometheus.Metric) {
 	o.retentionRuns.Collect(ch)
 	o.deleted.Collect(ch)
 	o.retentionOK.Collect(ch)
-	o.build.Collect(ch)
 }
 
-// init sets the series that must read 0 before anything happened, and the
-// build.
-func (o *ops) init(b Build) {
+// init sets the series that must read 0 before anything happened.
+func (o *ops) init() {
 	for _, out := range []string{"retried", "buried"} {
 		o.rescued.WithLabelValues(out)
 	}
 	for _, r := range []string{"ok", "failed", "skipped"} {
 		o.retentionRuns.WithLabelValues(r)
 	}
-	o.build.WithLabelValues(orUnknown(b.Version), orUnknown(b.GoVersion), orUnknown(b.Commit)).Set(1)
+}
+
+// newBuildInfo is queuety_build_info: one per registry, whatever the
+// sites.
+func newBuildInfo(b Build) prometheus.Collector {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "queuety_build_info",
+		Help: "Always 1; the labels say what the binary was built from.",
+	}, []string{"version", "go_version", "commit"})
+	g.WithLabelValues(orUnknown(b.Version), orUnknown(b.GoVersion), orUnknown(b.Commit)).Set(1)
+	return g
 }
 
 func orUnknown(s string) string {
@@ -96,26 +98,26 @@ func orUnknown(s string) string {
 }
 
 // ObserveQueueWait records how long a claimed job waited since it was due.
-func (m *Metrics) ObserveQueueWait(queue string, d time.Duration) {
-	m.ops.queueWait.WithLabelValues(m.capped(m.queues, m.cfg.MaxQueues, queue, OtherQueue)).Observe(max(0, d.Seconds()))
+func (c *Counters) ObserveQueueWait(queue string, d time.Duration) {
+	c.ops.queueWait.WithLabelValues(c.capped(c.queues, c.maxQueues, queue, OtherQueue)).Observe(max(0, d.Seconds()))
 }
 
 // ObserveRescue records one stale sweep's recoveries.
-func (m *Metrics) ObserveRescue(retried, buried int) {
-	m.ops.rescued.WithLabelValues("retried").Add(float64(retried))
-	m.ops.rescued.WithLabelValues("buried").Add(float64(buried))
+func (c *Counters) ObserveRescue(retried, buried int) {
+	c.ops.rescued.WithLabelValues("retried").Add(float64(retried))
+	c.ops.rescued.WithLabelValues("buried").Add(float64(buried))
 }
 
 // ObserveRetention records one retention sweep: its result (ok, failed,
 // skipped) and the rows it deleted by kind (a failed sweep may have
 // deleted some first). Kinds are the few retention kinds.
-func (m *Metrics) ObserveRetention(result string, deleted map[string]int) {
-	m.ops.retentionRuns.WithLabelValues(result).Inc()
+func (c *Counters) ObserveRetention(result string, deleted map[string]int) {
+	c.ops.retentionRuns.WithLabelValues(result).Inc()
 	for kind, n := range deleted {
-		m.ops.deleted.WithLabelValues(kind).Add(float64(n))
+		c.ops.deleted.WithLabelValues(kind).Add(float64(n))
 	}
 	if result == "ok" {
-		m.ops.retentionOK.Set(float64(m.cfg.Now().Unix()))
+		c.ops.retentionOK.Set(float64(c.now().Unix()))
 	}
 }
 

@@ -11,6 +11,6 @@ func newWebhookCounter() *prometheus.CounterVec {
 
 // ObserveWebhook counts one webhook request's result. The events are the
 // four the worker sends, so the labels stay few.
-func (m *Metrics) ObserveWebhook(event, result string) {
-	m.webhooks.WithLabelValues(event, result).Inc()
+func (c *Counters) ObserveWebhook(event, result string) {
+	c.webhooks.WithLabelValues(event, result).Inc()
 }
