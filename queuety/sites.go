@@ -133,6 +133,8 @@ type Sites struct {
 	endedMu sync.Mutex
 	ended   map[string]*SiteSummary
 	stopWhy string
+
+	openJobs openJobs // sites_observe.go
 }
 
 // SiteStatus is what Sites.Status reports of one site.
@@ -146,6 +148,10 @@ type SiteStatus struct {
 	// Refused is why the site's latest listing was not applied (a bad
 	// QUEUETY_* value): it runs on the settings it was started with.
 	Refused string `json:"refused,omitempty"`
+
+	// Slots are its worker's job slots, BusySlots those running a job.
+	Slots     int `json:"slots,omitempty"`
+	BusySlots int `json:"busy_slots,omitempty"`
 }
 
 // Site states.
@@ -490,6 +496,7 @@ func (s *Sites) Status() []SiteStatus {
 		if r.worker != nil {
 			ws := r.worker.Stats()
 			st.Stats = &ws
+			st.BusySlots, st.Slots = r.worker.Slots()
 		}
 		r.mu.Unlock()
 		out = append(out, st)

@@ -69,7 +69,9 @@ func (s *Sites) lookOnce(ctx context.Context, l *serverLook) {
 	}
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	start := time.Now()
 	due, err := l.looker.AnyDue(lctx, lookParts(targets))
+	l.counts.count(time.Since(start), err)
 	if err == nil {
 		s.answer(targets, due, nil)
 		return

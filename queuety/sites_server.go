@@ -20,6 +20,7 @@ type serverLook struct {
 	db     *sqlx.DB
 	looker *store.DueLooker // the look's prepared statement, on db
 	stop   context.CancelFunc
+	counts lookCounts // sites_observe.go
 }
 
 // lookLoop looks at every started site of one server together, each

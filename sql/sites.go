@@ -26,6 +26,7 @@ const (
 	qBeatSet          = "heartbeat-workers-set"
 	qRegistered       = "registered-worker"
 	qSchedulesDueSite = "schedules-due-site"
+	qOpenJobsSite     = "open-jobs-site"
 	qNetworkBlogs     = "network-blogs"
 	qTablesPresent    = "tables-present"
 	qQuestions        = "server-questions"
@@ -255,6 +256,40 @@ func WebhooksAcross(ctx context.Context, db *sqlx.DB, sites []SiteTables) ([][]W
 	return hooks, nil
 }
 
+// OpenJobsAcross counts the open jobs (pending, processing, failed,
+// buried) by queue and status of many sites whose stores share one
+// database handle, in one statement (UNION ALL of each site's
+// metrics-jobs): jobs[i] are sites[i]'s, as MetricsSnapshot's Jobs.
+func OpenJobsAcross(ctx context.Context, db *sqlx.DB, sites []SiteTables) ([][]MetricsJobCount, error) {
+	jobs := make([][]MetricsJobCount, len(sites))
+	if len(sites) == 0 {
+		return jobs, nil
+	}
+	parts := make([]string, len(sites))
+	args := make([]any, len(sites))
+	for i, s := range sites {
+		table, err := siteTable(s.Store, s.Database, "jobs")
+		if err != nil {
+			return nil, err
+		}
+		parts[i] = strings.ReplaceAll(sitesQueries[qOpenJobsSite], "{jobs}", table)
+		args[i] = i
+	}
+	var rows []struct {
+		Site int `db:"site"`
+		MetricsJobCount
+	}
+	if err := db.SelectContext(ctx, &rows, db.Rebind(strings.Join(parts, "\nUNION ALL\n")), args...); err != nil {
+		return nil, fmt.Errorf("%s (%d sites): %w", qOpenJobsSite, len(parts), err)
+	}
+	for _, r := range rows {
+		if r.Site >= 0 && r.Site < len(jobs) {
+			jobs[r.Site] = append(jobs[r.Site], r.MetricsJobCount)
+		}
+	}
+	return jobs, nil
+}
+
 // WorkerBeat is one site's part of a batched registration heartbeat: the
 // values heartbeat-worker writes for its worker (sessions.Registry.Beat).
 type WorkerBeat struct {
@@ -378,6 +413,24 @@ func ServerOf(dsn string) (server, database string, err error) {
 	database = cfg.DBName
 	cfg.DBName = ""
 	return cfg.FormatDSN(), database, nil
+}
+
+// ServerName names the server of a DSN for people (a metric's label, a
+// log): its user and address, never its password ("" for a DSN that does
+// not parse).
+func ServerName(dsn string) string {
+	cfg, err := parseDSN(dsn)
+	if err != nil {
+		return ""
+	}
+	addr := cfg.Addr
+	if cfg.Net == "unix" {
+		addr = "unix(" + addr + ")"
+	}
+	if cfg.User == "" {
+		return addr
+	}
+	return cfg.User + "@" + addr
 }
 
 // ServerQuestions is the server's Questions counter: the statements every

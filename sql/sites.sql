@@ -19,6 +19,15 @@ LIMIT 1)
 -- ORDER BY inside a UNION ALL part is not kept).
 (SELECT ? AS site, id, event, url, created_at FROM {webhooks})
 
+-- name: open-jobs-site
+-- One site's part of the batched count of open jobs (the site label of
+-- /metrics, /sites): metrics-jobs of one jobs table, each row with the
+-- site's index. A range of idx_status (pending, processing, failed,
+-- buried), never the completed rows, as for one site.
+(SELECT ? AS site, queue, status, COUNT(*) AS n FROM {jobs}
+WHERE status IN ('pending', 'processing', 'failed', 'buried')
+GROUP BY queue, status)
+
 -- name: heartbeat-workers
 -- The batched registration heartbeat: heartbeat-worker for the workers of
 -- many sites in one multi-table UPDATE. Each site's table is LEFT JOINed

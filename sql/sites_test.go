@@ -229,3 +229,65 @@ func TestNetworkBlogs(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]bool{"wp_blogs": true}, have)
 }
+
+// TestOpenJobsAcross: one statement counts the open jobs of many prefixes,
+// each site's counts exactly as its own metrics read gives them (completed
+// jobs left out), also with the tables named with their database; a
+// missing table fails the statement.
+func TestOpenJobsAcross(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t) // wp_
+	var sites []SiteTables
+	for _, p := range []string{"wp_", "wp_2_", "wp_3_"} {
+		s, err := New(e.db, mustResolve(t, Naming{DBPrefix: p}), e.clk)
+		require.NoError(t, err)
+		_, err = s.Migrate(e.ctx)
+		require.NoError(t, err)
+		sites = append(sites, SiteTables{Store: s})
+	}
+	insert := func(s *Store, queue, status string, n int) {
+		for range n {
+			_, err := e.db.ExecContext(e.ctx, render("INSERT INTO {jobs} (queue, handler, payload, status, available_at, created_at) VALUES (?, 'h', '{}', ?, NOW(), NOW())", s.tables), queue, status)
+			require.NoError(t, err)
+		}
+	}
+	insert(sites[0].Store, "default", "pending", 3)
+	insert(sites[0].Store, "mail", "buried", 1)
+	insert(sites[0].Store, "default", "completed", 4)
+	insert(sites[2].Store, "default", "processing", 2)
+	insert(sites[2].Store, "default", "failed", 1)
+
+	jobs, err := OpenJobsAcross(e.ctx, e.db, sites)
+	require.NoError(t, err)
+	require.Len(t, jobs, 3)
+	for i, s := range sites {
+		one, err := s.Store.MetricsSnapshot(e.ctx)
+		require.NoError(t, err)
+		require.ElementsMatch(t, one.Jobs, jobs[i], "site %d agrees with its own read", i)
+	}
+	require.ElementsMatch(t, []MetricsJobCount{{Queue: "default", Status: "pending", N: 3}, {Queue: "mail", Status: "buried", N: 1}}, jobs[0])
+	require.Empty(t, jobs[1])
+
+	var database string
+	require.NoError(t, e.db.GetContext(e.ctx, &database, "SELECT DATABASE()"))
+	for i := range sites {
+		sites[i].Database = database
+	}
+	named, err := OpenJobsAcross(e.ctx, e.db, sites)
+	require.NoError(t, err)
+	require.Equal(t, jobs, named)
+
+	_, err = e.db.ExecContext(e.ctx, render("DROP TABLE {jobs}", sites[1].Store.tables))
+	require.NoError(t, err)
+	_, err = OpenJobsAcross(e.ctx, e.db, sites)
+	require.ErrorContains(t, err, "open-jobs-site (3 sites)")
+}
+
+// ServerName names a server without its password.
+func TestServerName(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "shop@tcp-db:3306", ServerName("shop:secret@tcp(tcp-db:3306)/shop"))
+	require.Equal(t, "root@unix(/run/mysqld/mysqld.sock)", ServerName("root@unix(/run/mysqld/mysqld.sock)/wp"))
+	require.Equal(t, "127.0.0.1:3306", ServerName("tcp(127.0.0.1:3306)/wp"))
+	require.Equal(t, "", ServerName("not a dsn"))
+}
