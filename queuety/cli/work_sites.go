@@ -248,6 +248,12 @@ func listedSites(ctx context.Context, list string, base queuety.Config, own *sit
 func listedSite(ctx context.Context, line string, base queuety.Config, own *siteSettingsReader) (queuety.Site, error) {
 	cfg := base
 	fields, words, wordsErr := splitSiteWords(strings.Fields(line))
+	// A wp-config.php path may hold spaces (a glob's match, a listed
+	// path): a line that ends in .php is that path as a whole, with no
+	// QUEUETY_X=value words after it.
+	if strings.HasSuffix(line, ".php") {
+		fields, words, wordsErr = []string{line}, nil, nil
+	}
 	if len(fields) == 2 { // DSN PREFIX
 		cfg.DSN = fields[0]
 		setTablePrefix(&cfg, fields[1])
