@@ -276,9 +276,15 @@ large table.
 --queue shows one queue (its counts are zero when it has no job), as the
 plugin's status --queue does.
 
+With --network or --sites: one line a site (a site whose database cannot be
+reached says why, and status exits 1 naming it); with --site too, this status
+of that one site.
+
    queuety status
    queuety status --queue emails
-   queuety status --json | jq '.[] | select(.needs_attention)'`,
+   queuety status --json | jq '.[] | select(.needs_attention)'
+   queuety status --network /var/www/html/wp-config.php
+   queuety status --network /var/www/html/wp-config.php --site "blog 3"`,
 		Flags: append([]cli.Flag{&cli.StringFlag{Name: "queue", Usage: "only this queue"}, jsonFlag()}, sitesStatusFlags()...),
 		Action: orSitesStatus(withClient(nil, func(c *cli.Context, client *queuety.Client) error {
 			stats, err := client.Status(c.Context)

@@ -494,9 +494,10 @@ func withClient(check func(*cli.Context) error, fn func(c *cli.Context, client *
 	}
 }
 
-// connect is baseConfig + open for the admin commands.
+// connect is baseConfig (or the site --site names) + open for the admin
+// commands.
 func connect(c *cli.Context) (*queuety.Client, error) {
-	cfg, err := baseConfig(c)
+	cfg, err := commandConfig(c)
 	if err != nil {
 		return nil, err
 	}

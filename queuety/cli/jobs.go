@@ -30,15 +30,16 @@ row without a usable reserved_at) are marked "stuck: <reason>" (JSON: "stuck");
 
    queuety job list --status buried --queue default --limit 20
    queuety job list --stuck
-   queuety job list --json | jq '.[].id'`,
-				Flags: []cli.Flag{
+   queuety job list --json | jq '.[].id'
+   queuety job list --network /var/www/html/wp-config.php --site "blog 3"`,
+				Flags: append([]cli.Flag{
 					&cli.StringFlag{Name: "queue", Usage: "only this queue"},
 					&cli.StringFlag{Name: "status", Usage: "pending, processing, completed, failed or buried"},
 					&cli.StringFlag{Name: "handler", Usage: "only this handler"},
 					&cli.IntFlag{Name: "limit", Value: 50, Usage: "at most this many jobs"},
 					&cli.BoolFlag{Name: "stuck", Usage: "only jobs that can never run as they are, with the reason"},
 					formatFlag(), jsonFlag(),
-				},
+				}, siteFlags()...),
 				Action: func(c *cli.Context) error {
 					if c.Int("limit") < 1 {
 						return usagef("--limit %d: must be at least 1", c.Int("limit"))
@@ -98,8 +99,9 @@ and worker session), why it can never run when it cannot ("stuck: <reason>"),
 its payload and its log rows.
 
    queuety job inspect 42
-   queuety job inspect 42 --json | jq .logs`,
-				Flags: []cli.Flag{jsonFlag()},
+   queuety job inspect 42 --json | jq .logs
+   queuety job inspect 42 --network /var/www/html/wp-config.php --site example.com/shop/`,
+				Flags: append([]cli.Flag{jsonFlag()}, siteFlags()...),
 				Action: byIDAction(func(c *cli.Context, client *queuety.Client, id int64) error {
 					j, err := client.Job(c.Context, id)
 					if err != nil {

@@ -48,8 +48,9 @@ unless it says otherwise) or an age ("90m", "2h", "7d").
    queuety log --job 42
    queuety log --handler send_email --event buried --limit 20
    queuety log --since 2h --json | jq '.[] | select(.event == "failed")'
+   queuety log --sites '/var/www/*/wp-config.php' --site /var/www/shop --event buried
    queuety log purge --older-than 30 --yes`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.Int64Flag{Name: "job", Usage: "only this job's rows"},
 			&cli.Int64Flag{Name: "workflow", Usage: "only this workflow's rows"},
 			&cli.StringFlag{Name: "handler", Usage: "only this handler's rows"},
@@ -57,7 +58,7 @@ unless it says otherwise) or an age ("90m", "2h", "7d").
 			&cli.StringFlag{Name: "since", Usage: "rows created at or after this `time` or age"},
 			&cli.IntFlag{Name: "limit", Value: 50, Usage: "at most this many rows"},
 			formatFlag(), jsonFlag(),
-		},
+		}, siteFlags()...),
 		Subcommands: []*cli.Command{a.logPurgeCommand()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {

@@ -47,27 +47,31 @@ func metricsAddr(raw string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-// observer passes the worker's hooks to the metrics.
-type observer struct{ m *metrics.Metrics }
+// observer passes a worker's hooks to its counters: the process's, or with
+// many sites its site label's, looked up at each call (a site's label
+// changes as sites come and go: metrics.Sites).
+type observer struct{ counters func() *metrics.Counters }
 
-func (o observer) ObserveClaim(d time.Duration, jobs int) { o.m.ObserveClaim(d, jobs) }
+func (o observer) ObserveClaim(d time.Duration, jobs int) { o.counters().ObserveClaim(d, jobs) }
 
-func (o observer) ObserveClaimRollback() { o.m.ObserveClaimRollback() }
+func (o observer) ObserveClaimRollback() { o.counters().ObserveClaimRollback() }
 
 func (o observer) ObserveJob(queue, handler string, outcome queuety.Outcome, d time.Duration) {
-	o.m.ObserveJob(queue, handler, string(outcome), d)
+	o.counters().ObserveJob(queue, handler, string(outcome), d)
 }
 
-func (o observer) ObserveQueueWait(queue string, d time.Duration) { o.m.ObserveQueueWait(queue, d) }
+func (o observer) ObserveQueueWait(queue string, d time.Duration) {
+	o.counters().ObserveQueueWait(queue, d)
+}
 
-func (o observer) ObserveRescue(retried, buried int) { o.m.ObserveRescue(retried, buried) }
+func (o observer) ObserveRescue(retried, buried int) { o.counters().ObserveRescue(retried, buried) }
 
 func (o observer) ObserveRetention(result string, deleted map[queuety.RetentionKind]int) {
 	kinds := make(map[string]int, len(deleted))
 	for k, n := range deleted {
 		kinds[string(k)] = n
 	}
-	o.m.ObserveRetention(result, kinds)
+	o.counters().ObserveRetention(result, kinds)
 }
 
 // storeTables reads the metrics snapshot from the store: the table counts,
@@ -175,6 +179,11 @@ func (l *lazyPool) PoolStats() metrics.PoolStats {
 	if p == nil {
 		return metrics.PoolStats{}
 	}
+	return poolStats(p)
+}
+
+// poolStats is what the metrics show of a PHP pool.
+func poolStats(p *phppool.Pool) metrics.PoolStats {
 	st := p.Stats()
 	out := metrics.PoolStats{Slots: len(st.PIDs), Busy: st.Busy, Spawns: st.Spawns, Crashes: st.Crashes,
 		Kills: st.Kills, Recycles: st.Recycles, Jobs: st.Jobs}
@@ -289,7 +298,7 @@ func newObservability(c *cli.Context, cfg *queuety.Config, worker bool) (*observ
 	o.m = metrics.New(mcfg)
 	o.tables = tables
 	if worker {
-		cfg.Observer = observer{o.m}
+		cfg.Observer = observer{func() *metrics.Counters { return o.m.Counters }}
 	}
 	return o, nil
 }
@@ -324,37 +333,61 @@ func (o *observability) startListener(ctx context.Context, stderr io.Writer, who
 	if o.addr == "" {
 		return nil
 	}
-	log := o.log
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", o.m.Handler())
 	mux.Handle("GET /healthz", httpapi.HealthHandler())
 	mux.Handle("GET /readyz", httpapi.ReadyHandler(o.ready.check))
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", o.addr)
+	l, err := startLocalListener(ctx, o.addr, mux, o.log, o.idleTimeout)
 	if err != nil {
-		return fmt.Errorf("--metrics-listen: listen on %q: %w", o.addr, err)
+		return err
 	}
-	if !httpapi.Loopback(o.addr) {
-		log.Warn("serving /metrics without a token on a non-loopback address: anyone who reaches it can read queue names and counts", "listen", o.addr)
+	o.srv, o.ln, o.done = l.srv, l.ln, l.done
+	fmt.Fprintf(stderr, "queuety %s: metrics on http://%s/metrics\n", who, l.ln.Addr())
+	return nil
+}
+
+// localListener is a running --metrics-listen listener.
+type localListener struct {
+	srv  *http.Server
+	ln   net.Listener
+	done chan struct{}
+}
+
+// startLocalListener serves h without a token on addr (a resolved
+// --metrics-listen): on loopback it answers only loopback Host names, on
+// another interface it warns that anyone who reaches it reads it.
+func startLocalListener(ctx context.Context, addr string, h http.Handler, log *slog.Logger, idle time.Duration) (*localListener, error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-listen: listen on %q: %w", addr, err)
 	}
-	o.ln = ln
-	var h http.Handler = mux
-	if httpapi.Loopback(o.addr) {
+	if !httpapi.Loopback(addr) {
+		log.Warn("serving /metrics without a token on a non-loopback address: anyone who reaches it can read queue names and counts", "listen", addr)
+	} else {
 		// No token here: a loopback listener answers only loopback Host
 		// names, so a rebinding page cannot read it (N10).
-		h = httpapi.LocalHostGuard(o.addr, h)
+		h = httpapi.LocalHostGuard(addr, h)
 	}
-	o.srv = metricsServer(h, log, o.idleTimeout)
-	o.done = make(chan struct{})
-	srv, done := o.srv, o.done
+	l := &localListener{srv: metricsServer(h, log, idle), ln: ln, done: make(chan struct{})}
 	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		defer close(l.done)
+		if err := l.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("metrics listener stopped", "err", err)
 		}
 	}()
-	fmt.Fprintf(stderr, "queuety %s: metrics on http://%s/metrics\n", who, ln.Addr())
-	return nil
+	return l, nil
+}
+
+// stop shuts the listener down, waiting httpShutdownWait for requests
+// under way.
+func (l *localListener) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
+	defer cancel()
+	if err := l.srv.Shutdown(ctx); err != nil {
+		_ = l.srv.Close()
+	}
+	<-l.done
 }
 
 // metricsIdleTimeout closes a keep-alive connection to the metrics
@@ -381,12 +414,7 @@ func (o *observability) stopListener() {
 		return
 	}
 	defer func() { o.srv = nil }() // stopped once: work stops it after the worker, and again on return
-	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
-	defer cancel()
-	if err := o.srv.Shutdown(ctx); err != nil {
-		_ = o.srv.Close()
-	}
-	<-o.done
+	(&localListener{srv: o.srv, done: o.done}).stop()
 }
 
 // notifyReady tells systemd (Type=notify, $NOTIFY_SOCKET) that the daemon

@@ -13,7 +13,7 @@ import (
 
 // ObserveWebhook passes webhook results to the metrics
 // (queuety.WebhookObserver).
-func (o observer) ObserveWebhook(event, result string) { o.m.ObserveWebhook(event, result) }
+func (o observer) ObserveWebhook(event, result string) { o.counters().ObserveWebhook(event, result) }
 
 // webhookView is a webhooks row as `webhook list --json` prints it.
 type webhookView struct {

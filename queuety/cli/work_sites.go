@@ -3,11 +3,8 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -16,11 +13,9 @@ import (
 	"sync"
 	"syscall"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/queuety-go/queuety/internal/httpapi"
 	"github.com/queuety-go/queuety/internal/wpconfig"
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
@@ -34,6 +29,7 @@ func sitesFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "sites-reread", Value: queuety.DefaultSitesReread, EnvVars: []string{"QUEUETY_SITES_REREAD"}, Usage: "with --network or --sites, read the sites again this often (and on SIGHUP)"},
 		&cli.IntFlag{Name: "php-pools", Value: 100, EnvVars: []string{"QUEUETY_PHP_POOLS"}, Usage: "with --php and --network or --sites, PHP pools (one a site, --php-workers processes each, default 1 there) running at once; a site past it waits"},
 		&cli.IntFlag{Name: "conns-per-database", Value: queuety.DefaultConnsPerDatabase, EnvVars: []string{"QUEUETY_CONNS_PER_DATABASE"}, Usage: "with --network or --sites, connections the sites of one database share (--max-conns caps them over all databases, default 100)"},
+		metricsMaxSitesFlag(),
 	}
 }
 
@@ -71,11 +67,17 @@ func (a *app) workSites(c *cli.Context, base queuety.Config, limits runLimits) e
 	// hundred MiB for 500 sites): the single site's soft memory limit
 	// (daemonMemoryLimit) would have the collector run without pause.
 	liftMemoryLimit()
-	discover := queuety.NetworkSites(base)
-	if list := c.String("sites"); list != "" {
-		own := newSiteSettingsReader(c, base.Logger)
-		discover = func(ctx context.Context) ([]queuety.Site, error) { return listedSites(ctx, list, base, own) }
+	obs, err := newSitesObservability(c, base.Logger)
+	if err != nil {
+		return err
 	}
+	var own *siteSettingsReader
+	if c.String("sites") != "" {
+		own = newSiteSettingsReader(c, base.Logger)
+	}
+	// base as it is at each read: the settings set below apply to the
+	// sites too.
+	discover := obs.observed(func(ctx context.Context) ([]queuety.Site, error) { return sitesDiscovery(c, base, own)(ctx) })
 	// The per-site loops' single-site defaults cost an idle network more
 	// than the batched look; flags and variables set still win.
 	if !c.IsSet("signal-poll-interval") {
@@ -139,21 +141,11 @@ func (a *app) workSites(c *cli.Context, base queuety.Config, limits runLimits) e
 			}
 		}
 	}()
-	var srv *http.Server
-	if raw := c.String("metrics-listen"); raw != "" {
-		addr, err := metricsAddr(raw)
-		if err != nil {
-			return err
-		}
-		var lc net.ListenConfig
-		ln, err := lc.Listen(ctx, "tcp", addr)
-		if err != nil {
-			return fmt.Errorf("--metrics-listen: listen on %q: %w", addr, err)
-		}
-		srv = &http.Server{Handler: sitesHandler(s), ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		fmt.Fprintf(c.App.ErrWriter, "queuety work: /healthz, /readyz and /sites on http://%s\n", ln.Addr())
+	stopListener, err := obs.start(ctx, c.App.ErrWriter, s, pools)
+	if err != nil {
+		return err
 	}
+	defer stopListener()
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
 	select {
@@ -168,38 +160,19 @@ func (a *app) workSites(c *cli.Context, base queuety.Config, limits runLimits) e
 	case err = <-done: // a limit reached (--once, --max-jobs, flush)
 	}
 	stopNotify()
-	if srv != nil {
-		_ = srv.Close()
-	}
 	if err != nil {
 		return err
 	}
 	return limits.sitesSummary(ctx, c, s.Summary())
 }
 
-// sitesHandler serves the many-sites listener: /healthz; /readyz, 503
-// naming the sites that are not served (database down, could not start)
-// while there are any; /sites, every site's state and counters as JSON.
-// The listener binds loopback unless told otherwise (metricsAddr).
-func sitesHandler(s *queuety.Sites) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("GET /healthz", httpapi.HealthHandler())
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		if down := s.Unreachable(); len(down) > 0 {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "not ready: not served: %s\n", strings.Join(down, ", "))
-			return
-		}
-		fmt.Fprintln(w, "ready")
-	})
-	mux.HandleFunc("GET /sites", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		_ = json.NewEncoder(w).Encode(s.Status())
-	})
-	return mux
+// sitesDiscovery finds the sites of --network or --sites (with own, each
+// listed site's own QUEUETY_* settings).
+func sitesDiscovery(c *cli.Context, base queuety.Config, own *siteSettingsReader) func(context.Context) ([]queuety.Site, error) {
+	if list := c.String("sites"); list != "" {
+		return func(ctx context.Context) ([]queuety.Site, error) { return listedSites(ctx, list, base, own) }
+	}
+	return queuety.NetworkSites(base)
 }
 
 // listedSites reads --sites: a glob of wp-config.php files, or a file
@@ -369,6 +342,7 @@ func sitesStatusFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "network", EnvVars: []string{"QUEUETY_NETWORK"}, Usage: "one line for each subsite of the multisite network of this `wp-config.php`"},
 		&cli.StringFlag{Name: "sites", EnvVars: []string{"QUEUETY_SITES"}, Usage: "one line for each site of this glob of wp-config.php files or `file` (as work --sites)"},
+		siteFlag(),
 	}
 }
 
@@ -381,9 +355,12 @@ type siteCounts struct {
 }
 
 // orSitesStatus runs status for many sites when --network or --sites is
-// given, else the one-site status.
+// given, else the one-site status (of the site --site names).
 func orSitesStatus(one cli.ActionFunc) cli.ActionFunc {
 	return func(c *cli.Context) error {
+		if c.IsSet("site") {
+			return one(c)
+		}
 		many, err := sitesMode(c)
 		if err != nil || !many {
 			if err != nil {
@@ -395,11 +372,7 @@ func orSitesStatus(one cli.ActionFunc) cli.ActionFunc {
 		if err != nil {
 			return err
 		}
-		discover := queuety.NetworkSites(base)
-		if list := c.String("sites"); list != "" {
-			discover = func(ctx context.Context) ([]queuety.Site, error) { return listedSites(ctx, list, base, nil) }
-		}
-		sites, err := discover(c.Context)
+		sites, err := sitesDiscovery(c, base, nil)(c.Context)
 		if err != nil {
 			return err
 		}

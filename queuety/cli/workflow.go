@@ -41,12 +41,13 @@ func (a *app) workflowCommand() *cli.Command {
 "corrupt: <reason>" (JSON: "corrupt"); the others are listed as usual.
 
    queuety workflow list --status failed --limit 20
-   queuety workflow list --name onboarding --json | jq '.[].workflow_id'`,
-				Flags: []cli.Flag{
+   queuety workflow list --name onboarding --json | jq '.[].workflow_id'
+   queuety workflow list --network /var/www/html/wp-config.php --site 3`,
+				Flags: append([]cli.Flag{
 					&cli.StringFlag{Name: "status", Usage: strings.Join(workflowStatuses, ", ")},
 					&cli.StringFlag{Name: "name", Usage: "only workflows of this name"},
 					&cli.IntFlag{Name: "limit", Value: 50, Usage: "at most this many workflows"}, formatFlag(), jsonFlag(),
-				},
+				}, siteFlags()...),
 				Action: withClient(func(c *cli.Context) error {
 					if c.Int("limit") < 1 {
 						return usagef("--limit %d: must be at least 1", c.Int("limit"))
@@ -87,8 +88,9 @@ func (a *app) workflowCommand() *cli.Command {
 			{
 				Name: "status", Usage: "a workflow's status, current step, wait and state", ArgsUsage: "<id>",
 				Description: `   queuety workflow status 42
-   queuety workflow status 42 --json | jq '.wait_details.remaining'`,
-				Flags: []cli.Flag{jsonFlag()},
+   queuety workflow status 42 --json | jq '.wait_details.remaining'
+   queuety workflow status 42 --network /var/www/html/wp-config.php --site "blog 3"`,
+				Flags: append([]cli.Flag{jsonFlag()}, siteFlags()...),
 				Action: byWorkflow(func(c *cli.Context, client *queuety.Client, id int64) error {
 					r, err := client.WorkflowStatus(c.Context, id)
 					if err != nil {

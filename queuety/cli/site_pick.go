@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/queuety-go/queuety/queuety"
+)
+
+// siteFlag is --site: the one site of --network or --sites a read command
+// reads.
+func siteFlag() cli.Flag {
+	return &cli.StringFlag{Name: "site", Usage: "with --network or --sites: read this site, by its `name` as status and /sites show it (a subsite also by blog id or URL, a single site also by its directory)"}
+}
+
+// siteFlags point a read command (job list, log, workflow list, …) at one
+// site of many.
+func siteFlags() []cli.Flag {
+	return []cli.Flag{
+		siteFlag(),
+		&cli.StringFlag{Name: "network", Usage: "with --site: the multisite network of this `wp-config.php`"},
+		&cli.StringFlag{Name: "sites", Usage: "with --site: the sites of this glob of wp-config.php files or `file` (as work --sites)"},
+	}
+}
+
+// commandConfig is the configuration a command connects with: the one
+// site --site names among --network's or --sites', else baseConfig's.
+func commandConfig(c *cli.Context) (queuety.Config, error) {
+	if !hasFlag(c, "site") {
+		return baseConfig(c)
+	}
+	many, err := sitesMode(c)
+	if err != nil {
+		return queuety.Config{}, err
+	}
+	switch {
+	case !many && !c.IsSet("site"):
+		return baseConfig(c)
+	case !many:
+		return queuety.Config{}, usagef("--site %q: give --network FILE or --sites GLOB|FILE to find it in", c.String("site"))
+	case !c.IsSet("site"):
+		return queuety.Config{}, usagef("--network/--sites: name the site to read with --site NAME (status --network/--sites lists them)")
+	}
+	base, err := baseConfig(c)
+	if err != nil {
+		return queuety.Config{}, err
+	}
+	sites, err := sitesDiscovery(c, base, nil)(c.Context)
+	if err != nil {
+		return queuety.Config{}, err
+	}
+	site, err := pickSite(sites, c.String("site"))
+	if err != nil {
+		return queuety.Config{}, err
+	}
+	return site.Config, nil
+}
+
+// pickSite finds want among sites: by name, then a subsite by blog id
+// ("3") or URL (with or without its scheme and trailing slash), a single
+// site by its directory. An unknown name is a usage error listing a few
+// known ones.
+func pickSite(sites []queuety.Site, want string) (queuety.Site, error) {
+	for _, s := range sites {
+		if s.Name == want {
+			return s, nil
+		}
+	}
+	var found []queuety.Site
+	for _, s := range sites {
+		if siteAnswersTo(s, want) {
+			found = append(found, s)
+		}
+	}
+	if len(found) == 1 {
+		return found[0], nil
+	}
+	if len(found) > 1 {
+		return queuety.Site{}, usagef("--site %q: %d sites answer to it (%s); give its name", want, len(found), siteNames(found, 5))
+	}
+	if len(sites) == 0 {
+		return queuety.Site{}, usagef("--site %q: no sites found to choose from", want)
+	}
+	return queuety.Site{}, usagef("--site %q: no such site; known: %s", want, siteNames(sites, 5))
+}
+
+// siteAnswersTo tells whether want names s by another name than its own:
+// a subsite's blog id or URL, a single site's directory.
+func siteAnswersTo(s queuety.Site, want string) bool {
+	if s.URL != "" {
+		if id, err := strconv.ParseInt(want, 10, 64); err == nil && s.Name == "blog "+strconv.FormatInt(id, 10) {
+			return true
+		}
+		return normalURL(want) == normalURL(s.URL)
+	}
+	return s.Dir != "" && filepath.Clean(want) == filepath.Clean(s.Dir)
+}
+
+// normalURL is a site URL as wp_blogs keeps it (domain and path): no
+// scheme, a lower-case host, a path ending in a slash.
+func normalURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		raw = u.Host + u.Path
+	}
+	host, path, _ := strings.Cut(raw, "/")
+	if path = strings.Trim(path, "/"); path != "" {
+		path += "/"
+	}
+	return strings.ToLower(host) + "/" + path
+}
+
+// siteNames lists up to n of sites' names, and how many more there are.
+func siteNames(sites []queuety.Site, n int) string {
+	var names []string
+	for i, s := range sites {
+		if i == n {
+			names = append(names, fmt.Sprintf("and %d more", len(sites)-n))
+			break
+		}
+		names = append(names, strconv.Quote(s.Name))
+	}
+	return strings.Join(names, ", ")
+}
