@@ -59,6 +59,11 @@ type SitesBenchResult struct {
 	WorstDrainSecs float64 `json:"worst_site_drain_seconds"`
 	WorstFairSecs  float64 `json:"worst_site_fair_seconds"`
 	WorstRatio     float64 `json:"worst_site_ratio"`
+
+	// OpenJobsReadMS: reads of every site's open jobs (what a /metrics
+	// scrape and /sites cost, once each 2 s at most), idle: three, each
+	// past the previous one's reuse.
+	OpenJobsReadMS []float64 `json:"open_jobs_read_ms,omitempty"`
 }
 
 func (a *app) benchSitesCommand() *cli.Command {
@@ -189,6 +194,7 @@ func (a *app) benchSites(c *cli.Context) error {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan error, 1)
+	var served *queuety.Sites
 	if c.Bool("plain") {
 		res.Mode = "plain"
 		sc := sites[0].Config
@@ -239,6 +245,7 @@ func (a *app) benchSites(c *cli.Context) error {
 		if down := s.Unreachable(); len(down) > 0 {
 			return fmt.Errorf("bench: %d sites not served: %s", len(down), strings.Join(down[:min(5, len(down))], ", "))
 		}
+		served = s
 	}
 	debug.FreeOSMemory() // the schema's making is not the daemon's resident set
 	time.Sleep(c.Duration("warmup"))
@@ -249,6 +256,9 @@ func (a *app) benchSites(c *cli.Context) error {
 	res.IdleSecs = idle.Seconds()
 	res.StatementsPerSec, res.DaemonCPUPct, res.ServerCPUPct, res.ServerMeasured = w.statementsPerSec, w.daemonPct, w.serverPct, pid != 0 && bg.serverOK && w.serverOK
 	res.RSSMiB = currentRSSMiB()
+	if served != nil {
+		res.OpenJobsReadMS = openJobsReadMS(ctx, served)
+	}
 
 	if err := b.latency(ctx, sites, c.Int("samples"), &res); err != nil {
 		return err
@@ -586,5 +596,12 @@ func printSitesBench(c *cli.Context, res SitesBenchResult) error {
 	fmt.Fprintf(w, "dispatch->start on an idle site (%d samples): p50 %.1f ms, p99 %.1f ms\n", res.LatencySamples, res.LatencyP50ms, res.LatencyP99ms)
 	fmt.Fprintf(w, "skewed drain, %d jobs over %d sites (90 %% on one): %.2fs; worst against its fair share: %s (%d jobs) %.2fs vs %.2fs = %.2fx\n",
 		res.SkewJobs, res.SkewSites, res.DrainSecs, res.WorstSite, res.WorstSiteJobs, res.WorstDrainSecs, res.WorstFairSecs, res.WorstRatio)
+	if len(res.OpenJobsReadMS) > 0 {
+		reads := make([]string, len(res.OpenJobsReadMS))
+		for i, ms := range res.OpenJobsReadMS {
+			reads[i] = fmt.Sprintf("%.1f", ms)
+		}
+		fmt.Fprintf(w, "open jobs of every site (/metrics, /sites; one statement a server): %s ms a read\n", strings.Join(reads, ", "))
+	}
 	return nil
 }

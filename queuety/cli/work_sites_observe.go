@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -202,4 +203,19 @@ func (p *sitePools) statsOf(name string) *metrics.PoolStats {
 	}
 	st := poolStats(pool)
 	return &st
+}
+
+// openJobsReadMS times three reads of every site's open jobs (bench
+// sites), each past the previous one's reuse.
+func openJobsReadMS(ctx context.Context, s *queuety.Sites) []float64 {
+	var out []float64
+	for i := range 3 {
+		if i > 0 {
+			time.Sleep(queuety.DefaultOpenJobsCacheFor)
+		}
+		start := time.Now()
+		s.OpenJobs(ctx)
+		out = append(out, float64(time.Since(start))/float64(time.Millisecond))
+	}
+	return out
 }

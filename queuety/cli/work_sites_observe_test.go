@@ -120,12 +120,12 @@ func TestSiteFlagReadCommands(t *testing.T) {
 	require.Equal(t, cli.ExitUsage, r.code, r.String())
 	require.Contains(t, r.stderr, "name the site to read with --site NAME", r.String())
 
-	// Single sites by their directory.
+	// Single sites by their directory (one with a space in it).
 	root := t.TempDir()
-	siteWPConfig(t, filepath.Join(root, "shop"), dsn, "wp_2_")
+	siteWPConfig(t, filepath.Join(root, "my shop"), dsn, "wp_2_")
 	siteWPConfig(t, filepath.Join(root, "blog"), dsn, "wp_3_")
 	glob := filepath.Join(root, "*", "wp-config.php")
-	r = runOK(t, "job", "list", "--sites", glob, "--site", filepath.Join(root, "shop")+"/", "--json")
+	r = runOK(t, "job", "list", "--sites", glob, "--site", filepath.Join(root, "my shop")+"/", "--json")
 	var rows []struct{ Handler string }
 	decodeJSON(t, r, &rows)
 	require.Len(t, rows, 2, r.String())

@@ -421,6 +421,7 @@ func TestBenchSites(t *testing.T) {
 	require.GreaterOrEqual(t, res.LatencyP99ms, res.LatencyP50ms)
 	require.Positive(t, res.DrainSecs)
 	require.NotEmpty(t, res.WorstSite)
+	require.Len(t, res.OpenJobsReadMS, 3, "reads of every site's open jobs")
 	tag := regexp.MustCompile(`databases (queuety_bsites_[0-9a-f]+)_N`).FindStringSubmatch(r.stderr)
 	require.NotNil(t, tag, r.stderr)
 	db := openDB(t, newDB(t))
