@@ -5,7 +5,9 @@
 //
 // It depends on nothing of queuety-go: the tables are read through
 // Snapshotter, the worker's slots through Slots, and the worker reports to
-// a Recorder through its observer hooks (an adapter in the CLI).
+// its Counters through its observer hooks (an adapter in the CLI). Sites
+// is the same for a process serving many sites: each site's series with a
+// site label, the label values capped.
 package metrics
 
 import (
