@@ -330,11 +330,11 @@ func (a *app) serveSites(c *cli.Context) error {
 	if err := staleAfterConfig(c, &base); err != nil {
 		return err
 	}
-	discover := queuety.NetworkSites(base)
-	if list := c.String("sites"); list != "" {
-		own := newSiteSettingsReader(c, base.Logger) // each site's stale timeout decides its stuck rows
-		discover = func(ctx context.Context) ([]queuety.Site, error) { return listedSites(ctx, list, base, own) }
+	var own *siteSettingsReader
+	if c.String("sites") != "" {
+		own = newSiteSettingsReader(c, base.Logger) // each site's stale timeout decides its stuck rows
 	}
+	discover := sitesDiscovery(c, base, own)
 	// A database that could not be opened is tried again after 30 s, as
 	// the dashboard asks a server that did not answer again: each page
 	// load would wait for it otherwise.

@@ -195,9 +195,7 @@ func (p *sitePools) statsOf(name string) *metrics.PoolStats {
 	if p == nil {
 		return nil
 	}
-	p.mu.Lock()
-	pool := p.pools[name]
-	p.mu.Unlock()
+	pool := p.poolOf(name)
 	if pool == nil {
 		return nil
 	}
