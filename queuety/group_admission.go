@@ -107,7 +107,7 @@ func (ad *admitter) admit(ctx context.Context, tx *store.ClaimTx, g *groupAdmiss
 			ad.log.Debug("deferring job: cost budget", "job", r.ID, "reason", reason)
 			continue
 		}
-		reason, err := ad.resources.refusal(ctx, &r) // memory and time (resource_admission.go)
+		reason, err := ad.resources.refusal(ctx, tx, &r) // memory and time (resource_admission.go)
 		if err != nil {
 			return nil, 0, err
 		}

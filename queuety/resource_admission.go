@@ -33,7 +33,6 @@ import (
 // deferred job stays pending with its attempt unspent, as the plugin's
 // unclaim leaves it.
 type resourceAdmission struct {
-	st       *store.Store
 	settings PluginSettings
 	now      func() time.Time
 	start    time.Time // the run's start, for the time budget
@@ -50,16 +49,16 @@ type cachedProfile struct {
 	read time.Time
 }
 
-func newResourceAdmission(st *store.Store, settings PluginSettings, now func() time.Time) *resourceAdmission {
-	return &resourceAdmission{st: st, settings: settings, now: now, start: now(), memory: systemMemory}
+func newResourceAdmission(settings PluginSettings, now func() time.Time) *resourceAdmission {
+	return &resourceAdmission{settings: settings, now: now, start: now(), memory: systemMemory}
 }
 
 // refusal is why r cannot start now, or "" (the plugin's reasons).
-func (a *resourceAdmission) refusal(ctx context.Context, r *store.JobRow) (string, error) {
+func (a *resourceAdmission) refusal(ctx context.Context, tx *store.ClaimTx, r *store.JobRow) (string, error) {
 	if a.settings.ResourceAdmissionOff {
 		return "", nil
 	}
-	p, err := a.profile(ctx, r.Handler)
+	p, err := a.profile(ctx, tx, r.Handler)
 	if err != nil || p.Samples < 1 {
 		return "", err
 	}
@@ -78,8 +77,8 @@ func (a *resourceAdmission) refusal(ctx context.Context, r *store.JobRow) (strin
 }
 
 // profile is the handler's profile, read again after QUEUETY_RESOURCE_PROFILE_TTL
-// (the plugin's cache of it).
-func (a *resourceAdmission) profile(ctx context.Context, handler string) (store.ResourceProfile, error) {
+// (the plugin's cache of it), on the claim's connection.
+func (a *resourceAdmission) profile(ctx context.Context, tx *store.ClaimTx, handler string) (store.ResourceProfile, error) {
 	now := a.now()
 	a.mu.Lock()
 	c, ok := a.profiles[handler]
@@ -87,7 +86,7 @@ func (a *resourceAdmission) profile(ctx context.Context, handler string) (store.
 	if ok && now.Sub(c.read) < a.settings.ProfileTTL() {
 		return c.p, nil
 	}
-	p, err := a.st.HandlerResourceProfile(ctx, handler, now.Add(-a.settings.ProfileWindow()))
+	p, err := tx.HandlerResourceProfile(ctx, handler, now.Add(-a.settings.ProfileWindow()))
 	if err != nil {
 		return p, err
 	}

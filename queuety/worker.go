@@ -173,7 +173,7 @@ func (w *Worker) assemble() {
 	w.claim = newClaimer(claimerParams{
 		Config: cfg, Store: c.store, Reg: reg, Log: w.log, WorkerID: w.id, Clock: clock.Real{},
 		Claimable: w.scope.claimable(), PHPOnly: w.scope.phpOnlyClaims,
-		Admit: &admitter{reg: reg, log: w.log, resources: newResourceAdmission(c.store, cfg.PluginSettings, cfg.Clock.Now),
+		Admit: &admitter{reg: reg, log: w.log, resources: newResourceAdmission(cfg.PluginSettings, cfg.Clock.Now),
 			debug: cfg.Debug, queueBudgets: cfg.QueueCostBudgets, groupBudgets: cfg.GroupCostBudgets, steps: w.engine != nil},
 		Observer: observe, Stats: &w.stats,
 	})

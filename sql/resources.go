@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // ResourceProfile is what a handler's recent completions used
@@ -18,8 +20,20 @@ type ResourceProfile struct {
 // HandlerResourceProfile reads handler's profile from its `completed` log
 // rows written since since.
 func (s *Store) HandlerResourceProfile(ctx context.Context, handler string, since time.Time) (ResourceProfile, error) {
+	return s.resourceProfile(ctx, s.db, handler, since)
+}
+
+// HandlerResourceProfile is Store.HandlerResourceProfile read on the
+// claim's own connection: a claim that waited for a second connection of
+// its pool while holding one would wait forever once every connection is
+// held by such a claim (sites sharing a small pool did, 30 s at a time).
+func (c *ClaimTx) HandlerResourceProfile(ctx context.Context, handler string, since time.Time) (ResourceProfile, error) {
+	return c.s.resourceProfile(ctx, c.tx, handler, since)
+}
+
+func (s *Store) resourceProfile(ctx context.Context, q sqlx.QueryerContext, handler string, since time.Time) (ResourceProfile, error) {
 	var p ResourceProfile
-	if err := s.db.GetContext(ctx, &p, s.query(qHandlerResourceProfile), handler, DateTime(since)); err != nil {
+	if err := sqlx.GetContext(ctx, q, &p, s.query(qHandlerResourceProfile), handler, DateTime(since)); err != nil {
 		return p, fmt.Errorf("resource profile of %s: %w", handler, err)
 	}
 	return p, nil

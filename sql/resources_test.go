@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -32,4 +33,17 @@ func TestHandlerResourceProfile(t *testing.T) {
 	p, err = e.s.HandlerResourceProfile(e.ctx, "none", now.Add(-time.Hour))
 	require.NoError(t, err)
 	require.Equal(t, ResourceProfile{}, p)
+
+	// A claim reads it on its own connection: with the pool down to the
+	// one the claim holds, the read still answers (on the pool it would
+	// wait for the claim to end, which waits for the read).
+	e.s.DB().SetMaxOpenConns(1)
+	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	defer cancel()
+	tx, err := e.s.BeginClaim(ctx)
+	require.NoError(t, err)
+	p, err = tx.HandlerResourceProfile(ctx, "a", now.Add(-time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, ResourceProfile{Samples: 3, AvgDurationMS: 151, MaxMemoryKB: 65536}, p)
+	require.NoError(t, tx.Rollback())
 }

@@ -1,0 +1,123 @@
+package queuety
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuety-go/queuety/internal/testdb"
+)
+
+// warnings records the WARN and ERROR lines of a logger.
+type warnings struct {
+	mu    sync.Mutex
+	lines []string
+	attrs []slog.Attr
+	all   *warnings // the recorder WithAttrs children write to
+}
+
+func newWarnings() *warnings { w := &warnings{}; w.all = w; return w }
+
+func (w *warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (w *warnings) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString(r.Message)
+	for _, a := range w.attrs {
+		fmt.Fprintf(&b, " %s", a)
+	}
+	r.Attrs(func(a slog.Attr) bool { fmt.Fprintf(&b, " %s", a); return true })
+	w.all.mu.Lock()
+	defer w.all.mu.Unlock()
+	w.all.lines = append(w.all.lines, b.String())
+	return nil
+}
+
+func (w *warnings) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &warnings{attrs: append(append([]slog.Attr(nil), w.attrs...), attrs...), all: w.all}
+}
+
+func (w *warnings) WithGroup(string) slog.Handler { return w }
+
+func (w *warnings) list() []string {
+	w.all.mu.Lock()
+	defer w.all.mu.Unlock()
+	return append([]string(nil), w.all.lines...)
+}
+
+// backlog inserts n pending "count" jobs for site in one statement, as a
+// burst of dispatches leaves them.
+func backlog(t *testing.T, c *Client, site string, n int) {
+	t.Helper()
+	rows := make([]string, n)
+	for i := range rows {
+		rows[i] = fmt.Sprintf("('default', 'count', '{\"site\":\"%s\"}', 0, 'pending', 0, 3, NOW(), NOW())", site)
+	}
+	_, err := c.store.DB().Exec("INSERT INTO `" + c.store.Tables()["jobs"] + "` (queue, handler, payload, priority, status, attempts, max_attempts, available_at, created_at) VALUES " + strings.Join(rows, ","))
+	require.NoError(t, err)
+}
+
+// smallSiteClient is siteClient on at most two connections: a test with
+// ten sites keeps its own connections few.
+func smallSiteClient(t *testing.T, dsn, prefix string) *Client {
+	t.Helper()
+	c, err := Open(context.Background(), Config{DSN: dsn, TablePrefix: prefix, MaxConns: 2, Logger: testLogger()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	_, err = c.Migrate(context.Background())
+	require.NoError(t, err)
+	return c
+}
+
+// TestSitesTightPoolBacklog: ten sites on one database share a pool of two
+// connections; one has a backlog of 1,800 jobs, the nine others 20 each.
+// Every job runs once, every site drains, and nothing is logged at WARN:
+// no claim times out waiting for a connection, no heartbeat fails. (Before
+// the claims took turns for the shared pool, each claim transaction held
+// one connection while its admission waited for another, so two sites'
+// claims held both and every statement of the ten sites waited 30 s.)
+func TestSitesTightPoolBacklog(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.New(t)
+	runs := &siteRuns{runs: map[string]int{}}
+	reg := runs.registry()
+	warn := newWarnings()
+	var sites []Site
+	clients := map[string]*Client{}
+	for i := range 10 {
+		p := fmt.Sprintf("s%d_", i)
+		clients[p] = smallSiteClient(t, dsn, p)
+		n := 20
+		if i == 0 {
+			n = 1800
+		}
+		backlog(t, clients[p], p, n)
+		sites = append(sites, Site{Name: p, Config: Config{DSN: dsn, TablePrefix: p, Concurrency: 4, RescueSchedule: "off",
+			HeartbeatInterval: time.Second, ShutdownGrace: 5 * time.Second, Logger: slog.New(warn)}})
+	}
+	s := runSites(t, SitesConfig{
+		Discover:         func(context.Context) ([]Site, error) { return sites, nil },
+		Registry:         func(Site) (*Registry, error) { return reg, nil },
+		LookInterval:     10 * time.Millisecond,
+		ConnsPerDatabase: 2,
+		Logger:           slog.New(warn),
+	})
+	waitFor(t, 3*time.Minute, "every site drained", func() bool {
+		total, _ := runs.count()
+		return total >= 1800+9*20
+	})
+	for p, c := range clients {
+		require.Zero(t, countStatus(t, c, "pending"), p)
+	}
+	total, twice := runs.count()
+	require.Empty(t, twice, "jobs run twice")
+	require.Equal(t, 1800+9*20, total)
+	require.Empty(t, s.Unreachable())
+	require.Empty(t, warn.list(), "warnings while the sites drained")
+}
