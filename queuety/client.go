@@ -37,6 +37,9 @@ type Client struct {
 	// sharedDB: db belongs to a Sites pool shared by several sites'
 	// clients, which closes it; Close leaves it open.
 	sharedDB bool
+	// sweepTurn, with a shared pool, is held by the retention sweep of one
+	// of its sites at a time (Sweep); nil: the client's own pool.
+	sweepTurn chan struct{}
 	// engines are the workflow engines of the Client's calls, one per
 	// registry (workflow_lifecycle.go).
 	engines engineSet

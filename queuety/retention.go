@@ -129,6 +129,18 @@ func (c *Client) Purge(ctx context.Context, kind RetentionKind, age time.Duratio
 // lock: ErrRetentionLocked when another process holds it. It returns the
 // rows deleted per kind.
 func (c *Client) Sweep(ctx context.Context, policy RetentionPolicy) (map[RetentionKind]int, error) {
+	// A sweep holds a connection for its lock while it deletes on others:
+	// on a pool shared by many sites, as many sweeps at once as it has
+	// connections would each hold one and wait for another for ever. The
+	// sites' sweeps take turns; a site's waits for the one under way.
+	if c.sweepTurn != nil {
+		select {
+		case c.sweepTurn <- struct{}{}:
+			defer func() { <-c.sweepTurn }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	release, ok, err := c.store.RetentionLock(ctx)
 	if err != nil {
 		return nil, err

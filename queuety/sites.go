@@ -79,7 +79,7 @@ type SitesConfig struct {
 	// DefaultPollInterval): the dispatch → claim delay of an idle site.
 	LookInterval time.Duration
 	// ConnsPerDatabase is the connections the sites of one database share
-	// (default 4); MaxConns caps them over every database (default 100):
+	// (default 4, at least 2); MaxConns caps them over every database (default 100):
 	// a database opened past it is reported, not served.
 	ConnsPerDatabase int
 	MaxConns         int
@@ -206,8 +206,13 @@ func NewSites(cfg SitesConfig) (*Sites, error) {
 	if cfg.LookInterval < MinPollInterval {
 		return nil, fmt.Errorf("sites: LookInterval %v: at least %v", cfg.LookInterval, MinPollInterval)
 	}
-	if cfg.ConnsPerDatabase <= 0 {
+	switch {
+	case cfg.ConnsPerDatabase == 0:
 		cfg.ConnsPerDatabase = DefaultConnsPerDatabase
+	case cfg.ConnsPerDatabase < 2:
+		// A retention sweep holds a connection for its lock while it
+		// deletes on another.
+		return nil, fmt.Errorf("sites: ConnsPerDatabase (--conns-per-database) %d: at least 2 (a retention sweep holds one connection for its lock and deletes on another)", cfg.ConnsPerDatabase)
 	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultSitesMaxConns
@@ -413,6 +418,9 @@ func (s *Sites) startSite(ctx context.Context, r *siteRun) error {
 		s.releaseDB(db)
 		return err
 	}
+	// A retention sweep holds a connection of the shared pool for its
+	// lock: the pool's sites sweep in turn (Client.Sweep).
+	client.sweepTurn = db.sweeps
 	var handlers *Registry
 	if s.cfg.Registry != nil {
 		if handlers, err = s.cfg.Registry(r.site); err != nil {

@@ -121,3 +121,69 @@ func TestSitesTightPoolBacklog(t *testing.T) {
 	require.Empty(t, s.Unreachable())
 	require.Empty(t, warn.list(), "warnings while the sites drained")
 }
+
+// TestSitesRetentionSweepsTakeTurns: ten sites on one database share a
+// pool of two connections and sweep old rows on every start and every
+// second. A sweep holds a connection for its lock while it deletes on
+// another, so the sites' sweeps take turns: every site's old rows go,
+// every job runs once, nothing is logged at WARN. (Ten sweeps at once
+// held both connections, each waiting for a second: every statement of
+// the ten sites waited for ever.)
+func TestSitesRetentionSweepsTakeTurns(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.New(t)
+	runs := &siteRuns{runs: map[string]int{}}
+	reg := runs.registry()
+	warn := newWarnings()
+	var sites []Site
+	clients := map[string]*Client{}
+	for i := range 10 {
+		p := fmt.Sprintf("s%d_", i)
+		c := smallSiteClient(t, dsn, p)
+		clients[p] = c
+		_, err := c.store.DB().Exec("INSERT INTO `" + c.store.Tables()["jobs"] + "` (queue, handler, payload, priority, status, attempts, max_attempts, available_at, created_at, completed_at) " +
+			"VALUES ('default', 'count', '{}', 0, 'completed', 1, 3, NOW() - INTERVAL 3 DAY, NOW() - INTERVAL 3 DAY, NOW() - INTERVAL 3 DAY)")
+		require.NoError(t, err)
+		backlog(t, c, p, 20)
+		sites = append(sites, Site{Name: p, Config: Config{DSN: dsn, TablePrefix: p, Concurrency: 4, RescueSchedule: "off",
+			RetentionDays: 1, RetentionSchedule: "@every 1s", ShutdownGrace: 5 * time.Second, Logger: slog.New(warn)}})
+	}
+	s := runSites(t, SitesConfig{
+		Discover:         func(context.Context) ([]Site, error) { return sites, nil },
+		Registry:         func(Site) (*Registry, error) { return reg, nil },
+		LookInterval:     10 * time.Millisecond,
+		ConnsPerDatabase: 2,
+		Logger:           slog.New(warn),
+	})
+	waitFor(t, 2*time.Minute, "every site drained and swept", func() bool {
+		total, _ := runs.count()
+		if total < 200 {
+			return false
+		}
+		for _, c := range clients {
+			if countStatus(t, c, "completed") != 20 {
+				return false
+			}
+		}
+		return true
+	})
+	total, twice := runs.count()
+	require.Empty(t, twice, "jobs run twice")
+	require.Equal(t, 200, total)
+	require.Empty(t, s.Unreachable())
+	require.Empty(t, warn.list(), "warnings while the sites drained")
+}
+
+// TestNewSitesConnsPerDatabase: a shared pool of fewer than two
+// connections is refused, naming the flag; 0 is the default.
+func TestNewSitesConnsPerDatabase(t *testing.T) {
+	t.Parallel()
+	discover := func(context.Context) ([]Site, error) { return nil, nil }
+	for _, n := range []int{1, -3} {
+		_, err := NewSites(SitesConfig{Discover: discover, ConnsPerDatabase: n})
+		require.ErrorContains(t, err, "--conns-per-database")
+	}
+	s, err := NewSites(SitesConfig{Discover: discover})
+	require.NoError(t, err)
+	require.Equal(t, DefaultConnsPerDatabase, s.cfg.ConnsPerDatabase)
+}

@@ -18,6 +18,10 @@ type sharedDB struct {
 	info     store.ServerInfo
 	conns    int
 	refs     int
+	// sweeps is the retention sweep turn of the pool's sites
+	// (Client.Sweep): one at a time, so a sweep's deletes always find a
+	// connection besides the one holding its lock.
+	sweeps chan struct{}
 }
 
 // acquireDB returns the shared pool of cfg's database, opening it (and its
@@ -71,7 +75,8 @@ func (s *Sites) acquireDB(ctx context.Context, cfg Config) (*sharedDB, error) {
 		go s.lookLoop(lctx, look)
 		go s.readLoop(lctx, look)
 	}
-	d := &sharedDB{dsn: cfg.DSN, server: server, database: database, db: db, info: info, conns: s.cfg.ConnsPerDatabase, refs: 1}
+	d := &sharedDB{dsn: cfg.DSN, server: server, database: database, db: db, info: info, conns: s.cfg.ConnsPerDatabase, refs: 1,
+		sweeps: make(chan struct{}, 1)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.dbs[cfg.DSN] = d
