@@ -56,6 +56,23 @@ func (c *claimer) round(ctx context.Context, l *lane, n int) (claimed int, unrea
 			return 0, nil, nil
 		}
 	}
+	if c.slots != nil {
+		// The rows' slots come from the budget over every site too; the
+		// wait for them holds no connection. A round claims at most what
+		// it was given; what it does not claim goes back at once.
+		got, err := c.slots.Acquire(lanes, n)
+		if err != nil {
+			return 0, nil, nil // stopping
+		}
+		defer func() { c.slots.Release(got - claimed) }()
+		n = got
+		// The wait may have been long: the claim gets its own time, and
+		// the paused queues as they are now.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(lanes), claimTimeout)
+		defer cancel()
+		paused = c.paused.get(ctx)
+	}
 	c.Stats.claimRounds.Add(1)
 	start := time.Now()
 	rows, err := claimWindow(ctx, c.Store, c.WorkerID, c.Log, func(ctx context.Context, tx *store.ClaimTx) ([]store.JobRow, []store.LogRow, error) {

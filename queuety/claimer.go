@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/queuety-go/queuety/internal/clock"
+	"github.com/queuety-go/queuety/queuety/internal/fairshare"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -37,6 +38,10 @@ type claimer struct {
 	// sharedLook, set by Sites before Start, answers an idle lane's look
 	// from the batched look of its server (sites_look.go).
 	sharedLook sharedLook
+	// slots, set by Sites before Start (shareSlots), is the worker's part
+	// of a budget of slots over every site (SitesConfig.MaxSlots); nil:
+	// no budget but its own Concurrency.
+	slots *fairshare.Member
 	// rollbackLog is where the last INFO line about rolled-back claims
 	// left off (rolledBack).
 	rollbackLog struct {
@@ -109,6 +114,9 @@ type lane struct {
 	// idle: the lane's last round claimed nothing, so the next one looks
 	// before it claims (round). Only the lane's loop touches it.
 	idle bool
+	// slots is the claimer's budget over many sites (nil: none): a slot
+	// taken for a claimed row is given back when the row's slot is freed.
+	slots *fairshare.Member
 }
 
 // take fills n slots of l.
@@ -117,6 +125,7 @@ func (l *lane) take(n int) { l.inflight.Add(int64(n)) }
 // free frees a slot of l and wakes its loop.
 func (l *lane) free() {
 	l.inflight.Add(-1)
+	l.slots.Release(1)
 	select {
 	case l.slotFreed <- struct{}{}:
 	default:
@@ -142,6 +151,15 @@ func newClaimer(p claimerParams) *claimer {
 	}
 	c.initLimits(cfg.MaxJobs)
 	return c
+}
+
+// shareSlots makes the claims take their slots from m too (a budget over
+// many sites) besides the worker's own Concurrency; before Start.
+func (c *claimer) shareSlots(m *fairshare.Member) {
+	c.slots = m
+	for _, l := range c.lanes {
+		l.slots = m
+	}
 }
 
 // Start runs the lanes and the paused-cache refresher until Stop; ctx

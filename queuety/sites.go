@@ -13,6 +13,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/queuety-go/queuety/queuety/internal/fairshare"
 	store "github.com/queuety-go/queuety/sql"
 )
 
@@ -38,6 +39,10 @@ type Site struct {
 	// without one; a served site keeps its worker and the settings it runs
 	// on (sites_settings.go).
 	Err error
+	// Weight is the site's share of SitesConfig.MaxSlots against the other
+	// sites with work (0: 1): with 1 and 3, a quarter and three quarters
+	// of the slots while both have a backlog.
+	Weight int
 }
 
 // Defaults of SitesConfig.
@@ -83,7 +88,13 @@ type SitesConfig struct {
 	// a database opened past it is reported, not served.
 	ConnsPerDatabase int
 	MaxConns         int
-	Logger           *slog.Logger
+	// MaxSlots caps the jobs running at once over every site (0: no cap
+	// but each site's Concurrency). While slots are short each one freed
+	// goes to the site with work holding the fewest for its Weight, so a
+	// backlog on one site takes its share and the others are not kept
+	// waiting behind it; each site stays within its own Concurrency.
+	MaxSlots int
+	Logger   *slog.Logger
 	// Started and Stopped, when set, are told of each site's worker
 	// (metrics); Stopped also when a started Registry's site then failed
 	// to start, so what Registry took (a PHP pool) is given back.
@@ -115,6 +126,8 @@ type Sites struct {
 	dbs     map[string]*sharedDB   // by DSN
 	servers map[string]*serverLook // by server DSN
 	conns   int                    // connections promised to open dbs
+	// slots is the budget of MaxSlots the sites' claims share; nil: none.
+	slots *fairshare.Budget
 
 	// open opens a connection pool (store.Open; a test counts statements
 	// through its own).
@@ -217,6 +230,13 @@ func NewSites(cfg SitesConfig) (*Sites, error) {
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultSitesMaxConns
 	}
+	var slots *fairshare.Budget
+	switch {
+	case cfg.MaxSlots < 0:
+		return nil, fmt.Errorf("sites: MaxSlots (--max-slots) %d: 0 (no cap) or more", cfg.MaxSlots)
+	case cfg.MaxSlots > 0:
+		slots = fairshare.New(cfg.MaxSlots)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -224,7 +244,7 @@ func NewSites(cfg SitesConfig) (*Sites, error) {
 		return nil, fmt.Errorf("sites: MaxJobs %d: must not be negative (0: no limit)", cfg.MaxJobs)
 	}
 	s := &Sites{cfg: cfg, log: cfg.Logger, sites: map[string]*siteRun{}, dbs: map[string]*sharedDB{},
-		servers: map[string]*serverLook{}, open: store.Open, reread: make(chan struct{}, 1), started: make(chan struct{}),
+		servers: map[string]*serverLook{}, slots: slots, open: store.Open, reread: make(chan struct{}, 1), started: make(chan struct{}),
 		ended: map[string]*SiteSummary{}}
 	if cfg.MaxJobs > 0 {
 		s.budget = newJobBudget(cfg.MaxJobs, true)
@@ -448,6 +468,9 @@ func (s *Sites) startSite(ctx context.Context, r *siteRun) error {
 	}
 	if s.budget != nil {
 		w.claim.limits.jobBudget = s.budget
+	}
+	if s.slots != nil {
+		w.claim.shareSlots(s.slots.Join(r.site.Weight))
 	}
 	if w.hooks != nil {
 		// Its server's read loop reads its webhooks with every other

@@ -174,16 +174,137 @@ func TestSitesRetentionSweepsTakeTurns(t *testing.T) {
 	require.Empty(t, warn.list(), "warnings while the sites drained")
 }
 
-// TestNewSitesConnsPerDatabase: a shared pool of fewer than two
-// connections is refused, naming the flag; 0 is the default.
-func TestNewSitesConnsPerDatabase(t *testing.T) {
+// TestNewSitesChecksPoolsAndSlots: a shared pool of fewer than two
+// connections and a negative slot budget are refused, naming the flag;
+// 0 is the default pool and no budget.
+func TestNewSitesChecksPoolsAndSlots(t *testing.T) {
 	t.Parallel()
 	discover := func(context.Context) ([]Site, error) { return nil, nil }
 	for _, n := range []int{1, -3} {
 		_, err := NewSites(SitesConfig{Discover: discover, ConnsPerDatabase: n})
 		require.ErrorContains(t, err, "--conns-per-database")
 	}
+	_, err := NewSites(SitesConfig{Discover: discover, MaxSlots: -1})
+	require.ErrorContains(t, err, "(--max-slots) -1")
 	s, err := NewSites(SitesConfig{Discover: discover})
 	require.NoError(t, err)
 	require.Equal(t, DefaultConnsPerDatabase, s.cfg.ConnsPerDatabase)
+	require.Nil(t, s.slots)
+}
+
+// slotLog records the handler starts of many sites in order, the jobs
+// running at once (over all sites and per site) and the runs per job. The
+// first jobs wait until fill of them run at once: a budget that never let
+// fill run together would keep them waiting.
+type slotLog struct {
+	fill    int
+	full    chan struct{}
+	mu      sync.Mutex
+	filled  bool
+	starts  []string // site of each start, in order
+	running map[string]int
+	total   int
+	peak    int
+	peaks   map[string]int
+	runs    map[string]int // "site/id"
+}
+
+func (l *slotLog) registry(hold time.Duration) *Registry {
+	reg := NewRegistry()
+	reg.Register("count", HandlerFunc(func(_ context.Context, j *Job) error {
+		var p struct {
+			Site string `json:"site"`
+		}
+		if err := j.Decode(&p); err != nil {
+			return err
+		}
+		l.mu.Lock()
+		l.starts = append(l.starts, p.Site)
+		l.runs[fmt.Sprintf("%s/%d", p.Site, j.ID)]++
+		l.running[p.Site]++
+		l.total++
+		l.peak = max(l.peak, l.total)
+		l.peaks[p.Site] = max(l.peaks[p.Site], l.running[p.Site])
+		if !l.filled && l.total == l.fill {
+			l.filled = true
+			close(l.full)
+		}
+		l.mu.Unlock()
+		<-l.full
+		time.Sleep(hold)
+		l.mu.Lock()
+		l.running[p.Site]--
+		l.total--
+		l.mu.Unlock()
+		return nil
+	}))
+	return reg
+}
+
+// TestSitesSlotBudgetIsFair: four sites on one server share a budget of 8
+// slots; one has a backlog of 600 jobs and 32 slots of its own, three
+// have 100 jobs and 4 slots each. Counted over windows of 80 consecutive
+// handler starts, while every site still has a backlog, each site starts
+// at least half its fair quarter (10 of 80; without the budget the small
+// sites' 4 slots against the big one's 32 start about 7), never more than 8
+// jobs run at once over the four (the budget is used up to its last
+// slot), no site runs more than its own slots, and every job runs once.
+func TestSitesSlotBudgetIsFair(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.New(t)
+	log := &slotLog{fill: 8, full: make(chan struct{}), running: map[string]int{}, peaks: map[string]int{}, runs: map[string]int{}}
+	reg := log.registry(10 * time.Millisecond)
+	jobs := map[string]int{"big": 600, "b": 100, "c": 100, "d": 100}
+	slots := map[string]int{"big": 32, "b": 4, "c": 4, "d": 4}
+	var sites []Site
+	for _, name := range []string{"big", "b", "c", "d"} {
+		p := name + "_"
+		backlog(t, smallSiteClient(t, dsn, p), name, jobs[name])
+		sites = append(sites, Site{Name: name, Config: Config{DSN: dsn, TablePrefix: p, Concurrency: slots[name], RescueSchedule: "off",
+			ShutdownGrace: 5 * time.Second, Logger: testLogger()}})
+	}
+	s := runSites(t, SitesConfig{
+		Discover:     func(context.Context) ([]Site, error) { return sites, nil },
+		Registry:     func(Site) (*Registry, error) { return reg, nil },
+		LookInterval: 10 * time.Millisecond,
+		MaxSlots:     8,
+	})
+	waitFor(t, 3*time.Minute, "every job", func() bool {
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		return len(log.starts) >= 900
+	})
+	require.Empty(t, s.Unreachable())
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	for k, n := range log.runs {
+		require.Equal(t, 1, n, "job %s", k)
+	}
+	require.Len(t, log.runs, 900)
+	require.Equal(t, 8, log.peak, "jobs running at once over every site: the budget, filled")
+	for name, n := range log.peaks {
+		require.LessOrEqual(t, n, slots[name], "site %s's own slots", name)
+	}
+
+	// The starts while every site had a backlog: up to the start of the
+	// first site to start its last job.
+	seen := map[string]int{}
+	end := len(log.starts)
+	for i, site := range log.starts {
+		if seen[site]++; seen[site] == jobs[site] {
+			end = i
+			break
+		}
+	}
+	const window = 80
+	require.GreaterOrEqual(t, end/window, 3, "windows while every site had a backlog")
+	for w := 0; w+window <= end; w += window {
+		per := map[string]int{}
+		for _, site := range log.starts[w : w+window] {
+			per[site]++
+		}
+		for name := range jobs {
+			require.GreaterOrEqual(t, per[name], window/8, "site %s's starts in window %d of %d starts: %v", name, w/window, window, per)
+		}
+	}
 }

@@ -96,6 +96,7 @@ single-site comparison.
 			&cli.IntFlag{Name: "concurrency", Value: 4, Usage: "each site's slots"},
 			&cli.IntFlag{Name: "conns-per-database", Value: queuety.DefaultConnsPerDatabase, Usage: "connections the sites of one database share (keep databases × this under the server's max_connections: 500 sites as 25 × 20 at 4 fit a stock 151)"},
 			&cli.IntFlag{Name: "max-conns", Value: queuety.DefaultSitesMaxConns, Usage: "the cap over every database"},
+			&cli.IntFlag{Name: "max-slots", Usage: "jobs running at once over every site (0: no cap but each site's --concurrency)"},
 			&cli.DurationFlag{Name: "warmup", Value: 15 * time.Second, Usage: "wait this long after every site started before the idle window"},
 			&cli.DurationFlag{Name: "idle", Value: 30 * time.Second, Usage: "the idle window (and the background window before the daemon starts)"},
 			&cli.IntFlag{Name: "samples", Value: 50, Usage: "dispatch → start samples, each on another idle site"},
@@ -231,6 +232,7 @@ func (a *app) benchSites(c *cli.Context) error {
 			LookInterval:     c.Duration("poll-interval"),
 			ConnsPerDatabase: c.Int("conns-per-database"),
 			MaxConns:         c.Int("max-conns"),
+			MaxSlots:         c.Int("max-slots"),
 			Logger:           cfg.Logger,
 		})
 		if err != nil {

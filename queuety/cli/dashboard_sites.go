@@ -307,9 +307,9 @@ func (v *discoveredSites) Open(ctx context.Context, name string) (dashboard.Site
 }
 
 // serveSitesFlags are serve's flags for many sites: work's, but for the
-// PHP pools (serve runs no handler).
+// PHP pools and the slot budget (serve runs no handler).
 func serveSitesFlags() []cli.Flag {
-	return slices.DeleteFunc(sitesFlags(), func(f cli.Flag) bool { return f.Names()[0] == "php-pools" })
+	return slices.DeleteFunc(sitesFlags(), func(f cli.Flag) bool { return f.Names()[0] == "php-pools" || f.Names()[0] == "max-slots" })
 }
 
 // serveSites is `serve --network|--sites`: the dashboard of every site,

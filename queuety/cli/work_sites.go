@@ -28,8 +28,9 @@ func sitesFlags() []cli.Flag {
 		&cli.StringFlag{Name: "sites", EnvVars: []string{"QUEUETY_SITES"}, Usage: "serve many single sites: a glob of wp-config.php files (quote it: '/var/www/*/wp-config.php'), or a `file` listing one wp-config.php path, or a DSN and a table prefix, a line"},
 		&cli.DurationFlag{Name: "sites-reread", Value: queuety.DefaultSitesReread, EnvVars: []string{"QUEUETY_SITES_REREAD"}, Usage: "with --network or --sites, read the sites again this often (and on SIGHUP)"},
 		&cli.IntFlag{Name: "php-pools", Value: 100, EnvVars: []string{"QUEUETY_PHP_POOLS"}, Usage: "with --php and --network or --sites, PHP pools (one a site, --php-workers processes each, default 1 there) running at once; a site past it waits"},
-		&cli.IntFlag{Name: "conns-per-database", Value: queuety.DefaultConnsPerDatabase, EnvVars: []string{"QUEUETY_CONNS_PER_DATABASE"}, Usage: "with --network or --sites, connections the sites of one database share (--max-conns caps them over all databases, default 100)"},
+		&cli.IntFlag{Name: "conns-per-database", Value: queuety.DefaultConnsPerDatabase, EnvVars: []string{"QUEUETY_CONNS_PER_DATABASE"}, Usage: "with --network or --sites, connections the sites of one database share, for work at least 2 (--max-conns caps them over all databases, default 100)"},
 		metricsMaxSitesFlag(),
+		&cli.IntFlag{Name: "max-slots", EnvVars: []string{"QUEUETY_MAX_SLOTS"}, Usage: "with --network or --sites, jobs running at once over every site (0: no cap but each site's --concurrency); while slots are short they go to the sites with work in turn, the site running the fewest first"},
 	}
 }
 
@@ -110,6 +111,7 @@ func (a *app) workSites(c *cli.Context, base queuety.Config, limits runLimits) e
 		LookInterval:     look,
 		ConnsPerDatabase: c.Int("conns-per-database"),
 		MaxConns:         maxConns,
+		MaxSlots:         c.Int("max-slots"),
 		Logger:           base.Logger,
 	}
 	limits.sites(c, &sitesCfg, &base)
