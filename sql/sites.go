@@ -30,6 +30,7 @@ const (
 	qNetworkBlogs     = "network-blogs"
 	qTablesPresent    = "tables-present"
 	qQuestions        = "server-questions"
+	qConnections      = "server-connections"
 )
 
 // sitesQueries is sites.sql parsed once; its {jobs} placeholder is
@@ -444,4 +445,14 @@ func ServerQuestions(ctx context.Context, db *sqlx.DB) (int64, error) {
 		return 0, fmt.Errorf("%s: %w", qQuestions, err)
 	}
 	return row.Value, nil
+}
+
+// ServerConnections counts the server's client connections whose current
+// database is named like pattern (LIKE: % and _).
+func ServerConnections(ctx context.Context, db *sqlx.DB, pattern string) (int, error) {
+	var n int
+	if err := db.GetContext(ctx, &n, sitesQueries[qConnections], pattern); err != nil {
+		return 0, fmt.Errorf("%s: %w", qConnections, err)
+	}
+	return n, nil
 }

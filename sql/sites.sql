@@ -97,3 +97,9 @@ WHERE table_schema = DATABASE() AND table_name IN (?)
 -- The statements the server has run since it started, every client's
 -- (bench sites reads it before and after an idle window).
 SHOW GLOBAL STATUS WHERE Variable_name = 'Questions'
+
+-- name: server-connections
+-- The client connections whose database is one of those named like ?
+-- (bench sites counts the daemon's this way: every connection of a site's
+-- pool and of a server's look has one of its databases).
+SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB LIKE ?

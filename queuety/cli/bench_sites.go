@@ -42,6 +42,14 @@ type SitesBenchResult struct {
 	ServerBackgroundPc float64 `json:"background_server_cpu_percent,omitempty"`
 	ServerMeasured     bool    `json:"server_measured"`
 	RSSMiB             float64 `json:"rss_mib"`
+	// Connections: the daemon's open at the end of the idle window and
+	// at the end of the skewed drain (the server's processlist: every
+	// connection whose database is one of the run's), and how many its
+	// pools may open (databases × --conns-per-database, and 2 for the
+	// server's look).
+	IdleConns  int `json:"idle_connections"`
+	BusyConns  int `json:"busy_connections"`
+	MaxPoolsOf int `json:"pool_connections_cap"`
 	// Busy: dispatch → start of one job on an idle site, and the skewed
 	// drain.
 	LatencySamples int     `json:"latency_samples"`
@@ -164,8 +172,8 @@ func (a *app) benchSites(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	defer probe.Close()
 	pid := serverPID(ctx, clientstore.Of(probe))
+	probe.Close() // its connections are not the daemon's (conns)
 
 	// The server's background first: the same window, no daemon.
 	idle := c.Duration("idle")
@@ -258,6 +266,17 @@ func (a *app) benchSites(c *cli.Context) error {
 	res.IdleSecs = idle.Seconds()
 	res.StatementsPerSec, res.DaemonCPUPct, res.ServerCPUPct, res.ServerMeasured = w.statementsPerSec, w.daemonPct, w.serverPct, pid != 0 && bg.serverOK && w.serverOK
 	res.RSSMiB = currentRSSMiB()
+	conns := func() int {
+		n, err := store.ServerConnections(ctx, admin, strings.ReplaceAll(tag, "_", `\_`)+`\_%`)
+		if err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "bench: counting the daemon's connections: %v\n", err)
+		}
+		return n
+	}
+	res.IdleConns = conns()
+	if !c.Bool("plain") {
+		res.MaxPoolsOf = res.Databases*c.Int("conns-per-database") + 2
+	}
 	if served != nil {
 		res.OpenJobsReadMS = openJobsReadMS(ctx, served)
 	}
@@ -268,6 +287,7 @@ func (a *app) benchSites(c *cli.Context) error {
 	if err := b.skewed(ctx, sites[:c.Int("skew-sites")], c.Int("skew-jobs"), &res); err != nil {
 		return err
 	}
+	res.BusyConns = conns()
 	stop()
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 		return err
@@ -605,5 +625,10 @@ func printSitesBench(c *cli.Context, res SitesBenchResult) error {
 		}
 		fmt.Fprintf(w, "open jobs of every site (/metrics, /sites; one statement a server): %s ms a read\n", strings.Join(reads, ", "))
 	}
+	capped := ""
+	if res.MaxPoolsOf > 0 {
+		capped = fmt.Sprintf("; its pools may open %d", res.MaxPoolsOf)
+	}
+	fmt.Fprintf(w, "daemon connections: %d open idle, %d after the skewed drain%s\n", res.IdleConns, res.BusyConns, capped)
 	return nil
 }
