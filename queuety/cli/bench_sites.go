@@ -67,6 +67,13 @@ type SitesBenchResult struct {
 	WorstDrainSecs float64 `json:"worst_site_drain_seconds"`
 	WorstFairSecs  float64 `json:"worst_site_fair_seconds"`
 	WorstRatio     float64 `json:"worst_site_ratio"`
+	// The same in jobs rather than seconds, which a drain whose pace
+	// changes (fewer sites left, bigger claims) does not skew: the site
+	// that finished after the most jobs of every site against min(N, n·k).
+	WorstJobsSite  string  `json:"worst_site_by_jobs"`
+	WorstJobsDone  int     `json:"worst_site_done_after_jobs"`
+	WorstJobsFair  int     `json:"worst_site_fair_jobs"`
+	WorstJobsRatio float64 `json:"worst_site_jobs_ratio"`
 
 	// OpenJobsReadMS: reads of every site's open jobs (what a /metrics
 	// scrape and /sites cost, once each 2 s at most), idle: three, each
@@ -305,12 +312,16 @@ type sitesBench struct {
 	mu      sync.Mutex
 	dbs     []string
 	runs    map[string]*siteRuns
+	done    int                       // jobs finished since runs was reset
 	waiting map[string]chan time.Time // site → the sample waiting for its start
 }
 
 type siteRuns struct {
 	n    int
 	last time.Time
+	// lastOf is how many jobs every site had finished when this one
+	// finished its last (the run's order, whatever its pace).
+	lastOf int
 }
 
 func (b *sitesBench) started(site string) {
@@ -332,6 +343,8 @@ func (b *sitesBench) finished(site string) {
 	}
 	r.n++
 	r.last = time.Now()
+	b.done++
+	r.lastOf = b.done
 }
 
 // create makes the databases and every site's tables, four at a time.
@@ -484,7 +497,7 @@ func (b *sitesBench) skewed(ctx context.Context, sites []queuety.Site, jobs int,
 		total += w
 	}
 	b.mu.Lock()
-	b.runs = map[string]*siteRuns{}
+	b.runs, b.done = map[string]*siteRuns{}, 0
 	b.mu.Unlock()
 	t0 := time.Now()
 	var wg sync.WaitGroup
@@ -548,6 +561,12 @@ func (b *sitesBench) skewed(ctx context.Context, sites []queuety.Site, jobs int,
 		fair := min(1, float64(want[i])/float64(total)*k) * res.DrainSecs
 		if r := took / fair; r > res.WorstRatio {
 			res.WorstRatio, res.WorstSite, res.WorstSiteJobs, res.WorstDrainSecs, res.WorstFairSecs = r, s.Name, want[i], took, fair
+		}
+		// The same counted in jobs: a site with n jobs is fairly done once
+		// min(N, n·k) jobs of every site are.
+		fairJobs := min(float64(total), float64(want[i])*k)
+		if r := float64(b.runs[s.Name].lastOf) / fairJobs; r > res.WorstJobsRatio {
+			res.WorstJobsRatio, res.WorstJobsSite, res.WorstJobsDone, res.WorstJobsFair = r, s.Name, b.runs[s.Name].lastOf, int(fairJobs)
 		}
 	}
 	return nil
@@ -618,6 +637,8 @@ func printSitesBench(c *cli.Context, res SitesBenchResult) error {
 	fmt.Fprintf(w, "dispatch->start on an idle site (%d samples): p50 %.1f ms, p99 %.1f ms\n", res.LatencySamples, res.LatencyP50ms, res.LatencyP99ms)
 	fmt.Fprintf(w, "skewed drain, %d jobs over %d sites (90 %% on one): %.2fs; worst against its fair share: %s (%d jobs) %.2fs vs %.2fs = %.2fx\n",
 		res.SkewJobs, res.SkewSites, res.DrainSecs, res.WorstSite, res.WorstSiteJobs, res.WorstDrainSecs, res.WorstFairSecs, res.WorstRatio)
+	fmt.Fprintf(w, "  counted in jobs: %s finished after %d jobs of every site vs a fair %d = %.2fx\n",
+		res.WorstJobsSite, res.WorstJobsDone, res.WorstJobsFair, res.WorstJobsRatio)
 	if len(res.OpenJobsReadMS) > 0 {
 		reads := make([]string, len(res.OpenJobsReadMS))
 		for i, ms := range res.OpenJobsReadMS {
