@@ -84,8 +84,8 @@ type SitesConfig struct {
 	// DefaultPollInterval): the dispatch → claim delay of an idle site.
 	LookInterval time.Duration
 	// ConnsPerDatabase is the connections the sites of one database share
-	// (default 4, at least 2); MaxConns caps them over every database (default 100):
-	// a database opened past it is reported, not served.
+	// (default 4, at least 2); MaxConns caps them over every database
+	// (default 100): a database opened past it is reported, not served.
 	ConnsPerDatabase int
 	MaxConns         int
 	// MaxSlots caps the jobs running at once over every site (0: no cap
@@ -223,8 +223,6 @@ func NewSites(cfg SitesConfig) (*Sites, error) {
 	case cfg.ConnsPerDatabase == 0:
 		cfg.ConnsPerDatabase = DefaultConnsPerDatabase
 	case cfg.ConnsPerDatabase < 2:
-		// A retention sweep holds a connection for its lock while it
-		// deletes on another.
 		return nil, fmt.Errorf("sites: ConnsPerDatabase (--conns-per-database) %d: at least 2 (a retention sweep holds one connection for its lock and deletes on another)", cfg.ConnsPerDatabase)
 	}
 	if cfg.MaxConns <= 0 {
