@@ -1,0 +1,168 @@
+package poolset
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
+	store "github.com/queuety-go/queuety/sql"
+	"github.com/queuety-go/queuety/workflow"
+)
+
+// Handle is one site's way to its pool: what a phppool.Pool is to a
+// registry (its fallback), each call run in the pool of the site's key,
+// which it starts or waits for as the package doc says.
+type Handle struct {
+	s *Set
+	e *entry
+}
+
+var (
+	_ queuety.Handler                = (*Handle)(nil)
+	_ queuety.ClassCaller            = (*Handle)(nil)
+	_ queuety.ClassMetadataSource    = (*Handle)(nil)
+	_ workflow.MetadataReader        = (*Handle)(nil)
+	_ workflow.TimeLimitStarter      = (*Handle)(nil)
+	_ workflow.HandlerMetadataSource = (*Handle)(nil)
+)
+
+// metadataTimeout bounds HandlerMetadata's read of a class not read yet,
+// a pool start included (phppool's own bound for one read).
+const metadataTimeout = 30 * time.Second
+
+// run runs fn in the pool, acquired for it.
+func run[T any](ctx context.Context, h *Handle, job bool, fn func(*phppool.Pool) (T, error)) (T, error) {
+	p, err := h.s.acquire(ctx, h.e, job)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer h.s.release(h.e)
+	return fn(p)
+}
+
+// Handle runs a plain job (queuety.Handler).
+func (h *Handle) Handle(ctx context.Context, job *queuety.Job) error {
+	_, err := run(ctx, h, true, func(p *phppool.Pool) (struct{}, error) { return struct{}{}, p.Handle(ctx, job) })
+	return err
+}
+
+// StartsTimeLimit: the pool starts an attempt's time limit when a process
+// takes the job, so neither its start nor a wait for a place spends it.
+func (h *Handle) StartsTimeLimit() {}
+
+// HandleStep runs a workflow step (the engine's StepRunner).
+func (h *Handle) HandleStep(ctx context.Context, job *store.JobRow, state []byte) ([]byte, error) {
+	return run(ctx, h, true, func(p *phppool.Pool) ([]byte, error) { return p.HandleStep(ctx, job, state) })
+}
+
+// HandleItem runs a for_each branch (the engine's StepRunner).
+func (h *Handle) HandleItem(ctx context.Context, job *store.JobRow, state []byte, item []byte, index int64) ([]byte, error) {
+	return run(ctx, h, true, func(p *phppool.Pool) ([]byte, error) { return p.HandleItem(ctx, job, state, item, index) })
+}
+
+// RunReducer runs a for_each reducer (the engine's CallableRunner).
+func (h *Handle) RunReducer(ctx context.Context, class string, state, aggregate, payload []byte) ([]byte, error) {
+	return run(ctx, h, false, func(p *phppool.Pool) ([]byte, error) { return p.RunReducer(ctx, class, state, aggregate, payload) })
+}
+
+// RunCondition runs a repeat condition (the engine's CallableRunner).
+func (h *Handle) RunCondition(ctx context.Context, class string, state, payload []byte) (bool, error) {
+	return run(ctx, h, false, func(p *phppool.Pool) (bool, error) { return p.RunCondition(ctx, class, state, payload) })
+}
+
+// RunCompensation runs a compensation (the engine's CallableRunner).
+func (h *Handle) RunCompensation(ctx context.Context, class string, state, payload []byte) error {
+	_, err := run(ctx, h, false, func(p *phppool.Pool) (struct{}, error) {
+		return struct{}{}, p.RunCompensation(ctx, class, state, payload)
+	})
+	return err
+}
+
+// CallClass calls a PHP class's method (queuety.ClassCaller).
+func (h *Handle) CallClass(ctx context.Context, c queuety.ClassCall) ([]byte, error) {
+	return run(ctx, h, false, func(p *phppool.Pool) ([]byte, error) { return p.CallClass(ctx, c) })
+}
+
+// ClassMetadata returns a class's settings, read in the pool the first
+// time and kept for the key's life.
+func (h *Handle) ClassMetadata(ctx context.Context, class string) (workflow.HandlerMetadata, error) {
+	if r, ok := h.cached(class); ok {
+		return r.m, r.err
+	}
+	m, err := run(ctx, h, false, func(p *phppool.Pool) (workflow.HandlerMetadata, error) { return p.ClassMetadata(ctx, class) })
+	h.keep(class, m, err)
+	return m, err
+}
+
+// HandlerMetadata returns a class's settings, or none when they cannot be
+// read (logged), for the callers that can go on without them.
+func (h *Handle) HandlerMetadata(class string) workflow.HandlerMetadata {
+	if r, ok := h.cached(class); ok {
+		return r.m
+	}
+	h.s.mu.Lock()
+	life := h.s.life
+	h.s.mu.Unlock()
+	if life == nil {
+		return workflow.HandlerMetadata{}
+	}
+	ctx, cancel := context.WithTimeout(life, metadataTimeout)
+	defer cancel()
+	m, err := h.ClassMetadata(ctx, class)
+	if err != nil {
+		h.s.log.Error("could not read a PHP class's settings; going on without them", "sites", h.label(), "class", class, "err", err)
+	}
+	return m
+}
+
+// PeekClassMetadata returns a class's settings if known; otherwise, with
+// the pool running, it has the pool start reading them. It never starts a
+// pool: the claim calls it with row locks held, and reads the classes it
+// deferred (ClassMetadata) right after.
+func (h *Handle) PeekClassMetadata(class string) (workflow.HandlerMetadata, bool) {
+	if r, ok := h.cached(class); ok {
+		return r.m, true
+	}
+	h.s.mu.Lock()
+	pool, life := h.e.pool, h.s.life
+	h.s.mu.Unlock()
+	if pool == nil {
+		return workflow.HandlerMetadata{}, false
+	}
+	m, ok := pool.PeekClassMetadata(class)
+	if ok {
+		// Known to the pool: its answer, error included, comes at once.
+		m, err := pool.ClassMetadata(life, class)
+		h.keep(class, m, err)
+	}
+	return m, ok
+}
+
+func (h *Handle) cached(class string) (metaResult, bool) {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	r, ok := h.e.meta[class]
+	return r, ok
+}
+
+// keep caches a read PHP answered: the settings, or the exception its
+// autoloader threw (asking again would only throw again); a read that
+// failed on the way (no pool, a timeout) is asked again next time.
+func (h *Handle) keep(class string, m workflow.HandlerMetadata, err error) {
+	var pe *phppool.Error
+	if err != nil && !errors.As(err, &pe) {
+		return
+	}
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	h.e.meta[class] = metaResult{m: m, err: err}
+}
+
+func (h *Handle) label() string {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	return h.e.label()
+}

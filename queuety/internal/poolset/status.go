@@ -1,0 +1,97 @@
+package poolset
+
+import (
+	"slices"
+	"time"
+)
+
+// Pool states, as Status reports them.
+const (
+	StateNone     = "none"     // no pool: no PHP needed yet, or stopped when idle
+	StateWaiting  = "waiting"  // at the cap: waiting for a place
+	StateStarting = "starting" // loading the application
+	StateRunning  = "running"  // running calls
+	StateIdle     = "idle"     // running, no call
+	StateDraining = "draining" // giving its place to a waiting site: runs its calls, takes no new job
+	StateStopping = "stopping" // its processes are asked to exit
+	StateFailed   = "failed"   // its start failed, or it gave up: calls fail until RetryAt
+)
+
+// Status is a site's pool.
+type Status struct {
+	State string `json:"state"`
+	// Since is when the pool started (running, idle, draining), or when
+	// the site began to wait for a place.
+	Since *time.Time `json:"since,omitempty"`
+	// Error is the last failed start or give-up; RetryAt, while failed,
+	// when a call starts it again.
+	Error   string     `json:"error,omitempty"`
+	RetryAt *time.Time `json:"retry_at,omitempty"`
+	// SharedWith names the other sites the pool serves.
+	SharedWith []string `json:"shared_with,omitempty"`
+	// PIDs are its PHP processes; Calls the calls it runs; Starts how many
+	// times it was started (on demand, again after a reap).
+	PIDs   []int `json:"pids,omitempty"`
+	Calls  int   `json:"calls"`
+	Starts int   `json:"starts"`
+}
+
+// Status reports site's pool; false for a site not attached.
+func (s *Set) Status(site string) (Status, bool) {
+	s.mu.Lock()
+	e := s.bySite[site]
+	if e == nil {
+		s.mu.Unlock()
+		return Status{}, false
+	}
+	now := s.clk.Now()
+	st := Status{Calls: e.inUse, Starts: e.starts}
+	at := func(t time.Time) *time.Time { return &t }
+	switch {
+	case e.starting:
+		st.State = StateStarting
+	case e.stopping:
+		st.State = StateStopping
+	case e.pool != nil && e.draining:
+		st.State, st.Since = StateDraining, at(e.startedAt)
+	case e.pool != nil && e.inUse > 0:
+		st.State, st.Since = StateRunning, at(e.startedAt)
+	case e.pool != nil:
+		st.State, st.Since = StateIdle, at(e.startedAt)
+	case e.queued:
+		st.State, st.Since = StateWaiting, at(e.waitingSince)
+	case e.coolingDown(now):
+		st.State, st.RetryAt = StateFailed, at(e.retryAt)
+	default:
+		st.State = StateNone
+	}
+	if e.err != nil {
+		st.Error = e.err.Error()
+	}
+	for n := range e.sites {
+		if n != site {
+			st.SharedWith = append(st.SharedWith, n)
+		}
+	}
+	slices.Sort(st.SharedWith)
+	pool := e.pool
+	s.mu.Unlock()
+	if pool != nil {
+		st.PIDs = slices.DeleteFunc(pool.Stats().PIDs, func(pid int) bool { return pid == 0 })
+	}
+	return st, true
+}
+
+// Stats are the set's counts.
+type Stats struct {
+	// Alive is the pools starting, running or stopping; Peak the most
+	// there were at once; Waiting the keys queued for a place.
+	Alive, Peak, Waiting int
+}
+
+// Stats returns the set's counts.
+func (s *Set) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Stats{Alive: s.alive, Peak: s.peak, Waiting: len(s.queue)}
+}
