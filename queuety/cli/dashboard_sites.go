@@ -20,7 +20,6 @@ import (
 	"github.com/queuety-go/queuety/internal/httpapi"
 	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/internal/dashboard"
-	"github.com/queuety-go/queuety/queuety/internal/phppool"
 )
 
 // The dashboard of many sites (docs/sites.md, "Dashboard"): `work
@@ -221,13 +220,6 @@ func (v *servedSites) ready(context.Context) error {
 		return fmt.Errorf("not served: %s", strings.Join(down, ", "))
 	}
 	return nil
-}
-
-// poolOf is the PHP pool of the named site (nil without --php).
-func (p *sitePools) poolOf(name string) *phppool.Pool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.pools[name]
 }
 
 // discoveredSites is the dashboard's view of the sites `serve

@@ -4,13 +4,10 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"text/tabwriter"
 
@@ -18,20 +15,18 @@ import (
 
 	"github.com/queuety-go/queuety/internal/wpconfig"
 	"github.com/queuety-go/queuety/queuety"
-	"github.com/queuety-go/queuety/queuety/internal/phppool"
 )
 
 // sitesFlags are work's flags for serving many sites (docs/sites.md).
 func sitesFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "network", EnvVars: []string{"QUEUETY_NETWORK"}, Usage: "serve every subsite of the multisite network of this `wp-config.php` (subsites read from wp_blogs; blog N's tables on <prefix>N_)"},
 		&cli.StringFlag{Name: "sites", EnvVars: []string{"QUEUETY_SITES"}, Usage: "serve many single sites: a glob of wp-config.php files (quote it: '/var/www/*/wp-config.php'), or a `file` listing one wp-config.php path, or a DSN and a table prefix, a line"},
 		&cli.DurationFlag{Name: "sites-reread", Value: queuety.DefaultSitesReread, EnvVars: []string{"QUEUETY_SITES_REREAD"}, Usage: "with --network or --sites, read the sites again this often (and on SIGHUP)"},
-		&cli.IntFlag{Name: "php-pools", Value: 100, EnvVars: []string{"QUEUETY_PHP_POOLS"}, Usage: "with --php and --network or --sites, PHP pools (one a site, --php-workers processes each, default 1 there) running at once; a site past it waits"},
 		&cli.IntFlag{Name: "conns-per-database", Value: queuety.DefaultConnsPerDatabase, EnvVars: []string{"QUEUETY_CONNS_PER_DATABASE"}, Usage: "with --network or --sites, connections the sites of one database share, for work at least 2 (--max-conns caps them over all databases, default 100)"},
 		metricsMaxSitesFlag(),
 		&cli.IntFlag{Name: "max-slots", EnvVars: []string{"QUEUETY_MAX_SLOTS"}, Usage: "with --network or --sites, jobs running at once over every site (0: no cap but each site's --concurrency); while slots are short they go to the sites with work in turn, the site running the fewest first"},
-	}
+	}, phpSitesFlags()...)
 }
 
 // sitesMode reports whether work serves many sites, checking the flags
@@ -96,11 +91,14 @@ func (a *app) workSites(c *cli.Context, base queuety.Config, limits runLimits) e
 	if c.IsSet("max-conns") {
 		maxConns = c.Int("max-conns")
 	}
-	pools, err := newSitePools(c, a.reg, base.Logger)
+	pools, err := newSitePools(c, a.reg, base)
 	if err != nil {
 		return err
 	}
-	defer pools.stopAll()
+	if err := pools.start(c.Context); err != nil {
+		return err
+	}
+	defer pools.stop(c.Context)
 	served := newServedSites(pools) // the dashboard's view (--http)
 	sitesCfg := queuety.SitesConfig{
 		Discover:         discover,
@@ -249,80 +247,6 @@ func listedSite(ctx context.Context, line string, base queuety.Config, own *site
 	cfg.QueuetyTablePrefix = s.QueuetyTablePrefix
 	cfg.TableOverrides = tableOverrides(s.Defines)
 	return ownSettings(queuety.Site{Name: line, Dir: filepath.Dir(line), Config: cfg}, own, s.Constants, words, wordsErr), nil
-}
-
-// sitePools runs each site's PHP handlers in a pool of its own, loaded for
-// it: the --php command with --url for a network's subsite (WordPress
-// finds the subsite from the request, as with WP-CLI's --url) and
-// --wp-load <dir>/wp-load.php for a single site when the command names
-// none. Without --php every site has the command's Go handlers only.
-type sitePools struct {
-	reg   *queuety.Registry
-	cfg   phppool.Config
-	max   int
-	log   *slog.Logger
-	mu    sync.Mutex
-	pools map[string]*phppool.Pool
-}
-
-func newSitePools(c *cli.Context, reg *queuety.Registry, log *slog.Logger) (*sitePools, error) {
-	p := &sitePools{reg: reg, log: log, pools: map[string]*phppool.Pool{}}
-	cfg, ok, err := phpPoolConfig(c)
-	if err != nil || !ok {
-		return p, err
-	}
-	if !c.IsSet("php-workers") {
-		cfg.Workers = 1 // many sites: a process each unless told otherwise
-	}
-	if p.max = c.Int("php-pools"); p.max < 1 {
-		return nil, usagef("--php-pools %d: must be at least 1", p.max)
-	}
-	p.cfg = cfg
-	return p, nil
-}
-
-func (p *sitePools) registry(site queuety.Site) (*queuety.Registry, error) {
-	if len(p.cfg.Command) == 0 {
-		return p.reg, nil
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.pools) >= p.max {
-		return nil, fmt.Errorf("--php-pools %d: every PHP pool is in use; the site waits for one", p.max)
-	}
-	cfg := p.cfg
-	cfg.Command = slices.Clone(cfg.Command)
-	if site.URL != "" {
-		cfg.Command = append(cfg.Command, "--url", site.URL)
-	} else if site.Dir != "" && !slices.Contains(cfg.Command, "--wp-load") {
-		cfg.Command = append(cfg.Command, "--wp-load", filepath.Join(site.Dir, "wp-load.php"))
-	}
-	pool, err := startPHPPool(context.Background(), cfg, p.log.With("site", site.Name))
-	if err != nil {
-		return nil, err
-	}
-	p.pools[site.Name] = pool
-	return p.reg.WithFallback(pool), nil
-}
-
-func (p *sitePools) stopped(site queuety.Site) {
-	p.mu.Lock()
-	pool := p.pools[site.Name]
-	delete(p.pools, site.Name)
-	p.mu.Unlock()
-	if pool != nil {
-		stopPHPPool(pool)
-	}
-}
-
-func (p *sitePools) stopAll() {
-	p.mu.Lock()
-	pools := p.pools
-	p.pools = map[string]*phppool.Pool{}
-	p.mu.Unlock()
-	for _, pool := range pools {
-		stopPHPPool(pool)
-	}
 }
 
 // redactLine hides a DSN's password in a site's name and in logs.

@@ -15,6 +15,7 @@ import (
 	"github.com/queuety-go/queuety/internal/httpapi"
 	"github.com/queuety-go/queuety/internal/metrics"
 	"github.com/queuety-go/queuety/queuety"
+	"github.com/queuety-go/queuety/queuety/internal/poolset"
 )
 
 // metricsMaxSitesFlag is --metrics-max-sites (work --network/--sites).
@@ -91,7 +92,7 @@ func (o *sitesObservability) start(ctx context.Context, stderr io.Writer, s *que
 	mux.Handle("GET /metrics", o.m.Handler())
 	mux.Handle("GET /healthz", httpapi.HealthHandler())
 	mux.Handle("GET /readyz", sitesReady(s))
-	mux.Handle("GET /sites", sitesList(s))
+	mux.Handle("GET /sites", sitesList(s, pools))
 	l, err := startLocalListener(ctx, o.addr, mux, o.log, 0)
 	if err != nil {
 		return nil, err
@@ -126,21 +127,24 @@ func sitesReady(s *queuety.Sites) http.Handler {
 
 // siteView is one site of /sites: its status and its open jobs by status
 // (pending, processing, failed, buried; read with every site of its
-// server in one statement, reused 2 s), or why they could not be read.
+// server in one statement, reused 2 s), or why they could not be read;
+// with --php, its PHP pool.
 type siteView struct {
 	queuety.SiteStatus
-	Jobs      map[string]int `json:"jobs,omitempty"`
-	JobsError string         `json:"jobs_error,omitempty"`
+	Jobs      map[string]int  `json:"jobs,omitempty"`
+	JobsError string          `json:"jobs_error,omitempty"`
+	PHPPool   *poolset.Status `json:"php_pool,omitempty"`
 }
 
 // sitesList is /sites: every known site, by name.
-func sitesList(s *queuety.Sites) http.Handler {
+func sitesList(s *queuety.Sites, pools *sitePools) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		jobs := s.OpenJobs(r.Context())
 		status := s.Status()
 		out := make([]siteView, len(status))
 		for i, st := range status {
 			out[i].SiteStatus = st
+			out[i].PHPPool = pools.status(st.Name)
 			if j, ok := jobs[st.Name]; ok {
 				if j.Err != nil {
 					out[i].JobsError = j.Err.Error()

@@ -387,7 +387,7 @@ func (s *Set) start(e *entry) {
 	if err != nil {
 		s.alive--
 		e.err, e.retryAt = err, now.Add(s.cfg.Retry)
-		s.log.Warn("PHP pool failed to start; the site's PHP jobs fail until it starts", "sites", e.label(), "err", err,
+		s.log.Warn("PHP pool failed to start; tried again by a PHP job after next_try_in", "sites", e.label(), "err", err,
 			"next_try_in", s.cfg.Retry)
 	} else {
 		e.pool, e.poolDone = pool, make(chan struct{})

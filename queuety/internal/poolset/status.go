@@ -3,6 +3,8 @@ package poolset
 import (
 	"slices"
 	"time"
+
+	"github.com/queuety-go/queuety/queuety/internal/phppool"
 )
 
 // Pool states, as Status reports them.
@@ -94,4 +96,15 @@ func (s *Set) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return Stats{Alive: s.alive, Peak: s.peak, Waiting: len(s.queue)}
+}
+
+// Pool is site's running pool, nil while it has none (not started yet,
+// or stopped); for its counters.
+func (s *Set) Pool(site string) *phppool.Pool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.bySite[site]; e != nil {
+		return e.pool
+	}
+	return nil
 }
