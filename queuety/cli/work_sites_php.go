@@ -100,9 +100,12 @@ func (p *sitePools) registry(site queuety.Site) (*queuety.Registry, error) {
 	}
 	cfg := p.cfg
 	cfg.Command = sitePHPCommand(cfg.Command, site)
-	key := "site\x00" + site.Name
+	// The key names what the pool loads, so a site whose URL changed (a
+	// subsite moved) gets a pool loaded for its new one.
+	command := strings.Join(cfg.Command, "\x00")
+	key := "site\x00" + site.Name + "\x00" + command
 	if p.share && site.URL == "" {
-		key = "command\x00" + strings.Join(cfg.Command, "\x00")
+		key = "shared\x00" + command
 	}
 	return p.reg.WithFallback(p.set.Attach(site.Name, key, cfg)), nil
 }

@@ -77,7 +77,7 @@ type Set struct {
 type entry struct {
 	key   string
 	cfg   phppool.Config
-	sites map[string]bool
+	sites map[string]int // attachments by site
 
 	pool     *phppool.Pool // running (draining included)
 	poolDone chan struct{} // closed once pool has stopped
@@ -214,40 +214,52 @@ func (s *Set) RunOnce(_ context.Context, now time.Time) {
 	s.makeRoom(now)
 }
 
-// Attach makes site one of key's sites and returns its Handle. Sites
-// attached under one key share a pool, started with cfg (the first
-// site's): give one key only to sites whose pools would be the same
-// processes.
+// Attach makes site one of key's sites and returns its Handle; each Attach
+// is undone by a Detach (a site restarted may be attached again before its
+// old worker's Detach). Sites attached under one key share a pool, started
+// with cfg (the first site's): give one key only to sites whose pools
+// would be the same processes.
 func (s *Set) Attach(site, key string, cfg phppool.Config) *Handle {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e := s.bySite[site]; e != nil {
-		if e.key == key && !e.gone {
-			return &Handle{s: s, e: e}
+	e := s.bySite[site]
+	if e == nil || e.key != key || e.gone {
+		if e != nil {
+			// Its key changed (it loads another URL): Sites stops a
+			// changed site before it starts it again, so nothing uses
+			// the old attachments any more.
+			s.leave(e, site, e.sites[site])
 		}
-		delete(e.sites, site)
+		if e = s.entries[key]; e == nil || e.gone {
+			e = &entry{key: key, cfg: cfg, sites: map[string]int{}, meta: map[string]metaResult{}}
+			s.entries[key] = e
+		}
+		s.bySite[site] = e
 	}
-	e := s.entries[key]
-	if e == nil || e.gone {
-		e = &entry{key: key, cfg: cfg, sites: map[string]bool{}, meta: map[string]metaResult{}}
-		s.entries[key] = e
-	}
-	e.sites[site] = true
-	s.bySite[site] = e
+	e.sites[site]++
 	return &Handle{s: s, e: e}
 }
 
-// Detach removes site (its worker stopped). A pool no site uses any more
-// is stopped before Detach returns.
+// Detach undoes one Attach of site (its worker stopped). A pool no site
+// uses any more is stopped before Detach returns.
 func (s *Set) Detach(site string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.bySite[site]
-	if e == nil {
+	if e := s.bySite[site]; e != nil {
+		s.leave(e, site, 1)
+	}
+}
+
+// leave takes n attachments of site from e (s.mu held); the last site gone,
+// its pool is stopped, and waited for.
+func (s *Set) leave(e *entry, site string, n int) {
+	if e.sites[site] -= n; e.sites[site] > 0 {
 		return
 	}
-	delete(s.bySite, site)
 	delete(e.sites, site)
+	if s.bySite[site] == e {
+		delete(s.bySite, site)
+	}
 	if len(e.sites) > 0 {
 		return
 	}

@@ -374,7 +374,8 @@ func TestPoolStartFailure(t *testing.T) {
 }
 
 // TestSharedKeyOnePool: sites attached under one key run in one pool (one
-// process here), which stops when the last of them is detached.
+// process here), which stops when the last of them is detached (a site
+// attached twice, detached twice).
 func TestSharedKeyOnePool(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -396,6 +397,12 @@ func TestSharedKeyOnePool(t *testing.T) {
 	s.Detach("one")
 	require.Equal(t, poolset.StateIdle, state(s, "two"), "two still uses it")
 	require.Equal(t, 1, f.procs()["app"])
+	// two started again before its old worker's Detach: each Attach has
+	// its Detach.
+	again := s.Attach("two", "app", cfg)
+	s.Detach("two")
+	require.NoError(t, run(t, again, "record", map[string]string{"n": "3"}))
+	require.Len(t, f.lines("starts"), 1, "the same pool")
 	s.Detach("two")
 	require.Empty(t, f.procs(), "the last site detached: stopped")
 	require.Zero(t, s.Stats().Alive)
