@@ -301,7 +301,7 @@ func (v *discoveredSites) Open(ctx context.Context, name string) (dashboard.Site
 // serveSitesFlags are serve's flags for many sites: work's, but for the
 // PHP pools and the slot budget (serve runs no handler).
 func serveSitesFlags() []cli.Flag {
-	return slices.DeleteFunc(sitesFlags(), func(f cli.Flag) bool { return f.Names()[0] == "php-pools" || f.Names()[0] == "max-slots" })
+	return slices.DeleteFunc(sitesFlags(), func(f cli.Flag) bool { return isPHPSitesFlag(f) || f.Names()[0] == "max-slots" })
 }
 
 // serveSites is `serve --network|--sites`: the dashboard of every site,

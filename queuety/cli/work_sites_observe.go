@@ -91,7 +91,7 @@ func (o *sitesObservability) start(ctx context.Context, stderr io.Writer, s *que
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", o.m.Handler())
 	mux.Handle("GET /healthz", httpapi.HealthHandler())
-	mux.Handle("GET /readyz", sitesReady(s))
+	mux.Handle("GET /readyz", sitesReady(s, pools))
 	mux.Handle("GET /sites", sitesList(s, pools))
 	l, err := startLocalListener(ctx, o.addr, mux, o.log, 0)
 	if err != nil {
@@ -102,15 +102,20 @@ func (o *sitesObservability) start(ctx context.Context, stderr io.Writer, s *que
 }
 
 // sitesReady is /readyz: 503 while any site is not served, naming each
-// with its state and why (its database does not answer, its start or its
-// PHP pool failed), one a line after the first; 200 "ready" else.
-func sitesReady(s *queuety.Sites) http.Handler {
+// with its state and why (its database does not answer, its start
+// failed), one a line after the first, and the sites whose PHP pool's
+// last start failed (their PHP jobs are not served); 200 "ready" else.
+func sitesReady(s *queuety.Sites, pools *sitePools) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		var names, reasons []string
 		for _, st := range s.Status() {
 			if st.State != queuety.SiteUnreachable && st.State != queuety.SiteFailed {
+				if php := pools.status(st.Name); php != nil && php.State == poolset.StateFailed {
+					names = append(names, esc(st.Name))
+					reasons = append(reasons, fmt.Sprintf("%s: php pool failed: %s", esc(st.Name), esc(php.Error)))
+				}
 				continue
 			}
 			names = append(names, esc(st.Name))

@@ -267,9 +267,10 @@ func TestWorkSitesMetrics(t *testing.T) {
 	}
 }
 
-// TestWorkSitesReadyzReasons: a site whose PHP pool cannot start is not
-// served; /readyz answers 503 naming it with its state and the reason, a
-// line a site; /metrics reads it down.
+// TestWorkSitesReadyzReasons: a site whose PHP pool cannot start (tried by
+// its first PHP job) has its PHP jobs not served; /readyz answers 503
+// naming it with the reason, a line a site; its Go side is served
+// (/metrics reads its database up) and its PHP job waits, unspent.
 func TestWorkSitesReadyzReasons(t *testing.T) {
 	t.Parallel()
 	bin := stockBinary(t)
@@ -293,23 +294,39 @@ func TestWorkSitesReadyzReasons(t *testing.T) {
 	})
 	var code int
 	var body string
+	waitFor(t, 60*time.Second, "/readyz ready (no PHP job yet, no pool)", func() bool {
+		code, body = scrape(t, addr, "/readyz", "")
+		return code == http.StatusOK
+	})
+	for _, p := range []string{"wp_", "wp_2_"} {
+		c, err := queuety.Open(context.Background(), queuety.Config{DSN: dsn, TablePrefix: p})
+		require.NoError(t, err)
+		_, err = c.Dispatch(context.Background(), "SitePHPJob", nil)
+		require.NoError(t, err)
+		require.NoError(t, c.Close())
+	}
 	waitFor(t, 60*time.Second, "/readyz naming both subsites", func() bool {
 		code, body = scrape(t, addr, "/readyz", "")
-		return code == http.StatusServiceUnavailable && strings.Contains(body, "blog 1: failed: ") && strings.Contains(body, "blog 2: failed: ")
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "blog 1: php pool failed: ") && strings.Contains(body, "blog 2: php pool failed: ")
 	})
 	lines := strings.Split(strings.TrimSpace(body), "\n")
 	require.Equal(t, "not ready: not served: blog 1, blog 2", lines[0], body)
 	require.Len(t, lines, 3, body)
-	require.Contains(t, lines[2], "blog 2: failed: ", body)
+	require.Contains(t, lines[2], "blog 2: php pool failed: ", body)
+	require.Contains(t, lines[2], "failed to start", body)
 	_, text := scrape(t, addr, "/metrics", "")
 	fams := parseFamilies(t, text)
 	for _, site := range []string{"blog 1", "blog 2"} {
 		v, ok := fams.value("queuety_database_up", map[string]string{"site": site})
 		require.True(t, ok, text)
-		require.Zero(t, v, site)
+		require.Equal(t, 1.0, v, site)
 	}
-	v, _ := fams.value("queuety_sites", map[string]string{"state": "failed"})
+	v, _ := fams.value("queuety_sites", map[string]string{"state": "running"})
 	require.Equal(t, 2.0, v)
+	db := openDB(t, dsn)
+	for _, p := range []string{"wp_", "wp_2_"} {
+		require.Equal(t, 1, count(t, db, "SELECT COUNT(*) FROM `"+p+"queuety_jobs` WHERE status = 'pending' AND attempts = 0"), p)
+	}
 }
 
 // TestWorkSitesMetricsFlagErrors: --metrics-max-sites below 1 is refused,

@@ -27,6 +27,12 @@ func phpSitesFlags() []cli.Flag {
 	}
 }
 
+// isPHPSitesFlag reports one of phpSitesFlags (serve, which runs no
+// handler, takes none of them).
+func isPHPSitesFlag(f cli.Flag) bool {
+	return slices.ContainsFunc(phpSitesFlags(), func(p cli.Flag) bool { return p.Names()[0] == f.Names()[0] })
+}
+
 // sitePools gives each site a registry whose PHP handlers run in the pool
 // loaded for it: the --php command with --url for a network's subsite
 // (WordPress finds the subsite from the request, as with WP-CLI's --url)

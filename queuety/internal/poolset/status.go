@@ -16,7 +16,7 @@ const (
 	StateIdle     = "idle"     // running, no call
 	StateDraining = "draining" // giving its place to a waiting site: runs its calls, takes no new job
 	StateStopping = "stopping" // its processes are asked to exit
-	StateFailed   = "failed"   // its start failed, or it gave up: calls fail until RetryAt
+	StateFailed   = "failed"   // its last start failed, or it gave up; calls fail at once until RetryAt, then the next one tries again
 )
 
 // Status is a site's pool.
@@ -25,8 +25,8 @@ type Status struct {
 	// Since is when the pool started (running, idle, draining), or when
 	// the site began to wait for a place.
 	Since *time.Time `json:"since,omitempty"`
-	// Error is the last failed start or give-up; RetryAt, while failed,
-	// when a call starts it again.
+	// Error is the last failed start or give-up; RetryAt, while calls
+	// fail at once, when the next one tries again.
 	Error   string     `json:"error,omitempty"`
 	RetryAt *time.Time `json:"retry_at,omitempty"`
 	// SharedWith names the other sites the pool serves.
@@ -62,8 +62,14 @@ func (s *Set) Status(site string) (Status, bool) {
 		st.State, st.Since = StateIdle, at(e.startedAt)
 	case e.queued:
 		st.State, st.Since = StateWaiting, at(e.waitingSince)
-	case e.coolingDown(now):
-		st.State, st.RetryAt = StateFailed, at(e.retryAt)
+	case e.err != nil:
+		// Failed until a start succeeds, not only while calls fail at
+		// once: the next try waits for a PHP job, and a probe must not see
+		// the site ready in between.
+		st.State = StateFailed
+		if e.coolingDown(now) {
+			st.RetryAt = at(e.retryAt)
+		}
 	default:
 		st.State = StateNone
 	}
