@@ -187,9 +187,10 @@ type siteRun struct {
 	lookErr atomic.Pointer[error]
 	// hooksAt is when the site's webhooks are read next (Sites.readHooks),
 	// beatAt when its worker's registration heartbeat is written next
-	// (Sites.beatWorkers), schedAt when its schedules are looked at next
-	// (Sites.tickSchedules): unix nanos, zero while there is none to run.
-	hooksAt, beatAt, schedAt atomic.Int64
+	// (Sites.beatWorkers), loopAt[k] when siteLoops[k] looks at its tables
+	// next (Sites.runLoop): unix nanos, zero while there is none to run.
+	hooksAt, beatAt atomic.Int64
+	loopAt          []atomic.Int64
 
 	mu      sync.Mutex
 	state   string
@@ -339,7 +340,7 @@ func (s *Sites) reconcile(ctx context.Context, list []Site) {
 	var added []*siteRun
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		if _, ok := s.sites[name]; !ok {
-			r := &siteRun{site: want[name], state: SiteStarting, since: time.Now()}
+			r := &siteRun{site: want[name], state: SiteStarting, since: time.Now(), loopAt: make([]atomic.Int64, len(siteLoops))}
 			s.sites[name] = r
 			added = append(added, r)
 		}
@@ -475,13 +476,10 @@ func (s *Sites) startSite(ctx context.Context, r *siteRun) error {
 		// site's (Sites.readHooks); the notifier reads them once at Start.
 		w.hooks.ReadElsewhere()
 	}
-	// And its schedules are looked at with theirs (Sites.tickSchedules),
-	// its tick run only when one is due; with Debug every tick writes the
-	// plugin's debug row, so the worker keeps its own.
-	schedules := w.scheduler != nil && !w.cfg.Debug
-	if schedules {
-		w.scheduler.TickElsewhere()
-	}
+	// And its schedules, stale rows, old rows and workflows' waits are
+	// looked at with theirs (sites_loops.go), each loop's round run only
+	// when its look found something.
+	handOverLoops(w)
 	if err := w.Start(ctx); err != nil {
 		undo()
 		return err
@@ -494,9 +492,7 @@ func (s *Sites) startSite(ctx context.Context, r *siteRun) error {
 	if w.hooks != nil {
 		r.hooksAt.Store(time.Now().Add(w.cfg.Webhooks.Refresh).UnixNano())
 	}
-	if schedules {
-		r.schedAt.Store(time.Now().Add(w.cfg.ScheduleInterval).UnixNano())
-	}
+	scheduleLoops(r, w, time.Now())
 	r.mu.Lock()
 	r.db, r.client, r.worker = db, client, w
 	r.mu.Unlock()

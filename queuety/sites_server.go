@@ -42,7 +42,9 @@ func (s *Sites) lookLoop(ctx context.Context, l *serverLook) {
 }
 
 // readTick is how often a server's read loop asks which of its sites are
-// due for a read of their tables (their webhooks every Webhooks.Refresh).
+// due for a read of their tables (their webhooks every Webhooks.Refresh, a
+// look for each of their siteLoops on its schedule): a site's round is at
+// most this late.
 const readTick = time.Second
 
 // readLoop runs the slower batched reads of one server's sites: those
@@ -61,7 +63,7 @@ func (s *Sites) readLoop(ctx context.Context, l *serverLook) {
 		targets := s.targets(l)
 		s.beatWorkers(ctx, l, targets, now)
 		s.readHooks(ctx, l, targets, now)
-		s.tickSchedules(ctx, l, targets, now)
+		s.runLoops(ctx, l, targets, now)
 	}
 }
 
@@ -115,7 +117,7 @@ func (s *Sites) beatWorkers(ctx context.Context, l *serverLook, all []lookTarget
 			t.w.log.Warn("worker registration heartbeat failed; will retry", "err", err)
 			continue
 		}
-		b.SiteTables = store.SiteTables{Store: t.w.store, Database: t.database}
+		b.SiteTables = t.tables()
 		beats[t.r] = b
 		ok = append(ok, t)
 	}
@@ -175,35 +177,6 @@ func (s *Sites) readHooks(ctx context.Context, l *serverLook, all []lookTarget, 
 		})
 }
 
-// tickSchedules looks at the schedules of the sites of l's server whose
-// scheduler tick is due, in one statement, and runs the tick of those with
-// a due row (each at its own now); the others' tick would have found
-// nothing. When the statement fails, each database is looked at alone; a
-// failing one's sites are looked at again at their next tick, as a failed
-// tick's rows stay due for the next.
-func (s *Sites) tickSchedules(ctx context.Context, l *serverLook, all []lookTarget, now time.Time) {
-	targets := dueTargets(all, now, func(r *siteRun) *atomic.Int64 { return &r.schedAt },
-		func(w *Worker) time.Duration { return w.cfg.ScheduleInterval })
-	if len(targets) == 0 {
-		return
-	}
-	for _, t := range targets {
-		t.r.schedAt.Store(now.Add(t.w.cfg.ScheduleInterval).UnixNano())
-	}
-	looks := func(group []lookTarget) []store.ScheduleLook {
-		out := make([]store.ScheduleLook, len(group))
-		for i, t := range group {
-			out[i] = store.ScheduleLook{SiteTables: store.SiteTables{Store: t.w.store, Database: t.database}, Now: t.w.store.Now()}
-		}
-		return out
-	}
-	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	acrossServer(ctx, s.log, targets, "sites: looking at the schedules failed; they stay due for the next tick",
-		func(group []lookTarget) ([]bool, error) { return store.SchedulesDueAcross(sctx, l.db, looks(group)) },
-		func(group []lookTarget, due []bool) { s.runSchedules(ctx, group, due) })
-}
-
 // acrossServer runs read over the targets of one server in one statement
 // and hands use its answer. When the statement fails, each database's
 // targets are read alone, so a failing database (dropped, a table gone)
@@ -224,21 +197,6 @@ func acrossServer[T any](ctx context.Context, log *slog.Logger, targets []lookTa
 			continue
 		}
 		use(group, v)
-	}
-}
-
-// runSchedules runs the scheduler tick of the targets with a due row,
-// each on its own goroutine: a long tick holds up no other site's
-// heartbeat or read.
-func (s *Sites) runSchedules(ctx context.Context, targets []lookTarget, due []bool) {
-	for i, t := range targets {
-		if due[i] {
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				t.w.scheduler.RunOnce(ctx)
-			}()
-		}
 	}
 }
 
@@ -274,7 +232,7 @@ func groupByDatabase(targets []lookTarget) [][]lookTarget {
 func tableParts(targets []lookTarget) []store.SiteTables {
 	parts := make([]store.SiteTables, len(targets))
 	for i, t := range targets {
-		parts[i] = store.SiteTables{Store: t.w.store, Database: t.database}
+		parts[i] = t.tables()
 	}
 	return parts
 }
@@ -284,4 +242,9 @@ type lookTarget struct {
 	r        *siteRun
 	w        *Worker
 	database string
+}
+
+// tables names the site's tables in a batched statement.
+func (t lookTarget) tables() store.SiteTables {
+	return store.SiteTables{Store: t.w.store, Database: t.database}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/queuety-go/queuety/internal/clock"
 	"github.com/queuety-go/queuety/internal/engine"
+	"github.com/queuety-go/queuety/queuety/internal/maintenance"
 	"github.com/queuety-go/queuety/queuety/internal/scheduler"
 	"github.com/queuety-go/queuety/queuety/internal/webhooks"
 	store "github.com/queuety-go/queuety/sql"
@@ -75,6 +76,13 @@ type Worker struct {
 	loops     []service
 	scheduler *scheduler.Scheduler // Config.ScheduleInterval: the schedules tick
 	hooks     *webhooks.Notifier   // the plugin's webhooks (webhooks.go); nil: off
+	// The maintenance loops among them, by kind (nil: off): Sites kicks
+	// their rounds after a batched look (sites_loops.go).
+	rescuer      *maintenance.Rescuer
+	retention    *maintenance.Retention
+	deadlines    *maintenance.DeadlineChecker
+	waitSweeper  *maintenance.WaitSweeper
+	signalPoller *maintenance.SignalPoller
 
 	mem      *memorySampler
 	started  atomic.Bool
@@ -206,16 +214,24 @@ func (w *Worker) addServices() {
 	w.loops = append(w.loops, newHeartbeater(heartbeatParams{
 		Jobs: w.jobs, Store: w.store, WorkerID: w.id, Interval: cfg.HeartbeatInterval, Log: w.log}))
 	if cfg.RescueSchedule != "off" {
-		w.loops = append(w.loops, newRescuer(c, reg, w.log, w.claim.troubleAt.Load))
+		w.rescuer = newRescuer(c, reg, w.log, w.claim.troubleAt.Load)
+		w.loops = append(w.loops, w.rescuer)
 	}
 	if cfg.Workflows && cfg.DeadlineInterval > 0 {
-		w.loops = append(w.loops, newDeadlineChecker(c.engine(reg), cfg, w.log))
+		w.deadlines = newDeadlineChecker(c.engine(reg), cfg, w.log)
+		w.loops = append(w.loops, w.deadlines)
 	}
-	if cfg.Workflows {
-		w.loops = append(w.loops, newWorkflowServices(w.engine, cfg, w.log)...)
+	if cfg.Workflows && cfg.WaitSweepInterval > 0 {
+		w.waitSweeper = newWaitSweeper(w.engine, cfg.WaitSweepInterval, w.log.With("service", "wait-sweeper"), cfg.Clock)
+		w.loops = append(w.loops, w.waitSweeper)
+	}
+	if cfg.Workflows && cfg.SignalPollInterval > 0 {
+		w.signalPoller = newSignalPoller(w.engine, cfg.SignalPollInterval, w.log.With("service", "signal-poller"), cfg.Clock)
+		w.loops = append(w.loops, w.signalPoller)
 	}
 	if p := RetentionPolicyOf(cfg); cfg.RetentionSchedule != "off" && len(p) > 0 {
-		w.feeders = append(w.feeders, newRetention(c, p, w.log))
+		w.retention = newRetention(c, p, w.log)
+		w.feeders = append(w.feeders, w.retention)
 	}
 	if cfg.ScheduleInterval > 0 {
 		w.scheduler = newScheduler(c, w.log)

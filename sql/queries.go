@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"sync"
 )
 
 // queryFiles holds one queries_<topic>.sql per area (the claim, workflows,
@@ -71,15 +72,26 @@ func parseBlocks(src string, kinds ...string) ([]block, error) {
 }
 
 // render replaces {suffix} placeholders with backquoted table names.
-func render(sql string, t Tables) string {
+func render(sql string, t Tables) string { return renderIn(sql, t, "") }
+
+// renderIn is render with each table named with its database, when one is
+// given (a batched statement of many sites, on a connection to another
+// database of the server); the caller checks the name (validDatabaseName).
+func renderIn(sql string, t Tables, database string) string {
+	in := ""
+	if database != "" {
+		in = "`" + database + "`."
+	}
 	for _, s := range allSuffixes() {
-		sql = strings.ReplaceAll(sql, "{"+s+"}", "`"+t[s]+"`")
+		sql = strings.ReplaceAll(sql, "{"+s+"}", in+"`"+t[s]+"`")
 	}
 	return sql
 }
 
-// loadQueries parses queries_*.sql and renders them for the given tables.
-func loadQueries(t Tables) (map[string]string, error) {
+// catalogue is queries_*.sql parsed once, unrendered: each Store renders it
+// for its tables, and a batched look renders one query for one site in its
+// database (Store.queryIn).
+var catalogue = sync.OnceValues(func() (map[string]string, error) {
 	files, err := fs.Glob(queryFiles, "queries*.sql")
 	if err != nil {
 		return nil, err
@@ -98,13 +110,49 @@ func loadQueries(t Tables) (map[string]string, error) {
 			if _, dup := q[b.name]; dup {
 				return nil, fmt.Errorf("%s: query %q defined twice", name, b.name)
 			}
-			q[b.name] = render(b.sql, t)
+			q[b.name] = b.sql
 		}
 	}
-	// The stuck-reason expression is written once and spliced into the
-	// queries that classify jobs (queries_stuck.sql).
-	for name, sql := range q {
-		q[name] = strings.ReplaceAll(sql, "/*reason*/", q[qStuckReason])
+	return q, nil
+})
+
+// loadQueries renders the catalogue for the given tables.
+func loadQueries(t Tables) (map[string]string, error) {
+	raw, err := catalogue()
+	if err != nil {
+		return nil, err
+	}
+	q := make(map[string]string, len(raw))
+	for name, sql := range raw {
+		q[name] = renderQuery(sql, raw, t, "")
 	}
 	return q, nil
+}
+
+// renderQuery renders one query of the catalogue raw for t in database.
+// The stuck-reason expression is written once and spliced into the queries
+// that classify jobs (queries_stuck.sql).
+func renderQuery(sql string, raw map[string]string, t Tables, database string) string {
+	sql = strings.ReplaceAll(sql, "/*reason*/", raw[qStuckReason])
+	return renderIn(sql, t, database)
+}
+
+// queryIn is the named query for this store's tables, each named with
+// database; "" is query(name).
+func (s *Store) queryIn(name, database string) (string, error) {
+	if database == "" {
+		return s.query(name), nil
+	}
+	if err := validDatabaseName(database); err != nil {
+		return "", err
+	}
+	raw, err := catalogue()
+	if err != nil {
+		return "", err
+	}
+	sql, ok := raw[name]
+	if !ok {
+		panic("store: unknown query " + name) // a typo in a constant; caught by tests
+	}
+	return renderQuery(sql, raw, s.tables, database), nil
 }

@@ -39,6 +39,12 @@ func ParseRetentionKind(s string) (RetentionKind, error) {
 // retentionQueries is a kind's count, its slice select and its delete
 // (workflows: no delete, purgeWorkflows deletes by id).
 func (s *Store) retentionQueries(k RetentionKind) (count, sel, del string, err error) {
+	return s.retentionQueriesIn(k, "")
+}
+
+// retentionQueriesIn is retentionQueries with each table named with
+// database (Store.queryIn).
+func (s *Store) retentionQueriesIn(k RetentionKind, database string) (count, sel, del string, err error) {
 	var where, c, q, d string
 	switch k {
 	case RetainCompleted:
@@ -54,14 +60,20 @@ func (s *Store) retentionQueries(k RetentionKind) (count, sel, del string, err e
 	default:
 		return "", "", "", fmt.Errorf("unknown retention kind %q", k)
 	}
-	w := s.query(where)
+	w, err := s.queryIn(where, database)
+	if err != nil {
+		return "", "", "", err
+	}
 	splice := func(name string) string {
-		if name == "" {
+		if name == "" || err != nil {
 			return ""
 		}
-		return strings.Replace(s.query(name), "/*where*/", w, 1)
+		var q string
+		q, err = s.queryIn(name, database)
+		return strings.Replace(q, "/*where*/", w, 1)
 	}
-	return splice(c), splice(q), splice(d), nil
+	count, sel, del = splice(c), splice(q), splice(d)
+	return count, sel, del, err
 }
 
 // CountRetention counts the rows of kind PurgeRetention(kind, cutoff) would

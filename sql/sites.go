@@ -27,6 +27,9 @@ const (
 	qRegistered       = "registered-worker"
 	qSchedulesDueSite = "schedules-due-site"
 	qOpenJobsSite     = "open-jobs-site"
+	qExistsSite       = "exists-site"
+	qStaleSite        = "stale-site"
+	qSignalsDueSite   = "signals-due-site"
 	qNetworkBlogs     = "network-blogs"
 	qTablesPresent    = "tables-present"
 	qQuestions        = "server-questions"
@@ -177,24 +180,184 @@ type ScheduleLook struct {
 // share one database handle, which of them have a due schedule row:
 // due[i] is whether DueScheduleIDs(looks[i].Now, 0, 1) finds one.
 func SchedulesDueAcross(ctx context.Context, db *sqlx.DB, looks []ScheduleLook) ([]bool, error) {
-	due := make([]bool, len(looks))
-	if len(looks) == 0 {
-		return due, nil
-	}
-	parts := make([]string, len(looks))
-	var args []any
+	var b siteParts
 	for i, l := range looks {
-		table, err := siteTable(l.Store, l.Database, "schedules")
-		if err != nil {
+		if err := b.part(qSchedulesDueSite, i, l.SiteTables, DateTime(l.Now)); err != nil {
 			return nil, err
 		}
-		parts[i] = strings.ReplaceAll(sitesQueries[qSchedulesDueSite], "{schedules}", table)
-		args = append(args, i, DateTime(l.Now))
 	}
-	if err := sitesAnswering(ctx, db, parts, args, due); err != nil {
-		return nil, fmt.Errorf("%s (%d sites): %w", qSchedulesDueSite, len(parts), err)
+	return b.answer(ctx, db, len(looks), qSchedulesDueSite)
+}
+
+// siteParts builds a batched look: UNION ALL parts that each answer with
+// their site's index (sitesAnswering); a site may have several.
+type siteParts struct {
+	parts []string
+	args  []any
+}
+
+// part adds sites.sql's part name for site, its tables rendered in its
+// database.
+func (b *siteParts) part(name string, site int, t SiteTables, args ...any) error {
+	if t.Database != "" {
+		if err := validDatabaseName(t.Database); err != nil {
+			return err
+		}
 	}
-	return due, nil
+	b.parts = append(b.parts, renderIn(sitesQueries[name], t.Store.tables, t.Database))
+	b.args = append(append(b.args, site), args...)
+	return nil
+}
+
+// read adds a part answering site when the catalogue's read query of t
+// (args its arguments) finds a row (exists-site).
+func (b *siteParts) read(site int, t SiteTables, query string, args ...any) error {
+	q, err := t.Store.queryIn(query, t.Database)
+	if err != nil {
+		return err
+	}
+	b.readText(site, q, args...)
+	return nil
+}
+
+// readText is read with the query's text, rendered for the site already.
+func (b *siteParts) readText(site int, q string, args ...any) {
+	b.parts = append(b.parts, strings.Replace(sitesQueries[qExistsSite], "/*read*/", q, 1))
+	b.args = append(append(b.args, site), args...)
+}
+
+// answer runs the look over n sites and tells which answered; name
+// labels its error.
+func (b *siteParts) answer(ctx context.Context, db *sqlx.DB, n int, name string) ([]bool, error) {
+	yes := make([]bool, n)
+	if len(b.parts) == 0 {
+		return yes, nil
+	}
+	if err := sitesAnswering(ctx, db, b.parts, b.args, yes); err != nil {
+		return nil, fmt.Errorf("%s (%d sites): %w", name, n, err)
+	}
+	return yes, nil
+}
+
+// StaleLook is one site's part of a batched stale look: its tables, the
+// cutoff of its stale sweep (its app clock less its stale timeout), and
+// whether it sweeps workflow step jobs too (Config.Workflows).
+type StaleLook struct {
+	SiteTables
+	Cutoff time.Time
+	Steps  bool
+}
+
+// StaleAcross tells, in one statement for many sites whose stores share
+// one database handle, which of them have a row their stale sweep would
+// take (RecoverStaleRows, and with Steps RecoverStaleSteps, at Cutoff and
+// the store's clock): only those need to run it.
+func StaleAcross(ctx context.Context, db *sqlx.DB, looks []StaleLook) ([]bool, error) {
+	var b siteParts
+	for i, l := range looks {
+		c := DateTime(l.Cutoff)
+		future := DateTime(l.Store.clock.Now().Add(StaleFutureTolerance))
+		if err := b.part(qStaleSite, i, l.SiteTables, l.Steps, c, c, future); err != nil {
+			return nil, err
+		}
+	}
+	return b.answer(ctx, db, len(looks), qStaleSite)
+}
+
+// RetentionLook is one site's part of a batched retention look: its
+// tables and the cutoff of each kind its retention policy deletes (its app
+// clock less the kind's age).
+type RetentionLook struct {
+	SiteTables
+	Cutoffs map[RetentionKind]time.Time
+}
+
+// RetentionDueAcross tells, in one statement for many sites whose stores
+// share one database handle, which of them have a row of some kind a
+// retention sweep would delete now: whether the kind's first slice
+// (PurgeRetentionBatch's read) finds one. A site with a kind the look does
+// not read (workflows, whose read locks its rows) is answered yes: its own
+// sweep looks.
+func RetentionDueAcross(ctx context.Context, db *sqlx.DB, looks []RetentionLook) ([]bool, error) {
+	var b siteParts
+	own := make([]bool, len(looks))
+	for i, l := range looks {
+		for _, k := range RetentionKinds {
+			cutoff, on := l.Cutoffs[k]
+			if !on {
+				continue
+			}
+			if k == RetainWorkflows {
+				own[i] = true
+				continue
+			}
+			_, sel, _, err := l.Store.retentionQueriesIn(k, l.Database)
+			if err != nil {
+				return nil, err
+			}
+			b.readText(i, sel, DateTime(cutoff), 1)
+		}
+	}
+	yes, err := b.answer(ctx, db, len(looks), "retention-due")
+	if err != nil {
+		return nil, err
+	}
+	for i := range yes {
+		yes[i] = yes[i] || own[i]
+	}
+	return yes, nil
+}
+
+// SignalLook is one site's part of a batched signal look: its tables and
+// the signal id its poller's next round polls after.
+type SignalLook struct {
+	SiteTables
+	After int64
+}
+
+// SignalsDueAcross tells, in one statement for many sites whose stores
+// share one database handle, which of them have a workflow waiting for a
+// signal with a signal row after After: what their signal poll would
+// resume.
+func SignalsDueAcross(ctx context.Context, db *sqlx.DB, looks []SignalLook) ([]bool, error) {
+	var b siteParts
+	for i, l := range looks {
+		if err := b.part(qSignalsDueSite, i, l.SiteTables, l.After); err != nil {
+			return nil, err
+		}
+	}
+	return b.answer(ctx, db, len(looks), qSignalsDueSite)
+}
+
+// WaitsDueAcross tells, in one statement for many sites whose stores share
+// one database handle, which of them have a wait the wait sweep would look
+// at: a workflow waiting for workflows (WaitingForWorkflows), or a terminal
+// run_workflow child whose live parent still waits at that step
+// (StuckRunWorkflowChildren).
+func WaitsDueAcross(ctx context.Context, db *sqlx.DB, sites []SiteTables) ([]bool, error) {
+	var b siteParts
+	for i, t := range sites {
+		if err := b.read(i, t, qWaitingForWorkflowsAfter, 0, 1); err != nil {
+			return nil, err
+		}
+		if err := b.read(i, t, qStuckRunWorkflowChildren, 0, 1); err != nil {
+			return nil, err
+		}
+	}
+	return b.answer(ctx, db, len(sites), "waits-due")
+}
+
+// DeadlinesDueAcross tells, in one statement for many sites whose stores
+// share one database handle, which of them have a running workflow past
+// its deadline (OverdueWorkflows, at the server's NOW() as there).
+func DeadlinesDueAcross(ctx context.Context, db *sqlx.DB, sites []SiteTables) ([]bool, error) {
+	var b siteParts
+	for i, t := range sites {
+		if err := b.read(i, t, qLcFindOverdueWorkflows, 1); err != nil {
+			return nil, err
+		}
+	}
+	return b.answer(ctx, db, len(sites), "deadlines-due")
 }
 
 // siteTable is the quoted name of one of a site's tables, with its

@@ -78,6 +78,37 @@ LEFT JOIN {workers} AS {w} ON {w}.namespace = ? AND {w}.worker_id = ?
 		WHERE status = 'pending' ORDER BY id LIMIT 1000) AS p
 	WHERE p.available_at <= NOW()) AS oldest_pending)
 
+-- name: exists-site
+-- One site's part of a batched look at the first read of one of its
+-- worker's loops: the site's index when that read (a catalogue query for
+-- the site's tables, spliced at /*read*/ with its arguments) finds a row.
+-- Only those sites run the loop's round; the others' would have found
+-- nothing.
+(SELECT ? AS site FROM DUAL WHERE EXISTS (/*read*/))
+
+-- name: stale-site
+-- One site's part of the batched stale look: the site's index when it has
+-- a row its stale sweep would take (find-stale's condition, at the site's
+-- own cutoff and clock; with workflows, the second argument 1,
+-- lc-find-stale-workflow-steps' step rows too). A plain read: the sweep
+-- locks the rows it takes itself.
+(SELECT ? AS site FROM {jobs}
+WHERE status = 'processing' AND (workflow_id IS NULL OR ?)
+	AND (reserved_at < ? OR (reserved_at IS NULL AND available_at < ?) OR reserved_at > ?)
+LIMIT 1)
+
+-- name: signals-due-site
+-- One site's part of the batched signal look: the site's index when a
+-- workflow waiting for a signal has a signal row after the site's poller's
+-- watermark, the rows its poll (signal-waiters-between) would resume.
+-- Read from the waiting workflows (idx_status; few) and their signals
+-- (idx_workflow_signal), not from the signals after the watermark, which
+-- stays where it was while no poll runs.
+(SELECT ? AS site FROM {workflows} AS w
+WHERE w.status = 'waiting_for_signal'
+	AND EXISTS (SELECT 1 FROM {signals} AS s WHERE s.workflow_id = w.id AND s.id > ?)
+LIMIT 1)
+
 -- name: network-blogs
 -- The subsites of a multisite network that WordPress serves: wp_blogs
 -- rows neither archived, deleted nor marked spam (ms-site's

@@ -3,6 +3,7 @@ package store
 import (
 	"database/sql"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -290,4 +291,212 @@ func TestServerName(t *testing.T) {
 	require.Equal(t, "root@unix(/run/mysqld/mysqld.sock)", ServerName("root@unix(/run/mysqld/mysqld.sock)/wp"))
 	require.Equal(t, "127.0.0.1:3306", ServerName("tcp(127.0.0.1:3306)/wp"))
 	require.Equal(t, "", ServerName("not a dsn"))
+}
+
+// lookSites migrates the tables of four prefixes in e's database and
+// names each with the database, as a look on a connection to another
+// database of the server does.
+func lookSites(t *testing.T, e *testEnv) []SiteTables {
+	t.Helper()
+	var database string
+	require.NoError(t, e.db.GetContext(e.ctx, &database, "SELECT DATABASE()"))
+	var sites []SiteTables
+	for _, p := range []string{"wp_", "wp_2_", "wp_3_", "wp_4_"} {
+		s, err := New(e.db, mustResolve(t, Naming{DBPrefix: p}), e.clk)
+		require.NoError(t, err)
+		_, err = s.Migrate(e.ctx)
+		require.NoError(t, err)
+		sites = append(sites, SiteTables{Store: s, Database: database})
+	}
+	return sites
+}
+
+// execIn runs q with s's {suffix} tables.
+func execIn(t *testing.T, e *testEnv, s *Store, q string, args ...any) int64 {
+	t.Helper()
+	res, err := e.db.ExecContext(e.ctx, render(q, s.tables), args...)
+	require.NoError(t, err, q)
+	id, err := res.LastInsertId()
+	require.NoError(t, err)
+	return id
+}
+
+// TestStaleAcross: one statement tells which sites have a row their stale
+// sweep would take, each at its own cutoff, step rows only for the sites
+// that sweep them; each site's sweep then agrees.
+func TestStaleAcross(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	sites := lookSites(t, e)
+	now := e.clk.Now().UTC()
+	job := func(s *Store, reserved time.Time, workflow any) {
+		execIn(t, e, s, "INSERT INTO {jobs} (handler, payload, status, reserved_at, workflow_id, attempts) VALUES ('h', '{}', 'processing', ?, ?, 1)",
+			DateTime(reserved), workflow)
+	}
+	job(sites[1].Store, now.Add(-time.Hour), nil)      // stale at 10 min
+	job(sites[2].Store, now.Add(-2*time.Minute), nil)  // stale only at a shorter timeout
+	job(sites[3].Store, now.Add(-time.Hour), int64(7)) // a stale workflow step
+	job(sites[0].Store, now.Add(-10*time.Second), nil) // recently heard from
+	looks := make([]StaleLook, len(sites))
+	for i, s := range sites {
+		looks[i] = StaleLook{SiteTables: s, Cutoff: now.Add(-10 * time.Minute)}
+	}
+	due, err := StaleAcross(e.ctx, e.db, looks)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, true, false, false}, due)
+
+	looks[2].Cutoff = now.Add(-time.Minute) // that site's stale timeout is one minute
+	looks[3].Steps = true                   // that site sweeps workflow steps
+	due, err = StaleAcross(e.ctx, e.db, looks)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, true, true, true}, due)
+	retry := func(*JobRow) StaleStepDecision { return StaleStepDecision{Delay: time.Minute} }
+	for i, l := range looks {
+		n, _, err := l.Store.RecoverStaleRows(e.ctx, l.Cutoff, 10, func(*JobRow) StaleDecision { return StaleDecision{Delay: time.Minute} })
+		require.NoError(t, err)
+		if l.Steps {
+			m, _, err := l.Store.RecoverStaleWorkflowSteps(e.ctx, l.Cutoff, 10, retry)
+			require.NoError(t, err)
+			n += m
+		}
+		require.Equal(t, due[i], n > 0, "site %d's sweep agrees with the look", i)
+	}
+	due, err = StaleAcross(e.ctx, e.db, looks)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, false, false, false}, due, "swept")
+}
+
+// TestRetentionDueAcross: one statement tells which sites have a row some
+// kind of their retention policy would delete, each at its own cutoffs;
+// a row another live row still needs is not one.
+func TestRetentionDueAcross(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	sites := lookSites(t, e)
+	now := e.clk.Now().UTC()
+	day := 24 * time.Hour
+	completed := func(s *Store, at time.Time) int64 {
+		return execIn(t, e, s, "INSERT INTO {jobs} (handler, payload, status, completed_at) VALUES ('h', '{}', 'completed', ?)", DateTime(at))
+	}
+	completed(sites[1].Store, now.Add(-10*day))         // past 7 days
+	completed(sites[2].Store, now.Add(-3*day))          // past 1 day only
+	held := completed(sites[0].Store, now.Add(-10*day)) // a pending job depends on it
+	execIn(t, e, sites[0].Store, "INSERT INTO {jobs} (handler, payload, depends_on) VALUES ('h', '{}', ?)", held)
+	execIn(t, e, sites[3].Store, "INSERT INTO {logs} (handler, event, created_at) VALUES ('h', 'completed', ?)", DateTime(now.Add(-10*day)))
+	looks := make([]RetentionLook, len(sites))
+	for i, s := range sites {
+		looks[i] = RetentionLook{SiteTables: s, Cutoffs: map[RetentionKind]time.Time{RetainCompleted: now.Add(-7 * day)}}
+	}
+	due, err := RetentionDueAcross(e.ctx, e.db, looks)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, true, false, false}, due)
+
+	looks[2].Cutoffs[RetainCompleted] = now.Add(-day) // that site keeps completed jobs a day
+	looks[3].Cutoffs[RetainLogs] = now.Add(-7 * day)  // that site sweeps log rows too
+	due, err = RetentionDueAcross(e.ctx, e.db, looks)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, true, true, true}, due)
+	for i, l := range looks {
+		n := 0
+		for k, cutoff := range l.Cutoffs {
+			c, err := l.Store.CountRetention(e.ctx, k, cutoff)
+			require.NoError(t, err)
+			n += c
+		}
+		require.Equal(t, due[i], n > 0, "site %d's sweep agrees with the look", i)
+	}
+
+	looks[0].Cutoffs = map[RetentionKind]time.Time{RetainWorkflows: now} // a kind the look leaves to the site
+	looks[1].Cutoffs = map[RetentionKind]time.Time{}                     // nothing swept
+	due, err = RetentionDueAcross(e.ctx, e.db, looks)
+	require.NoError(t, err)
+	require.Equal(t, []bool{true, false, true, true}, due)
+}
+
+// workflowIn inserts a workflow row of status into s.
+func workflowIn(t *testing.T, e *testEnv, s *Store, status string, extra string, args ...any) int64 {
+	t.Helper()
+	cols, vals := "name, status, state, total_steps", "'w', ?, '{}', 2"
+	if extra != "" {
+		c, v, _ := strings.Cut(extra, "=")
+		cols, vals = cols+", "+c, vals+", "+v
+	}
+	return execIn(t, e, s, "INSERT INTO {workflows} ("+cols+") VALUES ("+vals+")", append([]any{status}, args...)...)
+}
+
+// TestSignalsDueAcross: one statement tells which sites have a workflow
+// waiting for a signal with a signal row after the site's own watermark,
+// as their poll would find.
+func TestSignalsDueAcross(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	sites := lookSites(t, e)
+	signal := func(s *Store, workflow int64) int64 {
+		return execIn(t, e, s, "INSERT INTO {signals} (workflow_id, signal_name, payload) VALUES (?, 'go', '{}')", workflow)
+	}
+	signal(sites[1].Store, workflowIn(t, e, sites[1].Store, "waiting_for_signal", ""))
+	signal(sites[2].Store, workflowIn(t, e, sites[2].Store, "running", "")) // not waiting
+	waiting := workflowIn(t, e, sites[3].Store, "waiting_for_signal", "")
+	seen := signal(sites[3].Store, waiting)
+	looks := make([]SignalLook, len(sites))
+	for i, s := range sites {
+		looks[i] = SignalLook{SiteTables: s}
+	}
+	looks[3].After = seen // that site's poller read past it
+	due, err := SignalsDueAcross(e.ctx, e.db, looks)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, true, false, false}, due)
+	signal(sites[3].Store, waiting)
+	due, err = SignalsDueAcross(e.ctx, e.db, looks)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, true, false, true}, due)
+	for i, l := range looks {
+		upto, err := l.Store.MaxSignalID(e.ctx)
+		require.NoError(t, err)
+		ids, err := l.Store.SignalWaiters(e.ctx, l.After, upto)
+		require.NoError(t, err)
+		require.Equal(t, due[i], len(ids) > 0, "site %d's poll agrees with the look", i)
+	}
+}
+
+// TestWaitsDueAcross: one statement tells which sites have a wait the wait
+// sweep would look at: a workflow waiting for workflows, or a finished
+// run_workflow child whose parent still waits at its step.
+func TestWaitsDueAcross(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	sites := lookSites(t, e)
+	workflowIn(t, e, sites[1].Store, "waiting_for_workflows", "")
+	parent := workflowIn(t, e, sites[2].Store, "running", "current_step=1")
+	workflowIn(t, e, sites[2].Store, "completed", "parent_workflow_id, parent_step_index=?, 1", parent)
+	workflowIn(t, e, sites[3].Store, "completed", "")
+	due, err := WaitsDueAcross(e.ctx, e.db, sites)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, true, true, false}, due)
+	for i, s := range sites {
+		waiters, err := s.Store.WaitingForWorkflows(e.ctx, 0, 10)
+		require.NoError(t, err)
+		children, err := s.Store.StuckRunWorkflowChildren(e.ctx, 0, 10)
+		require.NoError(t, err)
+		require.Equal(t, due[i], len(waiters)+len(children) > 0, "site %d's sweep agrees with the look", i)
+	}
+}
+
+// TestDeadlinesDueAcross: one statement tells which sites have a running
+// workflow past its deadline.
+func TestDeadlinesDueAcross(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	sites := lookSites(t, e)
+	workflowIn(t, e, sites[1].Store, "running", "deadline_at=NOW() - INTERVAL 1 MINUTE")
+	workflowIn(t, e, sites[2].Store, "running", "deadline_at=NOW() + INTERVAL 1 HOUR")
+	workflowIn(t, e, sites[3].Store, "waiting_for_signal", "deadline_at=NOW() - INTERVAL 1 MINUTE") // a waiting workflow never hits it
+	due, err := DeadlinesDueAcross(e.ctx, e.db, sites)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, true, false, false}, due)
+	for i, s := range sites {
+		ids, err := s.Store.OverdueWorkflows(e.ctx, 10)
+		require.NoError(t, err)
+		require.Equal(t, due[i], len(ids) > 0, "site %d's check agrees with the look", i)
+	}
 }

@@ -53,6 +53,10 @@ func (d *DeadlineChecker) Start(ctx context.Context) error { return d.loop.Start
 // Stop ends the loop, cancelling a check under way, and waits for it.
 func (d *DeadlineChecker) Stop() { d.loop.Stop() }
 
+// Loop is the deadline checker's loop, for an owner that kicks its rounds after the
+// first (startstop.Loop.Kicked, before Start; queuety.Sites).
+func (d *DeadlineChecker) Loop() *startstop.Loop { return &d.loop }
+
 // RunOnce runs one check and returns how many workflows it failed.
 func (d *DeadlineChecker) RunOnce(ctx context.Context) int {
 	ctx, cancel := context.WithTimeout(ctx, DeadlineTimeout)

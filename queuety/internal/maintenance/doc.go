@@ -12,5 +12,7 @@
 // a Worker or a Client. Every round takes the loop's ctx, cancelled by
 // Stop, and derives its timeout from it; every loop ticks on the injected
 // clock, cron-shaped ones too (the clock gives the time, the cron spec
-// only the next run). Each has RunOnce for tests, and test signals.
+// only the next run). Each has RunOnce for tests, and test signals, and
+// gives its Loop to an owner that kicks its rounds itself (queuety.Sites
+// runs a round only for the sites whose batched look found work).
 package maintenance

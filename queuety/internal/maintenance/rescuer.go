@@ -71,6 +71,10 @@ func (r *Rescuer) Start(ctx context.Context) error {
 // Stop ends the loop, cancelling a sweep under way, and waits for it.
 func (r *Rescuer) Stop() { r.loop.Stop() }
 
+// Loop is the rescuer's loop, for an owner that kicks its rounds after the
+// first (startstop.Loop.Kicked, before Start; queuety.Sites).
+func (r *Rescuer) Loop() *startstop.Loop { return &r.loop }
+
 // RunOnce runs one stale sweep, unless a lost connection holds it off.
 func (r *Rescuer) RunOnce(ctx context.Context) {
 	r.mu.Lock()

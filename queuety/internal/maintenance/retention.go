@@ -66,6 +66,19 @@ func (r *Retention) Start(ctx context.Context) error {
 // Stop ends a sweep under way at its next statement and waits for it.
 func (r *Retention) Stop() { r.loop.Stop() }
 
+// Loop is the retention sweep's loop, for an owner that kicks its rounds after the
+// first (startstop.Loop.Kicked, before Start; queuety.Sites).
+func (r *Retention) Loop() *startstop.Loop { return &r.loop }
+
+// Idle reports a sweep that a look found nothing for (queuety.Sites: no
+// row of any kind past its age) as a sweep that deleted nothing: the
+// observer's last successful sweep stays current.
+func (r *Retention) Idle() {
+	if r.p.Observe != nil {
+		r.p.Observe("ok", nil)
+	}
+}
+
 // RunOnce runs one sweep and returns its result: ok, failed or skipped
 // (another process holds the lock).
 func (r *Retention) RunOnce(ctx context.Context) string {

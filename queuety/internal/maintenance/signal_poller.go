@@ -53,14 +53,41 @@ func (p *SignalPoller) Start(ctx context.Context) error { return p.loop.Start(ct
 // Stop ends the service and waits for a running poll.
 func (p *SignalPoller) Stop() { p.loop.Stop() }
 
+// Loop is the signal poller's loop, for an owner that kicks its rounds after the
+// first (startstop.Loop.Kicked, before Start; queuety.Sites).
+func (p *SignalPoller) Loop() *startstop.Loop { return &p.loop }
+
+// From is the signal id the next round polls after: the watermark, or 0
+// on a round from the first signal. A batched look asks with it whether
+// that round would find a waiting workflow's signal.
+func (p *SignalPoller) From() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.from()
+}
+
+func (p *SignalPoller) from() int64 {
+	if p.rounds%p.fullEvery == 0 {
+		return 0
+	}
+	return p.mark
+}
+
+// Skip counts a round that a look found nothing for, as if it had polled
+// and settled nothing, so the rounds from the first signal keep their
+// cadence. The watermark stays: the look did not read how far the signals
+// go.
+func (p *SignalPoller) Skip() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rounds++
+}
+
 // RunOnce polls once and returns how many waits it settled.
 func (p *SignalPoller) RunOnce(ctx context.Context) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	after := p.mark
-	if p.rounds%p.fullEvery == 0 {
-		after = 0
-	}
+	after := p.from()
 	p.rounds++
 	mark, settled, err := p.poll(ctx, after)
 	if err != nil && ctx.Err() == nil {

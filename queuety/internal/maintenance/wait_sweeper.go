@@ -49,6 +49,10 @@ func (s *WaitSweeper) Start(ctx context.Context) error { return s.loop.Start(ctx
 // Stop ends the service and waits for a running sweep.
 func (s *WaitSweeper) Stop() { s.loop.Stop() }
 
+// Loop is the wait sweeper's loop, for an owner that kicks its rounds after the
+// first (startstop.Loop.Kicked, before Start; queuety.Sites).
+func (s *WaitSweeper) Loop() *startstop.Loop { return &s.loop }
+
 // RunOnce sweeps once, logging what it settled and what failed.
 func (s *WaitSweeper) RunOnce(ctx context.Context) (workflow.SweepResult, error) {
 	began := s.loop.Clock.Now()

@@ -69,10 +69,11 @@ func (s *Scheduler) Interval() time.Duration { return s.p.Interval }
 // Start ticks now and then every interval.
 func (s *Scheduler) Start(ctx context.Context) error { return s.loop.Start(ctx) }
 
-// TickElsewhere, before Start, leaves the ticks after the first to the
-// caller's RunOnce: queuety.Sites looks at the schedules of every site of
-// a server in one statement, and ticks only the sites with a due row.
-func (s *Scheduler) TickElsewhere() { s.loop.FirstOnly = true }
+// Loop is the scheduler's loop, for an owner that kicks its ticks after the
+// first (startstop.Loop.Kicked, before Start): queuety.Sites looks at the
+// schedules of every site of a server in one statement, and ticks only the
+// sites with a due row.
+func (s *Scheduler) Loop() *startstop.Loop { return &s.loop }
 
 // Stop ends the loop and waits for a tick under way.
 func (s *Scheduler) Stop() { s.loop.Stop() }

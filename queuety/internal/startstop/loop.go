@@ -29,11 +29,13 @@ type Loop struct {
 	// schedule only computes the next one (ParseCron).
 	Cron      cron.Schedule
 	SkipFirst bool
-	// FirstOnly runs the first round and no other: the loop's owner runs
-	// the later ones itself with RunOnce (queuety.Sites, which first looks
-	// at the tables of many sites in one statement and runs the rounds of
-	// those with something to do).
-	FirstOnly bool
+	// Kicked runs the first round and then one each time Kick is called,
+	// instead of on the schedule: the loop's owner keeps to the schedule
+	// (Next) and kicks only the rounds worth running (queuety.Sites, which
+	// first looks at the tables of many sites in one statement and kicks
+	// the loops of those with something to do). The rounds still run here,
+	// on the loop's context, so Stop cancels one under way and waits for it.
+	Kicked bool
 	// Round is one round: ctx is cancelled by Stop, now is the time of its
 	// tick on Clock.
 	Round func(ctx context.Context, now time.Time)
@@ -43,6 +45,7 @@ type Loop struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
+	kick   chan struct{} // Kicked: a round asked for
 }
 
 // LoopSignals are what a Loop reports to a test.
@@ -86,6 +89,9 @@ func (l *Loop) Start(ctx context.Context) error {
 	// values (a logger's, a trace's) stay.
 	ctx, l.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	l.done = make(chan struct{})
+	// One kick waits while a round runs: kicks during a round ask for one
+	// more, as ticks missed by a slow reader of a time.Ticker give one.
+	l.kick = make(chan struct{}, 1)
 	var t clock.Ticker
 	if l.Cron == nil {
 		// Made before the goroutine, so a fake clock moved right after
@@ -101,8 +107,8 @@ func (l *Loop) Start(ctx context.Context) error {
 		if !l.SkipFirst {
 			l.RunOnce(ctx, last)
 		}
-		if l.FirstOnly {
-			<-ctx.Done()
+		if l.Kicked {
+			l.kicked(ctx)
 			return
 		}
 		for {
@@ -125,6 +131,42 @@ func (l *Loop) Start(ctx context.Context) error {
 func (l *Loop) RunOnce(ctx context.Context, now time.Time) {
 	l.Round(ctx, now)
 	l.Signals.RoundDone.Signal(now)
+}
+
+// kicked runs a round for each Kick, until Stop.
+func (l *Loop) kicked(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.kick:
+			l.RunOnce(ctx, l.Clock.Now())
+		}
+	}
+}
+
+// Kick asks a Kicked loop for a round now, on its own goroutine; it never
+// waits. A loop not started, or stopped, ignores it.
+func (l *Loop) Kick() {
+	l.mu.Lock()
+	kick := l.kick
+	l.mu.Unlock()
+	if kick == nil {
+		return
+	}
+	select {
+	case kick <- struct{}{}:
+	default:
+	}
+}
+
+// Next is when the schedule runs the round after one at t: t plus Every,
+// or Cron's next time after t (set by StartCron, so known once started).
+func (l *Loop) Next(t time.Time) time.Time {
+	if l.Cron != nil {
+		return l.Cron.Next(t)
+	}
+	return t.Add(l.Every)
 }
 
 // tick waits for the ticker's next tick, or for Stop.

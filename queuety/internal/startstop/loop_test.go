@@ -152,19 +152,49 @@ func TestLoopCronSkipsWhatARoundOverran(t *testing.T) {
 	require.Equal(t, 2, rounds)
 }
 
-// A FirstOnly loop runs its first round and leaves the others to its
-// owner's RunOnce; Stop still ends it.
-func TestLoopFirstOnly(t *testing.T) {
+// A Kicked loop runs its first round, then one for each Kick on its own
+// goroutine and context (Stop cancels it and waits), never one of its own
+// schedule; kicks during a round ask for one more round, not one each.
+// Next still tells its schedule.
+func TestLoopKicked(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	clk := clock.NewFake(t0)
-	rounds := make(chan time.Time, 4)
-	l := &Loop{Name: "test", Every: time.Minute, Clock: clk, FirstOnly: true,
-		Round: func(_ context.Context, now time.Time) { rounds <- now }}
+	rounds := make(chan time.Time, 8)
+	hold := make(chan struct{})
+	var ctxs []context.Context
+	l := &Loop{Name: "test", Every: time.Minute, Clock: clk, Kicked: true,
+		Round: func(ctx context.Context, now time.Time) {
+			ctxs = append(ctxs, ctx)
+			rounds <- now
+			if len(ctxs) == 2 {
+				<-hold
+			}
+		}}
+	l.Kick() // not started: ignored
 	require.NoError(t, l.Start(context.Background()))
 	require.Equal(t, t0, next(t, rounds), "a round at start")
 	clk.Advance(time.Hour)
-	l.RunOnce(context.Background(), clk.Now())
-	require.Equal(t, t0.Add(time.Hour), next(t, rounds), "the owner's round")
+	require.Empty(t, rounds, "no round of its own schedule")
+	require.Equal(t, t0.Add(2*time.Hour), l.Next(t0.Add(2*time.Hour-time.Minute)))
+
+	l.Kick()
+	require.Equal(t, t0.Add(time.Hour), next(t, rounds), "the kicked round, at the clock's time")
+	l.Kick() // while the second round runs: both ask for one round
+	l.Kick()
+	close(hold)
+	next(t, rounds)
 	l.Stop()
-	require.Empty(t, rounds, "no round of its own after the first")
+	require.Empty(t, rounds, "two kicks during a round gave one more round")
+	require.Len(t, ctxs, 3)
+	require.Error(t, ctxs[2].Err(), "Stop cancels the kicked rounds' ctx")
+	l.Kick() // stopped: ignored
+}
+
+// Next of a cron loop is its schedule's next time.
+func TestLoopNextCron(t *testing.T) {
+	sched, err := ParseCron("@hourly")
+	require.NoError(t, err)
+	l := &Loop{Cron: sched}
+	at := time.Date(2026, 12, 1, 12, 20, 0, 0, time.UTC)
+	require.Equal(t, time.Date(2026, 12, 1, 13, 0, 0, 0, time.UTC), l.Next(at))
 }
