@@ -131,12 +131,27 @@ type statementCounter struct {
 	on      bool
 	batched map[string]int
 	own     map[string]int
+	ownText []string // the own statements in full
 }
 
 func (c *statementCounter) start() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.on, c.batched, c.own = true, map[string]int{}, map[string]int{}
+	c.on, c.batched, c.own, c.ownText = true, map[string]int{}, map[string]int{}, nil
+}
+
+// sent counts the own statements sent while on that name a table of
+// prefix (its backquoted name begins "`<prefix>queuety_").
+func (c *statementCounter) sent(prefix string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, q := range c.ownText {
+		if strings.Contains(q, "`"+prefix+"queuety_") {
+			n++
+		}
+	}
+	return n
 }
 
 func (c *statementCounter) stop() (batched, own map[string]int) {
@@ -160,6 +175,16 @@ func (c *statementCounter) count(query string) {
 		kind = "webhooks"
 	case strings.HasPrefix(q, "(SELECT") && strings.Contains(q, "next_run"):
 		kind = "schedules"
+	case strings.HasPrefix(q, "(SELECT") && strings.Contains(q, "status = 'processing'"):
+		kind = "stale"
+	case strings.HasPrefix(q, "(SELECT") && strings.Contains(q, "waiting_for_signal"):
+		kind = "signals"
+	case strings.HasPrefix(q, "(SELECT ? AS site FROM DUAL WHERE EXISTS") && strings.Contains(q, "deadline_at"):
+		kind = "deadlines"
+	case strings.HasPrefix(q, "(SELECT ? AS site FROM DUAL WHERE EXISTS") && strings.Contains(q, "waiting_for_workflows"):
+		kind = "waits"
+	case strings.HasPrefix(q, "(SELECT ? AS site FROM DUAL WHERE EXISTS") && strings.Contains(q, "_at < ?"):
+		kind = "retention"
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -171,6 +196,7 @@ func (c *statementCounter) count(query string) {
 		return
 	}
 	c.own[q[:min(len(q), 80)]]++
+	c.ownText = append(c.ownText, q)
 }
 
 // open is store.Open's pool with the counting connector.

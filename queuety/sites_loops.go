@@ -123,22 +123,25 @@ func loopOf[T interface {
 	return v.Loop()
 }
 
-// handOverLoops, before the worker starts, leaves the rounds after the
-// first of its siteLoops to Sites.
+// handOverLoops, before the worker starts, leaves every round of its
+// siteLoops to Sites, the first too: a worker alone runs one at start (a
+// restart after a crash rescues at once), which for hundreds of sites
+// starting together is hundreds of statements of each loop; the first
+// batched look, at the next read tick, stands for them.
 func handOverLoops(w *Worker) {
 	for _, sl := range siteLoops {
 		if l := sl.of(w); l != nil {
-			l.Kicked = true
+			l.Kicked, l.SkipFirst = true, true
 		}
 	}
 }
 
-// scheduleLoops sets r's next round of each of its worker's siteLoops,
-// once the worker started (and ran the first).
+// scheduleLoops makes the first round of each of r's worker's siteLoops
+// due at now, once the worker started.
 func scheduleLoops(r *siteRun, w *Worker, now time.Time) {
 	for k, sl := range siteLoops {
-		if l := sl.of(w); l != nil {
-			r.loopAt[k].Store(l.Next(now).UnixNano())
+		if sl.of(w) != nil {
+			r.loopAt[k].Store(now.UnixNano())
 		}
 	}
 }

@@ -70,7 +70,10 @@ func (s *Sites) readLoop(ctx context.Context, l *serverLook) {
 // dueTargets are the targets whose next run (at) is due at now, and, when
 // one is, those due within half their interval (every) with it: so the
 // sites of a server, started at different times, fall into one statement
-// an interval. A site with no next run (0) is left out.
+// an interval. A site with no next run (0) is left out. A run is due at
+// the read tick nearest its time: one due just after a tick would
+// otherwise wait a whole tick more each time (an interval of one tick ran
+// every two).
 func dueTargets(targets []lookTarget, now time.Time, at func(*siteRun) *atomic.Int64, every func(*Worker) time.Duration) []lookTarget {
 	var out []lookTarget
 	due := false
@@ -79,7 +82,7 @@ func dueTargets(targets []lookTarget, now time.Time, at func(*siteRun) *atomic.I
 		if next == 0 {
 			continue
 		}
-		if next <= now.UnixNano() {
+		if next <= now.Add(readTick/2).UnixNano() {
 			due = true
 		}
 		if next <= now.Add(every(t.w)/2).UnixNano() {

@@ -29,7 +29,8 @@ type Loop struct {
 	// schedule only computes the next one (ParseCron).
 	Cron      cron.Schedule
 	SkipFirst bool
-	// Kicked runs the first round and then one each time Kick is called,
+	// Kicked runs the first round (unless SkipFirst) and then one each
+	// time Kick is called,
 	// instead of on the schedule: the loop's owner keeps to the schedule
 	// (Next) and kicks only the rounds worth running (queuety.Sites, which
 	// first looks at the tables of many sites in one statement and kicks
