@@ -130,10 +130,12 @@ func loadQueries(t Tables) (map[string]string, error) {
 }
 
 // renderQuery renders one query of the catalogue raw for t in database.
-// The stuck-reason expression is written once and spliced into the queries
-// that classify jobs (queries_stuck.sql).
+// A few conditions are written once and spliced where they are named: the
+// stuck reason into the queries that classify jobs (queries_stuck.sql),
+// the orphan for_each cursors into the stale sweep's delete and its look.
 func renderQuery(sql string, raw map[string]string, t Tables, database string) string {
 	sql = strings.ReplaceAll(sql, "/*reason*/", raw[qStuckReason])
+	sql = strings.ReplaceAll(sql, "/*orphan*/", raw[qOrphanForEachPlansWhere])
 	return renderIn(sql, t, database)
 }
 

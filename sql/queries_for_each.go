@@ -10,4 +10,6 @@ const (
 	qRenewForEachLease        = "renew-for-each-lease"
 	qDeleteForEachPlansOf     = "delete-for-each-plans-of-workflow"
 	qDeleteOrphanForEachPlans = "delete-orphan-for-each-plans"
+	qOrphanForEachPlansWhere  = "orphan-for-each-plans-where"
+	qAnyOrphanForEachPlan     = "any-orphan-for-each-plan"
 )

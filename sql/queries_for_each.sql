@@ -33,17 +33,25 @@ UPDATE {jobs} SET reserved_at = NOW() WHERE id = ?
 -- past branches that were buried.
 DELETE FROM {for_each_plans} WHERE workflow_id = ?
 
--- name: delete-orphan-for-each-plans
+-- name: orphan-for-each-plans-where
 -- Cursors no plan will read again: the workflow is gone, ended or past the
 -- step (PHP failed or cancelled it, or retention purged it), or the
 -- placeholder job is gone or completed. A live plan's cursor is never one
 -- of them: its page transaction locks the workflow row first and ends the
--- plan itself when the workflow moved on.
-DELETE FROM {for_each_plans}
-WHERE NOT EXISTS (
+-- plan itself when the workflow moved on. Spliced at /*orphan*/.
+NOT EXISTS (
 	SELECT 1 FROM {workflows} AS wf
 	WHERE wf.id = {for_each_plans}.workflow_id AND wf.status IN ('running', 'paused') AND wf.current_step = {for_each_plans}.step_index
 ) OR NOT EXISTS (
 	SELECT 1 FROM {jobs} AS job
 	WHERE job.id = {for_each_plans}.job_id AND job.status <> 'completed'
 )
+
+-- name: delete-orphan-for-each-plans
+-- The stale sweep drops the orphan cursors: nothing else removes them.
+DELETE FROM {for_each_plans} WHERE /*orphan*/
+
+-- name: any-orphan-for-each-plan
+-- Whether the stale sweep has an orphan cursor to drop (a site's batched
+-- stale look).
+SELECT 1 FROM {for_each_plans} WHERE /*orphan*/ LIMIT 1

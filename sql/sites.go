@@ -249,9 +249,11 @@ type StaleLook struct {
 }
 
 // StaleAcross tells, in one statement for many sites whose stores share
-// one database handle, which of them have a row their stale sweep would
-// take (RecoverStaleRows, and with Steps RecoverStaleSteps, at Cutoff and
-// the store's clock): only those need to run it.
+// one database handle, which of them have something for their stale sweep:
+// a row it would take (RecoverStaleRows, and with Steps
+// RecoverStaleWorkflowSteps, at Cutoff and the store's clock), or with
+// Steps a for_each cursor it would drop (DeleteOrphanForEachPlans). Only
+// those need to run it.
 func StaleAcross(ctx context.Context, db *sqlx.DB, looks []StaleLook) ([]bool, error) {
 	var b siteParts
 	for i, l := range looks {
@@ -259,6 +261,11 @@ func StaleAcross(ctx context.Context, db *sqlx.DB, looks []StaleLook) ([]bool, e
 		future := DateTime(l.Store.clock.Now().Add(StaleFutureTolerance))
 		if err := b.part(qStaleSite, i, l.SiteTables, l.Steps, c, c, future); err != nil {
 			return nil, err
+		}
+		if l.Steps {
+			if err := b.read(i, l.SiteTables, qAnyOrphanForEachPlan); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return b.answer(ctx, db, len(looks), qStaleSite)

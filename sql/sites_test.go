@@ -364,6 +364,23 @@ func TestStaleAcross(t *testing.T) {
 	due, err = StaleAcross(e.ctx, e.db, looks)
 	require.NoError(t, err)
 	require.Equal(t, []bool{false, false, false, false}, due, "swept")
+
+	// A for_each cursor whose workflow is gone: the sweep of a site that
+	// sweeps workflow steps drops it.
+	execIn(t, e, sites[0].Store, "INSERT INTO {for_each_plans} (job_id, workflow_id, step_index, next_item, total_items, updated_at) VALUES (1, 999, 0, 5, 10, NOW())")
+	due, err = StaleAcross(e.ctx, e.db, looks)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, false, false, false}, due, "a site without workflows leaves cursors alone")
+	looks[0].Steps = true
+	due, err = StaleAcross(e.ctx, e.db, looks)
+	require.NoError(t, err)
+	require.Equal(t, []bool{true, false, false, false}, due)
+	n, err := sites[0].Store.DeleteOrphanForEachPlans(e.ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	due, err = StaleAcross(e.ctx, e.db, looks)
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, false, false, false}, due, "dropped")
 }
 
 // TestRetentionDueAcross: one statement tells which sites have a row some

@@ -98,6 +98,9 @@ Busy: dispatch → start of one job on an idle site (--samples, each on another
 site), then a skewed drain: --skew-jobs jobs over --skew-sites sites, 90 % on
 the first, and the site that finished latest against its fair share.
 
+The stale sweep, retention and workflows are off unless --loops keeps them on
+at work's intervals.
+
 --plain with --sites 1 runs one ordinary worker (work without --sites) for the
 single-site comparison.
 
@@ -118,6 +121,7 @@ single-site comparison.
 			&cli.IntFlag{Name: "skew-sites", Value: 10, Usage: "sites loaded in the skewed drain"},
 			&cli.IntFlag{Name: "skew-jobs", Value: 2000, Usage: "jobs of the skewed drain, 90 % on one site"},
 			&cli.DurationFlag{Name: "job-time", Value: 2 * time.Millisecond, Usage: "how long each job of the skewed drain works"},
+			&cli.BoolFlag{Name: "loops", Usage: "keep every per-site loop on, as work --sites --retention-days 7 --log-retention-days 7 runs them: the stale sweep, retention, workflows (deadline check, wait sweep, signal poll); without it they are off"},
 			jsonFlag(),
 		},
 		Action: a.benchSites,
@@ -168,7 +172,11 @@ func (a *app) benchSites(c *cli.Context) error {
 	base.Logger = slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg.Logger = base.Logger
 	base.Concurrency = c.Int("concurrency")
-	base.RescueSchedule, base.RetentionSchedule = "off", "off"
+	if c.Bool("loops") {
+		base.Workflows, base.RetentionDays, base.LogRetentionDays = true, 7, 7
+	} else {
+		base.RescueSchedule, base.RetentionSchedule = "off", "off"
+	}
 	sites, err := b.create(ctx, base, tag, n, per)
 	if err != nil {
 		return err
