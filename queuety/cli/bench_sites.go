@@ -29,6 +29,7 @@ type SitesBenchResult struct {
 	Databases    int    `json:"databases"`
 	Mode         string `json:"mode"` // sites, or plain (one Worker, --plain)
 	PollInterval string `json:"poll_interval"`
+	Loops        bool   `json:"loops"` // the stale sweep, retention and workflows on (--loops)
 	Server       string `json:"server"`
 	// Idle: the server's statements a second over the window (Questions,
 	// every client's), with the daemon and before it started (the
@@ -182,7 +183,7 @@ func (a *app) benchSites(c *cli.Context) error {
 		return err
 	}
 	res := SitesBenchResult{Sites: n, Databases: (n + per - 1) / per, Mode: "sites", PollInterval: c.Duration("poll-interval").String(),
-		Server: mcfg.Addr, LatencySamples: c.Int("samples"), SkewSites: c.Int("skew-sites"), SkewJobs: c.Int("skew-jobs")}
+		Server: mcfg.Addr, Loops: c.Bool("loops"), LatencySamples: c.Int("samples"), SkewSites: c.Int("skew-sites"), SkewJobs: c.Int("skew-jobs")}
 	probe, err := queuety.Open(ctx, sites[0].Config)
 	if err != nil {
 		return err
@@ -639,7 +640,11 @@ func printSitesBench(c *cli.Context, res SitesBenchResult) error {
 	if res.ServerMeasured {
 		server = fmt.Sprintf("server CPU %.1f %% (background %.1f %%)", res.ServerCPUPct, res.ServerBackgroundPc)
 	}
-	fmt.Fprintf(w, "%d sites (%s, %d databases, look every %s) on %s\n", res.Sites, res.Mode, res.Databases, res.PollInterval, res.Server)
+	loops := "stale sweep, retention and workflows off"
+	if res.Loops {
+		loops = "every loop on"
+	}
+	fmt.Fprintf(w, "%d sites (%s, %d databases, look every %s, %s) on %s\n", res.Sites, res.Mode, res.Databases, res.PollInterval, loops, res.Server)
 	fmt.Fprintf(w, "idle %.0fs: %.1f statements/s (background %.1f/s), daemon CPU %.1f %%, %s, RSS %.1f MiB\n",
 		res.IdleSecs, res.StatementsPerSec, res.BackgroundPerSec, res.DaemonCPUPct, server, res.RSSMiB)
 	fmt.Fprintf(w, "dispatch->start on an idle site (%d samples): p50 %.1f ms, p99 %.1f ms\n", res.LatencySamples, res.LatencyP50ms, res.LatencyP99ms)

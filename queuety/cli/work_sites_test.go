@@ -404,18 +404,19 @@ final class SiteStepC implements Queuety\Step {
 	}
 }
 
-// TestBenchSites: bench sites serves sites over several databases, reports
-// the idle, latency and skewed-drain figures, and drops every database it
-// made.
+// TestBenchSites: bench sites serves sites over several databases, with
+// every per-site loop on (--loops), reports the idle, latency and
+// skewed-drain figures, and drops every database it made.
 func TestBenchSites(t *testing.T) {
 	t.Parallel()
 	r := runOK(t, "bench", "sites", "--sites", "4", "--per-database", "2", "--warmup", "0s", "--idle", "500ms",
-		"--samples", "3", "--skew-sites", "2", "--skew-jobs", "20", "--job-time", "0s", "--json")
+		"--samples", "3", "--skew-sites", "2", "--skew-jobs", "20", "--job-time", "0s", "--loops", "--json")
 	var res cli.SitesBenchResult
 	decodeJSON(t, r, &res)
 	require.Equal(t, 4, res.Sites)
 	require.Equal(t, 2, res.Databases)
 	require.Equal(t, "sites", res.Mode)
+	require.True(t, res.Loops)
 	require.Positive(t, res.StatementsPerSec, "the batched looks are statements")
 	require.Positive(t, res.LatencyP50ms)
 	require.GreaterOrEqual(t, res.LatencyP99ms, res.LatencyP50ms)
