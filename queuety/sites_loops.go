@@ -11,9 +11,9 @@ import (
 	store "github.com/queuety-go/queuety/sql"
 )
 
-// siteLoop is one of a worker's loops whose rounds after the first Sites
-// kicks (startstop.Loop.Kicked): on each site's own schedule (its loop's
-// Next), one statement looks at every site of a server due for a round,
+// siteLoop is one of a worker's loops whose rounds Sites kicks
+// (startstop.Loop.Kicked, the first too): on each site's own schedule (its
+// loop's Next), one statement looks at every site of a server due for a round,
 // each by its own settings, and only the sites it found something for run
 // their round; the others' round would have found nothing. An idle site
 // so sends no statement of its own for it.
