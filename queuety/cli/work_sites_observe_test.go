@@ -75,10 +75,16 @@ func TestSiteFlagReadCommands(t *testing.T) {
 	list := func(site string) []struct {
 		ID      int64
 		Handler string
-	} { t.Helper(); r := runOK(t, "job", "list", "--network", network, "--site", site, "--json"); var rows []struct {
-		ID      int64
-		Handler string
-	}; decodeJSON(t, r, &rows); return rows }
+	} {
+		t.Helper()
+		r := runOK(t, "job", "list", "--network", network, "--site", site, "--json")
+		var rows []struct {
+			ID      int64
+			Handler string
+		}
+		decodeJSON(t, r, &rows)
+		return rows
+	}
 	handlersOf := func(rows []struct {
 		ID      int64
 		Handler string
