@@ -103,24 +103,32 @@ func (c *claimer) round(ctx context.Context, l *lane, n int) (claimed int, unrea
 
 // readUnread waits for the settings of classes whose rows a claim
 // deferred, outside any transaction, so the next round admits them. A
-// read that fails is logged by the pool; the rows stay pending and the
-// next round asks again.
-func (c *claimer) readUnread(ctx context.Context, classes []string) {
+// read that fails is logged; the rows stay pending and the next round
+// asks again. It returns the fallback's ErrPHPDown error when PHP cannot
+// run at all: every class would fail the same way, and the caller counts
+// the round as empty for Drained rather than waiting here.
+func (c *claimer) readUnread(ctx context.Context, classes []string) (down error) {
 	src := c.Reg.classMetadata()
 	if src == nil {
-		return
+		return nil
 	}
 	r, ok := src.(workflow.MetadataReader)
 	if !ok {
 		c.sleep(ctx, min(c.Config.PollInterval, 100*time.Millisecond))
-		return
+		return nil
 	}
 	for _, class := range classes {
-		if _, err := r.ClassMetadata(ctx, class); err != nil && ctx.Err() == nil {
+		_, err := r.ClassMetadata(ctx, class)
+		switch {
+		case err == nil || ctx.Err() != nil:
+		case errors.Is(err, ErrPHPDown):
+			return err
+		default:
 			c.Log.Warn("could not read a PHP class's settings; its jobs wait", "class", class, "err", err)
 			c.sleep(ctx, c.Config.PollInterval)
 		}
 	}
+	return nil
 }
 
 // claimWindow is one claim transaction, the in-process worker's

@@ -42,6 +42,9 @@ type claimer struct {
 	// of a budget of slots over every site (SitesConfig.MaxSlots); nil:
 	// no budget but its own Concurrency.
 	slots *fairshare.Member
+	// phpDownLanes counts the lanes whose phpDown is set: the worker logs
+	// when the first goes down and when the last comes back.
+	phpDownLanes atomic.Int32
 	// rollbackLog is where the last INFO line about rolled-back claims
 	// left off (rolledBack).
 	rollbackLog struct {
@@ -114,6 +117,9 @@ type lane struct {
 	// idle: the lane's last round claimed nothing, so the next one looks
 	// before it claims (round). Only the lane's loop touches it.
 	idle bool
+	// phpDown is why the lane's last round left rows to a PHP that cannot
+	// run (ErrPHPDown), nil when it did not (Worker.PHPDown).
+	phpDown atomic.Pointer[error]
 	// slots is the claimer's budget over many sites (nil: none): a slot
 	// taken for a claimed row is given back when the row's slot is freed.
 	slots *fairshare.Member
@@ -224,7 +230,20 @@ func (c *claimer) loop(ctx context.Context, l *lane) {
 		}
 		n, unread, err := c.round(ctx, l, want)
 		l.idle = err == nil && n == 0 && len(unread) == 0
-		c.endRound(l, gen, want, n, len(unread) > 0, err)
+		c.giveBack(want, n)
+		var down error
+		if len(unread) > 0 {
+			// Rows waited for their PHP classes' settings: read them now,
+			// then claim again at once (a cron drain must not take the
+			// wait for an empty queue).
+			down = c.readUnread(ctx, unread)
+		}
+		if err == nil {
+			c.notePHPDown(l, down)
+		}
+		// Rows that only a PHP that cannot run would take leave the
+		// round empty for Drained (ErrPHPDown).
+		c.endRound(l, gen, n, len(unread) > 0 && down == nil, err)
 		if store.ConnectionLost(err) {
 			c.troubleAt.Store(time.Now().UnixNano())
 		}
@@ -242,11 +261,7 @@ func (c *claimer) loop(ctx context.Context, l *lane) {
 			continue
 		}
 		errDelay = 100 * time.Millisecond
-		if len(unread) > 0 {
-			// Rows waited for their PHP classes' settings: read them now,
-			// then claim again at once (a cron drain must not take the
-			// wait for an empty queue).
-			c.readUnread(ctx, unread)
+		if len(unread) > 0 && down == nil {
 			continue
 		}
 		if n == 0 {

@@ -1,6 +1,7 @@
 package queuety
 
 import (
+	"errors"
 	"time"
 
 	store "github.com/queuety-go/queuety/sql"
@@ -20,6 +21,16 @@ type ClassMetadataSource interface {
 	// starts reading it (a claim holding row locks does not wait).
 	PeekClassMetadata(class string) (workflow.HandlerMetadata, bool)
 }
+
+// ErrPHPDown marks (errors.Is) a fallback's error that says it cannot run
+// PHP at all for now, rather than that one read or call failed: with many
+// sites, a site's PHP pool that failed to start again at its retry
+// (queuety/internal/poolset). The rows a claim deferred for a PHP class's
+// settings then cannot be taken until it runs again, so they do not hold
+// up a drain: Worker.Drained counts a round that could only defer them as
+// empty, and Worker.PHPDown says why. They stay pending, attempts
+// unspent, and the next rounds ask again (a pool is tried again on demand).
+var ErrPHPDown = errors.New("PHP cannot run")
 
 // classMetadata is the fallback's ClassMetadataSource, or nil.
 func (r *Registry) classMetadata() ClassMetadataSource { return fallbackAs[ClassMetadataSource](r) }

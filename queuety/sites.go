@@ -108,7 +108,8 @@ type SitesConfig struct {
 	MaxJobs int
 	// StopWhenEmpty has Run stop every site once each site it serves has
 	// nothing left it can claim (flush, work --once); sites that could
-	// not be started are not waited for (Summary names them).
+	// not be started are not waited for, nor the rows of a site whose PHP
+	// cannot run (Worker.PHPDown; they stay pending). Summary names them.
 	StopWhenEmpty bool
 }
 

@@ -12,13 +12,18 @@ import (
 // them, or once every site it serves has nothing left it can claim
 // (StopWhenEmpty; with each site's Config.MaxJobs 1, `work --once` on
 // every site). The stop is the graceful one of the end of Run's ctx.
+// A site whose PHP cannot run (Worker.PHPDown: its pool failed to start
+// again at its retry) has nothing left it can claim but the rows waiting
+// for PHP; the drain ends without them and the summary names the site
+// with why, as it names a site that could not be started.
 
 // SiteSummary is one site's part of a Sites run.
 type SiteSummary struct {
 	Name  string      `json:"site"`
 	Stats WorkerStats `json:"stats"`
-	// Error says why the site was not served when the run ended (it could
-	// not be started, or its settings are refused).
+	// Error says why the site was not served when the run ended: it could
+	// not be started, its settings are refused, or its PHP cannot run
+	// (ErrPHPDown), its rows waiting for PHP left pending.
 	Error string `json:"error,omitempty"`
 }
 
@@ -104,7 +109,8 @@ func (s *Sites) noteStopped(name string, st WorkerStats) {
 }
 
 // noteNotServed records, as Run ends, the sites it was not serving and
-// why.
+// why: those without a worker, and those whose worker's PHP cannot run,
+// whose rows waiting for it are left pending.
 func (s *Sites) noteNotServed(runs []*siteRun) {
 	s.endedMu.Lock()
 	defer s.endedMu.Unlock()
@@ -113,7 +119,10 @@ func (s *Sites) noteNotServed(runs []*siteRun) {
 		worker, err := r.worker, r.err
 		r.mu.Unlock()
 		if worker != nil {
-			continue
+			if err = worker.PHPDown(); err == nil {
+				continue
+			}
+			s.log.Warn("sites: a site's PHP cannot run; its jobs waiting for it stay pending", "site", r.site.Name, "err", err)
 		}
 		e := s.ended[r.site.Name]
 		if e == nil {

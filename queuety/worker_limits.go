@@ -110,16 +110,23 @@ func (c *claimer) beginRound(l *lane, n int) (want int, gen int64, spent bool) {
 	return 0, gen, false
 }
 
-// endRound records a round of l that reserved n claims and took got:
-// an empty round marks the lane idle as of gen. A round that took nothing
-// because rows waited for their PHP class's settings (deferred) is not
-// empty: those rows are due and this worker can run them once the
-// settings are read, so `flush` and --stop-when-empty must not stop there.
-func (c *claimer) endRound(l *lane, gen int64, n, got int, deferred bool, err error) {
+// giveBack settles the budget of a round that reserved n claims and took
+// got.
+func (c *claimer) giveBack(n, got int) {
 	c.limits.giveBack(n - got)
 	if got > 0 && c.limits.max > 0 && c.limits.claimed.Add(int64(got)) >= c.limits.max {
 		c.kick() // idle lanes see the spent budget now, not a poll later
 	}
+}
+
+// endRound records a round of l begun after gen that took got: an empty
+// round marks the lane idle as of gen. A round that took nothing because
+// rows waited for their PHP class's settings (deferred) is not empty:
+// those rows are due and this worker can run them once the settings are
+// read, so `flush` and --stop-when-empty must not stop there. Rows whose
+// settings cannot be read because PHP cannot run (ErrPHPDown) are not
+// deferred in that sense: nothing this worker does would take them.
+func (c *claimer) endRound(l *lane, gen int64, got int, deferred bool, err error) {
 	switch {
 	case err != nil:
 	case got == 0 && !deferred:
@@ -142,9 +149,41 @@ func (c *claimer) endRound(l *lane, gen int64, n, got int, deferred bool, err er
 // last two claim rounds, begun after the last job finished, found nothing to
 // claim (or the MaxJobs budget is spent): what `work --stop-when-empty`
 // and `flush` wait for. Delayed rows (a retry's backoff) are not due, so
-// they do not count, as in the plugin's flush.
+// they do not count, as in the plugin's flush; nor do rows waiting for the
+// settings of a PHP class while PHP cannot run (PHPDown says so).
 func (w *Worker) Drained() bool {
 	return w.jobs.busy() == 0 && w.claim.drained()
+}
+
+// PHPDown is why the worker's PHP cannot run (an error that is
+// ErrPHPDown) while a lane's last claim round left due rows pending for
+// it; nil otherwise. A drain that ends then has not run those rows.
+func (w *Worker) PHPDown() error {
+	for _, l := range w.claim.lanes {
+		if err := l.phpDown.Load(); err != nil {
+			return *err
+		}
+	}
+	return nil
+}
+
+// notePHPDown records what l's round just found of PHP (down: ErrPHPDown,
+// or nil), logging when it changes.
+func (c *claimer) notePHPDown(l *lane, down error) {
+	var next *error
+	if down != nil {
+		next = &down
+	}
+	switch prev := l.phpDown.Swap(next); {
+	case prev == nil && down != nil:
+		if c.phpDownLanes.Add(1) == 1 {
+			c.Log.Warn("PHP cannot run: the jobs waiting for a PHP class's settings stay pending (a drain does not wait for them) until it runs again", "err", down)
+		}
+	case prev != nil && down == nil:
+		if c.phpDownLanes.Add(-1) == 0 {
+			c.Log.Info("PHP runs again: the jobs that waited for it are claimed")
+		}
+	}
 }
 
 // drained reports that every lane's last two claim rounds, begun after the

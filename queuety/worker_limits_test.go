@@ -110,7 +110,8 @@ func TestDrainedNeedsTwoEmptyRounds(t *testing.T) {
 		want, gen, spent := w.claim.beginRound(l, 1)
 		require.Equal(t, 1, want)
 		require.False(t, spent)
-		w.claim.endRound(l, gen, want, got, deferred, nil)
+		w.claim.giveBack(want, got)
+		w.claim.endRound(l, gen, got, deferred, nil)
 	}
 	require.False(t, w.Drained(), "no round yet")
 

@@ -13,7 +13,11 @@
 //     running yet (the pool starts it when a process takes the job). A
 //     start that fails fails the call with its reason, and calls within
 //     Config.Retry after it fail at once with the same reason, so a broken
-//     command is not started again for every job of a backlog.
+//     command is not started again for every job of a backlog. Once
+//     DownAfter starts in a row failed (the first and its retry), the
+//     StartError is queuety.ErrPHPDown: a drain (flush, --stop-when-empty)
+//     no longer waits for the site's jobs that need PHP; a start that
+//     succeeds clears the count.
 //   - Reaped when idle: a pool with no call for Config.Idle is stopped; the
 //     next call starts it again. The class settings read for a key are
 //     kept across its pool's restarts (a pool's own cache goes with it):

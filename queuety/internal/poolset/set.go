@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/queuety-go/queuety/internal/clock"
+	"github.com/queuety-go/queuety/queuety"
 	"github.com/queuety-go/queuety/queuety/internal/phppool"
 	"github.com/queuety-go/queuety/queuety/internal/startstop"
 	"github.com/queuety-go/queuety/workflow"
@@ -93,6 +94,9 @@ type entry struct {
 	starts                            int
 	err                               error // the last failed start or give-up
 	retryAt                           time.Time
+	// failedStarts counts the starts that failed since the last one that
+	// succeeded (StartError.Down).
+	failedStarts int
 	// meta is the class settings read through this key's pools, kept
 	// across their restarts.
 	meta map[string]metaResult
@@ -298,17 +302,37 @@ func (e *entry) label() string {
 }
 
 // StartError is a call's failure when its pool could not be started (or
-// gave up): Err is why, RetryAt when the next call starts it again.
+// gave up): Err is why, RetryAt when the next call starts it again,
+// FailedStarts how many starts in a row failed.
 type StartError struct {
-	Err     error
-	RetryAt time.Time
+	Err          error
+	RetryAt      time.Time
+	FailedStarts int
 }
 
+// DownAfter is how many starts in a row must fail before a pool counts as
+// down (queuety.ErrPHPDown): the first start and the one Retry after it.
+// One failure may be passing (the database WordPress loads from was
+// restarting); a second, Retry later, is a broken command or
+// application, which a drain (flush, --stop-when-empty) then does not
+// wait for.
+const DownAfter = 2
+
 func (e *StartError) Error() string {
+	if e.FailedStarts >= DownAfter {
+		return fmt.Sprintf("the site's PHP pool failed to start %d times in a row (tried again from %s): %v",
+			e.FailedStarts, e.RetryAt.Format(time.RFC3339), e.Err)
+	}
 	return fmt.Sprintf("the site's PHP pool is not running (tried again from %s): %v", e.RetryAt.Format(time.RFC3339), e.Err)
 }
 
 func (e *StartError) Unwrap() error { return e.Err }
+
+// Is makes a pool that failed to start DownAfter times in a row
+// queuety.ErrPHPDown.
+func (e *StartError) Is(target error) bool {
+	return target == queuety.ErrPHPDown && e.FailedStarts >= DownAfter
+}
 
 // acquire returns e's running pool for one call, starting it or waiting
 // for a place as needed; release gives it back. job is a job's or step's
@@ -338,7 +362,7 @@ func (s *Set) acquire(ctx context.Context, e *entry, job bool) (*phppool.Pool, e
 			e.lastUsed = now
 			return e.pool, nil
 		case !e.busy() && e.coolingDown(now):
-			return nil, &StartError{Err: e.err, RetryAt: e.retryAt}
+			return nil, &StartError{Err: e.err, RetryAt: e.retryAt, FailedStarts: e.failedStarts}
 		case !e.busy() && s.mayStart(e, now):
 			leave()
 			s.start(e)
@@ -399,11 +423,12 @@ func (s *Set) start(e *entry) {
 	if err != nil {
 		s.alive--
 		e.err, e.retryAt = err, now.Add(s.cfg.Retry)
+		e.failedStarts++
 		s.log.Warn("PHP pool failed to start; tried again by a PHP job after next_try_in", "sites", e.label(), "err", err,
-			"next_try_in", s.cfg.Retry)
+			"next_try_in", s.cfg.Retry, "failed_starts", e.failedStarts)
 	} else {
 		e.pool, e.poolDone = pool, make(chan struct{})
-		e.startedAt, e.lastUsed, e.err = now, now, nil
+		e.startedAt, e.lastUsed, e.err, e.failedStarts = now, now, nil, 0
 		e.starts++
 		go s.watch(e, pool, e.poolDone)
 	}

@@ -344,18 +344,23 @@ func TestBusyPoolGivesWayAfterItsTurn(t *testing.T) {
 
 // TestPoolStartFailure: a pool that cannot start fails the call with its
 // reason, reported as failed; calls within Retry fail at once without
-// starting PHP again; the next call after Retry tries again.
+// starting PHP again; the next call after Retry tries again. Once two
+// starts in a row failed the pool is down (queuety.ErrPHPDown), not after
+// one; a start that succeeds clears the count, so a later failure is
+// again one.
 func TestPoolStartFailure(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	clk := clock.NewFake(time.Now())
-	s := newSet(t, poolset.Config{Retry: 5 * time.Second, Clock: clk})
-	h := s.Attach("broken", "broken", f.site("broken", `file_put_contents(POOLSET_DIR . '/starts', "broken\n", FILE_APPEND); exit(1);`))
+	s := newSet(t, poolset.Config{Retry: 5 * time.Second, Idle: time.Minute, Clock: clk})
+	broken := `file_put_contents(POOLSET_DIR . '/starts', "broken\n", FILE_APPEND); exit(1);`
+	h := s.Attach("broken", "broken", f.site("broken", broken))
 
 	err := run(t, h, "record", map[string]string{"n": "1"})
 	var se *poolset.StartError
 	require.ErrorAs(t, err, &se)
 	require.Contains(t, err.Error(), "failed to start")
+	require.NotErrorIs(t, err, queuety.ErrPHPDown, "one failed start may be passing")
 	st, _ := s.Status("broken")
 	require.Equal(t, poolset.StateFailed, st.State)
 	require.Contains(t, st.Error, "failed to start")
@@ -364,13 +369,33 @@ func TestPoolStartFailure(t *testing.T) {
 	require.ErrorAs(t, run(t, h, "record", map[string]string{"n": "2"}), &se)
 	_, err = h.ClassMetadata(t.Context(), "record")
 	require.ErrorAs(t, err, &se)
+	require.NotErrorIs(t, err, queuety.ErrPHPDown)
 	require.Len(t, f.lines("starts"), 1, "not started again within Retry")
 
 	clk.Advance(5 * time.Second)
-	require.ErrorAs(t, run(t, h, "record", map[string]string{"n": "3"}), &se)
+	_, err = h.ClassMetadata(t.Context(), "record")
+	require.ErrorAs(t, err, &se)
+	require.ErrorIs(t, err, queuety.ErrPHPDown, "failed again at its retry")
+	require.Contains(t, err.Error(), "failed to start 2 times in a row")
 	require.Len(t, f.lines("starts"), 2, "started again after Retry")
+	require.ErrorIs(t, run(t, h, "record", map[string]string{"n": "3"}), queuety.ErrPHPDown, "down until a start succeeds")
 	require.Empty(t, f.ran())
 	require.Zero(t, s.Stats().Alive)
+
+	// Fixed: the next start after Retry succeeds and clears the count.
+	f.site("broken")
+	clk.Advance(5 * time.Second)
+	require.NoError(t, run(t, h, "record", map[string]string{"n": "4"}))
+	require.Equal(t, map[string]int{"broken 4": 1}, f.runs())
+	// Reaped when idle, then broken again: one failure, not down.
+	clk.Advance(time.Minute)
+	s.RunOnce(t.Context(), clk.Now())
+	waitFor(t, "the idle pool stopped", func() bool { return state(s, "broken") == poolset.StateNone })
+	f.site("broken", broken)
+	err = run(t, h, "record", map[string]string{"n": "5"})
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, 1, se.FailedStarts)
+	require.NotErrorIs(t, err, queuety.ErrPHPDown)
 }
 
 // TestSharedKeyOnePool: sites attached under one key run in one pool (one
