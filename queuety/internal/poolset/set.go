@@ -320,8 +320,9 @@ const DownAfter = 2
 
 func (e *StartError) Error() string {
 	if e.FailedStarts >= DownAfter {
-		return fmt.Sprintf("the site's PHP pool failed to start %d times in a row (tried again from %s): %v",
-			e.FailedStarts, e.RetryAt.Format(time.RFC3339), e.Err)
+		// Said at the end of a drain too, where when it is tried next
+		// does not matter.
+		return fmt.Sprintf("the site's PHP pool failed to start %d times in a row: %v", e.FailedStarts, e.Err)
 	}
 	return fmt.Sprintf("the site's PHP pool is not running (tried again from %s): %v", e.RetryAt.Format(time.RFC3339), e.Err)
 }
