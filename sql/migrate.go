@@ -48,7 +48,7 @@ func (s *Store) Migrate(ctx context.Context) (MigrateReport, error) {
 		if exists {
 			continue
 		}
-		if _, err := s.db.ExecContext(ctx, render(b.sql, s.tables)); err != nil {
+		if _, err := s.db.ExecContext(ctx, renderIn(b.sql, s.tables, s.database)); err != nil {
 			return rep, fmt.Errorf("create table %s: %w", name, err)
 		}
 		rep.CreatedTables = append(rep.CreatedTables, name)
@@ -70,7 +70,7 @@ func (s *Store) Migrate(ctx context.Context) (MigrateReport, error) {
 		if exists {
 			continue
 		}
-		if _, err := s.db.ExecContext(ctx, render(b.sql, s.tables)); err != nil {
+		if _, err := s.db.ExecContext(ctx, renderIn(b.sql, s.tables, s.database)); err != nil {
 			return rep, fmt.Errorf("add %s %s.%s: %w", b.kind, table, obj, err)
 		}
 		if b.kind == "index" {
@@ -114,8 +114,7 @@ func (s *Store) extensionExists(ctx context.Context, b block) (bool, error) {
 
 func (s *Store) tableExists(ctx context.Context, name string) (bool, error) {
 	var n int
-	err := s.db.GetContext(ctx, &n,
-		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", name)
+	err := s.db.GetContext(ctx, &n, s.query(qTableExists), name)
 	return n > 0, err
 }
 

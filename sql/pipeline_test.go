@@ -203,7 +203,7 @@ func TestNamedQueriesJoinIntoPackets(t *testing.T) {
 	t.Parallel()
 	tables, err := Naming{DBPrefix: "wp_"}.Resolve()
 	require.NoError(t, err)
-	q, err := loadQueries(tables)
+	q, err := loadQueries(tables, "")
 	require.NoError(t, err)
 	for name, text := range q {
 		require.NotContains(t, text, ";", name)

@@ -11,7 +11,9 @@ import (
 // queryFiles holds one queries_<topic>.sql per area (the claim, workflows,
 // waits, …), each with its constants in queries_<topic>.go. In every file,
 // {jobs}, {logs}, {queue_states}, {workflows}, … are replaced by the
-// resolved, backquoted table names when the Store is built, and "(?)" after
+// resolved, backquoted table names when the Store is built (with their
+// database for a Store on a server's shared pool: renderIn), {database} by
+// the database the Store serves, and "(?)" after
 // IN is expanded by sqlx.In. Keep statements short: the claim and the
 // completion run tens of thousands of times a second.
 //
@@ -71,21 +73,43 @@ func parseBlocks(src string, kinds ...string) ([]block, error) {
 	return out, nil
 }
 
-// render replaces {suffix} placeholders with backquoted table names.
+// render replaces {suffix} placeholders with backquoted table names, as a
+// Store on its own database's connections names them.
 func render(sql string, t Tables) string { return renderIn(sql, t, "") }
 
-// renderIn is render with each table named with its database, when one is
-// given (a batched statement of many sites, on a connection to another
-// database of the server); the caller checks the name (validDatabaseName).
+// renderIn renders a statement for the tables t of database; the caller
+// checks the name (validDatabaseName, qualifiable). With no database,
+// tables are named alone and {database} is DATABASE(): the connection's
+// database, as a single site's Store has always sent them. With one, every
+// table is named `database`.`table` and {database} is the name as a
+// string, so the statement means the same on a connection to any database
+// of the server (a batched statement of many sites, a pool the sites of a
+// server share). {db.} is that qualifier alone, for a table named in the
+// statement itself.
 func renderIn(sql string, t Tables, database string) string {
-	in := ""
+	qualifier, current := "", "DATABASE()"
 	if database != "" {
-		in = "`" + database + "`."
+		qualifier = "`" + database + "`."
+		current = "'" + strings.ReplaceAll(database, "'", "''") + "'"
 	}
 	for _, s := range allSuffixes() {
-		sql = strings.ReplaceAll(sql, "{"+s+"}", in+"`"+t[s]+"`")
+		sql = strings.ReplaceAll(sql, "{"+s+"}", qualifier+"`"+t[s]+"`")
 	}
-	return sql
+	return strings.NewReplacer("{database}", current, "{db.}", qualifier).Replace(sql)
+}
+
+// qualifiable keeps a database name to what renderIn can write both as an
+// identifier and as a string in any sql_mode: a backslash is an escape
+// character unless NO_BACKSLASH_ESCAPES is set, so it cannot be written
+// the same way for both.
+func qualifiable(database string) error {
+	if err := validDatabaseName(database); err != nil {
+		return err
+	}
+	if strings.Contains(database, `\`) {
+		return fmt.Errorf("database name %q: a backslash cannot be named on a pool shared across databases", database)
+	}
+	return nil
 }
 
 // catalogue is queries_*.sql parsed once, unrendered: each Store renders it
@@ -116,15 +140,16 @@ var catalogue = sync.OnceValues(func() (map[string]string, error) {
 	return q, nil
 })
 
-// loadQueries renders the catalogue for the given tables.
-func loadQueries(t Tables) (map[string]string, error) {
+// loadQueries renders the catalogue for the given tables, of database
+// when it is not "" (renderIn).
+func loadQueries(t Tables, database string) (map[string]string, error) {
 	raw, err := catalogue()
 	if err != nil {
 		return nil, err
 	}
 	q := make(map[string]string, len(raw))
 	for name, sql := range raw {
-		q[name] = renderQuery(sql, raw, t, "")
+		q[name] = renderQuery(sql, raw, t, database)
 	}
 	return q, nil
 }
@@ -140,7 +165,8 @@ func renderQuery(sql string, raw map[string]string, t Tables, database string) s
 }
 
 // queryIn is the named query for this store's tables, each named with
-// database; "" is query(name).
+// database; "" is query(name) (a Store of NewIn names its own database
+// there already).
 func (s *Store) queryIn(name, database string) (string, error) {
 	if database == "" {
 		return s.query(name), nil

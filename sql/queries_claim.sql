@@ -107,15 +107,15 @@ GROUP BY concurrency_group
 -- the jobs table and group the key holds (64 characters at most): two
 -- sites on one server with the same table prefix do not wait for each
 -- other's admission.
-SELECT GET_LOCK(CONCAT('queuety-go:group:', LEFT(SHA2(CONCAT(DATABASE(), '.', ?), 256), 40)), ?)
+SELECT GET_LOCK(CONCAT('queuety-go:group:', LEFT(SHA2(CONCAT({database}, '.', ?), 256), 40)), ?)
 
 -- name: release-group-lock
-SELECT RELEASE_LOCK(CONCAT('queuety-go:group:', LEFT(SHA2(CONCAT(DATABASE(), '.', ?), 256), 40)))
+SELECT RELEASE_LOCK(CONCAT('queuety-go:group:', LEFT(SHA2(CONCAT({database}, '.', ?), 256), 40)))
 
 -- name: group-lock-holder
 -- The connection holding a group's lock, or NULL (the tests' check that a
 -- claim released its locks).
-SELECT IS_USED_LOCK(CONCAT('queuety-go:group:', LEFT(SHA2(CONCAT(DATABASE(), '.', ?), 256), 40)))
+SELECT IS_USED_LOCK(CONCAT('queuety-go:group:', LEFT(SHA2(CONCAT({database}, '.', ?), 256), 40)))
 
 -- name: claim-running
 -- A claim's write: the rows it locked become processing rows held by this

@@ -18,10 +18,10 @@
 -- One daemon per database sweeps at a time: a named lock, never waited for.
 -- GET_LOCK names are server-wide, so the name carries the database and the
 -- jobs table (64 characters at most).
-SELECT GET_LOCK(CONCAT('queuety-go:retention:', LEFT(SHA2(CONCAT(DATABASE(), '.', ?), 256), 40)), 0)
+SELECT GET_LOCK(CONCAT('queuety-go:retention:', LEFT(SHA2(CONCAT({database}, '.', ?), 256), 40)), 0)
 
 -- name: retention-unlock
-SELECT RELEASE_LOCK(CONCAT('queuety-go:retention:', LEFT(SHA2(CONCAT(DATABASE(), '.', ?), 256), 40)))
+SELECT RELEASE_LOCK(CONCAT('queuety-go:retention:', LEFT(SHA2(CONCAT({database}, '.', ?), 256), 40)))
 
 -- name: retention-completed-where
 -- Completed jobs finished before the cutoff, but not one a job that has yet

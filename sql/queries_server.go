@@ -7,4 +7,5 @@ const (
 	qServerUTCOffset = "server-utc-offset"
 	qColumnExists    = "column-exists"
 	qIndexExists     = "index-exists"
+	qTableExists     = "table-exists"
 )

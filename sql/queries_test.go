@@ -122,7 +122,7 @@ func TestRenderedQueriesHaveNoPlaceholders(t *testing.T) {
 		{DBPrefix: "x_", Overrides: map[string]string{"jobs": "j", "logs": "l", "queue_states": "qs", "workflows": "wf"}},
 	} {
 		tables := mustResolve(t, n)
-		q, err := loadQueries(tables)
+		q, err := loadQueries(tables, "")
 		require.NoError(t, err)
 		require.Len(t, q, len(queryConstants(t)))
 		for name, sql := range q {

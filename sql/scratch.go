@@ -76,7 +76,7 @@ func DropDatabase(ctx context.Context, db sqlx.ExecerContext, name string) error
 
 // serverQueries are the named queries read without a Store (no table
 // names): only the server statements above use them.
-var serverQueries = sync.OnceValues(func() (map[string]string, error) { return loadQueries(Tables{}) })
+var serverQueries = sync.OnceValues(func() (map[string]string, error) { return loadQueries(Tables{}, "") })
 
 func execServer(ctx context.Context, db sqlx.ExecerContext, name, database string) error {
 	q, err := serverQueries()

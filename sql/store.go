@@ -21,8 +21,12 @@ type Store struct {
 	db     *sqlx.DB
 	unsafe *sqlx.DB // tolerates columns we do not map, for SELECT * reads
 	tables Tables
-	q      map[string]string
-	clock  clock.Clock
+	// database is the database every statement names its tables in, on a
+	// pool shared by a server's databases (NewIn); "" names them alone,
+	// in the connection's database.
+	database string
+	q        map[string]string
+	clock    clock.Clock
 	// pipe, when set, runs PipelinedWorkflowTx (pipeline.go); pipeSlots
 	// bounds how many run at once to its connections.
 	pipe      *sqlx.DB
@@ -40,14 +44,31 @@ type Store struct {
 // New builds a Store. The clock supplies Queuety's app-clock times
 // (available_at, cutoffs); nil means the wall clock.
 func New(db *sqlx.DB, tables Tables, clk clock.Clock) (*Store, error) {
-	q, err := loadQueries(tables)
+	return newStore(db, tables, "", clk)
+}
+
+// NewIn builds a Store of database's tables on db, a pool of connections
+// to its server that may be in another database: every statement names its
+// tables with database, and what the server would take from the
+// connection's database (the lock names, the schema checks) is given
+// database instead, so a lock is the one a Store of New on that database
+// takes.
+func NewIn(db *sqlx.DB, database string, tables Tables, clk clock.Clock) (*Store, error) {
+	if err := qualifiable(database); err != nil {
+		return nil, err
+	}
+	return newStore(db, tables, database, clk)
+}
+
+func newStore(db *sqlx.DB, tables Tables, database string, clk clock.Clock) (*Store, error) {
+	q, err := loadQueries(tables, database)
 	if err != nil {
 		return nil, err
 	}
 	if clk == nil {
 		clk = clock.Real{}
 	}
-	return &Store{db: db, unsafe: db.Unsafe(), tables: tables, q: q, clock: clk}, nil
+	return &Store{db: db, unsafe: db.Unsafe(), tables: tables, database: database, q: q, clock: clk}, nil
 }
 
 // consecutiveIDs reports whether the rows of one multi-row INSERT get
