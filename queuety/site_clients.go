@@ -111,7 +111,7 @@ func (s *SiteClients) Client(ctx context.Context, site Site) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := sharedClient(cfg, tables, db, info)
+	client, err := sharedClient(cfg, tables, db, "", info)
 	if err != nil {
 		return nil, err
 	}
@@ -223,9 +223,17 @@ func (s *SiteClients) closeDBs(gone []*clientsDB) {
 }
 
 // sharedClient is a Client of cfg's tables on db, a pool its sites share
-// (Sites, SiteClients): its Close leaves db open.
-func sharedClient(cfg Config, tables store.Tables, db *sqlx.DB, info store.ServerInfo) (*Client, error) {
-	st, err := store.New(db, tables, cfg.Clock)
+// (Sites, SiteClients): its Close leaves db open. With a database, db is a
+// pool of the server's and every statement names that database's tables
+// (store.NewIn); with none, db's connections are in the tables' database.
+func sharedClient(cfg Config, tables store.Tables, db *sqlx.DB, database string, info store.ServerInfo) (*Client, error) {
+	var st *store.Store
+	var err error
+	if database != "" {
+		st, err = store.NewIn(db, database, tables, cfg.Clock)
+	} else {
+		st, err = store.New(db, tables, cfg.Clock)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -49,7 +49,7 @@ type Site struct {
 const (
 	DefaultSitesReread       = time.Minute
 	DefaultSitesRetry        = 5 * time.Second
-	DefaultConnsPerDatabase  = 4
+	DefaultConnsPerServer    = 16
 	DefaultSitesMaxConns     = 100
 	DefaultSitesPollInterval = 2 * time.Second
 	// With many sites a per-site loop is one batched statement for the
@@ -85,11 +85,13 @@ type SitesConfig struct {
 	// together for due jobs (one statement for all of them; default
 	// DefaultPollInterval): the dispatch → claim delay of an idle site.
 	LookInterval time.Duration
-	// ConnsPerDatabase is the connections the sites of one database share
-	// (default 4, at least 2); MaxConns caps them over every database
-	// (default 100): a database opened past it is reported, not served.
-	ConnsPerDatabase int
-	MaxConns         int
+	// ConnsPerServer is the connections the sites of one database server
+	// share, whatever database each is in (default 16, at least 2); a
+	// server is one user's (store.ServerOf), as a connection is. MaxConns
+	// caps them over every server (default 100): a server past it is
+	// reported, not served.
+	ConnsPerServer int
+	MaxConns       int
 	// MaxSlots caps the jobs running at once over every site (0: no cap
 	// but each site's Concurrency). While slots are short each one freed
 	// goes to the site with work holding the fewest for its Weight, so a
@@ -114,8 +116,8 @@ type SitesConfig struct {
 }
 
 // Sites serves many sites from one process: a Worker for each, the
-// connections of a database shared by its sites, and one idle look per
-// database server for all the sites on it, so an idle site costs a share
+// connections of a database server shared by its sites, and one idle look
+// per server for all the sites on it, so an idle site costs a share
 // of one statement a LookInterval instead of a statement every poll of
 // every lane. A site whose database fails is reported and backed off
 // alone; the others carry on.
@@ -126,9 +128,9 @@ type Sites struct {
 	openMu  sync.Mutex // serializes acquireDB's opens
 	mu      sync.Mutex
 	sites   map[string]*siteRun
-	dbs     map[string]*sharedDB   // by DSN
+	pools   map[string]*serverPool // by server DSN
 	servers map[string]*serverLook // by server DSN
-	conns   int                    // connections promised to open dbs
+	conns   int                    // connections promised to open pools
 	// slots is the budget of MaxSlots the sites' claims share; nil: none.
 	slots *fairshare.Budget
 
@@ -224,10 +226,10 @@ func NewSites(cfg SitesConfig) (*Sites, error) {
 		return nil, fmt.Errorf("sites: LookInterval %v: at least %v", cfg.LookInterval, MinPollInterval)
 	}
 	switch {
-	case cfg.ConnsPerDatabase == 0:
-		cfg.ConnsPerDatabase = DefaultConnsPerDatabase
-	case cfg.ConnsPerDatabase < 2:
-		return nil, fmt.Errorf("sites: ConnsPerDatabase (--conns-per-database) %d: at least 2 (a retention sweep holds one connection for its lock and deletes on another)", cfg.ConnsPerDatabase)
+	case cfg.ConnsPerServer == 0:
+		cfg.ConnsPerServer = DefaultConnsPerServer
+	case cfg.ConnsPerServer < 2:
+		return nil, fmt.Errorf("sites: ConnsPerServer (--conns-per-server) %d: at least 2 (a retention sweep holds one connection for its lock and deletes on another)", cfg.ConnsPerServer)
 	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultSitesMaxConns
@@ -245,7 +247,7 @@ func NewSites(cfg SitesConfig) (*Sites, error) {
 	if cfg.MaxJobs < 0 {
 		return nil, fmt.Errorf("sites: MaxJobs %d: must not be negative (0: no limit)", cfg.MaxJobs)
 	}
-	s := &Sites{cfg: cfg, log: cfg.Logger, sites: map[string]*siteRun{}, dbs: map[string]*sharedDB{},
+	s := &Sites{cfg: cfg, log: cfg.Logger, sites: map[string]*siteRun{}, pools: map[string]*serverPool{},
 		servers: map[string]*serverLook{}, slots: slots, open: store.Open, reread: make(chan struct{}, 1), started: make(chan struct{}),
 		ended: map[string]*SiteSummary{}}
 	if cfg.MaxJobs > 0 {
@@ -435,7 +437,7 @@ func (s *Sites) startSite(ctx context.Context, r *siteRun) error {
 	if err != nil {
 		return err
 	}
-	client, err := sharedClient(cfg, tables, db.db, db.info)
+	client, err := sharedClient(cfg, tables, db.db, db.database, db.info)
 	if err != nil {
 		s.releaseDB(db)
 		return err

@@ -102,11 +102,11 @@ func TestSitesTightPoolBacklog(t *testing.T) {
 			HeartbeatInterval: time.Second, ShutdownGrace: 5 * time.Second, Logger: slog.New(warn)}})
 	}
 	s := runSites(t, SitesConfig{
-		Discover:         func(context.Context) ([]Site, error) { return sites, nil },
-		Registry:         func(Site) (*Registry, error) { return reg, nil },
-		LookInterval:     10 * time.Millisecond,
-		ConnsPerDatabase: 2,
-		Logger:           slog.New(warn),
+		Discover:       func(context.Context) ([]Site, error) { return sites, nil },
+		Registry:       func(Site) (*Registry, error) { return reg, nil },
+		LookInterval:   10 * time.Millisecond,
+		ConnsPerServer: 2,
+		Logger:         slog.New(warn),
 	})
 	waitFor(t, 3*time.Minute, "every site drained", func() bool {
 		total, _ := runs.count()
@@ -149,11 +149,11 @@ func TestSitesRetentionSweepsTakeTurns(t *testing.T) {
 			RetentionDays: 1, RetentionSchedule: "@every 1s", ShutdownGrace: 5 * time.Second, Logger: slog.New(warn)}})
 	}
 	s := runSites(t, SitesConfig{
-		Discover:         func(context.Context) ([]Site, error) { return sites, nil },
-		Registry:         func(Site) (*Registry, error) { return reg, nil },
-		LookInterval:     10 * time.Millisecond,
-		ConnsPerDatabase: 2,
-		Logger:           slog.New(warn),
+		Discover:       func(context.Context) ([]Site, error) { return sites, nil },
+		Registry:       func(Site) (*Registry, error) { return reg, nil },
+		LookInterval:   10 * time.Millisecond,
+		ConnsPerServer: 2,
+		Logger:         slog.New(warn),
 	})
 	waitFor(t, 2*time.Minute, "every site drained and swept", func() bool {
 		total, _ := runs.count()
@@ -181,14 +181,14 @@ func TestNewSitesChecksPoolsAndSlots(t *testing.T) {
 	t.Parallel()
 	discover := func(context.Context) ([]Site, error) { return nil, nil }
 	for _, n := range []int{1, -3} {
-		_, err := NewSites(SitesConfig{Discover: discover, ConnsPerDatabase: n})
-		require.ErrorContains(t, err, "--conns-per-database")
+		_, err := NewSites(SitesConfig{Discover: discover, ConnsPerServer: n})
+		require.ErrorContains(t, err, "--conns-per-server")
 	}
 	_, err := NewSites(SitesConfig{Discover: discover, MaxSlots: -1})
 	require.ErrorContains(t, err, "(--max-slots) -1")
 	s, err := NewSites(SitesConfig{Discover: discover})
 	require.NoError(t, err)
-	require.Equal(t, DefaultConnsPerDatabase, s.cfg.ConnsPerDatabase)
+	require.Equal(t, DefaultConnsPerServer, s.cfg.ConnsPerServer)
 	require.Nil(t, s.slots)
 }
 

@@ -60,8 +60,13 @@ func (s *Sites) OpenJobs(ctx context.Context) map[string]SiteJobs {
 	}
 	s.mu.Lock()
 	looks := make([]*serverLook, 0, len(s.servers))
-	for _, l := range s.servers {
+	conns := map[*serverLook]int{}
+	for server, l := range s.servers {
 		looks = append(looks, l)
+		conns[l] = l.db.Stats().OpenConnections
+		if p := s.pools[server]; p != nil {
+			conns[l] += p.db.Stats().OpenConnections
+		}
 	}
 	s.mu.Unlock()
 	out := map[string]SiteJobs{}
@@ -129,6 +134,10 @@ type SitesServer struct {
 	LookErrors  uint64        `json:"look_errors"`
 	LookTime    time.Duration `json:"look_time_ns"`
 	LastLookErr string        `json:"last_look_error,omitempty"`
+	// Conns are the connections open to it now: its sites' shared pool's
+	// and the look's (their connections are in no database, so the
+	// server's processlist cannot tell them from others).
+	Conns int `json:"connections"`
 }
 
 // lookCounts are one server look's counters (Sites.Servers).
@@ -156,14 +165,19 @@ func (c *lookCounts) count(d time.Duration, err error) {
 func (s *Sites) Servers() []SitesServer {
 	s.mu.Lock()
 	looks := make([]*serverLook, 0, len(s.servers))
-	for _, l := range s.servers {
+	conns := map[*serverLook]int{}
+	for server, l := range s.servers {
 		looks = append(looks, l)
+		conns[l] = l.db.Stats().OpenConnections
+		if p := s.pools[server]; p != nil {
+			conns[l] += p.db.Stats().OpenConnections
+		}
 	}
 	s.mu.Unlock()
 	out := make([]SitesServer, 0, len(looks))
 	for _, l := range looks {
 		sv := SitesServer{Server: store.ServerName(l.dsn), Sites: len(s.targets(l)), Looks: l.counts.looks.Load(),
-			LookErrors: l.counts.errors.Load(), LookTime: time.Duration(l.counts.nanos.Load())}
+			LookErrors: l.counts.errors.Load(), LookTime: time.Duration(l.counts.nanos.Load()), Conns: conns[l]}
 		if e := l.counts.lastErr.Load(); e != nil {
 			sv.LastLookErr = *e
 		}

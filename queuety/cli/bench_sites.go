@@ -44,9 +44,9 @@ type SitesBenchResult struct {
 	ServerMeasured     bool    `json:"server_measured"`
 	RSSMiB             float64 `json:"rss_mib"`
 	// Connections: the daemon's open at the end of the idle window and
-	// at the end of the skewed drain (the server's processlist: every
-	// connection whose database is one of the run's), and how many its
-	// pools may open (databases × --conns-per-database, and 2 for the
+	// at the end of the skewed drain (Sites.Servers; --plain: the server's
+	// processlist, every connection whose database is one of the run's),
+	// and how many its pools may open (--conns-per-server, and 2 for the
 	// server's look).
 	IdleConns  int `json:"idle_connections"`
 	BusyConns  int `json:"busy_connections"`
@@ -113,8 +113,8 @@ single-site comparison.
 			&cli.BoolFlag{Name: "plain", Usage: "with --sites 1: one ordinary worker, not queuety.Sites"},
 			&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval, Usage: "the batched look's interval (--plain: the worker's poll)"},
 			&cli.IntFlag{Name: "concurrency", Value: 4, Usage: "each site's slots"},
-			&cli.IntFlag{Name: "conns-per-database", Value: queuety.DefaultConnsPerDatabase, Usage: "connections the sites of one database share (keep databases × this under the server's max_connections: 500 sites as 25 × 20 at 4 fit a stock 151)"},
-			&cli.IntFlag{Name: "max-conns", Value: queuety.DefaultSitesMaxConns, Usage: "the cap over every database"},
+			&cli.IntFlag{Name: "conns-per-server", Value: queuety.DefaultConnsPerServer, Usage: "connections the sites of the server share, whatever their database"},
+			&cli.IntFlag{Name: "max-conns", Value: queuety.DefaultSitesMaxConns, Usage: "the cap over every server"},
 			&cli.IntFlag{Name: "max-slots", Usage: "jobs running at once over every site (0: no cap but each site's --concurrency)"},
 			&cli.DurationFlag{Name: "warmup", Value: 15 * time.Second, Usage: "wait this long after every site started before the idle window"},
 			&cli.DurationFlag{Name: "idle", Value: 30 * time.Second, Usage: "the idle window (and the background window before the daemon starts)"},
@@ -250,14 +250,14 @@ func (a *app) benchSites(c *cli.Context) error {
 			sc.PollInterval = 0
 		}
 		s, err := queuety.NewSites(queuety.SitesConfig{
-			Discover:         func(context.Context) ([]queuety.Site, error) { return sites, nil },
-			Registry:         func(queuety.Site) (*queuety.Registry, error) { return reg, nil },
-			Reread:           time.Hour,
-			LookInterval:     c.Duration("poll-interval"),
-			ConnsPerDatabase: c.Int("conns-per-database"),
-			MaxConns:         c.Int("max-conns"),
-			MaxSlots:         c.Int("max-slots"),
-			Logger:           cfg.Logger,
+			Discover:       func(context.Context) ([]queuety.Site, error) { return sites, nil },
+			Registry:       func(queuety.Site) (*queuety.Registry, error) { return reg, nil },
+			Reread:         time.Hour,
+			LookInterval:   c.Duration("poll-interval"),
+			ConnsPerServer: c.Int("conns-per-server"),
+			MaxConns:       c.Int("max-conns"),
+			MaxSlots:       c.Int("max-slots"),
+			Logger:         cfg.Logger,
 		})
 		if err != nil {
 			return usageError{err}
@@ -283,6 +283,13 @@ func (a *app) benchSites(c *cli.Context) error {
 	res.StatementsPerSec, res.DaemonCPUPct, res.ServerCPUPct, res.ServerMeasured = w.statementsPerSec, w.daemonPct, w.serverPct, pid != 0 && bg.serverOK && w.serverOK
 	res.RSSMiB = currentRSSMiB()
 	conns := func() int {
+		if served != nil {
+			n := 0
+			for _, sv := range served.Servers() {
+				n += sv.Conns
+			}
+			return n
+		}
 		n, err := store.ServerConnections(ctx, admin, strings.ReplaceAll(tag, "_", `\_`)+`\_%`)
 		if err != nil {
 			fmt.Fprintf(c.App.ErrWriter, "bench: counting the daemon's connections: %v\n", err)
@@ -291,7 +298,7 @@ func (a *app) benchSites(c *cli.Context) error {
 	}
 	res.IdleConns = conns()
 	if !c.Bool("plain") {
-		res.MaxPoolsOf = res.Databases*c.Int("conns-per-database") + 2
+		res.MaxPoolsOf = c.Int("conns-per-server") + 2
 	}
 	if served != nil {
 		res.OpenJobsReadMS = openJobsReadMS(ctx, served)

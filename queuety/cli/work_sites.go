@@ -23,7 +23,9 @@ func sitesFlags() []cli.Flag {
 		&cli.StringFlag{Name: "network", EnvVars: []string{"QUEUETY_NETWORK"}, Usage: "serve every subsite of the multisite network of this `wp-config.php` (subsites read from wp_blogs; blog N's tables on <prefix>N_)"},
 		&cli.StringFlag{Name: "sites", EnvVars: []string{"QUEUETY_SITES"}, Usage: "serve many single sites: a glob of wp-config.php files (quote it: '/var/www/*/wp-config.php'), or a `file` listing one wp-config.php path, or a DSN and a table prefix, a line"},
 		&cli.DurationFlag{Name: "sites-reread", Value: queuety.DefaultSitesReread, EnvVars: []string{"QUEUETY_SITES_REREAD"}, Usage: "with --network or --sites, read the sites again this often (and on SIGHUP)"},
-		&cli.IntFlag{Name: "conns-per-database", Value: queuety.DefaultConnsPerDatabase, EnvVars: []string{"QUEUETY_CONNS_PER_DATABASE"}, Usage: "with --network or --sites, connections the sites of one database share, for work at least 2 (--max-conns caps them over all databases, default 100)"},
+		// Its old name, --conns-per-database, from when each database had
+		// a pool of its own, is kept so a unit file written for it starts.
+		&cli.IntFlag{Name: "conns-per-server", Aliases: []string{"conns-per-database"}, Value: queuety.DefaultConnsPerServer, EnvVars: []string{"QUEUETY_CONNS_PER_SERVER", "QUEUETY_CONNS_PER_DATABASE"}, Usage: "with --network or --sites, connections the sites of one database server share, whatever their database, for work at least 2 (--max-conns caps them over all servers, default 100; --conns-per-database is its deprecated old name, once a figure per database)"},
 		metricsMaxSitesFlag(),
 		&cli.IntFlag{Name: "max-slots", EnvVars: []string{"QUEUETY_MAX_SLOTS"}, Usage: "with --network or --sites, jobs running at once over every site (0: no cap but each site's --concurrency); while slots are short they go to the sites with work in turn, the site running the fewest first"},
 	}, phpSitesFlags()...)
@@ -101,16 +103,16 @@ func (a *app) workSites(c *cli.Context, base queuety.Config, limits runLimits) e
 	defer pools.stop(c.Context)
 	served := newServedSites(pools) // the dashboard's view (--http)
 	sitesCfg := queuety.SitesConfig{
-		Discover:         discover,
-		Registry:         served.registry,
-		Started:          served.started,
-		Stopped:          served.stopped,
-		Reread:           c.Duration("sites-reread"),
-		LookInterval:     look,
-		ConnsPerDatabase: c.Int("conns-per-database"),
-		MaxConns:         maxConns,
-		MaxSlots:         c.Int("max-slots"),
-		Logger:           base.Logger,
+		Discover:       discover,
+		Registry:       served.registry,
+		Started:        served.started,
+		Stopped:        served.stopped,
+		Reread:         c.Duration("sites-reread"),
+		LookInterval:   look,
+		ConnsPerServer: c.Int("conns-per-server"),
+		MaxConns:       maxConns,
+		MaxSlots:       c.Int("max-slots"),
+		Logger:         base.Logger,
 	}
 	limits.sites(c, &sitesCfg, &base)
 	s, err := queuety.NewSites(sitesCfg)
