@@ -16,12 +16,13 @@ import (
 
 // SiteClientsConfig configures a SiteClients.
 type SiteClientsConfig struct {
-	// ConnsPerDatabase is the connections the sites of one database share
-	// (default 2: a reader of many sites sends a statement at a time per
-	// page); a connection idle for a minute is closed.
-	ConnsPerDatabase int
-	// MaxConns caps them over every database (default
-	// DefaultSitesMaxConns): a database past it is not opened.
+	// ConnsPerServer is the connections the sites of one database server
+	// share, whatever their database (default 2: a reader of many sites
+	// sends a statement at a time per page); a connection idle for a
+	// minute is closed.
+	ConnsPerServer int
+	// MaxConns caps them over every server (default
+	// DefaultSitesMaxConns): a server past it is not opened.
 	MaxConns int
 	// Retry is how long a database that could not be opened is not tried
 	// again (default DefaultSitesRetry): its sites answer the same error
@@ -34,21 +35,26 @@ type SiteClientsConfig struct {
 // SiteClients opens the Clients of many sites on demand without serving
 // them (no worker): what reads and acts on many sites from one process, as
 // the dashboard of `serve --network` does. As under Sites, the sites of one
-// database share one connection pool, and a Client's Close leaves it open;
-// Close closes them all.
+// database server share one connection pool, each site's statements naming
+// its own database, and a Client's Close leaves it open; Close closes them
+// all.
 type SiteClients struct {
 	cfg SiteClientsConfig
 
 	mu      sync.Mutex
-	dbs     map[string]*clientsDB  // by DSN
+	dbs     map[string]*opening    // each database's inspection, by DSN
+	pools   map[string]*opening    // each server's pool, by store.ServerOf
 	clients map[string]*openClient // by site name
-	conns   int                    // connections promised to open dbs
+	conns   int                    // connections promised to open pools
 }
 
-// clientsDB is one database's pool, opened on first use.
-type clientsDB struct {
+// opening is what is opened once and, when it fails, not tried again
+// before retryAt: a database's inspection (it exists, the user may use it,
+// its server is one Queuety runs on) or a server's pool.
+type opening struct {
 	mu      sync.Mutex // held while opening
-	db      *sqlx.DB
+	done    bool
+	db      *sqlx.DB // a server's pool
 	info    store.ServerInfo
 	err     error // the last open's failure
 	retryAt time.Time
@@ -63,8 +69,8 @@ type openClient struct {
 
 // NewSiteClients fills in cfg's defaults.
 func NewSiteClients(cfg SiteClientsConfig) *SiteClients {
-	if cfg.ConnsPerDatabase <= 0 {
-		cfg.ConnsPerDatabase = 2
+	if cfg.ConnsPerServer <= 0 {
+		cfg.ConnsPerServer = 2
 	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultSitesMaxConns
@@ -73,10 +79,10 @@ func NewSiteClients(cfg SiteClientsConfig) *SiteClients {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &SiteClients{cfg: cfg, dbs: map[string]*clientsDB{}, clients: map[string]*openClient{}}
+	return &SiteClients{cfg: cfg, dbs: map[string]*opening{}, pools: map[string]*opening{}, clients: map[string]*openClient{}}
 }
 
-// Client returns site's Client, opening its database's pool on first use.
+// Client returns site's Client, opening its server's pool on first use.
 // An error names why the database cannot be read (it does not answer, the
 // server is not one Queuety runs on, the connection budget is spent), or
 // is the site's Err: a listing whose settings are refused may name other
@@ -96,22 +102,45 @@ func (s *SiteClients) Client(ctx context.Context, site Site) (*Client, error) {
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
+	server, database, err := store.ServerOf(cfg.DSN)
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
 	s.mu.Lock()
 	if c, ok := s.clients[site.Name]; ok && c.dsn == cfg.DSN && c.jobs == tables["jobs"] {
 		s.mu.Unlock()
 		return c.client, nil
 	}
-	d, ok := s.dbs[cfg.DSN]
-	if !ok {
-		d = &clientsDB{}
-		s.dbs[cfg.DSN] = d
-	}
+	d, p := openingOf(s.dbs, cfg.DSN), openingOf(s.pools, server)
 	s.mu.Unlock()
-	db, info, err := s.open(ctx, d, cfg)
+	// On the site's own DSN: a database that does not exist or that the
+	// user may not use is named, not found missing table by table.
+	err = s.open(d, func() error {
+		info, err := store.InspectServer(ctx, cfg.DSN, s.cfg.Logger)
+		if err == nil {
+			err = info.CheckServer(cfg.AllowNonUTC)
+		}
+		d.info = info
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	client, err := sharedClient(cfg, tables, db, "", info)
+	err = s.open(p, func() error {
+		db, err := s.connect(ctx, server)
+		p.db = db
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	db := p.db
+	p.mu.Unlock()
+	if db == nil { // closed by a Keep since
+		return nil, fmt.Errorf("site %s: its server's pool was closed (the site is no longer listed)", site.Name)
+	}
+	client, err := sharedClient(cfg, tables, db, database, d.info)
 	if err != nil {
 		return nil, err
 	}
@@ -121,57 +150,57 @@ func (s *SiteClients) Client(ctx context.Context, site Site) (*Client, error) {
 	return client, nil
 }
 
-// open returns d's pool, opening it unless it failed within Retry.
-func (s *SiteClients) open(ctx context.Context, d *clientsDB, cfg Config) (*sqlx.DB, store.ServerInfo, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.db != nil {
-		return d.db, d.info, nil
+// openingOf is m's entry for key, made on first use. The caller holds s.mu.
+func openingOf(m map[string]*opening, key string) *opening {
+	o, ok := m[key]
+	if !ok {
+		o = &opening{}
+		m[key] = o
 	}
-	if d.err != nil && time.Now().Before(d.retryAt) {
-		return nil, d.info, d.err
-	}
-	db, info, err := s.connect(ctx, cfg)
-	if err != nil {
-		d.err, d.retryAt = err, time.Now().Add(s.cfg.Retry)
-		return nil, info, err
-	}
-	d.db, d.info, d.err = db, info, nil
-	return db, info, nil
+	return o
 }
 
-func (s *SiteClients) connect(ctx context.Context, cfg Config) (*sqlx.DB, store.ServerInfo, error) {
+// open runs o's open unless it is done or failed within Retry.
+func (s *SiteClients) open(o *opening, open func() error) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return nil
+	}
+	if o.err != nil && time.Now().Before(o.retryAt) {
+		return o.err
+	}
+	if err := open(); err != nil {
+		o.err, o.retryAt = err, time.Now().Add(s.cfg.Retry)
+		return err
+	}
+	o.done, o.err = true, nil
+	return nil
+}
+
+// connect opens a pool of server's, in no database (each Store names its
+// own), within the budget.
+func (s *SiteClients) connect(ctx context.Context, server string) (*sqlx.DB, error) {
 	s.mu.Lock()
-	spent := s.conns+s.cfg.ConnsPerDatabase > s.cfg.MaxConns
+	spent := s.conns+s.cfg.ConnsPerServer > s.cfg.MaxConns
 	if !spent {
-		s.conns += s.cfg.ConnsPerDatabase
+		s.conns += s.cfg.ConnsPerServer
 	}
 	s.mu.Unlock()
 	if spent {
-		return nil, store.ServerInfo{}, fmt.Errorf("connection budget spent: %d connections for each database, at most %d in all", s.cfg.ConnsPerDatabase, s.cfg.MaxConns)
+		return nil, fmt.Errorf("connection budget spent: %d connections for each database server, at most %d in all", s.cfg.ConnsPerServer, s.cfg.MaxConns)
 	}
-	giveBack := func() {
+	db, err := store.Open(ctx, server, s.cfg.ConnsPerServer, s.cfg.Logger)
+	if err != nil {
 		s.mu.Lock()
-		s.conns -= s.cfg.ConnsPerDatabase
+		s.conns -= s.cfg.ConnsPerServer
 		s.mu.Unlock()
+		return nil, err
 	}
-	info, err := store.InspectServer(ctx, cfg.DSN, s.cfg.Logger)
-	if err == nil {
-		err = info.CheckServer(cfg.AllowNonUTC)
-	}
-	if err != nil {
-		giveBack()
-		return nil, info, err
-	}
-	db, err := store.Open(ctx, cfg.DSN, s.cfg.ConnsPerDatabase, s.cfg.Logger)
-	if err != nil {
-		giveBack()
-		return nil, info, err
-	}
-	// A reader visits most databases now and then (an overview of every
+	// A reader visits most sites now and then (an overview of every
 	// site): their connections go back once it moves on.
 	db.SetConnMaxIdleTime(time.Minute)
-	return db, info, nil
+	return db, nil
 }
 
 // Keep forgets the Clients of the sites not in keep (sites gone at a
@@ -182,6 +211,7 @@ func (s *SiteClients) Keep(keep []Site) {
 	for _, site := range keep {
 		kept[site.Name] = true
 		used[site.Config.DSN] = true
+		used[serverKey(site.Config.DSN)] = true
 	}
 	s.mu.Lock()
 	for name := range s.clients {
@@ -189,15 +219,27 @@ func (s *SiteClients) Keep(keep []Site) {
 			delete(s.clients, name)
 		}
 	}
-	var gone []*clientsDB
-	for dsn, d := range s.dbs {
+	for dsn := range s.dbs {
 		if !used[dsn] {
-			gone = append(gone, d)
 			delete(s.dbs, dsn)
 		}
 	}
+	var gone []*opening
+	for server, p := range s.pools {
+		if !used[server] {
+			gone = append(gone, p)
+			delete(s.pools, server)
+		}
+	}
 	s.mu.Unlock()
-	s.closeDBs(gone)
+	s.closePools(gone)
+}
+
+// serverKey is the key of a DSN's server ("" for a DSN that does not
+// parse; ServerOf reports it).
+func serverKey(dsn string) string {
+	server, _, _ := store.ServerOf(dsn)
+	return server
 }
 
 // Close closes every pool; the Clients handed out stop working.
@@ -206,19 +248,19 @@ func (s *SiteClients) Close() error {
 	return nil
 }
 
-// closeDBs closes pools no longer listed. Each one's lock is taken before
+// closePools closes pools no longer listed. Each one's lock is taken before
 // s.mu, as open does: an open under way finishes, then its pool is closed.
-func (s *SiteClients) closeDBs(gone []*clientsDB) {
-	for _, d := range gone {
-		d.mu.Lock()
-		if d.db != nil {
-			_ = d.db.Close()
-			d.db = nil
+func (s *SiteClients) closePools(gone []*opening) {
+	for _, p := range gone {
+		p.mu.Lock()
+		if p.db != nil {
+			_ = p.db.Close()
+			p.db = nil
 			s.mu.Lock()
-			s.conns -= s.cfg.ConnsPerDatabase
+			s.conns -= s.cfg.ConnsPerServer
 			s.mu.Unlock()
 		}
-		d.mu.Unlock()
+		p.mu.Unlock()
 	}
 }
 

@@ -12,11 +12,21 @@ import (
 	"github.com/queuety-go/queuety/internal/testdb"
 )
 
-// TestSiteClients: the Clients of three prefixes of one database share
-// one pool and each reads its own tables; a site whose database is gone
+// TestSiteClients: the Clients of three prefixes of one database and one
+// of another database of the server share one pool and each reads its own
+// tables; a site whose database is gone
 // answers its error, and the same error at once until Retry has passed
 // (the database created meanwhile is not tried again); Keep drops the
 // sites no longer listed and closes their pool.
+// pendingOf counts c's pending jobs through its Store, which on a
+// server's pool names its database (countStatus's statement would not).
+func pendingOf(t *testing.T, c *Client) int {
+	t.Helper()
+	jobs, err := c.Jobs(context.Background(), JobFilter{Status: "pending", Limit: 100})
+	require.NoError(t, err)
+	return len(jobs)
+}
+
 func TestSiteClients(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -38,15 +48,22 @@ func TestSiteClients(t *testing.T) {
 	for i, site := range sites {
 		c, err := sc.Client(ctx, site)
 		require.NoError(t, err)
-		require.Equal(t, i+1, countStatus(t, c, "pending"), site.Name)
+		require.Equal(t, i+1, pendingOf(t, c), site.Name)
 		again, err := sc.Client(ctx, site)
 		require.NoError(t, err)
 		require.Same(t, c, again, "opened once")
 		clients = append(clients, c)
 	}
 	require.Same(t, clients[0].db, clients[2].db, "one pool for the database")
+	otherDSN := testdb.New(t)
+	dispatchToSite(t, siteClient(t, otherDSN, "wp_"), "other", 4)
+	other, err := sc.Client(ctx, Site{Name: "other", Config: Config{DSN: otherDSN, TablePrefix: "wp_", Logger: testLogger()}})
+	require.NoError(t, err)
+	require.Same(t, clients[0].db, other.db, "one pool for the server")
+	require.Equal(t, 4, pendingOf(t, other), "the other database's tables")
+	require.Equal(t, 1, pendingOf(t, clients[0]))
 	require.NoError(t, clients[1].Close())
-	require.Equal(t, 1, countStatus(t, clients[0], "pending"), "a Client's Close leaves the shared pool open")
+	require.Equal(t, 1, pendingOf(t, clients[0]), "a Client's Close leaves the shared pool open")
 
 	_, err = sc.Client(ctx, missing)
 	require.ErrorContains(t, err, "Unknown database")
@@ -74,5 +91,5 @@ func TestSiteClients(t *testing.T) {
 	require.ErrorContains(t, err, "database is closed", "a pool no site uses is closed")
 	c, err = sc.Client(ctx, sites[0])
 	require.NoError(t, err, "and opened again when asked")
-	require.Equal(t, 1, countStatus(t, c, "pending"))
+	require.Equal(t, 1, pendingOf(t, c))
 }

@@ -330,7 +330,7 @@ func (a *app) serveSites(c *cli.Context) error {
 	// A database that could not be opened is tried again after 30 s, as
 	// the dashboard asks a server that did not answer again: each page
 	// load would wait for it otherwise.
-	clients := queuety.NewSiteClients(queuety.SiteClientsConfig{ConnsPerDatabase: c.Int("conns-per-server"), Retry: 30 * time.Second, Logger: base.Logger})
+	clients := queuety.NewSiteClients(queuety.SiteClientsConfig{ConnsPerServer: c.Int("conns-per-server"), Retry: 30 * time.Second, Logger: base.Logger})
 	defer clients.Close()
 	src := &discoveredSites{discover: discover, clients: clients, reg: a.reg, log: base.Logger}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
