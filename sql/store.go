@@ -21,7 +21,7 @@ type Store struct {
 	db     *sqlx.DB
 	unsafe *sqlx.DB // tolerates columns we do not map, for SELECT * reads
 	tables Tables
-	q      map[string]string
+	q      *queries
 	clock  clock.Clock
 	// pipe, when set, runs PipelinedWorkflowTx (pipeline.go); pipeSlots
 	// bounds how many run at once to its connections.
@@ -40,7 +40,7 @@ type Store struct {
 // New builds a Store. The clock supplies Queuety's app-clock times
 // (available_at, cutoffs); nil means the wall clock.
 func New(db *sqlx.DB, tables Tables, clk clock.Clock) (*Store, error) {
-	q, err := loadQueries(tables)
+	q, err := newQueries(tables)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (s *Store) Tables() Tables { return s.tables }
 func (s *Store) Now() time.Time { return s.clock.Now().UTC().Truncate(time.Second) }
 
 func (s *Store) query(name string) string {
-	q, ok := s.q[name]
+	q, ok := s.q.get(name)
 	if !ok {
 		panic("store: unknown query " + name) // a typo in a constant; caught by tests
 	}
