@@ -73,12 +73,18 @@ func (c *completer) Stop() {
 
 func (c *completer) loop(ctx context.Context) {
 	defer close(c.done)
-	batch := make([]store.Completion, 0, maxCompletionBatch)
+	// The batch grows with what arrives (at most about Concurrency at a
+	// time), not to maxCompletionBatch up front: that was a quarter MiB a
+	// worker, idle or not, and with many sites a worker each.
+	var batch []store.Completion
 	for {
 		select {
 		case first := <-c.in:
-			batch = c.drain(append(batch, first), cap(batch))
+			batch = c.drain(append(batch, first), maxCompletionBatch)
 			c.flush(ctx, batch)
+			// Written: its log rows (messages, traces) need not stay live
+			// until the next batch overwrites them.
+			clear(batch)
 			batch = batch[:0]
 			c.AfterBatch()
 		case <-c.stop:

@@ -154,6 +154,38 @@ func loadQueries(t Tables, database string) (map[string]string, error) {
 	return q, nil
 }
 
+// queries are a Store's named queries, each rendered for its tables on
+// first use. Rendering all of them up front cost every Store about 160 KiB
+// of SQL text, most of it never run: with many sites a Store each, that
+// was a quarter of an idle site's memory.
+type queries struct {
+	tables   Tables
+	database string            // "" for a Store of New (renderIn)
+	raw      map[string]string // the catalogue
+	rendered sync.Map          // name → string
+}
+
+func newQueries(t Tables, database string) (*queries, error) {
+	raw, err := catalogue()
+	if err != nil {
+		return nil, err
+	}
+	return &queries{tables: t, database: database, raw: raw}, nil
+}
+
+// get returns the named query rendered; ok is false for an unknown name.
+func (q *queries) get(name string) (sql string, ok bool) {
+	if v, ok := q.rendered.Load(name); ok {
+		return v.(string), true
+	}
+	src, ok := q.raw[name]
+	if !ok {
+		return "", false
+	}
+	v, _ := q.rendered.LoadOrStore(name, renderQuery(src, q.raw, q.tables, q.database))
+	return v.(string), true
+}
+
 // renderQuery renders one query of the catalogue raw for t in database.
 // A few conditions are written once and spliced where they are named: the
 // stuck reason into the queries that classify jobs (queries_stuck.sql),

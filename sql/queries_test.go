@@ -159,7 +159,9 @@ func TestQueriesPrepare(t *testing.T) {
 	e := newEnv(t)
 	// The scratch marker table exists once a tool has marked the database.
 	require.NoError(t, e.s.MarkScratch(e.ctx, "prepare"))
-	for name, sql := range e.s.q {
+	all, err := loadQueries(e.tables, "")
+	require.NoError(t, err)
+	for name, sql := range all {
 		// A scratch statement's name is given at the call; any existing
 		// table's parses.
 		sql = withName(sql, e.tables["jobs"])
@@ -168,12 +170,12 @@ func TestQueriesPrepare(t *testing.T) {
 		}
 		if name == qClaimJobs || name == qSessionCandidates {
 			for _, which := range []string{qClaimWhichPlain, qClaimWhichHandlers, qClaimWhichSteps, qClaimWhichAllSteps} {
-				full := strings.Replace(sql, "/*which*/", strings.ReplaceAll(e.s.q[which], "IN (?)", "IN (?, ?)"), 1)
+				full := strings.Replace(sql, "/*which*/", strings.ReplaceAll(all[which], "IN (?)", "IN (?, ?)"), 1)
 				st, err := e.db.PrepareContext(e.ctx, full)
 				require.NoError(t, err, "%s with %s does not parse:\n%s", name, which, full)
 				require.NoError(t, st.Close())
 			}
-			full := strings.Replace(sql, "/*which*/", e.s.q[qClaimWhichPlain]+" AND "+e.s.q[qClaimSkipGroups]+" AND "+e.s.q[qClaimSkipHandlers]+" AND "+e.s.q[qClaimSkipIDs], 1)
+			full := strings.Replace(sql, "/*which*/", all[qClaimWhichPlain]+" AND "+all[qClaimSkipGroups]+" AND "+all[qClaimSkipHandlers]+" AND "+all[qClaimSkipIDs], 1)
 			st, err := e.db.PrepareContext(e.ctx, full)
 			require.NoError(t, err, "%s with %s does not parse:\n%s", name, qClaimSkipGroups, full)
 			require.NoError(t, st.Close())

@@ -25,7 +25,7 @@ type Store struct {
 	// pool shared by a server's databases (NewIn); "" names them alone,
 	// in the connection's database.
 	database string
-	q        map[string]string
+	q        *queries
 	clock    clock.Clock
 	// pipe, when set, runs PipelinedWorkflowTx (pipeline.go); pipeSlots
 	// bounds how many run at once to its connections.
@@ -61,7 +61,7 @@ func NewIn(db *sqlx.DB, database string, tables Tables, clk clock.Clock) (*Store
 }
 
 func newStore(db *sqlx.DB, tables Tables, database string, clk clock.Clock) (*Store, error) {
-	q, err := loadQueries(tables, database)
+	q, err := newQueries(tables, database)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (s *Store) Tables() Tables { return s.tables }
 func (s *Store) Now() time.Time { return s.clock.Now().UTC().Truncate(time.Second) }
 
 func (s *Store) query(name string) string {
-	q, ok := s.q[name]
+	q, ok := s.q.get(name)
 	if !ok {
 		panic("store: unknown query " + name) // a typo in a constant; caught by tests
 	}

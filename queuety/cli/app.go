@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -230,14 +229,6 @@ func gcTarget() {
 	}
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 		debug.SetMemoryLimit(daemonMemoryLimit)
-	}
-}
-
-// liftMemoryLimit removes daemonMemoryLimit again, unless GOMEMLIMIT set
-// a limit of the operator's own.
-func liftMemoryLimit() {
-	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
-		debug.SetMemoryLimit(math.MaxInt64)
 	}
 }
 

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -51,6 +54,11 @@ type SitesBenchResult struct {
 	IdleConns  int `json:"idle_connections"`
 	BusyConns  int `json:"busy_connections"`
 	MaxPoolsOf int `json:"pool_connections_cap"`
+	// HeapLiveMiB is the Go heap the last collection found live (after a
+	// collection at the window's end), Goroutines the goroutines then: with
+	// Sites and RSSMiB, what a site costs the daemon idle.
+	HeapLiveMiB float64 `json:"heap_live_mib"`
+	Goroutines  int     `json:"goroutines"`
 	// Busy: dispatch → start of one job on an idle site, and the skewed
 	// drain.
 	LatencySamples int     `json:"latency_samples"`
@@ -94,7 +102,9 @@ queuety.Sites in this process, as work --sites does.
 Idle: the server's statements a second (SHOW GLOBAL STATUS Questions, which
 counts every client: a window without the daemon is measured first and shown
 as the background), the daemon's CPU (this process) and the server's (its
-/proc/<pid>/stat, when the server runs on this machine), and the resident set.
+/proc/<pid>/stat, when the server runs on this machine), the resident set, and
+the Go heap a collection then finds live and the goroutines (each also a site:
+--memprofile, --cpuprofile and --goroutines say where they go).
 Busy: dispatch → start of one job on an idle site (--samples, each on another
 site), then a skewed drain: --skew-jobs jobs over --skew-sites sites, 90 % on
 the first, and the site that finished latest against its fair share.
@@ -123,6 +133,9 @@ single-site comparison.
 			&cli.IntFlag{Name: "skew-jobs", Value: 2000, Usage: "jobs of the skewed drain, 90 % on one site"},
 			&cli.DurationFlag{Name: "job-time", Value: 2 * time.Millisecond, Usage: "how long each job of the skewed drain works"},
 			&cli.BoolFlag{Name: "loops", Usage: "keep every per-site loop on, as work --sites --retention-days 7 --log-retention-days 7 runs them: the stale sweep, retention, workflows (deadline check, wait sweep, signal poll); without it they are off"},
+			cpuProfileFlag(),
+			&cli.PathFlag{Name: "memprofile", Usage: "write a Go heap profile, taken at the idle window's end, to `FILE` (go tool pprof -sample_index=inuse_space)"},
+			&cli.PathFlag{Name: "goroutines", Usage: "write the daemon's goroutines, grouped by stack, at the idle window's end to `FILE` (text)"},
 			jsonFlag(),
 		},
 		Action: a.benchSites,
@@ -132,6 +145,11 @@ single-site comparison.
 // benchSites is one run: databases made, the daemon started, the idle
 // window, the samples, the skewed drain, everything dropped.
 func (a *app) benchSites(c *cli.Context) error {
+	if c.Path("memprofile") != "" {
+		// Finer than the default 512 KiB between samples: an idle site's
+		// holders are a few KiB each.
+		runtime.MemProfileRate = 4096
+	}
 	cfg, err := baseConfig(c)
 	if err != nil {
 		return err
@@ -235,11 +253,6 @@ func (a *app) benchSites(c *cli.Context) error {
 		}
 		go func() { done <- w.Run(runCtx) }()
 	} else {
-		// As work --sites: many sites' workers keep more live than the
-		// single site's soft memory limit, and the collector would run
-		// all the time under it (measured: 130 % of a core, idle, at 500
-		// sites).
-		liftMemoryLimit()
 		for i := range sites {
 			// As work --sites: the per-site loops stretched, each site's
 			// own poll the fallback of the batched look.
@@ -250,7 +263,10 @@ func (a *app) benchSites(c *cli.Context) error {
 			sc.PollInterval = 0
 		}
 		s, err := queuety.NewSites(queuety.SitesConfig{
-			Discover:       func(context.Context) ([]queuety.Site, error) { return sites, nil },
+			// As work --sites: the soft memory limit grows with the sites
+			// (under the single site's, the collector ran all the time:
+			// 130 % of a core, idle, at 500 sites before their cost was cut).
+			Discover:       limitMemoryBySites(func(context.Context) ([]queuety.Site, error) { return sites, nil }, cfg.Logger),
 			Registry:       func(queuety.Site) (*queuety.Registry, error) { return reg, nil },
 			Reread:         time.Hour,
 			LookInterval:   c.Duration("poll-interval"),
@@ -275,13 +291,27 @@ func (a *app) benchSites(c *cli.Context) error {
 	}
 	debug.FreeOSMemory() // the schema's making is not the daemon's resident set
 	time.Sleep(c.Duration("warmup"))
+	stopProfile, err := startCPUProfile(c)
+	if err != nil {
+		return err
+	}
 	w, err := b.window(ctx, pid, idle)
+	stopProfile()
 	if err != nil {
 		return err
 	}
 	res.IdleSecs = idle.Seconds()
 	res.StatementsPerSec, res.DaemonCPUPct, res.ServerCPUPct, res.ServerMeasured = w.statementsPerSec, w.daemonPct, w.serverPct, pid != 0 && bg.serverOK && w.serverOK
+	// The resident set as the idle daemon keeps it, before the collection
+	// below returns memory to the system.
 	res.RSSMiB = currentRSSMiB()
+	if err := writeMemProfile(c); err != nil {
+		return err
+	}
+	res.HeapLiveMiB, res.Goroutines = heapLiveMiB(), runtime.NumGoroutine()
+	if err := writeGoroutines(c.Path("goroutines")); err != nil {
+		return err
+	}
 	conns := func() int {
 		if served != nil {
 			n := 0
@@ -622,6 +652,34 @@ func (b *sitesBench) dropOnSignal() (stop func()) {
 	return func() { close(quit); cancel() }
 }
 
+// writeGoroutines writes the --goroutines listing, if asked for: which
+// loops an idle site keeps, by count.
+func writeGoroutines(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--goroutines: %w", err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("goroutine").WriteTo(f, 1); err != nil {
+		return fmt.Errorf("--goroutines: %w", err)
+	}
+	return nil
+}
+
+// heapLiveMiB is the heap a collection run now finds live.
+func heapLiveMiB() float64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return float64(s[0].Value.Uint64()) / (1 << 20)
+}
+
 // currentRSSMiB reads VmRSS, the process's resident set now.
 func currentRSSMiB() float64 {
 	b, err := os.ReadFile("/proc/self/status")
@@ -654,6 +712,8 @@ func printSitesBench(c *cli.Context, res SitesBenchResult) error {
 	fmt.Fprintf(w, "%d sites (%s, %d databases, look every %s, %s) on %s\n", res.Sites, res.Mode, res.Databases, res.PollInterval, loops, res.Server)
 	fmt.Fprintf(w, "idle %.0fs: %.1f statements/s (background %.1f/s), daemon CPU %.1f %%, %s, RSS %.1f MiB\n",
 		res.IdleSecs, res.StatementsPerSec, res.BackgroundPerSec, res.DaemonCPUPct, server, res.RSSMiB)
+	fmt.Fprintf(w, "idle heap: %.1f MiB live, %d goroutines (%.0f KiB and %.1f goroutines a site)\n",
+		res.HeapLiveMiB, res.Goroutines, res.HeapLiveMiB*1024/float64(res.Sites), float64(res.Goroutines)/float64(res.Sites))
 	fmt.Fprintf(w, "dispatch->start on an idle site (%d samples): p50 %.1f ms, p99 %.1f ms\n", res.LatencySamples, res.LatencyP50ms, res.LatencyP99ms)
 	fmt.Fprintf(w, "skewed drain, %d jobs over %d sites (90 %% on one): %.2fs; worst against its fair share: %s (%d jobs) %.2fs vs %.2fs = %.2fx\n",
 		res.SkewJobs, res.SkewSites, res.DrainSecs, res.WorstSite, res.WorstSiteJobs, res.WorstDrainSecs, res.WorstFairSecs, res.WorstRatio)

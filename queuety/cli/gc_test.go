@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"context"
+	"log/slog"
 	"math"
 	"os"
 	"runtime/debug"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/queuety-go/queuety/queuety"
 )
 
 // The daemon's GC target applies only when the environment set none.
@@ -51,21 +55,32 @@ func TestGCTargetSetsAMemoryLimitUnlessGOMEMLIMIT(t *testing.T) {
 	require.Equal(t, int64(1<<30), debug.SetMemoryLimit(-1), "GOMEMLIMIT=1GiB is kept")
 }
 
-// A daemon for many sites drops the single site's soft memory limit (its
-// live heap is larger by design), but keeps one the operator set.
+// A daemon for many sites sets a soft memory limit that grows with the
+// sites each discovery lists, but keeps one the operator set.
 // Not parallel: the limit and the environment are the process's.
-func TestManySitesLiftTheMemoryLimit(t *testing.T) {
+func TestManySitesScaleTheMemoryLimit(t *testing.T) {
 	limit := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(limit) })
+	log := slog.New(slog.DiscardHandler)
+	var listed []queuety.Site
+	discover := func(context.Context) ([]queuety.Site, error) { return listed, nil }
 
 	t.Setenv("GOMEMLIMIT", "")
 	require.NoError(t, os.Unsetenv("GOMEMLIMIT"))
 	debug.SetMemoryLimit(daemonMemoryLimit)
-	liftMemoryLimit()
-	require.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1), "GOMEMLIMIT unset: no limit")
+	scaled := limitMemoryBySites(discover, log)
+	listed = make([]queuety.Site, 500)
+	_, err := scaled(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, int64(daemonMemoryLimit+500*siteMemoryLimit), debug.SetMemoryLimit(-1), "500 sites")
+	listed = listed[:20] // a re-read found fewer
+	_, err = scaled(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, int64(daemonMemoryLimit+20*siteMemoryLimit), debug.SetMemoryLimit(-1), "20 sites")
 
 	t.Setenv("GOMEMLIMIT", "1GiB")
 	debug.SetMemoryLimit(1 << 30)
-	liftMemoryLimit()
+	_, err = limitMemoryBySites(discover, log)(context.Background())
+	require.NoError(t, err)
 	require.Equal(t, int64(1<<30), debug.SetMemoryLimit(-1), "GOMEMLIMIT=1GiB is kept")
 }

@@ -61,10 +61,6 @@ func sitesMode(c *cli.Context) (bool, error) {
 // wp-config's database, prefix and QUEUETY_* settings) or, for --sites,
 // the flags every site shares.
 func (a *app) workSites(c *cli.Context, base queuety.Config, limits runLimits) error {
-	// A daemon for many sites keeps many workers' state live (a few
-	// hundred MiB for 500 sites): the single site's soft memory limit
-	// (daemonMemoryLimit) would have the collector run without pause.
-	liftMemoryLimit()
 	obs, err := newSitesObservability(c, base.Logger)
 	if err != nil {
 		return err
@@ -76,6 +72,7 @@ func (a *app) workSites(c *cli.Context, base queuety.Config, limits runLimits) e
 	// base as it is at each read: the settings set below apply to the
 	// sites too.
 	discover := obs.observed(func(ctx context.Context) ([]queuety.Site, error) { return sitesDiscovery(c, base, own)(ctx) })
+	discover = limitMemoryBySites(discover, base.Logger)
 	// The per-site loops' single-site defaults cost an idle network more
 	// than the batched look; flags and variables set still win.
 	if !c.IsSet("signal-poll-interval") {

@@ -74,9 +74,14 @@ type Notifier struct {
 	// deliveries counts each registration's results for the dashboard.
 	deliveries deliveries
 
-	mu     sync.RWMutex // closed and the send on queue
+	mu     sync.RWMutex // closed, queue and the send on it, sendCtx
 	closed bool
-	queue  chan delivery
+	// queue and the senders are made by the first request to send
+	// (startSenders): most workers have no webhook registered, and with
+	// many sites a queue of QueueSize and Senders goroutines each was a
+	// large share of an idle site's memory.
+	queue   chan delivery
+	sending atomic.Bool // queue made
 
 	// sendCtx is cancelled when Stop's grace is over: in-flight requests
 	// are cut, queued ones dropped. The senders' own context: they outlive
@@ -134,13 +139,10 @@ func (n *Notifier) Start(ctx context.Context) error {
 	if !n.started.CompareAndSwap(false, true) {
 		return nil
 	}
-	n.queue = make(chan delivery, n.p.QueueSize)
+	n.mu.Lock()
 	n.sendCtx, n.cancelSend = context.WithCancel(context.WithoutCancel(ctx))
+	n.mu.Unlock()
 	n.RunOnce(ctx)
-	for i := 0; i < n.p.Senders; i++ {
-		n.senders.Add(1)
-		go n.send()
-	}
 	if n.readElsewhere.Load() {
 		return nil
 	}
@@ -181,7 +183,9 @@ func (n *Notifier) stop(ctx context.Context) {
 	n.refresher.Stop()
 	n.mu.Lock()
 	n.closed = true
-	close(n.queue)
+	if n.queue != nil {
+		close(n.queue)
+	}
 	n.mu.Unlock()
 	done := make(chan struct{})
 	go func() { n.senders.Wait(); close(done) }()
@@ -259,12 +263,19 @@ func (n *Notifier) Notify(event string, data *phpjson.Object) {
 		n.p.Log.Warn("webhook not sent: its body cannot be encoded", "event", event, "err", err)
 		return
 	}
+	if !n.sending.Load() {
+		n.startSenders()
+	}
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	for _, t := range (*m)[event] {
 		d := delivery{event: event, target: t, body: body}
-		if n.closed {
+		switch {
+		case n.closed:
 			n.drop(d, "stopping")
+			continue
+		case n.queue == nil:
+			n.drop(d, "not started")
 			continue
 		}
 		select {
@@ -273,6 +284,22 @@ func (n *Notifier) Notify(event string, data *phpjson.Object) {
 			n.drop(d, "queue full")
 		}
 	}
+}
+
+// startSenders makes the queue and starts the senders, once, between
+// Start and Stop.
+func (n *Notifier) startSenders() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.queue != nil || n.closed || n.sendCtx == nil {
+		return
+	}
+	n.queue = make(chan delivery, n.p.QueueSize)
+	for range n.p.Senders {
+		n.senders.Add(1)
+		go n.send()
+	}
+	n.sending.Store(true)
 }
 
 // Deliveries is what the notifier did with each registration since it was
