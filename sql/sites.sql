@@ -5,8 +5,9 @@
 
 -- name: any-due-site
 -- One site's part of the batched idle look: any-due for one jobs table,
--- answering with the site's index. sites-any-due joins these with UNION ALL
--- so every idle site of a database costs one round trip between them.
+-- answering with the site's index. AnyDueAcross (sites.go) joins these with
+-- UNION ALL so every idle site of a database server costs one round trip
+-- between them.
 (SELECT ? AS site FROM {jobs} FORCE INDEX (idx_qgo_claim)
 WHERE queue IN (?) AND status = 'pending' AND available_at <= NOW()
 LIMIT 1)

@@ -299,9 +299,13 @@ func (v *discoveredSites) Open(ctx context.Context, name string) (dashboard.Site
 }
 
 // serveSitesFlags are serve's flags for many sites: work's, but for the
-// PHP pools and the slot budget (serve runs no handler).
+// PHP pools and the slot budget (serve runs no handler) and the site label
+// cap (serve has no /metrics of many sites).
 func serveSitesFlags() []cli.Flag {
-	return slices.DeleteFunc(sitesFlags(), func(f cli.Flag) bool { return isPHPSitesFlag(f) || f.Names()[0] == "max-slots" })
+	return slices.DeleteFunc(sitesFlags(), func(f cli.Flag) bool {
+		n := f.Names()[0]
+		return isPHPSitesFlag(f) || n == "max-slots" || n == "metrics-max-sites"
+	})
 }
 
 // serveSites is `serve --network|--sites`: the dashboard of every site,
