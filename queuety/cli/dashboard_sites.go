@@ -55,17 +55,10 @@ func sitesDashboard(c *cli.Context, src dashboard.SiteSource, log *slog.Logger) 
 	return d, nil
 }
 
-// sitesHTTP is the HTTP listener of many sites: the dashboard at /ui/ (/
-// and /ui lead there), GET /healthz and GET /readyz (no token, a status
-// word alone, as the HTTP API answers them).
-type sitesHTTP struct {
-	srv  *http.Server
-	ln   net.Listener
-	done chan struct{}
-}
-
-// startSitesHTTP listens on addr and serves ui; ready decides /readyz.
-func startSitesHTTP(ctx context.Context, c *cli.Context, addr string, ui http.Handler, ready func(context.Context) error, log *slog.Logger) (*sitesHTTP, error) {
+// startSitesHTTP is the HTTP listener of many sites on addr: the dashboard
+// ui at /ui/ (/ and /ui lead there), GET /healthz and GET /readyz (no
+// token; ready decides it).
+func startSitesHTTP(ctx context.Context, c *cli.Context, addr string, ui http.Handler, ready func(context.Context) error, log *slog.Logger) (*httpListener, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/ui/", ui)
 	mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
@@ -76,38 +69,18 @@ func startSitesHTTP(ctx context.Context, c *cli.Context, addr string, ui http.Ha
 	if c.Bool("insecure-no-auth") {
 		h = httpapi.LocalHostGuard(addr, h)
 	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", addr)
+	l, err := startHTTPListener(ctx, addr, &http.Server{
+		Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}, log, "http server")
 	if err != nil {
-		return nil, fmt.Errorf("listen on %q: %w", addr, err)
+		return nil, err
 	}
 	if !httpapi.Loopback(addr) {
 		log.Warn("serving plain HTTP on a non-loopback address: the operator token and the pages cross the network unencrypted; put a TLS-terminating proxy in front, or listen on 127.0.0.1", "listen", addr)
 	}
-	s := &sitesHTTP{ln: ln, done: make(chan struct{}), srv: &http.Server{
-		Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
-		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}}
-	go func() {
-		defer close(s.done)
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("http server stopped", "err", err)
-		}
-	}()
-	return s, nil
-}
-
-func (s *sitesHTTP) addr() string { return s.ln.Addr().String() }
-
-// stop lets requests in flight finish (httpShutdownWait at most).
-func (s *sitesHTTP) stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
-	defer cancel()
-	if s.srv.Shutdown(ctx) != nil {
-		_ = s.srv.Close()
-	}
-	<-s.done
+	return l, nil
 }
 
 // servedSites is the dashboard's view of the sites `work --network|--sites`

@@ -265,11 +265,9 @@ type observability struct {
 	addr   string // resolved --metrics-listen, or ""
 	tables *lazyTables
 	log    *slog.Logger
-	srv    *http.Server
 	// idleTimeout overrides metricsIdleTimeout (tests).
 	idleTimeout time.Duration
-	ln          net.Listener
-	done        chan struct{}
+	l           *httpListener // while --metrics-listen is served
 }
 
 // newObservability builds the metrics and sets cfg.Observer (work: worker
@@ -341,53 +339,68 @@ func (o *observability) startListener(ctx context.Context, stderr io.Writer, who
 	if err != nil {
 		return err
 	}
-	o.srv, o.ln, o.done = l.srv, l.ln, l.done
-	fmt.Fprintf(stderr, "queuety %s: metrics on http://%s/metrics\n", who, l.ln.Addr())
+	o.l = l
+	fmt.Fprintf(stderr, "queuety %s: metrics on http://%s/metrics\n", who, l.addr())
 	return nil
 }
 
-// localListener is a running --metrics-listen listener.
-type localListener struct {
+// httpListener is a running HTTP listener of the daemon's own: the
+// --metrics-listen one, and the dashboard of many sites (work --http and
+// serve with --network or --sites).
+type httpListener struct {
 	srv  *http.Server
 	ln   net.Listener
 	done chan struct{}
 }
 
-// startLocalListener serves h without a token on addr (a resolved
-// --metrics-listen): on loopback it answers only loopback Host names, on
-// another interface it warns that anyone who reaches it reads it.
-func startLocalListener(ctx context.Context, addr string, h http.Handler, log *slog.Logger, idle time.Duration) (*localListener, error) {
+// startHTTPListener listens on addr and serves srv there until stop; a
+// serve error past the start is logged with what (the listener's name).
+func startHTTPListener(ctx context.Context, addr string, srv *http.Server, log *slog.Logger, what string) (*httpListener, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--metrics-listen: listen on %q: %w", addr, err)
+		return nil, fmt.Errorf("listen on %q: %w", addr, err)
 	}
-	if !httpapi.Loopback(addr) {
-		log.Warn("serving /metrics without a token on a non-loopback address: anyone who reaches it can read queue names and counts", "listen", addr)
-	} else {
-		// No token here: a loopback listener answers only loopback Host
-		// names, so a rebinding page cannot read it (N10).
-		h = httpapi.LocalHostGuard(addr, h)
-	}
-	l := &localListener{srv: metricsServer(h, log, idle), ln: ln, done: make(chan struct{})}
+	l := &httpListener{srv: srv, ln: ln, done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
-		if err := l.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("metrics listener stopped", "err", err)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error(what+" stopped", "err", err)
 		}
 	}()
 	return l, nil
 }
 
+func (l *httpListener) addr() string { return l.ln.Addr().String() }
+
 // stop shuts the listener down, waiting httpShutdownWait for requests
 // under way.
-func (l *localListener) stop() {
+func (l *httpListener) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
 	defer cancel()
 	if err := l.srv.Shutdown(ctx); err != nil {
 		_ = l.srv.Close()
 	}
 	<-l.done
+}
+
+// startLocalListener serves h without a token on addr (a resolved
+// --metrics-listen): on loopback it answers only loopback Host names, on
+// another interface it warns that anyone who reaches it reads it.
+func startLocalListener(ctx context.Context, addr string, h http.Handler, log *slog.Logger, idle time.Duration) (*httpListener, error) {
+	if httpapi.Loopback(addr) {
+		// No token here: a loopback listener answers only loopback Host
+		// names, so a rebinding page cannot read it (N10).
+		h = httpapi.LocalHostGuard(addr, h)
+	}
+	l, err := startHTTPListener(ctx, addr, metricsServer(h, log, idle), log, "metrics listener")
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-listen: %w", err)
+	}
+	if !httpapi.Loopback(addr) {
+		log.Warn("serving /metrics without a token on a non-loopback address: anyone who reaches it can read queue names and counts", "listen", addr)
+	}
+	return l, nil
 }
 
 // metricsIdleTimeout closes a keep-alive connection to the metrics
@@ -410,11 +423,11 @@ func metricsServer(h http.Handler, log *slog.Logger, idle time.Duration) *http.S
 
 // stopListener stops the metrics listener, if it runs.
 func (o *observability) stopListener() {
-	if o == nil || o.srv == nil {
+	if o == nil || o.l == nil {
 		return
 	}
-	defer func() { o.srv = nil }() // stopped once: work stops it after the worker, and again on return
-	(&localListener{srv: o.srv, done: o.done}).stop()
+	defer func() { o.l = nil }() // stopped once: work stops it after the worker, and again on return
+	o.l.stop()
 }
 
 // notifyReady tells systemd (Type=notify, $NOTIFY_SOCKET) that the daemon

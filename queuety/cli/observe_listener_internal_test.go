@@ -35,7 +35,7 @@ func startTestListener(t *testing.T, idle time.Duration) *observability {
 func TestMetricsListenerClosesIdleConnections(t *testing.T) {
 	t.Parallel()
 	o := startTestListener(t, 50*time.Millisecond)
-	conn, err := net.Dial("tcp", o.ln.Addr().String())
+	conn, err := net.Dial("tcp", o.l.addr())
 	require.NoError(t, err)
 	defer conn.Close()
 	_, err = fmt.Fprintf(conn, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
@@ -66,7 +66,7 @@ func TestMetricsListenerRefusesForeignHost(t *testing.T) {
 	t.Parallel()
 	o := startTestListener(t, 0)
 	get := func(host string) int {
-		req, err := http.NewRequest(http.MethodGet, "http://"+o.ln.Addr().String()+"/metrics", nil)
+		req, err := http.NewRequest(http.MethodGet, "http://"+o.l.addr()+"/metrics", nil)
 		require.NoError(t, err)
 		req.Host = host
 		resp, err := http.DefaultClient.Do(req)

@@ -97,7 +97,7 @@ func (o *sitesObservability) start(ctx context.Context, stderr io.Writer, s *que
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(stderr, "queuety work: /metrics, /healthz, /readyz and /sites on http://%s\n", l.ln.Addr())
+	fmt.Fprintf(stderr, "queuety work: /metrics, /healthz, /readyz and /sites on http://%s\n", l.addr())
 	return l.stop, nil
 }
 
