@@ -57,14 +57,14 @@ func sitesDashboard(c *cli.Context, src dashboard.SiteSource, log *slog.Logger) 
 
 // startSitesHTTP is the HTTP listener of many sites on addr: the dashboard
 // ui at /ui/ (/ and /ui lead there), GET /healthz and GET /readyz (no
-// token; ready decides it).
-func startSitesHTTP(ctx context.Context, c *cli.Context, addr string, ui http.Handler, ready func(context.Context) error, log *slog.Logger) (*httpListener, error) {
+// token; ready answers it).
+func startSitesHTTP(ctx context.Context, c *cli.Context, addr string, ui http.Handler, ready http.Handler, log *slog.Logger) (*httpListener, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/ui/", ui)
 	mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
 	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	mux.Handle("GET /healthz", httpapi.HealthHandler())
-	mux.Handle("GET /readyz", httpapi.ReadyHandler(ready))
+	mux.Handle("GET /readyz", ready)
 	var h http.Handler = mux
 	if c.Bool("insecure-no-auth") {
 		h = httpapi.LocalHostGuard(addr, h)
@@ -179,20 +179,14 @@ func (v *servedSites) listen(ctx context.Context, c *cli.Context, log *slog.Logg
 	if err != nil {
 		return nil, err
 	}
-	srv, err := startSitesHTTP(ctx, c, addr, ui, v.ready, log)
+	// /readyz decides as --metrics-listen's does, but says only a word: this
+	// listener may face the network, and its pages need the operator token.
+	srv, err := startSitesHTTP(ctx, c, addr, ui, sitesReady(v.sites, v.pools, false), log)
 	if err != nil {
 		return nil, fmt.Errorf("--http: %w", err)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "queuety work: the dashboard of the sites listening on http://%s\n", srv.addr())
 	return srv.stop, nil
-}
-
-// ready is /readyz of work's HTTP listener: no site unreachable.
-func (v *servedSites) ready(context.Context) error {
-	if down := v.sites.Unreachable(); len(down) > 0 {
-		return fmt.Errorf("not served: %s", strings.Join(down, ", "))
-	}
-	return nil
 }
 
 // discoveredSites is the dashboard's view of the sites `serve
@@ -320,7 +314,7 @@ func (a *app) serveSites(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	srv, err := startSitesHTTP(ctx, c, c.String("listen"), ui, nil, base.Logger)
+	srv, err := startSitesHTTP(ctx, c, c.String("listen"), ui, httpapi.ReadyHandler(nil), base.Logger) // no worker: ready once listening
 	if err != nil {
 		return err
 	}

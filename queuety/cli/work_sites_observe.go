@@ -91,7 +91,7 @@ func (o *sitesObservability) start(ctx context.Context, stderr io.Writer, s *que
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", o.m.Handler())
 	mux.Handle("GET /healthz", httpapi.HealthHandler())
-	mux.Handle("GET /readyz", sitesReady(s, pools))
+	mux.Handle("GET /readyz", sitesReady(s, pools, true))
 	mux.Handle("GET /sites", sitesList(s, pools))
 	l, err := startLocalListener(ctx, o.addr, mux, o.log, 0)
 	if err != nil {
@@ -101,11 +101,13 @@ func (o *sitesObservability) start(ctx context.Context, stderr io.Writer, s *que
 	return l.stop, nil
 }
 
-// sitesReady is /readyz: 503 while any site is not served, naming each
-// with its state and why (its database does not answer, its start
-// failed), one a line after the first, and the sites whose PHP pool's
-// last start failed (their PHP jobs are not served); 200 "ready" else.
-func sitesReady(s *queuety.Sites, pools *sitePools) http.Handler {
+// sitesReady is /readyz of work --network/--sites: 503 while any site is
+// not served (its database does not answer, its start failed) or its PHP
+// pool's last start failed (its PHP jobs are not served); 200 "ready"
+// else. With detail the 503 names each, a line a site after the first,
+// with its state and why; without, it says "not ready" alone, as the HTTP
+// API's /readyz does.
+func sitesReady(s *queuety.Sites, pools *sitePools, detail bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
@@ -126,6 +128,10 @@ func sitesReady(s *queuety.Sites, pools *sitePools) http.Handler {
 			return
 		}
 		w.WriteHeader(http.StatusServiceUnavailable)
+		if !detail {
+			fmt.Fprintln(w, "not ready")
+			return
+		}
 		fmt.Fprintf(w, "not ready: not served: %s\n%s\n", strings.Join(names, ", "), strings.Join(reasons, "\n"))
 	})
 }

@@ -275,8 +275,9 @@ func TestWorkSitesMetrics(t *testing.T) {
 
 // TestWorkSitesReadyzReasons: a site whose PHP pool cannot start (tried by
 // its first PHP job) has its PHP jobs not served; /readyz answers 503
-// naming it with the reason, a line a site; its Go side is served
-// (/metrics reads its database up) and its PHP job waits, unspent.
+// naming it with the reason, a line a site, and so does the dashboard
+// listener's (--http), in a word; its Go side is served (/metrics reads
+// its database up) and its PHP job waits, unspent.
 func TestWorkSitesReadyzReasons(t *testing.T) {
 	t.Parallel()
 	bin := stockBinary(t)
@@ -287,16 +288,18 @@ func TestWorkSitesReadyzReasons(t *testing.T) {
 	}
 	var stdout, stderr syncBuffer
 	cmd := exec.Command(bin, "work", "--network", networkWPConfig(t, dsn), "--poll-interval", "20ms",
-		"--php", "sh -c 'echo no WordPress here >&2; exit 3'", "--metrics-listen", "127.0.0.1:0")
+		"--php", "sh -c 'echo no WordPress here >&2; exit 3'", "--metrics-listen", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "QUEUETY_WORKER_TOKEN=", "QUEUETY_OPERATOR_TOKEN=ot-0123456789abcdef")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	startCmd(t, cmd)
-	var addr string
-	waitFor(t, 60*time.Second, "the listener", func() bool {
+	var addr, httpAddr string
+	waitFor(t, 60*time.Second, "the listeners", func() bool {
 		m := regexp.MustCompile(`/sites on http://(\S+)`).FindStringSubmatch(stderr.String())
-		if m != nil {
-			addr = m[1]
+		h := regexp.MustCompile(`the dashboard of the sites listening on http://(\S+)`).FindStringSubmatch(stderr.String())
+		if m != nil && h != nil {
+			addr, httpAddr = m[1], h[1]
 		}
-		return m != nil
+		return m != nil && h != nil
 	})
 	var code int
 	var body string
@@ -304,6 +307,8 @@ func TestWorkSitesReadyzReasons(t *testing.T) {
 		code, body = scrape(t, addr, "/readyz", "")
 		return code == http.StatusOK
 	})
+	code, body = scrape(t, httpAddr, "/readyz", "")
+	require.Equal(t, http.StatusOK, code, body)
 	for _, p := range []string{"wp_", "wp_2_"} {
 		c, err := queuety.Open(context.Background(), queuety.Config{DSN: dsn, TablePrefix: p})
 		require.NoError(t, err)
@@ -320,6 +325,9 @@ func TestWorkSitesReadyzReasons(t *testing.T) {
 	require.Len(t, lines, 3, body)
 	require.Contains(t, lines[2], "blog 2: php pool failed: ", body)
 	require.Contains(t, lines[2], "failed to start", body)
+	code, body = scrape(t, httpAddr, "/readyz", "")
+	require.Equal(t, http.StatusServiceUnavailable, code, "the dashboard listener's /readyz counts a failed PHP pool too")
+	require.Equal(t, "not ready\n", body)
 	_, text := scrape(t, addr, "/metrics", "")
 	fams := parseFamilies(t, text)
 	for _, site := range []string{"blog 1", "blog 2"} {
