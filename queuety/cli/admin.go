@@ -285,7 +285,7 @@ of that one site.
    queuety status --json | jq '.[] | select(.needs_attention)'
    queuety status --network /var/www/html/wp-config.php
    queuety status --network /var/www/html/wp-config.php --site "blog 3"`,
-		Flags: append([]cli.Flag{&cli.StringFlag{Name: "queue", Usage: "only this queue"}, jsonFlag()}, sitesStatusFlags()...),
+		Flags: append([]cli.Flag{&cli.StringFlag{Name: "queue", Usage: "only this queue"}, jsonFlag()}, siteFlags(true)...),
 		Action: orSitesStatus(withClient(nil, func(c *cli.Context, client *queuety.Client) error {
 			stats, err := client.Status(c.Context)
 			if err != nil {

@@ -39,7 +39,7 @@ row without a usable reserved_at) are marked "stuck: <reason>" (JSON: "stuck");
 					&cli.IntFlag{Name: "limit", Value: 50, Usage: "at most this many jobs"},
 					&cli.BoolFlag{Name: "stuck", Usage: "only jobs that can never run as they are, with the reason"},
 					formatFlag(), jsonFlag(),
-				}, siteFlags()...),
+				}, siteFlags(false)...),
 				Action: func(c *cli.Context) error {
 					if c.Int("limit") < 1 {
 						return usagef("--limit %d: must be at least 1", c.Int("limit"))
@@ -101,7 +101,7 @@ its payload and its log rows.
    queuety job inspect 42
    queuety job inspect 42 --json | jq .logs
    queuety job inspect 42 --network /var/www/html/wp-config.php --site example.com/shop/`,
-				Flags: append([]cli.Flag{jsonFlag()}, siteFlags()...),
+				Flags: append([]cli.Flag{jsonFlag()}, siteFlags(false)...),
 				Action: byIDAction(func(c *cli.Context, client *queuety.Client, id int64) error {
 					j, err := client.Job(c.Context, id)
 					if err != nil {

@@ -58,7 +58,7 @@ unless it says otherwise) or an age ("90m", "2h", "7d").
 			&cli.StringFlag{Name: "since", Usage: "rows created at or after this `time` or age"},
 			&cli.IntFlag{Name: "limit", Value: 50, Usage: "at most this many rows"},
 			formatFlag(), jsonFlag(),
-		}, siteFlags()...),
+		}, siteFlags(false)...),
 		Subcommands: []*cli.Command{a.logPurgeCommand()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {

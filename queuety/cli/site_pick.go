@@ -12,20 +12,20 @@ import (
 	"github.com/queuety-go/queuety/queuety"
 )
 
-// siteFlag is --site: the one site of --network or --sites a read command
-// reads.
-func siteFlag() cli.Flag {
-	return &cli.StringFlag{Name: "site", Usage: "with --network or --sites: read this site, by its `name` as status and /sites show it (a subsite also by blog id or URL, a single site also by its directory)"}
-}
-
-// siteFlags point a read command (job list, log, workflow list, …) at one
-// site of many.
-func siteFlags() []cli.Flag {
-	return []cli.Flag{
-		siteFlag(),
-		&cli.StringFlag{Name: "network", Usage: "with --site: the multisite network of this `wp-config.php`"},
-		&cli.StringFlag{Name: "sites", Usage: "with --site: the sites of this glob of wp-config.php files or `file` (as work --sites)"},
+// siteFlags point a read command (status, job list, log, workflow list,
+// …) at the sites of --network or --sites, and --site at one of them.
+// status, which lists every site without --site, reads --network and
+// --sites from QUEUETY_NETWORK/QUEUETY_SITES too (fromEnv) as work does;
+// the other commands need --site with them, so a unit's environment would
+// make each a usage error.
+func siteFlags(fromEnv bool) []cli.Flag {
+	network := &cli.StringFlag{Name: "network", Usage: "the multisite network of this `wp-config.php` (status: a line a subsite; --site: that subsite)"}
+	sites := &cli.StringFlag{Name: "sites", Usage: "the sites of this glob of wp-config.php files or `file`, as work --sites (status: a line a site; --site: that site)"}
+	if fromEnv {
+		network.EnvVars, sites.EnvVars = []string{"QUEUETY_NETWORK"}, []string{"QUEUETY_SITES"}
 	}
+	site := &cli.StringFlag{Name: "site", Usage: "with --network or --sites: read this site, by its `name` as status and /sites show it (a subsite also by blog id or URL, a single site also by its directory)"}
+	return []cli.Flag{site, network, sites}
 }
 
 // commandConfig is the configuration a command connects with: the one

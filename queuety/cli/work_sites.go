@@ -262,15 +262,6 @@ func redactLine(line string) string {
 	return dsn
 }
 
-// sitesStatusFlags are status's flags for many sites.
-func sitesStatusFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "network", EnvVars: []string{"QUEUETY_NETWORK"}, Usage: "one line for each subsite of the multisite network of this `wp-config.php`"},
-		&cli.StringFlag{Name: "sites", EnvVars: []string{"QUEUETY_SITES"}, Usage: "one line for each site of this glob of wp-config.php files or `file` (as work --sites)"},
-		siteFlag(),
-	}
-}
-
 // siteCounts is one line of status --network/--sites.
 type siteCounts struct {
 	Site   string         `json:"site"`

@@ -142,6 +142,44 @@ func TestSiteFlagReadCommands(t *testing.T) {
 	require.Contains(t, r.stderr, filepath.Join(root, "blog", "wp-config.php"), r.String())
 }
 
+// TestSiteFlagsFromEnvironment: status reads --network from
+// QUEUETY_NETWORK (a line a subsite), as work does; job list does not (it
+// would need --site), so a unit's environment leaves it reading the one
+// site its --dsn and --prefix name.
+func TestSiteFlagsFromEnvironment(t *testing.T) {
+	t.Parallel()
+	bin := stockBinary(t)
+	dsn := testdb.New(t)
+	testdb.Multisite(t, dsn, "wp_", "/a/")
+	for _, p := range []string{"wp_", "wp_2_"} {
+		runOK(t, on(dsn, "--prefix", p, "migrate")...)
+	}
+	dispatchOn(t, dsn, "wp_2_", "site.two", 2)
+	env := append(os.Environ(), "QUEUETY_NETWORK="+networkWPConfig(t, dsn), "QUEUETY_SITES=")
+
+	cmd := exec.Command(bin, "status", "--json")
+	cmd.Env = env
+	out, err := cmd.Output()
+	require.NoError(t, err, string(out))
+	var lines []struct {
+		Site   string
+		Counts map[string]int
+	}
+	require.NoError(t, json.Unmarshal(out, &lines), string(out))
+	require.Len(t, lines, 2, string(out))
+	require.Equal(t, "blog 2", lines[1].Site)
+	require.Equal(t, 2, lines[1].Counts["pending"])
+
+	cmd = exec.Command(bin, "--dsn", dsn, "--prefix", "wp_2_", "job", "list", "--json")
+	cmd.Env = env
+	out, err = cmd.Output()
+	require.NoError(t, err, string(out))
+	var rows []struct{ Handler string }
+	require.NoError(t, json.Unmarshal(out, &rows), string(out))
+	require.Len(t, rows, 2, string(out))
+	require.Equal(t, "site.two", rows[0].Handler)
+}
+
 // TestWorkSitesMetrics: work --sites with --metrics-listen serves /metrics
 // with a site label for each of three single sites (one named with quotes,
 // braces and a newline in its directory), at most --metrics-max-sites of

@@ -47,7 +47,7 @@ func (a *app) workflowCommand() *cli.Command {
 					&cli.StringFlag{Name: "status", Usage: strings.Join(workflowStatuses, ", ")},
 					&cli.StringFlag{Name: "name", Usage: "only workflows of this name"},
 					&cli.IntFlag{Name: "limit", Value: 50, Usage: "at most this many workflows"}, formatFlag(), jsonFlag(),
-				}, siteFlags()...),
+				}, siteFlags(false)...),
 				Action: withClient(func(c *cli.Context) error {
 					if c.Int("limit") < 1 {
 						return usagef("--limit %d: must be at least 1", c.Int("limit"))
@@ -90,7 +90,7 @@ func (a *app) workflowCommand() *cli.Command {
 				Description: `   queuety workflow status 42
    queuety workflow status 42 --json | jq '.wait_details.remaining'
    queuety workflow status 42 --network /var/www/html/wp-config.php --site "blog 3"`,
-				Flags: append([]cli.Flag{jsonFlag()}, siteFlags()...),
+				Flags: append([]cli.Flag{jsonFlag()}, siteFlags(false)...),
 				Action: byWorkflow(func(c *cli.Context, client *queuety.Client, id int64) error {
 					r, err := client.WorkflowStatus(c.Context, id)
 					if err != nil {
