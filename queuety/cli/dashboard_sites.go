@@ -92,6 +92,7 @@ type servedSites struct {
 
 	mu   sync.Mutex
 	regs map[string]*queuety.Registry
+	dirs map[string]string // a single site's directory, for the switcher
 	run  map[string]servedSite
 }
 
@@ -101,7 +102,7 @@ type servedSite struct {
 }
 
 func newServedSites(pools *sitePools) *servedSites {
-	return &servedSites{pools: pools, regs: map[string]*queuety.Registry{}, run: map[string]servedSite{}}
+	return &servedSites{pools: pools, regs: map[string]*queuety.Registry{}, dirs: map[string]string{}, run: map[string]servedSite{}}
 }
 
 // registry is SitesConfig.Registry: the pools' answer, kept for the site's
@@ -111,6 +112,7 @@ func (v *servedSites) registry(site queuety.Site) (*queuety.Registry, error) {
 	if err == nil {
 		v.mu.Lock()
 		v.regs[site.Name] = reg
+		v.dirs[site.Name] = site.Dir
 		v.mu.Unlock()
 	}
 	return reg, err
@@ -129,6 +131,7 @@ func (v *servedSites) stopped(site queuety.Site) {
 	v.mu.Lock()
 	delete(v.run, site.Name)
 	delete(v.regs, site.Name)
+	delete(v.dirs, site.Name)
 	v.mu.Unlock()
 	v.pools.stopped(site)
 }
@@ -136,8 +139,10 @@ func (v *servedSites) stopped(site queuety.Site) {
 func (v *servedSites) List() []dashboard.SiteInfo {
 	st := v.sites.Status()
 	out := make([]dashboard.SiteInfo, len(st))
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	for i, s := range st {
-		out[i] = dashboard.SiteInfo{Name: s.Name, URL: s.URL}
+		out[i] = dashboard.SiteInfo{Name: s.Name, URL: s.URL, Dir: v.dirs[s.Name]}
 	}
 	return out
 }
@@ -246,7 +251,7 @@ func (v *discoveredSites) List() []dashboard.SiteInfo {
 	defer v.mu.Unlock()
 	out := make([]dashboard.SiteInfo, 0, len(v.sites))
 	for _, s := range v.sites {
-		out = append(out, dashboard.SiteInfo{Name: s.Name, URL: s.URL})
+		out = append(out, dashboard.SiteInfo{Name: s.Name, URL: s.URL, Dir: s.Dir})
 	}
 	return out
 }

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -61,57 +59,20 @@ func commandConfig(c *cli.Context) (queuety.Config, error) {
 	return site.Config, nil
 }
 
-// pickSite finds want among sites: by name, then a subsite by blog id
-// ("3") or URL (with or without its scheme and trailing slash), a single
-// site by its directory. An unknown name is a usage error listing a few
-// known ones.
+// pickSite finds want among sites (queuety.SitesNamed: by name, then a
+// subsite by blog id or URL, a single site by its directory). An unknown
+// name is a usage error listing a few known ones.
 func pickSite(sites []queuety.Site, want string) (queuety.Site, error) {
-	for _, s := range sites {
-		if s.Name == want {
-			return s, nil
-		}
-	}
-	var found []queuety.Site
-	for _, s := range sites {
-		if siteAnswersTo(s, want) {
-			found = append(found, s)
-		}
-	}
-	if len(found) == 1 {
+	found := queuety.SitesNamed(sites, want)
+	switch {
+	case len(found) == 1:
 		return found[0], nil
-	}
-	if len(found) > 1 {
+	case len(found) > 1:
 		return queuety.Site{}, usagef("--site %q: %d sites answer to it (%s); give its name", want, len(found), siteNames(found, 5))
-	}
-	if len(sites) == 0 {
+	case len(sites) == 0:
 		return queuety.Site{}, usagef("--site %q: no sites found to choose from", want)
 	}
 	return queuety.Site{}, usagef("--site %q: no such site; known: %s", want, siteNames(sites, 5))
-}
-
-// siteAnswersTo tells whether want names s by another name than its own:
-// a subsite's blog id or URL, a single site's directory.
-func siteAnswersTo(s queuety.Site, want string) bool {
-	if s.URL != "" {
-		if id, err := strconv.ParseInt(want, 10, 64); err == nil && s.Name == "blog "+strconv.FormatInt(id, 10) {
-			return true
-		}
-		return normalURL(want) == normalURL(s.URL)
-	}
-	return s.Dir != "" && filepath.Clean(want) == filepath.Clean(s.Dir)
-}
-
-// normalURL is a site URL as wp_blogs keeps it (domain and path): no
-// scheme, a lower-case host, a path ending in a slash.
-func normalURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.Host != "" {
-		raw = u.Host + u.Path
-	}
-	host, path, _ := strings.Cut(raw, "/")
-	if path = strings.Trim(path, "/"); path != "" {
-		path += "/"
-	}
-	return strings.ToLower(host) + "/" + path
 }
 
 // siteNames lists up to n of sites' names, and how many more there are.

@@ -450,15 +450,19 @@ var switchPages = map[string]string{
 }
 
 // switchSite is GET /ui/site?site=…&page=…, the site switcher: the site
-// named (its exact name or key, else the one site whose name or URL holds
-// the text) on the same page; with none or several, the all-sites
-// overview filtered by the text.
+// named (as --site names it: queuety.SitesNamed; or its key), else the one
+// site whose name or URL holds the text, on the same page; with none or
+// several, the all-sites overview filtered by the text.
 func (d *Dashboard) switchSite(w http.ResponseWriter, r *http.Request) {
 	q := strings.TrimSpace(r.URL.Query().Get("site"))
 	page := switchPages[r.URL.Query().Get("page")]
 	idx := d.keyed()
-	if k, ok := idx.byName[q]; ok {
-		http.Redirect(w, r, k.Base+page, http.StatusSeeOther)
+	sites := make([]queuety.Site, len(idx.list))
+	for i, k := range idx.list {
+		sites[i] = queuety.Site{Name: k.Name, URL: k.URL, Dir: k.Dir}
+	}
+	if named := queuety.SitesNamed(sites, q); len(named) == 1 {
+		http.Redirect(w, r, idx.byName[named[0].Name].Base+page, http.StatusSeeOther)
 		return
 	}
 	if k, ok := idx.byKey[q]; ok {

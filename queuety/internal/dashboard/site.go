@@ -41,6 +41,9 @@ type SiteInfo struct {
 	Name string
 	// URL is the subsite's domain and path, shown beside the name.
 	URL string
+	// Dir is a single site's WordPress directory (queuety.Site.Dir): the
+	// switcher takes it for the site, as --site does.
+	Dir string
 }
 
 // SiteSource is the sites of a dashboard of many sites (Config.Sites).

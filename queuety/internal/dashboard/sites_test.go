@@ -45,7 +45,7 @@ func (l *listedSites) List() []dashboard.SiteInfo {
 	defer l.mu.Unlock()
 	out := make([]dashboard.SiteInfo, len(l.sites))
 	for i, s := range l.sites {
-		out[i] = dashboard.SiteInfo{Name: s.Name, URL: s.URL}
+		out[i] = dashboard.SiteInfo{Name: s.Name, URL: s.URL, Dir: s.Dir}
 	}
 	return out
 }
@@ -342,14 +342,17 @@ func TestDashboardSiteRouting(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, resp.StatusCode, "the form token is still required")
 	require.Empty(t, paused("wp_"))
 
-	// The switcher: a name, a key, a unique part of a name or URL; the
-	// page kept.
+	// The switcher: a name, a key, a unique part of a name or URL, or
+	// what --site takes (a URL with its scheme, a directory); the page
+	// kept.
 	for q, want := range map[string]string{
 		"blog 3":                      "/ui/sites/blog-3/jobs",
 		"blog-4":                      "/ui/sites/blog-4/jobs",
 		"shop":                        "/ui/sites/shop/jobs",
 		"example.test/c/":             "/ui/sites/blog-4/jobs",
 		"/var/www/shop/wp-config.php": "/ui/sites/shop/jobs",
+		"https://Example.test/c":      "/ui/sites/blog-4/jobs",
+		"/var/www/shop":               "/ui/sites/shop/jobs",
 	} {
 		resp, _ = b.do("GET", "/ui/site?"+url.Values{"site": {q}, "page": {"jobs"}}.Encode(), nil)
 		require.Equal(t, http.StatusSeeOther, resp.StatusCode, q)
