@@ -79,24 +79,20 @@ func AnyDueAcross(ctx context.Context, db *sqlx.DB, looks []DueLook) ([]bool, er
 // anyDueStatement is AnyDueAcross's statement and its arguments ("" when
 // no site is asked).
 func anyDueStatement(looks []DueLook) (string, []any, error) {
-	var parts []string
-	var args []any
+	var b siteParts
 	for i, l := range looks {
 		if len(l.Queues) == 0 {
 			continue
 		}
-		jobs, err := siteTable(l.Store, l.Database, "jobs")
-		if err != nil {
+		if err := b.partIn(qAnyDueSite, i, SiteTables{Store: l.Store, Database: l.Database}, l.Queues); err != nil {
 			return "", nil, err
 		}
-		part, a, err := sqlx.In(strings.ReplaceAll(sitesQueries[qAnyDueSite], "{jobs}", jobs), i, l.Queues)
-		if err != nil {
-			return "", nil, fmt.Errorf("%s: %w", qAnyDueSite, err)
-		}
-		parts = append(parts, part)
-		args = append(args, a...)
 	}
-	return strings.Join(parts, "\nUNION ALL\n"), args, nil
+	st := b.statements(0)
+	if len(st) == 0 {
+		return "", nil, nil
+	}
+	return st[0].text, st[0].args, nil
 }
 
 // DueLooker is AnyDueAcross for a look run again and again over the same
@@ -142,13 +138,6 @@ func (d *DueLooker) Close() {
 	d.stmt, d.text = nil, ""
 }
 
-// sitesAnswering runs the UNION ALL of parts, each answering with its
-// site's index or nothing, and sets the answering sites in yes.
-func sitesAnswering(ctx context.Context, db *sqlx.DB, parts []string, args []any, yes []bool) error {
-	rows, err := db.QueryContext(ctx, db.Rebind(strings.Join(parts, "\nUNION ALL\n")), args...)
-	return readSites(rows, err, yes)
-}
-
 // readSites reads rows of site indexes (a query's result and error) into
 // yes.
 func readSites(rows *sql.Rows, err error, yes []bool) error {
@@ -189,24 +178,98 @@ func SchedulesDueAcross(ctx context.Context, db *sqlx.DB, looks []ScheduleLook) 
 	return b.answer(ctx, db, len(looks), qSchedulesDueSite)
 }
 
-// siteParts builds a batched look: UNION ALL parts that each answer with
-// their site's index (sitesAnswering); a site may have several.
+// siteParts builds a batched statement of many sites: UNION ALL parts,
+// each a sites.sql part (or a catalogue read) whose rows start with their
+// site's index; a site may have several. Every batched read of sites.go
+// is one.
 type siteParts struct {
-	parts []string
+	parts []sitePart
+}
+
+// sitePart is one part's text, its tables rendered, and its arguments,
+// the site's index first.
+type sitePart struct {
+	text string
+	args []any
+}
+
+// unionStatement is parts joined: its text and arguments, and how many
+// parts it holds (for errors).
+type unionStatement struct {
+	text  string
 	args  []any
+	parts int
 }
 
 // part adds sites.sql's part name for site, its tables rendered in its
 // database.
 func (b *siteParts) part(name string, site int, t SiteTables, args ...any) error {
+	text, err := siteText(name, t)
+	if err != nil {
+		return err
+	}
+	b.parts = append(b.parts, sitePart{text: text, args: append([]any{site}, args...)})
+	return nil
+}
+
+// partIn is part for a part with an IN (?) list: args that are slices
+// are expanded to as many placeholders (sqlx.In).
+func (b *siteParts) partIn(name string, site int, t SiteTables, args ...any) error {
+	text, err := siteText(name, t)
+	if err != nil {
+		return err
+	}
+	text, a, err := sqlx.In(text, append([]any{site}, args...)...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	b.parts = append(b.parts, sitePart{text: text, args: a})
+	return nil
+}
+
+// siteText is sites.sql's part name with t's tables, named with t's
+// database when it has one.
+func siteText(name string, t SiteTables) (string, error) {
 	if t.Database != "" {
 		if err := validDatabaseName(t.Database); err != nil {
-			return err
+			return "", err
 		}
 	}
-	b.parts = append(b.parts, renderIn(sitesQueries[name], t.Store.tables, t.Database))
-	b.args = append(append(b.args, site), args...)
-	return nil
+	return renderIn(sitesQueries[name], t.Store.tables, t.Database), nil
+}
+
+// statements joins the parts with UNION ALL into statements of at most
+// per parts each (per 0: one statement), none when there is no part.
+func (b *siteParts) statements(per int) []unionStatement {
+	if per <= 0 {
+		per = max(len(b.parts), 1)
+	}
+	var out []unionStatement
+	for lo := 0; lo < len(b.parts); lo += per {
+		chunk := b.parts[lo:min(lo+per, len(b.parts))]
+		texts := make([]string, len(chunk))
+		var args []any
+		for i, p := range chunk {
+			texts[i] = p.text
+			args = append(args, p.args...)
+		}
+		out = append(out, unionStatement{text: strings.Join(texts, "\nUNION ALL\n"), args: args, parts: len(chunk)})
+	}
+	return out
+}
+
+// selectSites runs b's statements of at most per parts each (0: one) and
+// returns every row read; name labels an error.
+func selectSites[R any](ctx context.Context, db *sqlx.DB, b *siteParts, per int, name string) ([]R, error) {
+	var all []R
+	for _, st := range b.statements(per) {
+		var rows []R
+		if err := db.SelectContext(ctx, &rows, db.Rebind(st.text), st.args...); err != nil {
+			return nil, fmt.Errorf("%s (%d sites): %w", name, st.parts, err)
+		}
+		all = append(all, rows...)
+	}
+	return all, nil
 }
 
 // read adds a part answering site when the catalogue's read query of t
@@ -222,19 +285,18 @@ func (b *siteParts) read(site int, t SiteTables, query string, args ...any) erro
 
 // readText is read with the query's text, rendered for the site already.
 func (b *siteParts) readText(site int, q string, args ...any) {
-	b.parts = append(b.parts, strings.Replace(sitesQueries[qExistsSite], "/*read*/", q, 1))
-	b.args = append(append(b.args, site), args...)
+	b.parts = append(b.parts, sitePart{text: strings.Replace(sitesQueries[qExistsSite], "/*read*/", q, 1), args: append([]any{site}, args...)})
 }
 
-// answer runs the look over n sites and tells which answered; name
-// labels its error.
+// answer runs the look over n sites, each part answering with its site's
+// index or nothing, and tells which answered; name labels its error.
 func (b *siteParts) answer(ctx context.Context, db *sqlx.DB, n int, name string) ([]bool, error) {
 	yes := make([]bool, n)
-	if len(b.parts) == 0 {
-		return yes, nil
-	}
-	if err := sitesAnswering(ctx, db, b.parts, b.args, yes); err != nil {
-		return nil, fmt.Errorf("%s (%d sites): %w", name, n, err)
+	for _, st := range b.statements(0) {
+		rows, err := db.QueryContext(ctx, db.Rebind(st.text), st.args...)
+		if err := readSites(rows, err, yes); err != nil {
+			return nil, fmt.Errorf("%s (%d sites): %w", name, n, err)
+		}
 	}
 	return yes, nil
 }
@@ -395,26 +457,19 @@ type SiteTables struct {
 // first, as Webhooks returns them.
 func WebhooksAcross(ctx context.Context, db *sqlx.DB, sites []SiteTables) ([][]WebhookRow, error) {
 	hooks := make([][]WebhookRow, len(sites))
-	if len(sites) == 0 {
-		return hooks, nil
-	}
-	parts := make([]string, len(sites))
-	args := make([]any, len(sites))
+	var b siteParts
 	for i, s := range sites {
-		table, err := siteTable(s.Store, s.Database, "webhooks")
-		if err != nil {
+		if err := b.part(qWebhooksSite, i, s); err != nil {
 			return nil, err
 		}
-		parts[i] = strings.ReplaceAll(sitesQueries[qWebhooksSite], "{webhooks}", table)
-		args[i] = i
 		hooks[i] = []WebhookRow{}
 	}
-	var rows []struct {
+	rows, err := selectSites[struct {
 		Site int `db:"site"`
 		WebhookRow
-	}
-	if err := db.SelectContext(ctx, &rows, db.Rebind(strings.Join(parts, "\nUNION ALL\n")), args...); err != nil {
-		return nil, fmt.Errorf("%s (%d sites): %w", qWebhooksSite, len(parts), err)
+	}](ctx, db, &b, 0, qWebhooksSite)
+	if err != nil {
+		return nil, err
 	}
 	for _, r := range rows {
 		if r.Site >= 0 && r.Site < len(hooks) {
@@ -433,25 +488,18 @@ func WebhooksAcross(ctx context.Context, db *sqlx.DB, sites []SiteTables) ([][]W
 // metrics-jobs): jobs[i] are sites[i]'s, as MetricsSnapshot's Jobs.
 func OpenJobsAcross(ctx context.Context, db *sqlx.DB, sites []SiteTables) ([][]MetricsJobCount, error) {
 	jobs := make([][]MetricsJobCount, len(sites))
-	if len(sites) == 0 {
-		return jobs, nil
-	}
-	parts := make([]string, len(sites))
-	args := make([]any, len(sites))
+	var b siteParts
 	for i, s := range sites {
-		table, err := siteTable(s.Store, s.Database, "jobs")
-		if err != nil {
+		if err := b.part(qOpenJobsSite, i, s); err != nil {
 			return nil, err
 		}
-		parts[i] = strings.ReplaceAll(sitesQueries[qOpenJobsSite], "{jobs}", table)
-		args[i] = i
 	}
-	var rows []struct {
+	rows, err := selectSites[struct {
 		Site int `db:"site"`
 		MetricsJobCount
-	}
-	if err := db.SelectContext(ctx, &rows, db.Rebind(strings.Join(parts, "\nUNION ALL\n")), args...); err != nil {
-		return nil, fmt.Errorf("%s (%d sites): %w", qOpenJobsSite, len(parts), err)
+	}](ctx, db, &b, 0, qOpenJobsSite)
+	if err != nil {
+		return nil, err
 	}
 	for _, r := range rows {
 		if r.Site >= 0 && r.Site < len(jobs) {
@@ -504,19 +552,13 @@ func HeartbeatWorkersAcross(ctx context.Context, db *sqlx.DB, beats []WorkerBeat
 			return nil, fmt.Errorf("%s (%d sites): %w", qBeatWorkers, hi-lo, err)
 		}
 	}
-	parts := make([]string, len(beats))
-	var args []any
+	var read siteParts
 	for i, b := range beats {
-		parts[i] = strings.ReplaceAll(sitesQueries[qRegistered], "{workers}", tables[i])
-		args = append(args, i, b.Namespace, b.WorkerID)
+		if err := read.part(qRegistered, i, b.SiteTables, b.Namespace, b.WorkerID); err != nil {
+			return nil, err
+		}
 	}
-	if len(parts) == 0 {
-		return registered, nil
-	}
-	if err := sitesAnswering(ctx, db, parts, args, registered); err != nil {
-		return nil, fmt.Errorf("%s (%d sites): %w", qRegistered, len(parts), err)
-	}
-	return registered, nil
+	return read.answer(ctx, db, len(beats), qRegistered)
 }
 
 // validDatabaseName keeps a database name to what can be backquoted.

@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -52,28 +50,20 @@ type SiteCounts struct {
 // set), in one statement every 100 sites: counts[i] is looks[i]'s.
 func SiteCountsAcross(ctx context.Context, db *sqlx.DB, looks []SiteCountsLook) ([]SiteCounts, error) {
 	counts := make([]SiteCounts, len(looks))
-	for lo := 0; lo < len(looks); lo += siteCountsPerStatement {
-		hi := min(lo+siteCountsPerStatement, len(looks))
-		parts := make([]string, 0, hi-lo)
-		var args []any
-		for i := lo; i < hi; i++ {
-			l := looks[i]
-			jobs, err := siteTable(l.Store, l.Database, "jobs")
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, strings.ReplaceAll(sitesQueries[qSiteCounts], "{jobs}", jobs))
-			limit := SiteCountsCap + 1
-			args = append(args, i, limit, limit, limit, limit, DateTime(l.StaleBefore), limit)
+	var b siteParts
+	limit := SiteCountsCap + 1
+	for i, l := range looks {
+		if err := b.part(qSiteCounts, i, l.SiteTables, limit, limit, limit, limit, DateTime(l.StaleBefore), limit); err != nil {
+			return nil, err
 		}
-		var rows []SiteCounts
-		if err := db.SelectContext(ctx, &rows, db.Rebind(strings.Join(parts, "\nUNION ALL\n")), args...); err != nil {
-			return nil, fmt.Errorf("%s (%d sites): %w", qSiteCounts, len(parts), err)
-		}
-		for _, r := range rows {
-			if r.Site >= lo && r.Site < hi {
-				counts[r.Site] = r
-			}
+	}
+	rows, err := selectSites[SiteCounts](ctx, db, &b, siteCountsPerStatement, qSiteCounts)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		if r.Site >= 0 && r.Site < len(counts) {
+			counts[r.Site] = r
 		}
 	}
 	return counts, nil
