@@ -41,9 +41,10 @@ func (s *Sites) refuse(r *siteRun) {
 
 // sameSite reports whether two listings of a site would be served alike.
 // The logger, clock and observer are what serves a site, not its
-// settings: a Discover may build them anew each time.
+// settings: a Discover may build them anew each time. Its Weight is a
+// setting: its share of the slots is fixed when its worker starts.
 func sameSite(a, b Site) bool {
-	if a.URL != b.URL || a.Dir != b.Dir || errText(a.Err) != errText(b.Err) {
+	if a.URL != b.URL || a.Dir != b.Dir || a.Weight != b.Weight || errText(a.Err) != errText(b.Err) {
 		return false
 	}
 	ac, bc := a.Config, b.Config

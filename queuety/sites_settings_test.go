@@ -250,3 +250,18 @@ func TestSitesStopWhenEmpty(t *testing.T) {
 	require.Equal(t, 5, countStatus(t, bad, "pending"), "the refused site was not served")
 	require.Equal(t, []string{"wp_4_"}, sum.NotServed())
 }
+
+// TestSitesKeepChecksWeight: a listing that changes only a site's Weight
+// restarts it (its share of MaxSlots is taken when its worker starts), and
+// one that changes nothing keeps it.
+func TestSitesKeepChecksWeight(t *testing.T) {
+	t.Parallel()
+	s, err := NewSites(SitesConfig{Discover: func(context.Context) ([]Site, error) { return nil, nil }, Logger: testLogger()})
+	require.NoError(t, err)
+	site := Site{Name: "a", Config: Config{DSN: "root@tcp(127.0.0.1:3306)/a", TablePrefix: "wp_"}, Weight: 1}
+	r := &siteRun{site: site}
+	require.True(t, s.keep(r, site), "the same listing")
+	heavier := site
+	heavier.Weight = 3
+	require.False(t, s.keep(r, heavier), "a new Weight restarts the site")
+}
