@@ -46,8 +46,8 @@ func (s SitesSummary) NotServed() []string {
 	return out
 }
 
-// Total adds up every site's counts.
-func (s SitesSummary) Total() WorkerStats {
+// total adds up every site's counts.
+func (s SitesSummary) total() WorkerStats {
 	var t WorkerStats
 	for _, site := range s.Sites {
 		t = addStats(t, site.Stats)

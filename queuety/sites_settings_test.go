@@ -192,7 +192,7 @@ func TestSitesMaxJobsShared(t *testing.T) {
 	require.Empty(t, twice)
 	require.Equal(t, 7, total, "seven handler runs over the three sites")
 	require.Equal(t, "max-jobs", sum.Stopped)
-	require.EqualValues(t, 7, sum.Total().Completed)
+	require.EqualValues(t, 7, sum.total().Completed)
 	done := 0
 	for _, p := range prefixes {
 		done += countStatus(t, clients[p], "completed")
@@ -243,7 +243,7 @@ func TestSitesStopWhenEmpty(t *testing.T) {
 	for _, p := range prefixes {
 		require.Equal(t, 5, countStatus(t, clients[p], "completed"), p)
 	}
-	require.EqualValues(t, 12, sum.Total().Completed)
+	require.EqualValues(t, 12, sum.total().Completed)
 	total, twice := counter.count()
 	require.Empty(t, twice)
 	require.Equal(t, 15, total)

@@ -133,9 +133,6 @@ func NewSites(cfg SitesConfig) *Sites {
 	return s
 }
 
-// Registry is the Prometheus registry, for tests and extra collectors.
-func (s *Sites) Registry() *prometheus.Registry { return s.registry }
-
 // Handler serves the exposition format. Each scrape first reads the sites
 // (at most once a CacheFor) and brings the site labels up to date, so the
 // series of a site that went are gone from it.

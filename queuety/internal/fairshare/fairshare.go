@@ -45,11 +45,8 @@ func New(size int) *Budget {
 	return &Budget{size: size, free: size}
 }
 
-// Size is the budget's number of slots.
-func (b *Budget) Size() int { return b.size }
-
-// InUse is how many slots the members hold.
-func (b *Budget) InUse() int {
+// inUse is how many slots the members hold.
+func (b *Budget) inUse() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.size - b.free
@@ -112,8 +109,8 @@ func (m *Member) Release(n int) {
 	m.b.give(m, n)
 }
 
-// Held is how many slots the member holds.
-func (m *Member) Held() int {
+// heldSlots is how many slots the member holds.
+func (m *Member) heldSlots() int {
 	if m == nil {
 		return 0
 	}

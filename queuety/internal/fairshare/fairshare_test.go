@@ -55,16 +55,16 @@ func TestAcquireTakesWhatIsFree(t *testing.T) {
 	n, err = a.Acquire(ctx, 3)
 	require.NoError(t, err)
 	require.Equal(t, 2, n, "only two left")
-	require.Equal(t, 5, b.InUse())
+	require.Equal(t, 5, b.inUse())
 	a.Release(5)
-	require.Zero(t, b.InUse())
+	require.Zero(t, b.inUse())
 
 	var none *Member
 	n, err = none.Acquire(ctx, 7)
 	require.NoError(t, err)
 	require.Equal(t, 7, n)
 	none.Release(7)
-	require.Zero(t, none.Held())
+	require.Zero(t, none.heldSlots())
 }
 
 // TestFreedSlotsGoToTheNeediest: a member holding the whole budget gives
@@ -93,7 +93,7 @@ func TestFreedSlotsGoToTheNeediest(t *testing.T) {
 	require.Equal(t, 1, <-gx, "x and y hold as much: x waited longer")
 	big.Release(1)
 	require.Equal(t, 1, <-gy, "y holds fewer than x now")
-	require.Equal(t, []int{0, 2, 2}, []int{big.Held(), x.Held(), y.Held()})
+	require.Equal(t, []int{0, 2, 2}, []int{big.heldSlots(), x.heldSlots(), y.heldSlots()})
 
 	// big asks again, then x: big holds the fewest, so it goes first.
 	gbig := acquireAsync(t, ctx, big, 4)
@@ -102,9 +102,9 @@ func TestFreedSlotsGoToTheNeediest(t *testing.T) {
 	require.Equal(t, 1, <-gbig)
 	y.Release(1)
 	require.Equal(t, 1, <-gx, "the only one waiting")
-	require.Equal(t, []int{1, 3, 0}, []int{big.Held(), x.Held(), y.Held()})
+	require.Equal(t, []int{1, 3, 0}, []int{big.heldSlots(), x.heldSlots(), y.heldSlots()})
 	x.Release(3)
-	require.Equal(t, 1, b.InUse(), "slots nobody waits for stay free")
+	require.Equal(t, 1, b.inUse(), "slots nobody waits for stay free")
 }
 
 // TestWeightsShareInProportion: two members waiting all the time with
@@ -138,10 +138,10 @@ func TestCancelledAcquireHoldsNothing(t *testing.T) {
 	gd := acquireAsync(t, context.Background(), d, 1)
 	cancel()
 	require.Equal(t, -1, <-gc)
-	require.Zero(t, c.Held())
+	require.Zero(t, c.heldSlots())
 	a.Release(1)
 	require.Equal(t, 1, <-gd)
-	require.Equal(t, 1, b.InUse())
+	require.Equal(t, 1, b.inUse())
 }
 
 // TestConcurrentMembersNeverExceedTheBudget: 16 members, 4 goroutines
@@ -176,6 +176,6 @@ func TestConcurrentMembersNeverExceedTheBudget(t *testing.T) {
 	wg.Wait()
 	require.Zero(t, failed.Load(), "Acquires that failed or took nothing")
 	require.Zero(t, over.Load(), "times the members held more than the budget")
-	require.Zero(t, b.InUse())
+	require.Zero(t, b.inUse())
 	require.Empty(t, b.queue())
 }

@@ -14,7 +14,7 @@
 //     start that fails fails the call with its reason, and calls within
 //     Config.Retry after it fail at once with the same reason, so a broken
 //     command is not started again for every job of a backlog. Once
-//     DownAfter starts in a row failed (the first and its retry), the
+//     downAfter starts in a row failed (the first and its retry), the
 //     StartError is queuety.ErrPHPDown: a drain (flush, --stop-when-empty)
 //     no longer waits for the site's jobs that need PHP; a start that
 //     succeeds clears the count.

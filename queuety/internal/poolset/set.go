@@ -310,16 +310,16 @@ type StartError struct {
 	FailedStarts int
 }
 
-// DownAfter is how many starts in a row must fail before a pool counts as
+// downAfter is how many starts in a row must fail before a pool counts as
 // down (queuety.ErrPHPDown): the first start and the one Retry after it.
 // One failure may be passing (the database WordPress loads from was
 // restarting); a second, Retry later, is a broken command or
 // application, which a drain (flush, --stop-when-empty) then does not
 // wait for.
-const DownAfter = 2
+const downAfter = 2
 
 func (e *StartError) Error() string {
-	if e.FailedStarts >= DownAfter {
+	if e.FailedStarts >= downAfter {
 		// Said at the end of a drain too, where when it is tried next
 		// does not matter.
 		return fmt.Sprintf("the site's PHP pool failed to start %d times in a row: %v", e.FailedStarts, e.Err)
@@ -329,10 +329,10 @@ func (e *StartError) Error() string {
 
 func (e *StartError) Unwrap() error { return e.Err }
 
-// Is makes a pool that failed to start DownAfter times in a row
+// Is makes a pool that failed to start downAfter times in a row
 // queuety.ErrPHPDown.
 func (e *StartError) Is(target error) bool {
-	return target == queuety.ErrPHPDown && e.FailedStarts >= DownAfter
+	return target == queuety.ErrPHPDown && e.FailedStarts >= downAfter
 }
 
 // acquire returns e's running pool for one call, starting it or waiting
