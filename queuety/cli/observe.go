@@ -351,6 +351,9 @@ type httpListener struct {
 	srv  *http.Server
 	ln   net.Listener
 	done chan struct{}
+	// base is the start's ctx without its end: the stop, which comes once
+	// that ctx ended, keeps its values.
+	base context.Context
 }
 
 // startHTTPListener listens on addr and serves srv there until stop; a
@@ -361,7 +364,7 @@ func startHTTPListener(ctx context.Context, addr string, srv *http.Server, log *
 	if err != nil {
 		return nil, fmt.Errorf("listen on %q: %w", addr, err)
 	}
-	l := &httpListener{srv: srv, ln: ln, done: make(chan struct{})}
+	l := &httpListener{srv: srv, ln: ln, done: make(chan struct{}), base: context.WithoutCancel(ctx)}
 	go func() {
 		defer close(l.done)
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -376,7 +379,7 @@ func (l *httpListener) addr() string { return l.ln.Addr().String() }
 // stop shuts the listener down, waiting httpShutdownWait for requests
 // under way.
 func (l *httpListener) stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
+	ctx, cancel := context.WithTimeout(l.base, httpShutdownWait)
 	defer cancel()
 	if err := l.srv.Shutdown(ctx); err != nil {
 		_ = l.srv.Close()
