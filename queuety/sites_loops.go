@@ -176,10 +176,8 @@ func (s *Sites) runLoop(ctx context.Context, l *serverLook, all []lookTarget, no
 	for _, t := range targets {
 		t.r.loopAt[k].Store(sl.of(t.w).Next(now).UnixNano())
 	}
-	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	acrossServer(ctx, s.log, targets, "sites: the batched look of the "+sl.name+" failed; looked at again at the sites' next round",
-		func(group []lookTarget) ([]bool, error) { return sl.look(lctx, l.db, group) },
+	acrossServer(ctx, s.log, targets, batchReadTimeout, "sites: the batched look of the "+sl.name+" failed; looked at again at the sites' next round",
+		func(lctx context.Context, group []lookTarget) ([]bool, error) { return sl.look(lctx, l.db, group) },
 		func(group []lookTarget, yes []bool) {
 			for i, t := range group {
 				switch {

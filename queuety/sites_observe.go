@@ -85,8 +85,12 @@ func (s *Sites) openJobsOf(ctx context.Context, l *serverLook, out map[string]Si
 	if len(targets) == 0 {
 		return
 	}
+	// Each read its own timeout (batchReadTimeout): the fallbacks must
+	// not run on the ctx of a batch that timed out behind one locked table.
 	read := func(group []lookTarget) error {
-		jobs, err := store.OpenJobsAcross(ctx, l.db, tableParts(group))
+		rctx, cancel := context.WithTimeout(ctx, batchReadTimeout)
+		defer cancel()
+		jobs, err := store.OpenJobsAcross(rctx, l.db, tableParts(group))
 		if err != nil {
 			return err
 		}

@@ -109,8 +109,6 @@ func (s *Sites) beatWorkers(ctx context.Context, l *serverLook, all []lookTarget
 	if len(targets) == 0 {
 		return
 	}
-	bctx, cancel := context.WithTimeout(ctx, sessionCallTimeout)
-	defer cancel()
 	beats := make(map[*siteRun]store.WorkerBeat, len(targets))
 	var ok []lookTarget
 	for _, t := range targets {
@@ -124,15 +122,16 @@ func (s *Sites) beatWorkers(ctx context.Context, l *serverLook, all []lookTarget
 		beats[t.r] = b
 		ok = append(ok, t)
 	}
-	acrossServer(ctx, s.log, ok, "sites: worker registration heartbeats failed; will retry",
-		func(group []lookTarget) ([]bool, error) {
+	acrossServer(ctx, s.log, ok, sessionCallTimeout, "sites: worker registration heartbeats failed; will retry",
+		func(rctx context.Context, group []lookTarget) ([]bool, error) {
 			gbeats := make([]store.WorkerBeat, len(group))
 			for i, t := range group {
 				gbeats[i] = beats[t.r]
 			}
-			return store.HeartbeatWorkersAcross(bctx, l.db, gbeats)
+			return store.HeartbeatWorkersAcross(rctx, l.db, gbeats)
 		},
-		func(group []lookTarget, registered []bool) { s.reregister(bctx, group, registered) })
+		// Each heartbeat bounds itself (sessionCallTimeout).
+		func(group []lookTarget, registered []bool) { s.reregister(ctx, group, registered) })
 }
 
 // reregister runs the own heartbeat of the sites whose registration a
@@ -167,10 +166,8 @@ func (s *Sites) readHooks(ctx context.Context, l *serverLook, all []lookTarget, 
 	for _, t := range targets {
 		t.r.hooksAt.Store(now.Add(t.w.cfg.Webhooks.Refresh).UnixNano())
 	}
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	acrossServer(ctx, s.log, targets, "sites: reading the webhooks tables failed; keeping the last read",
-		func(group []lookTarget) ([][]store.WebhookRow, error) {
+	acrossServer(ctx, s.log, targets, batchReadTimeout, "sites: reading the webhooks tables failed; keeping the last read",
+		func(rctx context.Context, group []lookTarget) ([][]store.WebhookRow, error) {
 			return store.WebhooksAcross(rctx, l.db, tableParts(group))
 		},
 		func(group []lookTarget, hooks [][]store.WebhookRow) {
@@ -180,19 +177,35 @@ func (s *Sites) readHooks(ctx context.Context, l *serverLook, all []lookTarget, 
 		})
 }
 
+// batchReadTimeout bounds one batched read of a server's sites, and each
+// read of its fallback apart: a batch that timed out behind one table
+// under a metadata lock must leave the other databases' reads a time of
+// their own, or they all fail on its expired ctx and every site of the
+// server is reported with it.
+const batchReadTimeout = 10 * time.Second
+
 // acrossServer runs read over the targets of one server in one statement
 // and hands use its answer. When the statement fails, each database's
 // targets are read alone, so a failing database (dropped, a table gone)
 // costs only its own sites: failed is logged for it, and its sites get
-// nothing until their next round.
-func acrossServer[T any](ctx context.Context, log *slog.Logger, targets []lookTarget, failed string,
-	read func([]lookTarget) (T, error), use func([]lookTarget, T)) {
-	if v, err := read(targets); err == nil {
+// nothing until their next round. Each read gets a ctx of timeout of its
+// own.
+func acrossServer[T any](ctx context.Context, log *slog.Logger, targets []lookTarget, timeout time.Duration, failed string,
+	read func(context.Context, []lookTarget) (T, error), use func([]lookTarget, T)) {
+	readWithin := func(group []lookTarget) (T, error) {
+		rctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return read(rctx, group)
+	}
+	if v, err := readWithin(targets); err == nil {
 		use(targets, v)
 		return
 	}
+	if ctx.Err() != nil {
+		return
+	}
 	for _, group := range groupByDatabase(targets) {
-		v, err := read(group)
+		v, err := readWithin(group)
 		if err != nil {
 			if ctx.Err() == nil {
 				log.Warn(failed, "database", group[0].database, "sites", len(group), "err", err)
