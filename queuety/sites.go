@@ -197,6 +197,11 @@ type siteRun struct {
 	hooksAt, beatAt atomic.Int64
 	loopAt          []atomic.Int64
 
+	// beatMu is held over a re-registration (Sites.reregister) and taken
+	// by a stop over its clearing of worker, so a stopped worker is never
+	// registered again after its goodbye; taken before mu.
+	beatMu sync.Mutex
+
 	mu      sync.Mutex
 	state   string
 	err     error
@@ -578,10 +583,12 @@ func (s *Sites) stopSites(ctx context.Context, runs []*siteRun, msg string) {
 	ctx = context.WithoutCancel(ctx)
 	var wg sync.WaitGroup
 	for _, r := range runs {
+		r.beatMu.Lock() // a re-registration under way ends first
 		r.mu.Lock()
 		w, db := r.worker, r.db
 		r.worker = nil
 		r.mu.Unlock()
+		r.beatMu.Unlock()
 		if w == nil {
 			continue
 		}

@@ -136,19 +136,23 @@ func (s *Sites) beatWorkers(ctx context.Context, l *serverLook, all []lookTarget
 
 // reregister runs the own heartbeat of the sites whose registration a
 // batched heartbeat found gone: it writes the registration again. A site
-// stopped meanwhile (its worker deregistered itself) is left alone; the
-// site's lock is held over the heartbeat, so a stop that begins now
-// deregisters after it.
+// stopped meanwhile (its worker deregistered itself) is left alone. The
+// site's beatMu, not its mu, is held over the heartbeat's round trip: a
+// stop that begins now waits for it and deregisters after it, while the
+// looks, Status and /readyz, which take mu, go on.
 func (s *Sites) reregister(ctx context.Context, targets []lookTarget, registered []bool) {
 	for i, t := range targets {
 		if registered[i] {
 			continue
 		}
+		t.r.beatMu.Lock()
 		t.r.mu.Lock()
-		if t.r.worker == t.w {
+		current := t.r.worker == t.w
+		t.r.mu.Unlock()
+		if current {
 			t.w.sessions.heartbeat(ctx)
 		}
-		t.r.mu.Unlock()
+		t.r.beatMu.Unlock()
 	}
 }
 
