@@ -110,8 +110,9 @@ type SitesConfig struct {
 	MaxJobs int
 	// StopWhenEmpty has Run stop every site once each site it serves has
 	// nothing left it can claim (flush, work --once); sites that could
-	// not be started are not waited for, nor the rows of a site whose PHP
-	// cannot run (Worker.PHPDown; they stay pending). Summary names them.
+	// not be started are not waited for, nor those whose database stopped
+	// answering (SiteUnreachable), nor the rows of a site whose PHP cannot
+	// run (Worker.PHPDown; they stay pending). Summary names them.
 	StopWhenEmpty bool
 }
 

@@ -15,15 +15,19 @@ import (
 // A site whose PHP cannot run (Worker.PHPDown: its pool failed to start
 // again at its retry) has nothing left it can claim but the rows waiting
 // for PHP; the drain ends without them and the summary names the site
-// with why, as it names a site that could not be started.
+// with why, as it names a site that could not be started. So does a site
+// whose database stopped answering during the run (SiteUnreachable): its
+// claim rounds fail, so it would never drain, and the drain ends without
+// its rows.
 
 // SiteSummary is one site's part of a Sites run.
 type SiteSummary struct {
 	Name  string      `json:"site"`
 	Stats WorkerStats `json:"stats"`
 	// Error says why the site was not served when the run ended: it could
-	// not be started, its settings are refused, or its PHP cannot run
-	// (ErrPHPDown), its rows waiting for PHP left pending.
+	// not be started, its settings are refused, its database does not
+	// answer, or its PHP cannot run (ErrPHPDown), its rows waiting for PHP
+	// left pending.
 	Error string `json:"error,omitempty"`
 }
 
@@ -66,7 +70,8 @@ func (s *Sites) limitsTicker() (<-chan time.Time, func()) {
 
 // limitReached says why every site should stop now, or "". Called on Run's
 // goroutine, so no site is being started meanwhile. A site that could not
-// be started is not waited for: nothing of it would drain.
+// be started is not waited for, nor one whose database does not answer:
+// nothing of it would drain.
 func (s *Sites) limitReached() string {
 	s.mu.Lock()
 	runs := slices.Collect(maps.Values(s.sites))
@@ -74,7 +79,7 @@ func (s *Sites) limitReached() string {
 	var workers []*Worker
 	for _, r := range runs {
 		r.mu.Lock()
-		if r.worker != nil {
+		if r.worker != nil && r.state != SiteUnreachable {
 			workers = append(workers, r.worker)
 		}
 		r.mu.Unlock()
@@ -109,16 +114,21 @@ func (s *Sites) noteStopped(name string, st WorkerStats) {
 }
 
 // noteNotServed records, as Run ends, the sites it was not serving and
-// why: those without a worker, and those whose worker's PHP cannot run,
-// whose rows waiting for it are left pending.
+// why: those without a worker, those whose database does not answer, and
+// those whose worker's PHP cannot run, whose rows waiting for it are left
+// pending.
 func (s *Sites) noteNotServed(runs []*siteRun) {
 	s.endedMu.Lock()
 	defer s.endedMu.Unlock()
 	for _, r := range runs {
 		r.mu.Lock()
-		worker, err := r.worker, r.err
+		worker, state, err := r.worker, r.state, r.err
 		r.mu.Unlock()
-		if worker != nil {
+		switch {
+		case worker == nil:
+		case state == SiteUnreachable:
+			s.log.Warn("sites: a site's database does not answer; its jobs stay as they are", "site", r.site.Name, "err", err)
+		default:
 			if err = worker.PHPDown(); err == nil {
 				continue
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/internal/testdb"
@@ -264,4 +265,61 @@ func TestSitesKeepChecksWeight(t *testing.T) {
 	heavier := site
 	heavier.Weight = 3
 	require.False(t, s.keep(r, heavier), "a new Weight restarts the site")
+}
+
+// TestSitesStopWhenEmptyDatabaseDown: with StopWhenEmpty, a started site
+// whose database stops answering during the run (its jobs table gone) is
+// not waited for: Run stops once the other site is drained, and the
+// summary names the lost site with why.
+func TestSitesStopWhenEmptyDatabaseDown(t *testing.T) {
+	t.Parallel()
+	dsnA, dsnB := testdb.New(t), testdb.New(t)
+	a, b := siteClient(t, dsnA, "wp_"), siteClient(t, dsnB, "wp_")
+	dispatchToSite(t, a, "a", 2)
+	dispatchToSite(t, b, "b", 3)
+	counter := &siteRuns{runs: map[string]int{}}
+	reg := counter.registry()
+	release := make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	reg.Register("hold", HandlerFunc(func(context.Context, *Job) error { <-release; return nil }))
+	_, err := b.Dispatch(context.Background(), "hold", nil) // keeps the run going until the test lets it end
+	require.NoError(t, err)
+	site := func(name, dsn string) Site {
+		return Site{Name: name, Config: Config{DSN: dsn, TablePrefix: "wp_", RescueSchedule: "off", ShutdownGrace: 5 * time.Second, Logger: testLogger()}}
+	}
+	s, err := NewSites(SitesConfig{
+		Discover:      func(context.Context) ([]Site, error) { return []Site{site("a", dsnA), site("b", dsnB)}, nil },
+		Registry:      func(Site) (*Registry, error) { return reg, nil },
+		LookInterval:  10 * time.Millisecond,
+		StopWhenEmpty: true,
+		Logger:        testLogger(),
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	waitFor(t, time.Minute, "site a's jobs and b's held one", func() bool {
+		return countStatus(t, a, "completed") == 2 && countStatus(t, b, "processing") == 1
+	})
+
+	admin, err := sqlx.Open("mysql", dsnA)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = admin.Close() })
+	_, err = admin.Exec("RENAME TABLE wp_queuety_jobs TO wp_queuety_jobs_gone")
+	require.NoError(t, err)
+	waitFor(t, time.Minute, "site a reported", func() bool { return siteState(s, "a") == SiteUnreachable })
+	once.Do(func() { close(release) })
+
+	require.NoError(t, <-done)
+	require.NoError(t, ctx.Err(), "Run stopped on its own, not at the test's deadline")
+	sum := s.Summary()
+	require.Equal(t, "empty", sum.Stopped)
+	require.Equal(t, []string{"a"}, sum.NotServed())
+	require.Contains(t, sum.Sites[0].Error, "wp_queuety_jobs")
+	require.Equal(t, 4, countStatus(t, b, "completed"))
+	total, twice := counter.count()
+	require.Empty(t, twice)
+	require.Equal(t, 5, total)
 }
