@@ -2,6 +2,7 @@ package queuety
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -58,7 +59,14 @@ type opening struct {
 	info    store.ServerInfo
 	err     error // the last open's failure
 	retryAt time.Time
+	// closed: Keep dropped the pool. A Client that found it listed just
+	// before takes the server's listed pool instead: opening this one
+	// would leave a pool no Keep or Close ever closes.
+	closed bool
 }
+
+// errPoolClosed is open's answer for a pool Keep closed meanwhile.
+var errPoolClosed = errors.New("the server's pool was closed")
 
 // openClient is a site's Client and what it was opened for: a site whose
 // database or tables change on a re-read gets a new one.
@@ -106,48 +114,60 @@ func (s *SiteClients) Client(ctx context.Context, site Site) (*Client, error) {
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
-	s.mu.Lock()
-	if c, ok := s.clients[site.Name]; ok && c.dsn == cfg.DSN && c.jobs == tables["jobs"] {
-		s.mu.Unlock()
-		return c.client, nil
-	}
-	d, p := openingOf(s.dbs, cfg.DSN), openingOf(s.pools, server)
-	s.mu.Unlock()
-	// On the site's own DSN: a database that does not exist or that the
-	// user may not use is named, not found missing table by table.
-	err = s.open(d, func() error {
-		info, err := store.InspectServer(ctx, cfg.DSN, s.cfg.Logger)
-		if err == nil {
-			err = info.CheckServer(cfg.AllowNonUTC)
+	// Again while a concurrent Keep closes the pool found: each time with
+	// the pool listed now.
+	for {
+		s.mu.Lock()
+		if c, ok := s.clients[site.Name]; ok && c.dsn == cfg.DSN && c.jobs == tables["jobs"] {
+			s.mu.Unlock()
+			return c.client, nil
 		}
-		d.info = info
-		return err
-	})
-	if err != nil {
-		return nil, err
+		d, p := openingOf(s.dbs, cfg.DSN), openingOf(s.pools, server)
+		s.mu.Unlock()
+		// On the site's own DSN: a database that does not exist or that the
+		// user may not use is named, not found missing table by table.
+		err = s.open(d, func() error {
+			info, err := store.InspectServer(ctx, cfg.DSN, s.cfg.Logger)
+			if err == nil {
+				err = info.CheckServer(cfg.AllowNonUTC)
+			}
+			d.info = info
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		err = s.open(p, func() error {
+			db, err := s.connect(ctx, server)
+			p.db = db
+			return err
+		})
+		if errors.Is(err, errPoolClosed) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		p.mu.Lock()
+		db := p.db
+		p.mu.Unlock()
+		if db == nil { // closed by a Keep since
+			continue
+		}
+		client, err := sharedClient(cfg, tables, db, database, d.info)
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		if s.pools[server] != p {
+			// Keep dropped the pool since: the Client would not work.
+			s.mu.Unlock()
+			continue
+		}
+		s.clients[site.Name] = &openClient{dsn: cfg.DSN, jobs: tables["jobs"], client: client}
+		s.mu.Unlock()
+		return client, nil
 	}
-	err = s.open(p, func() error {
-		db, err := s.connect(ctx, server)
-		p.db = db
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	p.mu.Lock()
-	db := p.db
-	p.mu.Unlock()
-	if db == nil { // closed by a Keep since
-		return nil, fmt.Errorf("site %s: its server's pool was closed (the site is no longer listed)", site.Name)
-	}
-	client, err := sharedClient(cfg, tables, db, database, d.info)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.clients[site.Name] = &openClient{dsn: cfg.DSN, jobs: tables["jobs"], client: client}
-	return client, nil
 }
 
 // openingOf is m's entry for key, made on first use. The caller holds s.mu.
@@ -164,6 +184,9 @@ func openingOf(m map[string]*opening, key string) *opening {
 func (s *SiteClients) open(o *opening, open func() error) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.closed {
+		return errPoolClosed
+	}
 	if o.done {
 		return nil
 	}
@@ -253,6 +276,7 @@ func (s *SiteClients) Close() error {
 func (s *SiteClients) closePools(gone []*opening) {
 	for _, p := range gone {
 		p.mu.Lock()
+		p.closed = true
 		if p.db != nil {
 			_ = p.db.Close()
 			p.db = nil

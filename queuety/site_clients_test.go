@@ -2,11 +2,13 @@ package queuety
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/internal/testdb"
@@ -92,4 +94,36 @@ func TestSiteClients(t *testing.T) {
 	c, err = sc.Client(ctx, sites[0])
 	require.NoError(t, err, "and opened again when asked")
 	require.Equal(t, 1, pendingOf(t, c))
+}
+
+// TestSiteClientsKeepDuringOpen: a Keep that drops a server's pool while
+// a Client is opening it leaves no pool behind: the Client handed out
+// works (it is opened on the pool listed now), and after Close every
+// connection promised to a pool is given back.
+func TestSiteClientsKeepDuringOpen(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := testdb.New(t)
+	siteClient(t, dsn, "wp_")
+	site := Site{Name: "wp_", Config: Config{DSN: dsn, TablePrefix: "wp_", Logger: testLogger()}}
+	sc := NewSiteClients(SiteClientsConfig{Logger: testLogger()})
+	t.Cleanup(func() { _ = sc.Close() })
+	for i := range 200 {
+		sc.Keep(nil) // nothing open: the Client below opens its pool
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			_, err := sc.Client(ctx, site)
+			assert.NoError(t, err, "round %d: the Client opened beside a Keep", i)
+		})
+		wg.Go(func() { sc.Keep(nil) })
+		wg.Wait()
+		c, err := sc.Client(ctx, site)
+		require.NoError(t, err)
+		_, err = c.Stats(ctx)
+		require.NoError(t, err, "round %d: the Client kept works", i)
+	}
+	require.NoError(t, sc.Close())
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	require.Zero(t, sc.conns, "every pool opened was closed")
 }

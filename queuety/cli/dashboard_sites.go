@@ -314,7 +314,14 @@ func (a *app) serveSites(c *cli.Context) error {
 	if err := src.reread(ctx); err != nil {
 		return fmt.Errorf("sites: %w", err)
 	}
-	go src.run(ctx, c.Duration("sites-reread"))
+	// The rereads end before the clients are closed: a Keep after Close
+	// would work on closed pools.
+	var rereads sync.WaitGroup
+	rereads.Go(func() { src.run(ctx, c.Duration("sites-reread")) })
+	defer func() {
+		stop()
+		rereads.Wait()
+	}()
 	ui, err := sitesDashboard(c, src, base.Logger)
 	if err != nil {
 		return err
