@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -24,6 +25,11 @@ type Advance struct {
 	tx    *store.WorkflowTx
 	trace *jobTrace
 	dur   time.Duration
+	// ctx is a step transaction's context (stepTxOn), nil in the other
+	// transactions: the reads of PHP class settings and the reducers made
+	// in a step transaction never wait for PHP (phpWait, engine_locked.go).
+	ctx  context.Context
+	wait phpWait
 
 	wf      *store.WorkflowRow
 	job     *store.JobRow
@@ -83,17 +89,36 @@ func (e *Engine) pipelinedStepTx(ctx context.Context, tr *jobTrace, dur time.Dur
 
 // stepTxOn runs body as a step transaction through run, which runs the
 // transaction's function (once, or again on a retry).
+// A transaction that found PHP not ready for it (a class's settings not
+// read, a reducer's pool not running) is rolled back, PHP is waited for
+// with no row locked, and it runs again: at most maxPHPWaits times.
 func (e *Engine) stepTxOn(ctx context.Context, tr *jobTrace, dur time.Duration, body func(a *Advance) error, run func(func(*store.WorkflowTx) error) error) (*Advance, error) {
-	var a *Advance
-	err := run(func(tx *store.WorkflowTx) error {
-		t := *tr
-		a = &Advance{e: e, tx: tx, trace: &t, dur: dur}
-		if err := t.writeStart(tx); err != nil {
+	var holds phpHolds
+	defer holds.release()
+	for waits := 0; ; waits++ {
+		var a *Advance
+		err := run(func(tx *store.WorkflowTx) error {
+			t := *tr
+			a = &Advance{e: e, tx: tx, trace: &t, dur: dur, ctx: ctx}
+			if err := t.writeStart(tx); err != nil {
+				return err
+			}
+			err := body(a)
+			if a.wait.any() {
+				// Whatever the body made of the answers it lacked, none
+				// of it is written.
+				return &notReadyError{wait: a.wait, err: err}
+			}
 			return err
+		})
+		var nr *notReadyError
+		if !errors.As(err, &nr) || waits == maxPHPWaits {
+			return a, err
 		}
-		return body(a)
-	})
-	return a, err
+		if err := e.waitPHP(ctx, nr.wait, &holds); err != nil {
+			return a, err
+		}
+	}
 }
 
 // advance settles a job with its output in one transaction (advance_step).
@@ -317,7 +342,7 @@ func (a *Advance) enqueue(ctx context.Context, step workflow.Step, index int) er
 			return err
 		}
 	}
-	jobs, err := workflow.StepJobs(step, index, a.state.DispatchDefaults(), a.e.metadata())
+	jobs, err := workflow.StepJobs(step, index, a.state.DispatchDefaults(), a.metadata())
 	if err != nil {
 		return err
 	}
@@ -450,7 +475,7 @@ func (a *Advance) EnqueueFor(id int64, state *workflow.State, step workflow.Step
 	if err := a.assertEnqueueBudget(state, step); err != nil {
 		return err
 	}
-	return a.e.enqueueFor(a.tx, id, state, step, index)
+	return a.enqueueFor(id, state, step, index)
 }
 
 // FailLocked fails the locked workflow with message (Workflow::fail),

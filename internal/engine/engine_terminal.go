@@ -189,12 +189,12 @@ func (a *Advance) resumeParent(ctx context.Context, parent *store.WorkflowRow, s
 }
 
 // enqueueFor inserts the jobs of step index of workflow id.
-func (e *Engine) enqueueFor(tx *store.WorkflowTx, id int64, state *workflow.State, step workflow.Step, index int) error {
-	jobs, err := workflow.StepJobs(step, index, state.DispatchDefaults(), e.metadata())
+func (a *Advance) enqueueFor(id int64, state *workflow.State, step workflow.Step, index int) error {
+	jobs, err := workflow.StepJobs(step, index, state.DispatchDefaults(), a.metadata())
 	if err != nil {
 		return err
 	}
-	return tx.InsertStepJobs(id, storeJobs(jobs))
+	return a.tx.InsertStepJobs(id, storeJobs(jobs))
 }
 
 // settleParent handles the run_workflow parent of a terminal child: a

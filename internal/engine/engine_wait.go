@@ -134,7 +134,7 @@ func (a *Advance) settleWait(ctx context.Context, index int, out *phpjson.Object
 	if err := a.assertEnqueueBudget(a.state, ns); err != nil {
 		return err
 	}
-	return a.e.enqueueFor(a.tx, a.wf.ID, a.state, ns, next)
+	return a.enqueueFor(a.wf.ID, a.state, ns, next)
 }
 
 // waitEvent starts a job-less event row of the step at index.

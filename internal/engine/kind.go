@@ -341,10 +341,6 @@ func (e *Engine) LeaveToPHP(ctx context.Context, workflowID int64, reason string
 	return &workflow.NeedsPHPError{WorkflowID: workflowID, Action: reason, Classes: classes}
 }
 
-// Metadata is the engine's handler metadata source (a Go handler's
-// registration, else the injected class source's).
-func (e *Engine) Metadata() workflow.HandlerMetadataSource { return e.metadata() }
-
 // Store returns the engine's store (reads outside a step transaction).
 func (e *Engine) Store() *store.Store { return e.store }
 
@@ -364,10 +360,4 @@ func (e *Engine) ReevaluateWait(ctx context.Context, workflowID int64, step int)
 // and the step's settlement (local_activity.go).
 func (e *Engine) RunLocalClaimed(ctx context.Context, job *store.JobRow) error {
 	return e.runLocalClaimed(ctx, job)
-}
-
-// LookupReducer returns the reducer handler of class: a Go one, else one
-// the CallableRunner runs in PHP, if the engine has one.
-func (e *Engine) LookupReducer(class string) (workflow.ReducerFunc, bool) {
-	return e.lookupReducer(class)
 }

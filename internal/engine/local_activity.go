@@ -299,7 +299,7 @@ func (a *Advance) enqueueLocal(ctx context.Context, step workflow.Step, index in
 func (a *Advance) startLocal(ctx context.Context, step workflow.Step, index int, fresh bool, x *store.ActivityExecution) (*localAttempt, error) {
 	e, job := a.e, a.job
 	now := e.store.PreciseNow()
-	pol, perr := workflow.ParseLocalPolicy(step, e.metadata())
+	pol, perr := workflow.ParseLocalPolicy(step, a.metadata())
 	if perr != nil {
 		// A definition the builder would have refused (PHP, hand-written):
 		// the step fails for good with the reason.

@@ -329,7 +329,7 @@ func forEachPlaceholder(ctx context.Context, a *engine.Advance, job *store.JobRo
 		}
 		switch {
 		case forEachSatisfied(def, rt):
-			out, err := forEachOutput(ctx, a.Engine(), a.State(), step, def, rt, stepIndex)
+			out, err := forEachOutput(ctx, a, step, def, rt, stepIndex)
 			if err != nil {
 				return false, nil, err
 			}
@@ -351,7 +351,7 @@ func forEachPlaceholder(ctx context.Context, a *engine.Advance, job *store.JobRo
 
 	defaults := a.State().DispatchDefaults()
 	handler := def.Class
-	md := workflow.MetadataFor(a.Engine().Metadata(), handler)
+	md := workflow.MetadataFor(a.Metadata(), handler)
 	plan.branch = func(i int) (workflow.StepJob, error) {
 		meta := phpjson.NewObject()
 		meta.Set("item_index", phpjson.Int(int64(i)))
@@ -488,7 +488,8 @@ func forEachAggregate(step workflow.Step, rt *phpjson.Object) *phpjson.Object {
 
 // forEachOutput is for_each_step_output: {result_key: aggregate} with the
 // reducer's output merged over it.
-func forEachOutput(ctx context.Context, e *engine.Engine, state *workflow.State, step workflow.Step, def *workflow.ForEachStep, rt *phpjson.Object, index int) (*phpjson.Object, error) {
+func forEachOutput(ctx context.Context, a *engine.Advance, step workflow.Step, def *workflow.ForEachStep, rt *phpjson.Object, index int) (*phpjson.Object, error) {
+	state := a.State()
 	key := def.AggregateKey(index)
 	agg := forEachAggregate(step, rt)
 	out := phpjson.NewObject()
@@ -496,7 +497,7 @@ func forEachOutput(ctx context.Context, e *engine.Engine, state *workflow.State,
 	if def.Reducer == nil {
 		return out, nil
 	}
-	reduce, ok := e.LookupReducer(def.Reducer.Class)
+	reduce, ok := a.LookupReducer(def.Reducer.Class)
 	if !ok {
 		return nil, runtimeErrorf("For-each reducer class '%s' not found.", def.Reducer.Class)
 	}
@@ -618,7 +619,7 @@ func (forEach) CompleteBranch(ctx context.Context, a *engine.Advance, step workf
 	if err := itemEvent(); err != nil {
 		return err
 	}
-	settled, err := forEachOutput(ctx, a.Engine(), a.State(), step, def, rt, a.Current())
+	settled, err := forEachOutput(ctx, a, step, def, rt, a.Current())
 	if err != nil {
 		return err
 	}

@@ -61,7 +61,7 @@ func (runWorkflow) RunPlaceholder(ctx context.Context, r *engine.Run) error {
 		d, err := def.ChildDefinition(a.State()).Dispatch(a.State().Public(), workflow.DefinitionDispatchOptions{
 			ParentWorkflowID: sql.NullInt64{Int64: a.Workflow().ID, Valid: true},
 			ParentStepIndex:  sql.NullInt64{Int64: int64(index), Valid: true},
-			HandlerMetadata:  a.Engine().Metadata(),
+			HandlerMetadata:  a.Metadata(),
 		})
 		if err != nil {
 			return err

@@ -126,7 +126,7 @@ func startChildren(a *engine.Advance, index int) (*phpjson.Object, error) {
 		d, err := def.Dispatch(child, workflow.DefinitionDispatchOptions{
 			StartedByWorkflowID: sql.NullInt64{Int64: a.Workflow().ID, Valid: true},
 			StartedByStepIndex:  sql.NullInt64{Int64: int64(index), Valid: true},
-			HandlerMetadata:     a.Engine().Metadata(),
+			HandlerMetadata:     a.Metadata(),
 		})
 		if err != nil {
 			return nil, err

@@ -3,6 +3,8 @@ package poolset
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/queuety-go/queuety/queuety"
@@ -26,15 +28,17 @@ var (
 	_ workflow.MetadataReader        = (*Handle)(nil)
 	_ workflow.TimeLimitStarter      = (*Handle)(nil)
 	_ workflow.HandlerMetadataSource = (*Handle)(nil)
+	_ workflow.PHPHolder             = (*Handle)(nil)
 )
 
 // metadataTimeout bounds HandlerMetadata's read of a class not read yet,
 // a pool start included (phppool's own bound for one read).
 const metadataTimeout = 30 * time.Second
 
-// run runs fn in the pool, acquired for it.
+// run runs fn in the pool, acquired for it; with row locks held
+// (workflow.WithRowLocks), only in a pool running now.
 func run[T any](ctx context.Context, h *Handle, job bool, fn func(*phppool.Pool) (T, error)) (T, error) {
-	p, err := h.s.acquire(ctx, h.e, job)
+	p, err := h.s.acquire(ctx, h.e, job, workflow.RowLocksHeld(ctx))
 	if err != nil {
 		var zero T
 		return zero, err
@@ -87,10 +91,21 @@ func (h *Handle) CallClass(ctx context.Context, c queuety.ClassCall) ([]byte, er
 }
 
 // ClassMetadata returns a class's settings, read in the pool the first
-// time and kept for the key's life.
+// time and kept for the key's life. With row locks held
+// (workflow.WithRowLocks) a class not read yet is not waited for: its read
+// starts if the pool runs (PeekClassMetadata), and the answer is
+// workflow.ErrPHPNotReady.
 func (h *Handle) ClassMetadata(ctx context.Context, class string) (workflow.HandlerMetadata, error) {
 	if r, ok := h.cached(class); ok {
 		return r.m, r.err
+	}
+	if workflow.RowLocksHeld(ctx) {
+		if _, ok := h.PeekClassMetadata(class); ok {
+			if r, ok := h.cached(class); ok {
+				return r.m, r.err
+			}
+		}
+		return workflow.HandlerMetadata{}, fmt.Errorf("%w: the settings of %s are not read yet", workflow.ErrPHPNotReady, class)
 	}
 	m, err := run(ctx, h, false, func(p *phppool.Pool) (workflow.HandlerMetadata, error) { return p.ClassMetadata(ctx, class) })
 	h.keep(class, m, err)
@@ -139,6 +154,20 @@ func (h *Handle) PeekClassMetadata(class string) (workflow.HandlerMetadata, bool
 		h.keep(class, m, err)
 	}
 	return m, ok
+}
+
+// Hold waits for the pool (started, or a place at the cap waited for) and
+// keeps it until release, as a call running in it would: neither stopped
+// when idle nor given away while held (a draining pool still takes calls
+// that are not jobs). The engine holds it, no row locked, before it runs
+// again a step transaction that found it not running
+// (workflow.ErrPHPNotReady).
+func (h *Handle) Hold(ctx context.Context) (release func(), err error) {
+	if _, err := h.s.acquire(ctx, h.e, false, false); err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(func() { h.s.release(h.e) }) }, nil
 }
 
 func (h *Handle) cached(class string) (metaResult, bool) {

@@ -338,8 +338,10 @@ func (e *StartError) Is(target error) bool {
 // acquire returns e's running pool for one call, starting it or waiting
 // for a place as needed; release gives it back. job is a job's or step's
 // run: a draining pool takes none (its other calls, which may run with
-// row locks held, it still takes).
-func (s *Set) acquire(ctx context.Context, e *entry, job bool) (*phppool.Pool, error) {
+// row locks held, it still takes). now is a call made with row locks
+// held: it neither starts the pool nor waits, and fails with
+// workflow.ErrPHPNotReady when the pool is not running.
+func (s *Set) acquire(ctx context.Context, e *entry, job, now bool) (*phppool.Pool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	waiting := false
@@ -356,15 +358,17 @@ func (s *Set) acquire(ctx context.Context, e *entry, job bool) (*phppool.Pool, e
 		if s.life == nil || e.gone {
 			return nil, phppool.ErrStopped
 		}
-		now := s.clk.Now()
+		t := s.clk.Now()
 		switch {
 		case e.pool != nil && !(job && e.draining):
 			e.inUse++
-			e.lastUsed = now
+			e.lastUsed = t
 			return e.pool, nil
-		case !e.busy() && e.coolingDown(now):
+		case !e.busy() && e.coolingDown(t):
 			return nil, &StartError{Err: e.err, RetryAt: e.retryAt, FailedStarts: e.failedStarts}
-		case !e.busy() && s.mayStart(e, now):
+		case now:
+			return nil, fmt.Errorf("%w: the site's PHP pool is not running", workflow.ErrPHPNotReady)
+		case !e.busy() && s.mayStart(e, t):
 			leave()
 			s.start(e)
 			continue
@@ -375,8 +379,8 @@ func (s *Set) acquire(ctx context.Context, e *entry, job bool) (*phppool.Pool, e
 				waiting = true
 				e.waiters++
 			}
-			s.enqueue(e, now)
-			s.makeRoom(now)
+			s.enqueue(e, t)
+			s.makeRoom(t)
 		}
 		ch := s.changed
 		s.mu.Unlock()
