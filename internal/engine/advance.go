@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -25,11 +24,9 @@ type Advance struct {
 	tx    *store.WorkflowTx
 	trace *jobTrace
 	dur   time.Duration
-	// ctx is a step transaction's context (stepTxOn), nil in the other
-	// transactions: the reads of PHP class settings and the reducers made
-	// in a step transaction never wait for PHP (phpWait, engine_locked.go).
-	ctx  context.Context
-	wait phpWait
+	// php is what the transaction notes of PHP it found not ready
+	// (engine_locked.go); nil: it waits for PHP, rows locked.
+	php *phpInTx
 
 	wf      *store.WorkflowRow
 	job     *store.JobRow
@@ -93,32 +90,20 @@ func (e *Engine) pipelinedStepTx(ctx context.Context, tr *jobTrace, dur time.Dur
 // read, a reducer's pool not running) is rolled back, PHP is waited for
 // with no row locked, and it runs again: at most maxPHPWaits times.
 func (e *Engine) stepTxOn(ctx context.Context, tr *jobTrace, dur time.Duration, body func(a *Advance) error, run func(func(*store.WorkflowTx) error) error) (*Advance, error) {
-	var holds phpHolds
-	defer holds.release()
-	for waits := 0; ; waits++ {
-		var a *Advance
-		err := run(func(tx *store.WorkflowTx) error {
-			t := *tr
-			a = &Advance{e: e, tx: tx, trace: &t, dur: dur, ctx: ctx}
-			if err := t.writeStart(tx); err != nil {
-				return err
-			}
-			err := body(a)
-			if a.wait.any() {
-				// Whatever the body made of the answers it lacked, none
-				// of it is written.
-				return &notReadyError{wait: a.wait, err: err}
-			}
-			return err
+	var a *Advance
+	err := e.phpWaits(ctx, func(php *phpInTx) error {
+		return run(func(tx *store.WorkflowTx) error {
+			return php.run(func() error {
+				t := *tr
+				a = &Advance{e: e, tx: tx, trace: &t, dur: dur, php: php}
+				if err := t.writeStart(tx); err != nil {
+					return err
+				}
+				return body(a)
+			})
 		})
-		var nr *notReadyError
-		if !errors.As(err, &nr) || waits == maxPHPWaits {
-			return a, err
-		}
-		if err := e.waitPHP(ctx, nr.wait, &holds); err != nil {
-			return a, err
-		}
-	}
+	})
+	return a, err
 }
 
 // advance settles a job with its output in one transaction (advance_step).

@@ -66,9 +66,9 @@ func (e *Engine) failOverdue(ctx context.Context, workflowID int64) (bool, error
 	}
 	var a *Advance
 	failed := false
-	err = e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+	err = e.workflowTx(ctx, func(tx *store.WorkflowTx, php *phpInTx) error {
 		failed = false
-		a = &Advance{e: e, tx: tx}
+		a = &Advance{e: e, tx: tx, php: php}
 		var err error
 		if a.wf, err = tx.LockWorkflow(workflowID); err != nil || a.wf == nil {
 			return err

@@ -58,8 +58,8 @@ func (a *Advance) markFailed(jobID int64, state []byte, message string, compensa
 // what waits on it is woken.
 func (e *Engine) Fail(ctx context.Context, workflowID, jobID int64, message string) error {
 	var a *Advance
-	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a = &Advance{e: e, tx: tx}
+	err := e.workflowTx(ctx, func(tx *store.WorkflowTx, php *phpInTx) error {
+		a = &Advance{e: e, tx: tx, php: php}
 		var err error
 		if a.wf, err = tx.LockWorkflow(workflowID); err != nil || a.wf == nil {
 			return err
@@ -83,9 +83,9 @@ func (e *Engine) Fail(ctx context.Context, workflowID, jobID int64, message stri
 // workflow fails only when the kind says the step can no longer complete.
 func (e *Engine) branchFailed(ctx context.Context, workflowID, jobID int64, message string) (failed bool, err error) {
 	var a *Advance
-	err = e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+	err = e.workflowTx(ctx, func(tx *store.WorkflowTx, php *phpInTx) error {
 		failed = false
-		a = &Advance{e: e, tx: tx}
+		a = &Advance{e: e, tx: tx, php: php}
 		if a.wf, err = tx.LockWorkflow(workflowID); err != nil {
 			return err
 		}

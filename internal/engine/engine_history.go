@@ -59,7 +59,7 @@ func (e *Engine) Rewind(ctx context.Context, workflowID int64, toStep int) error
 		}
 		return lifecycleErrorf("No recorded state found for workflow %d at step %d.", workflowID, toStep)
 	}
-	return e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+	return e.workflowTx(ctx, func(tx *store.WorkflowTx, php *phpInTx) error {
 		wf, err := tx.LockWorkflow(workflowID)
 		if err != nil {
 			return err
@@ -98,7 +98,7 @@ func (e *Engine) Rewind(ctx context.Context, workflowID int64, toStep int) error
 		}
 		row := *wf
 		row.Status, row.State, row.CurrentStep = string(workflow.StatusRunning), string(b), next
-		a := &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}, wf: &row, state: state, steps: steps, current: next}
+		a := &Advance{e: e, tx: tx, php: php, trace: &jobTrace{consumed: true}, wf: &row, state: state, steps: steps, current: next}
 		if err := a.enqueue(ctx, steps[next], next); err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ func (e *Engine) Rewind(ctx context.Context, workflowID int64, toStep int) error
 // forked_workflow_id and forked_from_workflow_id). It returns the copy's id.
 func (e *Engine) Fork(ctx context.Context, workflowID int64, now time.Time) (int64, error) {
 	var forkedID int64
-	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+	err := e.workflowTx(ctx, func(tx *store.WorkflowTx, php *phpInTx) error {
 		wf, err := tx.LockWorkflow(workflowID)
 		if err != nil {
 			return err
@@ -141,7 +141,7 @@ func (e *Engine) Fork(ctx context.Context, workflowID int64, now time.Time) (int
 			row := *wf
 			row.ID, row.Name, row.Status, row.State = forkedID, name, string(workflow.StatusRunning), string(b)
 			row.ParentWorkflowID, row.ParentStepIndex = sql.NullInt64{}, sql.NullInt64{}
-			a := &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}, wf: &row, state: state, steps: steps, current: wf.CurrentStep}
+			a := &Advance{e: e, tx: tx, php: php, trace: &jobTrace{consumed: true}, wf: &row, state: state, steps: steps, current: wf.CurrentStep}
 			if err := a.enqueue(ctx, steps[wf.CurrentStep], wf.CurrentStep); err != nil {
 				return err
 			}
@@ -249,7 +249,7 @@ func (e *Engine) Replay(ctx context.Context, doc *phpjson.Object, now time.Time)
 		return 0, err
 	}
 	var newID int64
-	err = e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+	err = e.workflowTx(ctx, func(tx *store.WorkflowTx, php *phpInTx) error {
 		if newID, err = tx.InsertReplayedWorkflow(row); err != nil {
 			return err
 		}
@@ -264,7 +264,7 @@ func (e *Engine) Replay(ctx context.Context, doc *phpjson.Object, now time.Time)
 			return nil
 		}
 		wf := &store.WorkflowRow{ID: newID, Name: row.Name, Status: status, State: string(row.State), CurrentStep: step, TotalSteps: totalSteps}
-		a := &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}, wf: wf, state: st, steps: steps, current: step}
+		a := &Advance{e: e, tx: tx, php: php, trace: &jobTrace{consumed: true}, wf: wf, state: st, steps: steps, current: step}
 		return a.enqueue(ctx, steps[step], step)
 	})
 	return newID, err

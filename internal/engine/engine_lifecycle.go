@@ -150,8 +150,8 @@ func (e *Engine) Pause(ctx context.Context, workflowID int64) (changed bool, err
 
 // lockInStatus locks a workflow for a lifecycle operation that needs it in
 // status want; notWant is the error message (with the id) otherwise.
-func (e *Engine) lockInStatus(ctx context.Context, tx *store.WorkflowTx, workflowID int64, want workflow.Status, notWant string) (*Advance, error) {
-	a := &Advance{e: e, tx: tx}
+func (e *Engine) lockInStatus(tx *store.WorkflowTx, php *phpInTx, workflowID int64, want workflow.Status, notWant string) (*Advance, error) {
+	a := &Advance{e: e, tx: tx, php: php}
 	var err error
 	if a.wf, err = tx.LockWorkflow(workflowID); err != nil {
 		return nil, err
@@ -171,8 +171,8 @@ func (e *Engine) lockInStatus(ctx context.Context, tx *store.WorkflowTx, workflo
 // C), with workflow_resumed logged. Unlike PHP, the row is checked under
 // lock.
 func (e *Engine) Resume(ctx context.Context, workflowID int64) error {
-	return e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a, err := e.lockInStatus(ctx, tx, workflowID, workflow.StatusPaused, "Workflow %d is not paused.")
+	return e.workflowTx(ctx, func(tx *store.WorkflowTx, php *phpInTx) error {
+		a, err := e.lockInStatus(tx, php, workflowID, workflow.StatusPaused, "Workflow %d is not paused.")
 		if err != nil {
 			return err
 		}
@@ -203,8 +203,8 @@ func (e *Engine) Resume(ctx context.Context, workflowID int64) error {
 // the placeholder re-dispatches only the items without a result. PHP
 // writes no log row for it.
 func (e *Engine) Retry(ctx context.Context, workflowID int64) error {
-	return e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a, err := e.lockInStatus(ctx, tx, workflowID, workflow.StatusFailed, "Workflow %d is not in failed state.")
+	return e.workflowTx(ctx, func(tx *store.WorkflowTx, php *phpInTx) error {
+		a, err := e.lockInStatus(tx, php, workflowID, workflow.StatusFailed, "Workflow %d is not in failed state.")
 		if err != nil {
 			return err
 		}

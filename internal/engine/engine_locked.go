@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/queuety-go/queuety/internal/phpjson"
+	store "github.com/queuety-go/queuety/sql"
 	"github.com/queuety-go/queuety/workflow"
 )
 
@@ -52,6 +53,53 @@ func (e *notReadyError) Error() string {
 
 func (e *notReadyError) Unwrap() error { return workflow.ErrPHPNotReady }
 
+// phpInTx is one transaction's view of PHP: its context, for the calls it
+// marks (workflow.WithRowLocks), and what its current run found not ready.
+type phpInTx struct {
+	ctx  context.Context
+	wait phpWait
+}
+
+// run runs one try of a transaction's body; one that found PHP not ready
+// fails, so that the transaction is rolled back whatever the body made of
+// the answers it lacked.
+func (p *phpInTx) run(body func() error) error {
+	p.wait = phpWait{}
+	err := body()
+	if p.wait.any() {
+		return &notReadyError{wait: p.wait, err: err}
+	}
+	return err
+}
+
+// phpWaits runs tx, one workflow transaction whose Advances carry php;
+// when it was rolled back for PHP, it waits for PHP and runs it again.
+func (e *Engine) phpWaits(ctx context.Context, tx func(php *phpInTx) error) error {
+	var holds phpHolds
+	defer holds.release()
+	php := &phpInTx{ctx: ctx}
+	for waits := 0; ; waits++ {
+		err := tx(php)
+		var nr *notReadyError
+		if !errors.As(err, &nr) || waits == maxPHPWaits {
+			return err
+		}
+		if err := e.waitPHP(ctx, nr.wait, &holds); err != nil {
+			return err
+		}
+	}
+}
+
+// workflowTx is store.WorkflowTx for a transaction whose Advances carry
+// php (their PHP calls never wait, rows locked).
+func (e *Engine) workflowTx(ctx context.Context, body func(tx *store.WorkflowTx, php *phpInTx) error) error {
+	return e.phpWaits(ctx, func(php *phpInTx) error {
+		return e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
+			return php.run(func() error { return body(tx, php) })
+		})
+	})
+}
+
 // phpHolds is the pool holds a step transaction took; released once it
 // has run.
 type phpHolds struct{ done func() }
@@ -96,7 +144,7 @@ func (e *Engine) waitPHP(ctx context.Context, w phpWait, holds *phpHolds) error 
 // in a step transaction one that never waits for PHP (lockedMetadata),
 // in the others the engine's.
 func (a *Advance) metadata() workflow.HandlerMetadataSource {
-	if _, ok := a.e.classMeta.(workflow.MetadataReader); !ok || a.ctx == nil {
+	if _, ok := a.e.classMeta.(workflow.MetadataReader); !ok || a.php == nil {
 		return a.e.metadata()
 	}
 	return lockedMetadata{a}
@@ -124,10 +172,10 @@ func (m lockedMetadata) HandlerMetadataErr(handler string) (workflow.HandlerMeta
 	if a.e.handlers.Registered(handler) {
 		return a.e.handlers.HandlerMetadata(handler), nil
 	}
-	md, err := a.e.classMeta.(workflow.MetadataReader).ClassMetadata(workflow.WithRowLocks(a.ctx), handler)
+	md, err := a.e.classMeta.(workflow.MetadataReader).ClassMetadata(workflow.WithRowLocks(a.php.ctx), handler)
 	if err != nil {
-		if errors.Is(err, workflow.ErrPHPNotReady) && !slices.Contains(a.wait.classes, handler) {
-			a.wait.classes = append(a.wait.classes, handler)
+		if w := &a.php.wait; errors.Is(err, workflow.ErrPHPNotReady) && !slices.Contains(w.classes, handler) {
+			w.classes = append(w.classes, handler)
 		}
 		return workflow.HandlerMetadata{}, fmt.Errorf("%w (%s): %w", workflow.ErrClassSettings, handler, err)
 	}
@@ -139,7 +187,7 @@ func (m lockedMetadata) HandlerMetadataErr(handler string) (workflow.HandlerMeta
 // transaction's wait) in a step transaction.
 func (a *Advance) LookupReducer(class string) (workflow.ReducerFunc, bool) {
 	fn, ok := a.e.lookupReducer(class)
-	if !ok || a.ctx == nil {
+	if !ok || a.php == nil {
 		return fn, ok
 	}
 	if _, goFn := a.e.handlers.LookupReducer(class); goFn {
@@ -148,7 +196,7 @@ func (a *Advance) LookupReducer(class string) (workflow.ReducerFunc, bool) {
 	return func(ctx context.Context, state, aggregate, payload *phpjson.Object) (*phpjson.Object, error) {
 		out, err := fn(workflow.WithRowLocks(ctx), state, aggregate, payload)
 		if errors.Is(err, workflow.ErrPHPNotReady) {
-			a.wait.pool = true
+			a.php.wait.pool = true
 		}
 		return out, err
 	}, true

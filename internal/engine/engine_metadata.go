@@ -43,7 +43,8 @@ func (e *Engine) readClassSettings(ctx context.Context, state *workflow.State) e
 // Every step job the engine enqueues (next steps, parallel and for_each
 // branches, children's first steps, retries and resumes) takes its
 // defaults from it, as the plugin's StepDispatchOptions::resolve reads
-// HandlerMetadata::from_class.
+// HandlerMetadata::from_class; in a transaction through Advance.metadata,
+// which never waits for PHP with rows locked.
 func (e *Engine) metadata() workflow.HandlerMetadataSource {
 	if e.classMeta == nil {
 		return e.handlers
@@ -58,22 +59,6 @@ func (m engineMetadata) HandlerMetadata(handler string) workflow.HandlerMetadata
 		return m.e.handlers.HandlerMetadata(handler)
 	}
 	return m.e.classMeta.HandlerMetadata(handler)
-}
-
-// HandlerMetadataErr is HandlerMetadata with the class source's failure:
-// StepJobs then writes no job rather than one without its settings.
-func (m engineMetadata) HandlerMetadataErr(handler string) (workflow.HandlerMetadata, error) {
-	r, ok := m.e.classMeta.(workflow.MetadataReader)
-	if m.e.handlers.Registered(handler) || !ok {
-		return m.HandlerMetadata(handler), nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), classSettingsWait)
-	defer cancel()
-	md, err := r.ClassMetadata(ctx, handler)
-	if err != nil {
-		return workflow.HandlerMetadata{}, fmt.Errorf("%w (%s): %w", workflow.ErrClassSettings, handler, err)
-	}
-	return md, nil
 }
 
 // metadataPeeker is a class metadata source that can start reading a

@@ -28,8 +28,8 @@ func (e *Engine) Signal(ctx context.Context, workflowID int64, name string, payl
 		return err
 	}
 	var a *Advance
-	err = e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a = &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}}
+	err = e.workflowTx(ctx, func(tx *store.WorkflowTx, php *phpInTx) error {
+		a = &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}, php: php}
 		if err := tx.InsertSignal(workflowID, name, data); err != nil {
 			return err
 		}
@@ -50,8 +50,8 @@ func (e *Engine) Signal(ctx context.Context, workflowID int64, name string, payl
 func (e *Engine) ResumeSignalWait(ctx context.Context, workflowID int64) (bool, error) {
 	var a *Advance
 	settled := false
-	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a = &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}}
+	err := e.workflowTx(ctx, func(tx *store.WorkflowTx, php *phpInTx) error {
+		a = &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}, php: php}
 		if err := a.resumeSignalWait(ctx, workflowID, ""); err != nil {
 			return err
 		}

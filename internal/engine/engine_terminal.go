@@ -97,8 +97,8 @@ func isTerminalStatus(s string) bool {
 // It returns the workflows the transaction made terminal.
 func (e *Engine) reconcileWaiter(ctx context.Context, workflowID int64, step int, dependency int64, depStatus string) ([]int64, error) {
 	var a *Advance
-	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a = &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}}
+	err := e.workflowTx(ctx, func(tx *store.WorkflowTx, php *phpInTx) error {
+		a = &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}, php: php}
 		if dependency > 0 && depStatus == string(workflow.StatusCompleted) {
 			if err := tx.MarkDependencySatisfied(workflowID, step, dependency); err != nil {
 				return err
@@ -203,8 +203,8 @@ func (a *Advance) enqueueFor(id int64, state *workflow.State, step workflow.Step
 // on a failed child (docs/compat.md).
 func (e *Engine) settleParent(ctx context.Context, childID int64) ([]int64, error) {
 	var a *Advance
-	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a = &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}}
+	err := e.workflowTx(ctx, func(tx *store.WorkflowTx, php *phpInTx) error {
+		a = &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}, php: php}
 		parentID, parentStep, err := tx.ParentOf(childID)
 		if err != nil || !parentID.Valid {
 			return err
@@ -256,8 +256,8 @@ func (e *Engine) settleParent(ctx context.Context, childID int64) ([]int64, erro
 // budget does.
 func (e *Engine) failForViolation(ctx context.Context, workflowID int64, violation error) ([]int64, error) {
 	var a *Advance
-	err := e.store.WorkflowTx(ctx, func(tx *store.WorkflowTx) error {
-		a = &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}}
+	err := e.workflowTx(ctx, func(tx *store.WorkflowTx, php *phpInTx) error {
+		a = &Advance{e: e, tx: tx, trace: &jobTrace{consumed: true}, php: php}
 		var err error
 		if a.wf, err = tx.LockWorkflow(workflowID); err != nil || a.wf == nil {
 			return err

@@ -21,7 +21,8 @@ import (
 func reducerSite(f *fixture, name string) string {
 	handlers, err := filepath.Abs("testdata/handlers.php")
 	require.NoError(f.t, err)
-	return fmt.Sprintf(`define('POOLSET_SITE', %q);
+	return fmt.Sprintf(`use Queuety\Bridge\Handlers;
+define('POOLSET_SITE', %q);
 require %q;
 Handlers::register('LockReducer', static function (array $state, array $aggregate): array {
     poolset_ran(['n' => 'reduce']);
@@ -38,8 +39,7 @@ func TestCallsWithRowLocksNeverStartOrWait(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	s := newSet(t, poolset.Config{Max: 1})
-	body := reducerSite(f, "b")
-	h := s.Attach("b", "b", f.site("b", "use Queuety\\Bridge\\Handlers;\n"+body))
+	h := s.Attach("b", "b", f.site("b", reducerSite(f, "b")))
 	locked := workflow.WithRowLocks(t.Context())
 
 	_, err := h.RunReducer(locked, "LockReducer", []byte("[]"), []byte(`{"results":[]}`), []byte("[]"))
@@ -58,6 +58,43 @@ func TestCallsWithRowLocksNeverStartOrWait(t *testing.T) {
 	require.Equal(t, map[string]int{"b reduce": 1}, f.runs())
 }
 
+// busySite has site a take the only place of s (Max 1, a Turn of an
+// hour) and keep it with a job that runs until the returned open is
+// called; open waits for that job.
+func busySite(t *testing.T, f *fixture, s *poolset.Set) (open func()) {
+	t.Helper()
+	ha := s.Attach("a", "a", f.site("a"))
+	gate := filepath.Join(f.dir, "gate")
+	done := make(chan error, 1)
+	go func() { done <- run(t, ha, "gate", map[string]string{"n": "1", "gate": gate}) }()
+	waitFor(t, "site a's pool running", func() bool { return state(s, "a") == poolset.StateRunning })
+	return func() {
+		require.NoError(t, os.WriteFile(gate, nil, 0o644))
+		require.NoError(t, <-done)
+	}
+}
+
+// lockNow locks the rows of table with these ids from a connection of its
+// own, failing at once (NOWAIT) if another transaction holds one.
+func lockNow(t *testing.T, env *enginetest.Env, table string, ids ...int64) {
+	t.Helper()
+	tx, err := env.DB.BeginTx(t.Context(), nil)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+	for _, id := range ids {
+		var got int64
+		require.NoError(t, tx.QueryRowContext(t.Context(), "SELECT id FROM `"+env.Store.Tables()[table]+"` WHERE id = ? FOR UPDATE NOWAIT", id).Scan(&got),
+			"%s row %d is free", table, id)
+	}
+	require.NoError(t, tx.Commit())
+}
+
+// phpEngine is an engine of env whose PHP is the Handle h.
+func phpEngine(t *testing.T, env *enginetest.Env, h *poolset.Handle) *engine.Engine {
+	return engine.NewEngine(engine.EngineConfig{Store: env.Store, Handlers: enginetest.FixtureHandlers(t),
+		Kinds: steps.All(), Runner: h, Metadata: h})
+}
+
 // TestForEachReducerWaitsForItsPoolWithNoRowLocked: with one pool place
 // (--php-pools 1) held by a busy site, the last branch of a for_each on
 // another site, whose PHP reducer needs its pool, does not wait with the
@@ -68,12 +105,10 @@ func TestForEachReducerWaitsForItsPoolWithNoRowLocked(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	s := newSet(t, poolset.Config{Max: 1, Turn: time.Hour})
-	ha := s.Attach("a", "a", f.site("a"))
-	hb := s.Attach("b", "b", f.site("b", "use Queuety\\Bridge\\Handlers;\n"+reducerSite(f, "b")))
+	hb := s.Attach("b", "b", f.site("b", reducerSite(f, "b")))
 
 	env := enginetest.New(t, steps.All())
-	env.Engine = engine.NewEngine(engine.EngineConfig{Store: env.Store, Handlers: enginetest.FixtureHandlers(t),
-		Kinds: steps.All(), Runner: hb, Metadata: hb})
+	env.Engine = phpEngine(t, env, hb)
 	id := env.Dispatch(workflow.New("reduce").ForEach("items", "ItemStep", workflow.Reducer("LockReducer")).Then("IncStep"),
 		enginetest.Obj("items", []any{"x", "yy"}))
 	place := env.PendingOf(id)
@@ -83,13 +118,7 @@ func TestForEachReducerWaitsForItsPoolWithNoRowLocked(t *testing.T) {
 	require.Len(t, branches, 2)
 	require.NoError(t, env.RunJob(branches[0]))
 
-	// Site a takes the only place and keeps it (its job waits for a
-	// gate; its turn is an hour).
-	gate := filepath.Join(f.dir, "gate")
-	aDone := make(chan error, 1)
-	go func() { aDone <- run(t, ha, "gate", map[string]string{"n": "1", "gate": gate}) }()
-	waitFor(t, "site a's pool running", func() bool { return state(s, "a") == poolset.StateRunning })
-
+	open := busySite(t, f, s)
 	// The last branch: its reducer needs b's pool, which has no place.
 	job, ok, err := env.Store.ClaimJobByID(t.Context(), branches[1], "test-worker")
 	require.NoError(t, err)
@@ -102,21 +131,16 @@ func TestForEachReducerWaitsForItsPoolWithNoRowLocked(t *testing.T) {
 	}()
 	waitFor(t, "site b waiting for a place", func() bool { return state(s, "b") == poolset.StateWaiting })
 
-	// Meanwhile the rows are free: another connection locks them at once.
-	tx, err := env.DB.BeginTx(t.Context(), nil)
-	require.NoError(t, err)
-	var got int64
-	require.NoError(t, tx.QueryRowContext(t.Context(), "SELECT id FROM wp_queuety_workflows WHERE id = ? FOR UPDATE NOWAIT", id).Scan(&got))
-	require.NoError(t, tx.QueryRowContext(t.Context(), "SELECT id FROM wp_queuety_jobs WHERE id = ? FOR UPDATE NOWAIT", job.ID).Scan(&got))
-	require.NoError(t, tx.Commit())
+	// Meanwhile the rows are free.
+	lockNow(t, env, "workflows", id)
+	lockNow(t, env, "jobs", job.ID)
 	select {
 	case r := <-done:
 		t.Fatalf("the step ended before b had a pool: %v / %v", r.stepErr, r.err)
 	default:
 	}
 
-	require.NoError(t, os.WriteFile(gate, nil, 0o644))
-	require.NoError(t, <-aDone)
+	open()
 	r := <-done
 	require.NoError(t, r.err)
 	require.NoError(t, r.stepErr)
@@ -137,4 +161,48 @@ func TestForEachReducerWaitsForItsPoolWithNoRowLocked(t *testing.T) {
 		}
 	}
 	require.Equal(t, 3, started, "one start each: the placeholder and two branches")
+}
+
+// TestSignalReadsClassSettingsWithNoRowLocked: a signal that resumes a
+// workflow whose next step is a PHP class this daemon has not read (a
+// restart forgot them) does not read it with the workflow locked: at the
+// cap (one place, held) it waits for its pool with the row free, then
+// writes the signal and the next step's job once.
+func TestSignalReadsClassSettingsWithNoRowLocked(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	s := newSet(t, poolset.Config{Max: 1, Turn: time.Hour})
+	hb := s.Attach("b", "b", f.site("b"))
+
+	env := enginetest.New(t, steps.All())
+	id := env.Dispatch(workflow.New("signal").WaitForSignal("go").Then("PhpStep"), nil)
+	env.RunOf(id)
+	require.Equal(t, "waiting_for_signal", env.Workflow(id).Status)
+
+	open := busySite(t, f, s)
+	e := phpEngine(t, env, hb)
+	done := make(chan error, 1)
+	go func() { done <- e.Signal(t.Context(), id, "go", enginetest.Obj("by", "test")) }()
+	waitFor(t, "site b waiting for a place", func() bool { return state(s, "b") == poolset.StateWaiting })
+
+	lockNow(t, env, "workflows", id)
+	select {
+	case err := <-done:
+		t.Fatalf("the signal ended before b had a pool: %v", err)
+	default:
+	}
+
+	open()
+	require.NoError(t, <-done)
+	require.Equal(t, "running", env.Workflow(id).Status)
+	var signals int
+	require.NoError(t, env.DB.Get(&signals, "SELECT COUNT(*) FROM `"+env.Store.Tables()["signals"]+"` WHERE workflow_id = ?", id))
+	require.Equal(t, 1, signals, "the signal written once")
+	var next []string
+	for _, j := range env.Jobs(id) {
+		if j.Handler == "PhpStep" {
+			next = append(next, j.Status)
+		}
+	}
+	require.Equal(t, []string{"pending"}, next, "the next step's job written once")
 }
