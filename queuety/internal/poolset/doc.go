@@ -23,6 +23,13 @@
 //     kept across its pool's restarts (a pool's own cache goes with it):
 //     the claim and the workflow engine ask for them with row locks held,
 //     and must not wait for a pool to start there.
+//   - Never with row locks held: a call marked workflow.WithRowLocks (the
+//     engine's reads of class settings and for_each reducers in a
+//     transaction) neither starts the pool nor waits for a place, and
+//     answers workflow.ErrPHPNotReady when the pool is not running or the
+//     class is not read yet; the engine rolls back, reads the class or
+//     takes Hold (the pool kept running) with no row locked, and tries
+//     again.
 //   - Capped: at most Config.Max pools are alive (starting, running or
 //     stopping). A site that needs one at the cap queues; the sites in the
 //     queue get places in arrival order. Room is made by stopping, least
