@@ -134,26 +134,47 @@ func (h *Handle) HandlerMetadata(class string) workflow.HandlerMetadata {
 }
 
 // PeekClassMetadata returns a class's settings if known; otherwise, with
-// the pool running, it has the pool start reading them. It never starts a
-// pool: the claim calls it with row locks held, and reads the classes it
-// deferred (ClassMetadata) right after.
+// the pool running, it starts reading them, and keeps the answer for the
+// key as ClassMetadata does (so a pool stopped meanwhile does not lose
+// it). It never starts a pool: the claim calls it with row locks held,
+// and reads the classes it deferred (ClassMetadata) right after; the
+// engine calls it for the next step's classes while a step runs.
 func (h *Handle) PeekClassMetadata(class string) (workflow.HandlerMetadata, bool) {
 	if r, ok := h.cached(class); ok {
 		return r.m, true
 	}
 	h.s.mu.Lock()
 	pool, life := h.e.pool, h.s.life
+	reading := h.e.reading[class]
+	if pool != nil && !reading {
+		h.e.reading[class] = true
+	}
 	h.s.mu.Unlock()
-	if pool == nil {
+	if pool == nil || reading {
 		return workflow.HandlerMetadata{}, false
 	}
-	m, ok := pool.PeekClassMetadata(class)
-	if ok {
-		// Known to the pool: its answer, error included, comes at once.
-		m, err := pool.ClassMetadata(life, class)
-		h.keep(class, m, err)
+	if _, ok := pool.PeekClassMetadata(class); !ok {
+		// Being read, by the pool's own Peek: wait for it beside.
+		go func() {
+			ctx, cancel := context.WithTimeout(life, metadataTimeout)
+			defer cancel()
+			m, err := pool.ClassMetadata(ctx, class)
+			h.keep(class, m, err)
+			h.doneReading(class)
+		}()
+		return workflow.HandlerMetadata{}, false
 	}
-	return m, ok
+	// Known to the pool: its answer, error included, comes at once.
+	m, err := pool.ClassMetadata(life, class)
+	h.keep(class, m, err)
+	h.doneReading(class)
+	return m, true
+}
+
+func (h *Handle) doneReading(class string) {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	delete(h.e.reading, class)
 }
 
 // Hold waits for the pool (started, or a place at the cap waited for) and

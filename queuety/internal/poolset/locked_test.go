@@ -206,3 +206,28 @@ func TestSignalReadsClassSettingsWithNoRowLocked(t *testing.T) {
 	}
 	require.Equal(t, []string{"pending"}, next, "the next step's job written once")
 }
+
+// TestPeekedClassKnownWithoutPool: a class peeked at while its pool runs
+// (the engine does so for the next step's classes) is read in the
+// background and kept for the key: once the pool is stopped when idle, a
+// read with row locks held still answers it.
+func TestPeekedClassKnownWithoutPool(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	s := newSet(t, poolset.Config{Max: 1, Idle: 200 * time.Millisecond})
+	h := s.Attach("b", "b", f.site("b"))
+	locked := workflow.WithRowLocks(t.Context())
+
+	release, err := h.Hold(t.Context())
+	require.NoError(t, err)
+	_, known := h.PeekClassMetadata("PeekedClass")
+	require.False(t, known, "not read yet")
+	waitFor(t, "the peeked class kept", func() bool { return h.Known("PeekedClass") })
+	release()
+	waitFor(t, "the idle pool stopped", func() bool { return state(s, "b") == poolset.StateNone && len(f.procs()) == 0 })
+	_, err = h.ClassMetadata(locked, "PeekedClass")
+	require.NoError(t, err, "known without a pool")
+	_, err = h.ClassMetadata(locked, "OtherClass")
+	require.ErrorIs(t, err, workflow.ErrPHPNotReady, "a class never read, no pool")
+	require.Equal(t, poolset.StateNone, state(s, "b"), "no pool started")
+}

@@ -100,6 +100,9 @@ type entry struct {
 	// meta is the class settings read through this key's pools, kept
 	// across their restarts.
 	meta map[string]metaResult
+	// reading is the classes PeekClassMetadata is reading in the
+	// background.
+	reading map[string]bool
 }
 
 type metaResult struct {
@@ -235,7 +238,7 @@ func (s *Set) Attach(site, key string, cfg phppool.Config) *Handle {
 			s.leave(e, site, e.sites[site])
 		}
 		if e = s.entries[key]; e == nil || e.gone {
-			e = &entry{key: key, cfg: cfg, sites: map[string]int{}, meta: map[string]metaResult{}}
+			e = &entry{key: key, cfg: cfg, sites: map[string]int{}, meta: map[string]metaResult{}, reading: map[string]bool{}}
 			s.entries[key] = e
 		}
 		s.bySite[site] = e
