@@ -52,6 +52,9 @@ const (
 	DefaultConnsPerServer    = 16
 	DefaultSitesMaxConns     = 100
 	DefaultSitesPollInterval = 2 * time.Second
+	// DefaultSitesIdleLook is how often an idle server's sites are looked
+	// at when no client wrote since the last look (SitesConfig.IdleLookInterval).
+	DefaultSitesIdleLook = time.Second
 	// With many sites a per-site loop is one batched statement for the
 	// sites of a server a tick (sites_loops.go), but that statement reads a
 	// table of every site, so its server time grows with the sites; these
@@ -84,7 +87,17 @@ type SitesConfig struct {
 	// LookInterval is how often the sites of one server are looked at
 	// together for due jobs (one statement for all of them; default
 	// DefaultPollInterval): the dispatch → claim delay of an idle site.
+	// Each such poll first reads the server's write counters, and runs
+	// the look only when they moved (some client wrote rows: a dispatch,
+	// a release, a retry), when the sites looked at changed, or when
+	// IdleLookInterval passed since the last look.
 	LookInterval time.Duration
+	// IdleLookInterval is the longest a server's sites go without a look
+	// while no client writes (default DefaultSitesIdleLook, or LookInterval
+	// when longer; at least LookInterval): within it, jobs made due by the
+	// time alone (a delay, a retry's backoff) are found. LookInterval
+	// itself turns the gate off: every poll looks, no counter is read.
+	IdleLookInterval time.Duration
 	// ConnsPerServer is the connections the sites of one database server
 	// share, whatever database each is in (default 16, at least 2); a
 	// server is one user's (store.ServerOf), as a connection is. MaxConns
@@ -138,6 +151,10 @@ type Sites struct {
 	// open opens a connection pool (store.Open; a test counts statements
 	// through its own).
 	open func(ctx context.Context, dsn string, maxConns int, log *slog.Logger) (*sqlx.DB, error)
+	// readCounters reads a server's write counters for its look's gate
+	// (store.ReadWriteCounters; a test gives its own).
+	readCounters func(ctx context.Context, db *sqlx.DB) (store.WriteCounters, error)
+	looks        lookStats
 
 	reread chan struct{}
 	wg     sync.WaitGroup
@@ -231,6 +248,10 @@ func NewSites(cfg SitesConfig) (*Sites, error) {
 	if cfg.LookInterval < MinPollInterval {
 		return nil, fmt.Errorf("sites: LookInterval %v: at least %v", cfg.LookInterval, MinPollInterval)
 	}
+	defDur(&cfg.IdleLookInterval, max(DefaultSitesIdleLook, cfg.LookInterval))
+	if cfg.IdleLookInterval < cfg.LookInterval {
+		return nil, fmt.Errorf("sites: IdleLookInterval %v: at least LookInterval %v", cfg.IdleLookInterval, cfg.LookInterval)
+	}
 	switch {
 	case cfg.ConnsPerServer == 0:
 		cfg.ConnsPerServer = DefaultConnsPerServer
@@ -254,8 +275,8 @@ func NewSites(cfg SitesConfig) (*Sites, error) {
 		return nil, fmt.Errorf("sites: MaxJobs %d: must not be negative (0: no limit)", cfg.MaxJobs)
 	}
 	s := &Sites{cfg: cfg, log: cfg.Logger, sites: map[string]*siteRun{}, pools: map[string]*serverPool{},
-		servers: map[string]*serverLook{}, slots: slots, open: store.Open, reread: make(chan struct{}, 1), started: make(chan struct{}),
-		ended: map[string]*SiteSummary{}}
+		servers: map[string]*serverLook{}, slots: slots, open: store.Open, readCounters: store.ReadWriteCounters,
+		reread: make(chan struct{}, 1), started: make(chan struct{}), ended: map[string]*SiteSummary{}}
 	if cfg.MaxJobs > 0 {
 		s.budget = newJobBudget(cfg.MaxJobs, true)
 	}

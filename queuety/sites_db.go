@@ -99,6 +99,8 @@ func (s *Sites) openServer(ctx context.Context, server string, info store.Server
 	}
 	lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	look := &serverLook{dsn: server, db: lookDB, looker: store.NewDueLooker(lookDB), stop: stop}
+	look.gate = newLookGate(func(ctx context.Context) (store.WriteCounters, error) { return s.readCounters(ctx, lookDB) },
+		&look.own, s.cfg.LookInterval, s.cfg.IdleLookInterval, s.log.With("server", store.ServerName(server)), &s.looks)
 	s.wg.Add(2)
 	go s.lookLoop(lctx, look)
 	go s.readLoop(lctx, look)

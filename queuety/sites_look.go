@@ -59,9 +59,8 @@ func (c *claimer) lookQueues() []string {
 	return c.paused.open(c.Config.Queues, pausedFreshFor*c.Config.PauseCacheTTL)
 }
 
-// lookOnce is one batched look of the sites on l's server. When the
-// statement fails (a database dropped, a table gone), each database is
-// looked at alone, so only the sites of the failing one are reported.
+// lookOnce is one poll of the sites on l's server: one batched look at
+// them all when its gate opens (lookGate), nothing otherwise.
 func (s *Sites) lookOnce(ctx context.Context, l *serverLook) {
 	targets := s.targets(l)
 	if len(targets) == 0 {
@@ -69,20 +68,34 @@ func (s *Sites) lookOnce(ctx context.Context, l *serverLook) {
 	}
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	parts := lookParts(targets)
+	now := time.Now()
+	if !l.gate.open(lctx, now, parts) {
+		return
+	}
+	l.gate.done(now, parts, s.look(ctx, lctx, l, targets, parts))
+}
+
+// look runs the batched look of targets (their parts) and reports whether
+// it worked. When the statement fails (a database dropped, a table gone),
+// each database is looked at alone, so only the sites of the failing one
+// are reported.
+func (s *Sites) look(ctx, lctx context.Context, l *serverLook, targets []lookTarget, parts []store.DueLook) bool {
 	start := time.Now()
-	due, err := l.looker.AnyDue(lctx, lookParts(targets))
+	due, err := l.looker.AnyDue(lctx, parts)
 	l.counts.count(time.Since(start), err)
 	if err == nil {
 		s.answer(targets, due, nil)
-		return
+		return true
 	}
 	if ctx.Err() != nil {
-		return
+		return false
 	}
 	for _, group := range groupByDatabase(targets) {
 		due, err := store.AnyDueAcross(lctx, l.db, lookParts(group))
 		s.answer(group, due, err)
 	}
+	return false
 }
 
 func lookParts(targets []lookTarget) []store.DueLook {

@@ -19,12 +19,15 @@ type serverLook struct {
 	dsn    string
 	db     *sqlx.DB
 	looker *store.DueLooker // the look's prepared statement, on db
+	gate   *lookGate        // whether a poll runs the look; only lookLoop uses it
+	own    ownWrites        // the read loop's writes, which the gate takes off
 	stop   context.CancelFunc
 	counts lookCounts // sites_observe.go
 }
 
-// lookLoop looks at every started site of one server together, each
-// LookInterval, and kicks the idle lanes of those with due jobs.
+// lookLoop polls every started site of one server together, each
+// LookInterval: when its gate opens, one look at all of them kicks the
+// idle lanes of those with due jobs.
 func (s *Sites) lookLoop(ctx context.Context, l *serverLook) {
 	defer s.wg.Done()
 	defer l.db.Close()
@@ -122,13 +125,18 @@ func (s *Sites) beatWorkers(ctx context.Context, l *serverLook, all []lookTarget
 		beats[t.r] = b
 		ok = append(ok, t)
 	}
+	// The look's gate takes these writes off the server's counters.
+	l.own.begin()
+	defer l.own.end()
 	acrossServer(ctx, s.log, ok, sessionCallTimeout, "sites: worker registration heartbeats failed; will retry",
 		func(rctx context.Context, group []lookTarget) ([]bool, error) {
 			gbeats := make([]store.WorkerBeat, len(group))
 			for i, t := range group {
 				gbeats[i] = beats[t.r]
 			}
-			return store.HeartbeatWorkersAcross(rctx, l.db, gbeats)
+			registered, changed, err := store.HeartbeatWorkersAcross(rctx, l.db, gbeats)
+			l.own.changed(changed)
+			return registered, err
 		},
 		// Each heartbeat bounds itself (sessionCallTimeout).
 		func(group []lookTarget, registered []bool) { s.reregister(ctx, group, registered) })

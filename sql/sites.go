@@ -7,7 +7,9 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +36,9 @@ const (
 	qTablesPresent    = "tables-present"
 	qQuestions        = "server-questions"
 	qConnections      = "server-connections"
+	qWriteCounters    = "server-write-counters"
+	qNoiseTable       = "bench-noise-table"
+	qNoiseRow         = "bench-noise-row"
 )
 
 // sitesQueries is sites.sql parsed once; its {jobs} placeholder is
@@ -525,13 +530,16 @@ const beatsPerStatement = 60
 // HeartbeatWorkersAcross runs HeartbeatWorker for many sites whose stores
 // share one database handle, in one UPDATE each 60 sites and one read:
 // registered[i] tells whether beats[i]'s worker still had its row (false:
-// it was deregistered; the caller registers it again).
-func HeartbeatWorkersAcross(ctx context.Context, db *sqlx.DB, beats []WorkerBeat) (registered []bool, err error) {
+// it was deregistered; the caller registers it again). changed is the
+// rows the UPDATEs changed, each of which moved the server's
+// Handler_update (WriteCounters), so a caller can tell its own writes
+// from another client's; it is 0 when err is not nil.
+func HeartbeatWorkersAcross(ctx context.Context, db *sqlx.DB, beats []WorkerBeat) (registered []bool, changed int64, err error) {
 	registered = make([]bool, len(beats))
 	tables := make([]string, len(beats))
 	for i, b := range beats {
 		if tables[i], err = siteTable(b.Store, b.Database, "workers"); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	for lo := 0; lo < len(beats); lo += beatsPerStatement {
@@ -548,17 +556,29 @@ func HeartbeatWorkersAcross(ctx context.Context, db *sqlx.DB, beats []WorkerBeat
 		}
 		q := strings.NewReplacer("{joins}", strings.Join(joins, "\n"), "{sets}", strings.Join(sets, ",\n")).
 			Replace(sitesQueries[qBeatWorkers])
-		if _, err := db.ExecContext(ctx, db.Rebind(q), append(joinArgs, setArgs...)...); err != nil {
-			return nil, fmt.Errorf("%s (%d sites): %w", qBeatWorkers, hi-lo, err)
+		res, err := db.ExecContext(ctx, db.Rebind(q), append(joinArgs, setArgs...)...)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s (%d sites): %w", qBeatWorkers, hi-lo, err)
 		}
+		// The driver reports changed rows (not matched ones): at most
+		// what moved Handler_update, never more.
+		n, err := res.RowsAffected()
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s (%d sites): %w", qBeatWorkers, hi-lo, err)
+		}
+		changed += n
 	}
 	var read siteParts
 	for i, b := range beats {
 		if err := read.part(qRegistered, i, b.SiteTables, b.Namespace, b.WorkerID); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	return read.answer(ctx, db, len(beats), qRegistered)
+	registered, err = read.answer(ctx, db, len(beats), qRegistered)
+	if err != nil {
+		return nil, 0, err
+	}
+	return registered, changed, nil
 }
 
 // validDatabaseName keeps a database name to what can be backquoted.
@@ -667,4 +687,85 @@ func ServerConnections(ctx context.Context, db *sqlx.DB, pattern string) (int, e
 		return 0, fmt.Errorf("%s: %w", qConnections, err)
 	}
 	return n, nil
+}
+
+// WriteCounters is a reading of the server's write counters
+// (ReadWriteCounters): two readings are equal when no client wrote a row
+// or committed a transaction between them.
+type WriteCounters struct {
+	// Updated is Handler_update, apart: a caller that knows how many rows
+	// its own UPDATEs changed can take them off (HeartbeatWorkersAcross).
+	Updated int64
+	// Others are the other counters, "name=value …" by name.
+	Others string
+}
+
+// ErrNoWriteCounters is returned by ReadWriteCounters from a server that
+// does not report the counters it needs (not MariaDB or MySQL): its
+// readings would tell nothing.
+var ErrNoWriteCounters = errors.New("the server reports no write counters")
+
+// writeCountersNeeded are the counters a reading must have to tell that
+// nothing was written; the others (XA, Galera) are read where present.
+var writeCountersNeeded = []string{"Com_commit", "Handler_delete", "Handler_update", "Handler_write"}
+
+// ReadWriteCounters reads the server's counters of rows written and
+// transactions committed, every client's (server-write-counters).
+func ReadWriteCounters(ctx context.Context, db *sqlx.DB) (WriteCounters, error) {
+	var c WriteCounters
+	rows, err := db.QueryContext(ctx, sitesQueries[qWriteCounters])
+	if err != nil {
+		return c, fmt.Errorf("%s: %w", qWriteCounters, err)
+	}
+	defer rows.Close()
+	values := map[string]string{}
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			return c, fmt.Errorf("%s: %w", qWriteCounters, err)
+		}
+		values[name] = value
+	}
+	if err := rows.Err(); err != nil {
+		return c, fmt.Errorf("%s: %w", qWriteCounters, err)
+	}
+	for _, n := range writeCountersNeeded {
+		if _, ok := values[n]; !ok {
+			return c, fmt.Errorf("%w: no %s", ErrNoWriteCounters, n)
+		}
+	}
+	if c.Updated, err = strconv.ParseInt(values["Handler_update"], 10, 64); err != nil {
+		return c, fmt.Errorf("%s: Handler_update: %w", qWriteCounters, err)
+	}
+	delete(values, "Handler_update")
+	var b strings.Builder
+	for _, n := range slices.Sorted(maps.Keys(values)) {
+		fmt.Fprintf(&b, "%s=%s ", n, values[n])
+	}
+	c.Others = strings.TrimSpace(b.String())
+	return c, nil
+}
+
+// noiseStatement is a bench-noise statement on database's table.
+func noiseStatement(name, database, table string) string {
+	return strings.Replace(sitesQueries[name], "/*name*/", quoteIdent(database)+"."+quoteIdent(table), 1)
+}
+
+// CreateNoiseTable creates database's table for WriteNoise.
+func CreateNoiseTable(ctx context.Context, db sqlx.ExecerContext, database, table string) error {
+	_, err := db.ExecContext(ctx, noiseStatement(qNoiseTable, database, table))
+	if err != nil {
+		return fmt.Errorf("%s: %w", qNoiseTable, err)
+	}
+	return nil
+}
+
+// WriteNoise inserts one row into a CreateNoiseTable table: a neighbour's
+// write that bench sites measures the idle look under.
+func WriteNoise(ctx context.Context, db sqlx.ExecerContext, database, table string) error {
+	_, err := db.ExecContext(ctx, noiseStatement(qNoiseRow, database, table))
+	if err != nil {
+		return fmt.Errorf("%s: %w", qNoiseRow, err)
+	}
+	return nil
 }

@@ -125,6 +125,28 @@ ORDER BY blog_id
 SELECT table_name AS name FROM information_schema.tables
 WHERE table_schema = DATABASE() AND table_name IN (?)
 
+-- name: server-write-counters
+-- The server's counters of rows written and transactions committed, every
+-- client's, for the idle look's gate (queuety.Sites): while none of them
+-- moves, no job became due by a write since the last look. Handler_write,
+-- _update and _delete count row changes in every engine; the server's own
+-- temporary tables are counted apart (Handler_tmp_*), so a SELECT, this
+-- statement and the batched look leave them still. Com_commit and
+-- Com_xa_commit move when a transaction's COMMIT is sent, after its rows
+-- were counted; wsrep_last_committed (Galera) when a write set commits on
+-- any node. SHOW GLOBAL STATUS needs no privilege.
+SHOW GLOBAL STATUS WHERE Variable_name IN
+	('Handler_write', 'Handler_update', 'Handler_delete', 'Com_commit', 'Com_xa_commit', 'wsrep_last_committed')
+
+-- name: bench-noise-table
+-- bench sites --noise: a table of its own, in a database of its own, that
+-- a neighbour writes into while the daemon idles (/*name*/: the table,
+-- with its database).
+CREATE TABLE IF NOT EXISTS /*name*/ (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, at DATETIME(6) NOT NULL)
+
+-- name: bench-noise-row
+INSERT INTO /*name*/ (at) VALUES (NOW(6))
+
 -- name: server-questions
 -- The statements the server has run since it started, every client's
 -- (bench sites reads it before and after an idle window).

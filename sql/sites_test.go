@@ -3,6 +3,7 @@ package store
 import (
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -141,8 +142,9 @@ func TestHeartbeatWorkersAcross(t *testing.T) {
 		beats = append(beats, WorkerBeat{SiteTables: SiteTables{Store: s, Database: database}, Namespace: "default", WorkerID: id,
 			At: at, ProcessMetrics: sql.NullString{String: fmt.Sprintf(`{"n":%d}`, i), Valid: true}})
 	}
-	registered, err := HeartbeatWorkersAcross(e.ctx, e.db, beats)
+	registered, changed, err := HeartbeatWorkersAcross(e.ctx, e.db, beats)
 	require.NoError(t, err)
+	require.EqualValues(t, n-1, changed, "one row changed a registered site")
 	for i, s := range stores {
 		require.Equal(t, i != 5, registered[i], "site %d", i)
 		got, err := s.Sessions().GetWorker(e.ctx, "default", fmt.Sprintf("w%d", i))
@@ -515,5 +517,120 @@ func TestDeadlinesDueAcross(t *testing.T) {
 		ids, err := s.Store.OverdueWorkflows(e.ctx, 10)
 		require.NoError(t, err)
 		require.Equal(t, due[i], len(ids) > 0, "site %d's check agrees with the look", i)
+	}
+}
+
+// TestWriteCounters: the idle look's gate reads the server's write
+// counters. An idle daemon's own reads — the batched look (prepared and
+// not), the webhooks and schedules reads, the counters read itself — leave
+// them still, so a gate on an idle server stays shut; an INSERT, an UPDATE
+// that changes a row, a DELETE and a COMMIT each move them. Counted on one
+// connection's session counters (the global ones are the sum of every
+// session's, and other tests write on this server), then the global
+// reading is checked to change with them.
+func TestWriteCounters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)                         // wp_
+	one, err := Open(e.ctx, e.dsn, 1, nil) // every statement on the same session
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = one.Close() })
+	st, err := New(one, e.tables, e.clk)
+	require.NoError(t, err)
+	session := func() map[string]string {
+		rows, err := one.QueryContext(e.ctx, "SHOW SESSION STATUS WHERE Variable_name IN ('Handler_write', 'Handler_update', 'Handler_delete', 'Com_commit', 'Com_xa_commit')")
+		require.NoError(t, err)
+		defer rows.Close()
+		out := map[string]string{}
+		for rows.Next() {
+			var n, v string
+			require.NoError(t, rows.Scan(&n, &v))
+			out[n] = v
+		}
+		require.NoError(t, rows.Err())
+		require.Len(t, out, 5)
+		return out
+	}
+
+	reading, err := ReadWriteCounters(e.ctx, one)
+	require.NoError(t, err)
+	for _, n := range writeCountersNeeded {
+		if n != "Handler_update" {
+			require.Contains(t, reading.Others, n+"=")
+		}
+	}
+
+	before := session()
+	looks := []DueLook{{Store: st, Queues: []string{"default", "low"}}}
+	looker := NewDueLooker(one)
+	defer looker.Close()
+	for range 3 {
+		_, err := looker.AnyDue(e.ctx, looks)
+		require.NoError(t, err)
+		_, err = AnyDueAcross(e.ctx, one, looks)
+		require.NoError(t, err)
+		_, err = WebhooksAcross(e.ctx, one, []SiteTables{{Store: st}})
+		require.NoError(t, err)
+		_, err = SchedulesDueAcross(e.ctx, one, []ScheduleLook{{SiteTables: SiteTables{Store: st}, Now: e.clk.Now()}})
+		require.NoError(t, err)
+		_, err = ReadWriteCounters(e.ctx, one)
+		require.NoError(t, err)
+	}
+	require.Equal(t, before, session(), "an idle daemon's reads moved the write counters")
+
+	jobs := "`" + e.tables["jobs"] + "`"
+	writes := []struct {
+		what, counter string
+		stmt          func() error
+	}{
+		{"an INSERT", "Handler_write", func() error {
+			_, err := one.ExecContext(e.ctx, "INSERT INTO "+jobs+" (queue, handler, payload, status, available_at, created_at) VALUES ('default', 'h', '{}', 'pending', NOW(), NOW())")
+			return err
+		}},
+		{"an UPDATE", "Handler_update", func() error {
+			_, err := one.ExecContext(e.ctx, "UPDATE "+jobs+" SET priority = priority + 1")
+			return err
+		}},
+		{"a DELETE", "Handler_delete", func() error {
+			_, err := one.ExecContext(e.ctx, "DELETE FROM "+jobs)
+			return err
+		}},
+		{"a COMMIT", "Com_commit", func() error {
+			tx, err := one.BeginTx(e.ctx, nil)
+			if err != nil {
+				return err
+			}
+			return tx.Commit()
+		}},
+	}
+	// The batched heartbeat's UPDATE moves Handler_update by the rows it
+	// reports changed, and nothing else: Sites' gate takes them off.
+	at := e.clk.Now().UTC().Truncate(time.Second)
+	require.NoError(t, st.Sessions().UpsertWorker(e.ctx, WorkerRow{Namespace: "default", WorkerID: "w", TaskQueue: "q",
+		Queues: StringList{"q"}, Runtime: "go", RegisteredAt: at.Add(-time.Hour), UpdatedAt: at.Add(-time.Hour)}))
+	beats := []WorkerBeat{{SiteTables: SiteTables{Store: st}, Namespace: "default", WorkerID: "w", At: at},
+		{SiteTables: SiteTables{Store: st}, Namespace: "default", WorkerID: "gone", At: at}}
+	s0 := session()
+	_, changed, err := HeartbeatWorkersAcross(e.ctx, one, beats)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, changed)
+	s1 := session()
+	u0, err := strconv.ParseInt(s0["Handler_update"], 10, 64)
+	require.NoError(t, err)
+	u1, err := strconv.ParseInt(s1["Handler_update"], 10, 64)
+	require.NoError(t, err)
+	require.Equal(t, changed, u1-u0, "Handler_update moved by the rows reported")
+	s0["Handler_update"], s1["Handler_update"] = "", ""
+	require.Equal(t, s0, s1, "the heartbeat moved a counter besides Handler_update")
+
+	for _, w := range writes {
+		s0 := session()
+		r0, err := ReadWriteCounters(e.ctx, one)
+		require.NoError(t, err)
+		require.NoError(t, w.stmt(), w.what)
+		s1 := session()
+		require.NotEqual(t, s0[w.counter], s1[w.counter], "%s did not move %s", w.what, w.counter)
+		r1, err := ReadWriteCounters(e.ctx, one)
+		require.NoError(t, err)
+		require.NotEqual(t, r0, r1, "%s did not change the server's reading", w.what)
 	}
 }
