@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -59,6 +60,15 @@ type SitesBenchResult struct {
 	// Sites and RSSMiB, what a site costs the daemon idle.
 	HeapLiveMiB float64 `json:"heap_live_mib"`
 	Goroutines  int     `json:"goroutines"`
+	// The look's gate over the idle window (not with --plain): the polls,
+	// the full looks they ran and why (queuety.SitesLooks).
+	IdleLookInterval string             `json:"idle_look_interval,omitempty"`
+	IdleLooks        queuety.SitesLooks `json:"idle_looks"`
+	// A busy neighbour (--noise): the rows a second another connection
+	// was asked to write into a database of its own, and wrote over the
+	// idle window (it writes through the background window too).
+	Noise       int     `json:"noise"`
+	NoisePerSec float64 `json:"noise_rows_per_second,omitempty"`
 	// Busy: dispatch → start of one job on an idle site, and the skewed
 	// drain.
 	LatencySamples int     `json:"latency_samples"`
@@ -102,9 +112,14 @@ queuety.Sites in this process, as work --sites does.
 Idle: the server's statements a second (SHOW GLOBAL STATUS Questions, which
 counts every client: a window without the daemon is measured first and shown
 as the background), the daemon's CPU (this process) and the server's (its
-/proc/<pid>/stat, when the server runs on this machine), the resident set, and
+/proc/<pid>/stat, when the server runs on this machine), the resident set,
 the Go heap a collection then finds live and the goroutines (each also a site:
---memprofile, --cpuprofile and --goroutines say where they go).
+--memprofile, --cpuprofile and --goroutines say where they go), and the polls
+of the batched look and the full looks their gate ran. --noise N adds a busy
+neighbour: another connection writing N rows a second into a table of its own
+in a database of its own, from before the background window to the end (on a
+real host other databases write all the time, and the gate then opens at
+every poll).
 Busy: dispatch → start of one job on an idle site (--samples, each on another
 site), then a skewed drain: --skew-jobs jobs over --skew-sites sites, 90 % on
 the first, and the site that finished latest against its fair share.
@@ -122,6 +137,8 @@ single-site comparison.
 			&cli.IntFlag{Name: "per-database", Value: 10, Usage: "table prefixes (sites) in each database"},
 			&cli.BoolFlag{Name: "plain", Usage: "with --sites 1: one ordinary worker, not queuety.Sites"},
 			&cli.DurationFlag{Name: "poll-interval", Value: queuety.DefaultPollInterval, Usage: "the batched look's interval (--plain: the worker's poll)"},
+			&cli.DurationFlag{Name: "idle-look-interval", Value: queuety.DefaultSitesIdleLook, Usage: "the look at least this often while no client writes (as work --sites; at least --poll-interval)"},
+			&cli.IntFlag{Name: "noise", Usage: "a busy neighbour: rows a second another connection writes into a database of its own (0: none)"},
 			&cli.IntFlag{Name: "concurrency", Value: 4, Usage: "each site's slots"},
 			&cli.IntFlag{Name: "conns-per-server", Value: queuety.DefaultConnsPerServer, Usage: "connections the sites of the server share, whatever their database"},
 			&cli.IntFlag{Name: "max-conns", Value: queuety.DefaultSitesMaxConns, Usage: "the cap over every server"},
@@ -162,6 +179,13 @@ func (a *app) benchSites(c *cli.Context) error {
 		return usagef("--plain: only with --sites 1")
 	case c.Int("skew-sites") < 1 || c.Int("skew-sites") > n:
 		return usagef("--skew-sites %d: between 1 and --sites", c.Int("skew-sites"))
+	case c.Int("skew-sites") > 1 && (c.Int("skew-jobs")-c.Int("skew-jobs")*9/10)/(c.Int("skew-sites")-1) < 1:
+		// A loaded site without a job would never be done.
+		return usagef("--skew-jobs %d: too few for --skew-sites %d (the 10 %% beside the first site's 90 %% give each other site a job)", c.Int("skew-jobs"), c.Int("skew-sites"))
+	case c.Int("noise") < 0 || c.Int("noise") > 100000:
+		return usagef("--noise %d: rows a second, between 0 and 100000", c.Int("noise"))
+	case c.Duration("idle-look-interval") < c.Duration("poll-interval"):
+		return usagef("--idle-look-interval %s: at least --poll-interval %s", c.Duration("idle-look-interval"), c.Duration("poll-interval"))
 	}
 	server := cfg.DSN
 	if server == "" {
@@ -208,6 +232,15 @@ func (a *app) benchSites(c *cli.Context) error {
 	}
 	pid := serverPID(ctx, clientstore.Of(probe))
 	probe.Close() // its connections are not the daemon's (conns)
+
+	res.Noise = c.Int("noise")
+	if res.Noise > 0 {
+		stopNoise, err := b.noise(ctx, tag+"_noise", res.Noise)
+		if err != nil {
+			return err
+		}
+		defer stopNoise()
+	}
 
 	// The server's background first: the same window, no daemon.
 	idle := c.Duration("idle")
@@ -266,18 +299,20 @@ func (a *app) benchSites(c *cli.Context) error {
 			// As work --sites: the soft memory limit grows with the sites
 			// (under the single site's, the collector ran all the time:
 			// 130 % of a core, idle, at 500 sites before their cost was cut).
-			Discover:       limitMemoryBySites(func(context.Context) ([]queuety.Site, error) { return sites, nil }, cfg.Logger),
-			Registry:       func(queuety.Site) (*queuety.Registry, error) { return reg, nil },
-			Reread:         time.Hour,
-			LookInterval:   c.Duration("poll-interval"),
-			ConnsPerServer: c.Int("conns-per-server"),
-			MaxConns:       c.Int("max-conns"),
-			MaxSlots:       c.Int("max-slots"),
-			Logger:         cfg.Logger,
+			Discover:         limitMemoryBySites(func(context.Context) ([]queuety.Site, error) { return sites, nil }, cfg.Logger),
+			Registry:         func(queuety.Site) (*queuety.Registry, error) { return reg, nil },
+			Reread:           time.Hour,
+			LookInterval:     c.Duration("poll-interval"),
+			IdleLookInterval: c.Duration("idle-look-interval"),
+			ConnsPerServer:   c.Int("conns-per-server"),
+			MaxConns:         c.Int("max-conns"),
+			MaxSlots:         c.Int("max-slots"),
+			Logger:           cfg.Logger,
 		})
 		if err != nil {
 			return usageError{err}
 		}
+		res.IdleLookInterval = c.Duration("idle-look-interval").String()
 		go func() { done <- s.Run(runCtx) }()
 		select {
 		case <-s.Started():
@@ -295,10 +330,19 @@ func (a *app) benchSites(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	var looks0 queuety.SitesLooks
+	if served != nil {
+		looks0 = served.Looks()
+	}
+	noise0 := b.noiseRows.Load()
 	w, err := b.window(ctx, pid, idle)
 	stopProfile()
 	if err != nil {
 		return err
+	}
+	res.NoisePerSec = float64(b.noiseRows.Load()-noise0) / idle.Seconds()
+	if served != nil {
+		res.IdleLooks = lookDelta(served.Looks(), looks0)
 	}
 	res.IdleSecs = idle.Seconds()
 	res.StatementsPerSec, res.DaemonCPUPct, res.ServerCPUPct, res.ServerMeasured = w.statementsPerSec, w.daemonPct, w.serverPct, pid != 0 && bg.serverOK && w.serverOK
@@ -354,6 +398,8 @@ const sitesBenchHandler = "bench.sites"
 type sitesBench struct {
 	out   interface{ Write([]byte) (int, error) }
 	admin *sqlx.DB
+
+	noiseRows atomic.Int64 // rows the neighbour wrote (--noise)
 
 	mu      sync.Mutex
 	dbs     []string
@@ -618,6 +664,54 @@ func (b *sitesBench) skewed(ctx context.Context, sites []queuety.Site, jobs int,
 	return nil
 }
 
+// noise starts a busy neighbour: a connection of its own writing perSec
+// rows a second, one INSERT each, into a table of database (made here,
+// dropped with the others). stop ends it.
+func (b *sitesBench) noise(ctx context.Context, database string, perSec int) (stop func(), err error) {
+	if err := store.CreateDatabase(ctx, b.admin, database); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.dbs = append(b.dbs, database)
+	b.mu.Unlock()
+	if err := store.CreateNoiseTable(ctx, b.admin, database, "noise"); err != nil {
+		return nil, err
+	}
+	conn, err := b.admin.Connx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer conn.Close()
+		t := time.NewTicker(time.Second / time.Duration(perSec))
+		defer t.Stop()
+		for {
+			select {
+			case <-nctx.Done():
+				return
+			case <-t.C:
+			}
+			if err := store.WriteNoise(nctx, conn, database, "noise"); err != nil {
+				if nctx.Err() == nil {
+					fmt.Fprintf(b.out, "bench: the neighbour's write failed: %v\n", err)
+				}
+				return
+			}
+			b.noiseRows.Add(1)
+		}
+	}()
+	return func() { cancel(); <-done }, nil
+}
+
+// lookDelta is what the looks counted between two readings.
+func lookDelta(a, b queuety.SitesLooks) queuety.SitesLooks {
+	return queuety.SitesLooks{Polls: a.Polls - b.Polls, Looks: a.Looks - b.Looks, Writes: a.Writes - b.Writes,
+		Changed: a.Changed - b.Changed, Interval: a.Interval - b.Interval, Blind: a.Blind - b.Blind}
+}
+
 // dropAll drops every database the run created.
 func (b *sitesBench) dropAll() {
 	b.mu.Lock()
@@ -714,6 +808,13 @@ func printSitesBench(c *cli.Context, res SitesBenchResult) error {
 		res.IdleSecs, res.StatementsPerSec, res.BackgroundPerSec, res.DaemonCPUPct, server, res.RSSMiB)
 	fmt.Fprintf(w, "idle heap: %.1f MiB live, %d goroutines (%.0f KiB and %.1f goroutines a site)\n",
 		res.HeapLiveMiB, res.Goroutines, res.HeapLiveMiB*1024/float64(res.Sites), float64(res.Goroutines)/float64(res.Sites))
+	if l := res.IdleLooks; res.Mode == "sites" {
+		fmt.Fprintf(w, "idle looks (at least every %s): %d full looks in %d polls (writes %d, interval %d, sites changed %d, blind %d)\n",
+			res.IdleLookInterval, l.Looks, l.Polls, l.Writes, l.Interval, l.Changed, l.Blind)
+	}
+	if res.Noise > 0 {
+		fmt.Fprintf(w, "neighbour: %d rows/s asked, %.1f written over the idle window\n", res.Noise, res.NoisePerSec)
+	}
 	fmt.Fprintf(w, "dispatch->start on an idle site (%d samples): p50 %.1f ms, p99 %.1f ms\n", res.LatencySamples, res.LatencyP50ms, res.LatencyP99ms)
 	fmt.Fprintf(w, "skewed drain, %d jobs over %d sites (90 %% on one): %.2fs; worst against its fair share: %s (%d jobs) %.2fs vs %.2fs = %.2fx\n",
 		res.SkewJobs, res.SkewSites, res.DrainSecs, res.WorstSite, res.WorstSiteJobs, res.WorstDrainSecs, res.WorstFairSecs, res.WorstRatio)

@@ -271,12 +271,13 @@ func (v *discoveredSites) Open(ctx context.Context, name string) (dashboard.Site
 }
 
 // serveSitesFlags are serve's flags for many sites: work's, but for the
-// PHP pools and the slot budget (serve runs no handler) and the site label
-// cap (serve has no /metrics of many sites).
+// PHP pools and the slot budget (serve runs no handler), the site label
+// cap (serve has no /metrics of many sites) and the idle look's interval
+// (serve looks for no due job).
 func serveSitesFlags() []cli.Flag {
 	return slices.DeleteFunc(sitesFlags(), func(f cli.Flag) bool {
 		n := f.Names()[0]
-		return isPHPSitesFlag(f) || n == "max-slots" || n == "metrics-max-sites"
+		return isPHPSitesFlag(f) || n == "max-slots" || n == "metrics-max-sites" || n == "idle-look-interval"
 	})
 }
 

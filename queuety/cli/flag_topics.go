@@ -79,7 +79,7 @@ var flagTopics = map[string]string{
 	"workers": topicPlugin, "min-workers": topicPlugin, "max-workers": topicPlugin,
 
 	"network": topicSites, "sites": topicSites, "sites-reread": topicSites, "php-pools": topicSites, "php-idle": topicSites, "php-share": topicSites,
-	"conns-per-server": topicSites, "metrics-max-sites": topicSites, "max-slots": topicSites,
+	"conns-per-server": topicSites, "metrics-max-sites": topicSites, "max-slots": topicSites, "idle-look-interval": topicSites,
 
 	"demo-jobs": topicDemo, "exit-when-drained": topicDemo, "yes": topicDemo, "demo-workflows": topicDemo,
 }

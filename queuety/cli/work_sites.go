@@ -28,6 +28,7 @@ func sitesFlags() []cli.Flag {
 		&cli.IntFlag{Name: "conns-per-server", Aliases: []string{"conns-per-database"}, Value: queuety.DefaultConnsPerServer, EnvVars: []string{"QUEUETY_CONNS_PER_SERVER", "QUEUETY_CONNS_PER_DATABASE"}, Usage: "with --network or --sites, connections the sites of one database server share, whatever their database, for work at least 2 (--max-conns caps them over all servers, default 100; --conns-per-database is its deprecated old name, once a figure per database)"},
 		metricsMaxSitesFlag(),
 		&cli.IntFlag{Name: "max-slots", EnvVars: []string{"QUEUETY_MAX_SLOTS"}, Usage: "with --network or --sites, jobs running at once over every site (0: no cap but each site's --concurrency); while slots are short they go to the sites with work in turn, the site running the fewest first"},
+		&cli.DurationFlag{Name: "idle-look-interval", Value: queuety.DefaultSitesIdleLook, EnvVars: []string{"QUEUETY_IDLE_LOOK_INTERVAL"}, Usage: "with --network or --sites, look at the sites of a database server at least this often; between, each --poll-interval reads the server's write counters and looks only when some client wrote. Jobs due by time alone (a delay, a retry's backoff) start within it. At least --poll-interval (equal: every poll looks)"},
 	}, phpSitesFlags()...)
 }
 
@@ -85,7 +86,11 @@ func (a *app) workSites(c *cli.Context, base queuety.Config, limits runLimits) e
 		base.RegistrationHeartbeat = queuety.DefaultSitesRegistration
 	}
 	look := base.PollInterval
-	base.PollInterval = 0 // each site's own poll is the fallback of the batched look
+	base.PollInterval = 0                                   // each site's own poll is the fallback of the batched look
+	idleLook := max(c.Duration("idle-look-interval"), look) // a default shorter than a longer poll follows it
+	if c.IsSet("idle-look-interval") && c.Duration("idle-look-interval") < look {
+		return usagef("--idle-look-interval %s: at least --poll-interval %s (equal: every poll looks)", c.Duration("idle-look-interval"), look)
+	}
 	maxConns := 0
 	if c.IsSet("max-conns") {
 		maxConns = c.Int("max-conns")
@@ -100,16 +105,17 @@ func (a *app) workSites(c *cli.Context, base queuety.Config, limits runLimits) e
 	defer pools.stop(c.Context)
 	served := newServedSites(pools) // the dashboard's view (--http)
 	sitesCfg := queuety.SitesConfig{
-		Discover:       discover,
-		Registry:       served.registry,
-		Started:        served.started,
-		Stopped:        served.stopped,
-		Reread:         c.Duration("sites-reread"),
-		LookInterval:   look,
-		ConnsPerServer: c.Int("conns-per-server"),
-		MaxConns:       maxConns,
-		MaxSlots:       c.Int("max-slots"),
-		Logger:         base.Logger,
+		Discover:         discover,
+		Registry:         served.registry,
+		Started:          served.started,
+		Stopped:          served.stopped,
+		Reread:           c.Duration("sites-reread"),
+		LookInterval:     look,
+		IdleLookInterval: idleLook,
+		ConnsPerServer:   c.Int("conns-per-server"),
+		MaxConns:         maxConns,
+		MaxSlots:         c.Int("max-slots"),
+		Logger:           base.Logger,
 	}
 	limits.sites(c, &sitesCfg, &base)
 	s, err := queuety.NewSites(sitesCfg)

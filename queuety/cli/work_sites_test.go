@@ -157,6 +157,7 @@ func TestWorkSitesFlagErrors(t *testing.T) {
 		{[]string{"--sites", "b", "--http", "127.0.0.1:0", "--operator-token", "ot-0123456789abcdef", "--worker-token", "wt-0123456789abcdef"},
 			"--worker-token (QUEUETY_WORKER_TOKEN) with --network or --sites"},
 		{[]string{"--network", "a.php", "--wp-config", "b.php"}, "the network's wp-config.php is given once"},
+		{[]string{"--sites", "b", "--poll-interval", "200ms", "--idle-look-interval", "100ms"}, "--idle-look-interval 100ms: at least --poll-interval 200ms"},
 	} {
 		args := tc.args
 		if args[0] == "--network" && len(args) > 2 && args[2] == "--wp-config" {
@@ -405,12 +406,13 @@ final class SiteStepC implements Queuety\Step {
 }
 
 // TestBenchSites: bench sites serves sites over several databases, with
-// every per-site loop on (--loops), reports the idle, latency and
-// skewed-drain figures, and drops every database it made.
+// every per-site loop on (--loops), reports the idle (with a busy
+// neighbour), latency and skewed-drain figures, and drops every database
+// it made.
 func TestBenchSites(t *testing.T) {
 	t.Parallel()
 	r := runOK(t, "bench", "sites", "--sites", "4", "--per-database", "2", "--warmup", "0s", "--idle", "500ms",
-		"--samples", "3", "--skew-sites", "2", "--skew-jobs", "20", "--job-time", "0s", "--loops", "--json")
+		"--samples", "3", "--skew-sites", "2", "--skew-jobs", "20", "--job-time", "0s", "--loops", "--noise", "50", "--json")
 	var res cli.SitesBenchResult
 	decodeJSON(t, r, &res)
 	require.Equal(t, 4, res.Sites)
@@ -418,6 +420,10 @@ func TestBenchSites(t *testing.T) {
 	require.Equal(t, "sites", res.Mode)
 	require.True(t, res.Loops)
 	require.Positive(t, res.StatementsPerSec, "the batched looks are statements")
+	require.Positive(t, res.IdleLooks.Polls, "the look's polls")
+	require.Equal(t, res.IdleLooks.Looks, res.IdleLooks.Writes+res.IdleLooks.Interval+res.IdleLooks.Changed+res.IdleLooks.Blind)
+	require.Equal(t, 50, res.Noise)
+	require.Positive(t, res.NoisePerSec, "the neighbour's rows")
 	require.Positive(t, res.LatencyP50ms)
 	require.GreaterOrEqual(t, res.LatencyP99ms, res.LatencyP50ms)
 	require.Positive(t, res.DrainSecs)
@@ -431,4 +437,10 @@ func TestBenchSites(t *testing.T) {
 	r = run(t, "bench", "sites", "--sites", "2", "--plain")
 	require.Equal(t, cli.ExitUsage, r.code, r.String())
 	require.Contains(t, r.stderr, "--plain: only with --sites 1")
+	r = run(t, "bench", "sites", "--sites", "20", "--skew-jobs", "20")
+	require.Equal(t, cli.ExitUsage, r.code, r.String())
+	require.Contains(t, r.stderr, "--skew-jobs 20: too few for --skew-sites 10")
+	r = run(t, "bench", "sites", "--sites", "2", "--skew-sites", "2", "--poll-interval", "100ms", "--idle-look-interval", "50ms")
+	require.Equal(t, cli.ExitUsage, r.code, r.String())
+	require.Contains(t, r.stderr, "--idle-look-interval 50ms: at least --poll-interval 100ms")
 }
