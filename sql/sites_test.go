@@ -522,8 +522,9 @@ func TestDeadlinesDueAcross(t *testing.T) {
 
 // TestWriteCounters: the idle look's gate reads the server's write
 // counters. An idle daemon's own reads — the batched look (prepared and
-// not), the webhooks and schedules reads, the counters read itself — leave
-// them still, so a gate on an idle server stays shut; an INSERT, an UPDATE
+// not), the batched reads of the per-site loops (webhooks, schedules,
+// stale sweep, retention, signals, waits, deadlines) and of the open jobs, the
+// counters read itself — leave them still, so a gate on an idle server stays shut; an INSERT, an UPDATE
 // that changes a row, a DELETE and a COMMIT each move them. Counted on one
 // connection's session counters (the global ones are the sum of every
 // session's, and other tests write on this server), then the global
@@ -571,6 +572,22 @@ func TestWriteCounters(t *testing.T) {
 		_, err = WebhooksAcross(e.ctx, one, []SiteTables{{Store: st}})
 		require.NoError(t, err)
 		_, err = SchedulesDueAcross(e.ctx, one, []ScheduleLook{{SiteTables: SiteTables{Store: st}, Now: e.clk.Now()}})
+		require.NoError(t, err)
+		_, err = StaleAcross(e.ctx, one, []StaleLook{{SiteTables: SiteTables{Store: st}, Cutoff: e.clk.Now(), Steps: true}})
+		require.NoError(t, err)
+		_, err = SignalsDueAcross(e.ctx, one, []SignalLook{{SiteTables: SiteTables{Store: st}}})
+		require.NoError(t, err)
+		_, err = WaitsDueAcross(e.ctx, one, []SiteTables{{Store: st}})
+		require.NoError(t, err)
+		_, err = DeadlinesDueAcross(e.ctx, one, []SiteTables{{Store: st}})
+		require.NoError(t, err)
+		_, err = OpenJobsAcross(e.ctx, one, []SiteTables{{Store: st}})
+		require.NoError(t, err)
+		cutoffs := map[RetentionKind]time.Time{}
+		for _, k := range RetentionKinds {
+			cutoffs[k] = e.clk.Now()
+		}
+		_, err = RetentionDueAcross(e.ctx, one, []RetentionLook{{SiteTables: SiteTables{Store: st}, Cutoffs: cutoffs}})
 		require.NoError(t, err)
 		_, err = ReadWriteCounters(e.ctx, one)
 		require.NoError(t, err)
