@@ -58,17 +58,7 @@ func (s *Sites) OpenJobs(ctx context.Context) map[string]SiteJobs {
 	if !c.at.IsZero() && time.Since(c.at) < DefaultOpenJobsCacheFor {
 		return c.jobs
 	}
-	s.mu.Lock()
-	looks := make([]*serverLook, 0, len(s.servers))
-	conns := map[*serverLook]int{}
-	for server, l := range s.servers {
-		looks = append(looks, l)
-		conns[l] = l.db.Stats().OpenConnections
-		if p := s.pools[server]; p != nil {
-			conns[l] += p.db.Stats().OpenConnections
-		}
-	}
-	s.mu.Unlock()
+	looks, _ := s.serverLooks()
 	out := map[string]SiteJobs{}
 	for _, l := range looks {
 		s.openJobsOf(ctx, l, out)
@@ -165,11 +155,13 @@ func (c *lookCounts) count(d time.Duration, err error) {
 	c.lastErr.Store(nil)
 }
 
-// Servers reports every database server's batched look, by server.
-func (s *Sites) Servers() []SitesServer {
+// serverLooks are the looks of every database server, with the
+// connections open on each server (its look's and its shared pool's).
+func (s *Sites) serverLooks() (looks []*serverLook, conns map[*serverLook]int) {
 	s.mu.Lock()
-	looks := make([]*serverLook, 0, len(s.servers))
-	conns := map[*serverLook]int{}
+	defer s.mu.Unlock()
+	looks = make([]*serverLook, 0, len(s.servers))
+	conns = make(map[*serverLook]int, len(s.servers))
 	for server, l := range s.servers {
 		looks = append(looks, l)
 		conns[l] = l.db.Stats().OpenConnections
@@ -177,7 +169,12 @@ func (s *Sites) Servers() []SitesServer {
 			conns[l] += p.db.Stats().OpenConnections
 		}
 	}
-	s.mu.Unlock()
+	return looks, conns
+}
+
+// Servers reports every database server's batched look, by server.
+func (s *Sites) Servers() []SitesServer {
+	looks, conns := s.serverLooks()
 	out := make([]SitesServer, 0, len(looks))
 	for _, l := range looks {
 		sv := SitesServer{Server: store.ServerName(l.dsn), Sites: len(s.targets(l)), Looks: l.counts.looks.Load(),
