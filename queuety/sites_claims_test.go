@@ -84,42 +84,22 @@ func smallSiteClient(t *testing.T, dsn, prefix string) *Client {
 // claims held both and every statement of the ten sites waited 30 s.)
 func TestSitesTightPoolBacklog(t *testing.T) {
 	t.Parallel()
-	dsn := testdb.New(t)
-	runs := &siteRuns{runs: map[string]int{}}
-	reg := runs.registry()
-	warn := newWarnings()
-	var sites []Site
-	clients := map[string]*Client{}
-	for i := range 10 {
-		p := fmt.Sprintf("s%d_", i)
-		clients[p] = smallSiteClient(t, dsn, p)
+	p := runTightPool(t, func(i int, c *Client, cfg *Config) {
 		n := 20
 		if i == 0 {
 			n = 1800
 		}
-		backlog(t, clients[p], p, n)
-		sites = append(sites, Site{Name: p, Config: Config{DSN: dsn, TablePrefix: p, Concurrency: 4, RescueSchedule: "off",
-			HeartbeatInterval: time.Second, ShutdownGrace: 5 * time.Second, Logger: slog.New(warn)}})
-	}
-	s := runSites(t, SitesConfig{
-		Discover:       func(context.Context) ([]Site, error) { return sites, nil },
-		Registry:       func(Site) (*Registry, error) { return reg, nil },
-		LookInterval:   10 * time.Millisecond,
-		ConnsPerServer: 2,
-		Logger:         slog.New(warn),
+		backlog(t, c, cfg.TablePrefix, n)
+		cfg.HeartbeatInterval = time.Second
 	})
 	waitFor(t, 3*time.Minute, "every site drained", func() bool {
-		total, _ := runs.count()
+		total, _ := p.runs.count()
 		return total >= 1800+9*20
 	})
-	for p, c := range clients {
-		require.Zero(t, countStatus(t, c, "pending"), p)
+	for prefix, c := range p.clients {
+		require.Zero(t, countStatus(t, c, "pending"), prefix)
 	}
-	total, twice := runs.count()
-	require.Empty(t, twice, "jobs run twice")
-	require.Equal(t, 1800+9*20, total)
-	require.Empty(t, s.Unreachable())
-	require.Empty(t, warn.list(), "warnings while the sites drained")
+	p.check(t, 1800+9*20)
 }
 
 // TestSitesRetentionSweepsTakeTurns: ten sites on one database share a
@@ -131,47 +111,73 @@ func TestSitesTightPoolBacklog(t *testing.T) {
 // the ten sites waited for ever.)
 func TestSitesRetentionSweepsTakeTurns(t *testing.T) {
 	t.Parallel()
-	dsn := testdb.New(t)
-	runs := &siteRuns{runs: map[string]int{}}
-	reg := runs.registry()
-	warn := newWarnings()
-	var sites []Site
-	clients := map[string]*Client{}
-	for i := range 10 {
-		p := fmt.Sprintf("s%d_", i)
-		c := smallSiteClient(t, dsn, p)
-		clients[p] = c
+	p := runTightPool(t, func(_ int, c *Client, cfg *Config) {
 		_, err := c.store.DB().Exec("INSERT INTO `" + c.store.Tables()["jobs"] + "` (queue, handler, payload, priority, status, attempts, max_attempts, available_at, created_at, completed_at) " +
 			"VALUES ('default', 'count', '{}', 0, 'completed', 1, 3, NOW() - INTERVAL 3 DAY, NOW() - INTERVAL 3 DAY, NOW() - INTERVAL 3 DAY)")
 		require.NoError(t, err)
-		backlog(t, c, p, 20)
-		sites = append(sites, Site{Name: p, Config: Config{DSN: dsn, TablePrefix: p, Concurrency: 4, RescueSchedule: "off",
-			RetentionDays: 1, RetentionSchedule: "@every 1s", ShutdownGrace: 5 * time.Second, Logger: slog.New(warn)}})
-	}
-	s := runSites(t, SitesConfig{
-		Discover:       func(context.Context) ([]Site, error) { return sites, nil },
-		Registry:       func(Site) (*Registry, error) { return reg, nil },
-		LookInterval:   10 * time.Millisecond,
-		ConnsPerServer: 2,
-		Logger:         slog.New(warn),
+		backlog(t, c, cfg.TablePrefix, 20)
+		cfg.RetentionDays, cfg.RetentionSchedule = 1, "@every 1s"
 	})
 	waitFor(t, 2*time.Minute, "every site drained and swept", func() bool {
-		total, _ := runs.count()
+		total, _ := p.runs.count()
 		if total < 200 {
 			return false
 		}
-		for _, c := range clients {
+		for _, c := range p.clients {
 			if countStatus(t, c, "completed") != 20 {
 				return false
 			}
 		}
 		return true
 	})
-	total, twice := runs.count()
+	p.check(t, 200)
+}
+
+// tightPool is ten sites, s0_ to s9_, on one database sharing a pool of
+// two connections, every one logging to warn.
+type tightPool struct {
+	s       *Sites
+	runs    *siteRuns
+	warn    *warnings
+	clients map[string]*Client // by table prefix
+}
+
+// runTightPool runs the ten sites; prepare fills site i's tables and sets
+// what its Config adds to the ones every site shares.
+func runTightPool(t *testing.T, prepare func(i int, c *Client, cfg *Config)) *tightPool {
+	t.Helper()
+	dsn := testdb.New(t)
+	p := &tightPool{runs: &siteRuns{runs: map[string]int{}}, warn: newWarnings(), clients: map[string]*Client{}}
+	reg := p.runs.registry()
+	var sites []Site
+	for i := range 10 {
+		prefix := fmt.Sprintf("s%d_", i)
+		c := smallSiteClient(t, dsn, prefix)
+		p.clients[prefix] = c
+		cfg := Config{DSN: dsn, TablePrefix: prefix, Concurrency: 4, RescueSchedule: "off",
+			ShutdownGrace: 5 * time.Second, Logger: slog.New(p.warn)}
+		prepare(i, c, &cfg)
+		sites = append(sites, Site{Name: prefix, Config: cfg})
+	}
+	p.s = runSites(t, SitesConfig{
+		Discover:       func(context.Context) ([]Site, error) { return sites, nil },
+		Registry:       func(Site) (*Registry, error) { return reg, nil },
+		LookInterval:   10 * time.Millisecond,
+		ConnsPerServer: 2,
+		Logger:         slog.New(p.warn),
+	})
+	return p
+}
+
+// check is what every tight-pool test ends on: want jobs ran, each once,
+// every site reachable, nothing logged at WARN.
+func (p *tightPool) check(t *testing.T, want int) {
+	t.Helper()
+	total, twice := p.runs.count()
 	require.Empty(t, twice, "jobs run twice")
-	require.Equal(t, 200, total)
-	require.Empty(t, s.Unreachable())
-	require.Empty(t, warn.list(), "warnings while the sites drained")
+	require.Equal(t, want, total)
+	require.Empty(t, p.s.Unreachable())
+	require.Empty(t, p.warn.list(), "warnings while the sites drained")
 }
 
 // TestNewSitesChecksPoolsAndSlots: a shared pool of fewer than two

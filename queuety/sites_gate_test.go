@@ -273,15 +273,7 @@ func startGateSites(t *testing.T, idle time.Duration, f *fakeCounters) *gateSite
 	g.counter.start()
 	f.counter = g.counter
 	s.open, s.readCounters = g.counter.open, f.read
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	<-s.Started()
-	require.Empty(t, s.Unreachable())
+	goRunStarted(t, context.Background(), s)
 	return g
 }
 

@@ -51,23 +51,10 @@ func TestSitesIdleStatements(t *testing.T) {
 	})
 	require.NoError(t, err)
 	s.open = counter.open
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- s.Run(runCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	<-s.Started()
-	require.Empty(t, s.Unreachable())
+	goRunStarted(t, ctx, s)
 	time.Sleep(1500 * time.Millisecond) // past every site's start
 
-	counter.start()
-	time.Sleep(3 * time.Second)
-	batched, own := counter.stop()
-	report := fmt.Sprintf("batched %v; the sites' own %v", batched, own)
-	t.Log(report)
-	require.Empty(t, own, "statements of one site alone while idle: %s", report)
+	batched, report := counter.idleFor(t, 3*time.Second)
 	// Every poll reads the server's write counters; the look runs when
 	// they moved (other tests write on this server) and at least every
 	// IdleLookInterval (1 s).
@@ -172,6 +159,27 @@ func (c *statementCounter) stop() (batched, own map[string]int) {
 	return c.batched, c.own
 }
 
+// stopReport stops counting and logs what was counted, returning it and
+// the report the test's messages carry.
+func (c *statementCounter) stopReport(t *testing.T) (batched, own map[string]int, report string) {
+	t.Helper()
+	batched, own = c.stop()
+	report = fmt.Sprintf("batched %v; the sites' own %v", batched, own)
+	t.Log(report)
+	return batched, own, report
+}
+
+// idleFor counts the statements sent over d and checks no site sent one
+// of its own: every statement of idle sites is a batched one.
+func (c *statementCounter) idleFor(t *testing.T, d time.Duration) (batched map[string]int, report string) {
+	t.Helper()
+	c.start()
+	time.Sleep(d)
+	batched, own, report := c.stopReport(t)
+	require.Empty(t, own, "statements of one site alone while idle: %s", report)
+	return batched, report
+}
+
 // counted is how many statements of kind were counted since start.
 func (c *statementCounter) counted(kind string) int {
 	c.mu.Lock()
@@ -179,32 +187,30 @@ func (c *statementCounter) counted(kind string) int {
 	return c.batched[kind]
 }
 
+// statementKinds name the batched statements by how they begin and a
+// part only theirs; the first that matches names one, so the order counts.
+var statementKinds = []struct{ prefix, contains, kind string }{
+	{"UPDATE (SELECT 1 AS one)", "", "heartbeat"},
+	{"(SELECT", "idx_qgo_claim", "look"},
+	{"(SELECT", "worker_id", "registered"},
+	{"(SELECT", "event, url", "webhooks"},
+	{"(SELECT", "next_run", "schedules"},
+	{"(SELECT", "status = 'processing'", "stale"},
+	{"(SELECT", "waiting_for_signal", "signals"},
+	{"(SELECT ? AS site FROM DUAL WHERE EXISTS", "deadline_at", "deadlines"},
+	{"(SELECT ? AS site FROM DUAL WHERE EXISTS", "waiting_for_workflows", "waits"},
+	{"(SELECT ? AS site FROM DUAL WHERE EXISTS", "_at < ?", "retention"},
+	{"SHOW GLOBAL STATUS", "Handler_write", "counters"},
+}
+
 func (c *statementCounter) count(query string) {
 	q := strings.Join(strings.Fields(query), " ")
 	kind := ""
-	switch {
-	case strings.HasPrefix(q, "UPDATE (SELECT 1 AS one)"):
-		kind = "heartbeat"
-	case strings.Contains(q, "idx_qgo_claim") && strings.HasPrefix(q, "(SELECT"):
-		kind = "look"
-	case strings.HasPrefix(q, "(SELECT") && strings.Contains(q, "worker_id"):
-		kind = "registered"
-	case strings.HasPrefix(q, "(SELECT") && strings.Contains(q, "event, url"):
-		kind = "webhooks"
-	case strings.HasPrefix(q, "(SELECT") && strings.Contains(q, "next_run"):
-		kind = "schedules"
-	case strings.HasPrefix(q, "(SELECT") && strings.Contains(q, "status = 'processing'"):
-		kind = "stale"
-	case strings.HasPrefix(q, "(SELECT") && strings.Contains(q, "waiting_for_signal"):
-		kind = "signals"
-	case strings.HasPrefix(q, "(SELECT ? AS site FROM DUAL WHERE EXISTS") && strings.Contains(q, "deadline_at"):
-		kind = "deadlines"
-	case strings.HasPrefix(q, "(SELECT ? AS site FROM DUAL WHERE EXISTS") && strings.Contains(q, "waiting_for_workflows"):
-		kind = "waits"
-	case strings.HasPrefix(q, "(SELECT ? AS site FROM DUAL WHERE EXISTS") && strings.Contains(q, "_at < ?"):
-		kind = "retention"
-	case strings.HasPrefix(q, "SHOW GLOBAL STATUS") && strings.Contains(q, "Handler_write"):
-		kind = "counters"
+	for _, k := range statementKinds {
+		if strings.HasPrefix(q, k.prefix) && strings.Contains(q, k.contains) {
+			kind = k.kind
+			break
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -78,15 +78,7 @@ func TestSitesLoopsBatched(t *testing.T) {
 	})
 	require.NoError(t, err)
 	s.open = counter.open
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- s.Run(runCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	<-s.Started()
-	require.Empty(t, s.Unreachable())
+	goRunStarted(t, ctx, s)
 	waitStatus(t, clients["signal"], signalled, "waiting_for_signal")
 	waitStatus(t, clients["wait"], waiter, "waiting_for_workflows")
 	time.Sleep(1500 * time.Millisecond) // past every loop's first round, which each runs at start
@@ -134,9 +126,7 @@ func TestSitesLoopsBatched(t *testing.T) {
 	waitStatus(t, clients["late"], late, "failed")
 	require.Equal(t, "Deadline exceeded", workflowRow(t, clients["late"], late).ErrorMessage.String)
 	time.Sleep(2 * time.Second) // two more rounds of every loop
-	batched, own := counter.stop()
-	report := fmt.Sprintf("batched %v; the sites' own %v", batched, own)
-	t.Log(report)
+	batched, _, report := counter.stopReport(t)
 	require.Zero(t, counter.sent(prefix["idle"]), "the idle site's own statements: %s", report)
 	for _, kind := range []string{"stale", "retention", "signals", "waits", "deadlines"} {
 		require.GreaterOrEqual(t, batched[kind], 1, kind+": "+report)
@@ -191,23 +181,10 @@ func TestSitesIdleStatementsAllLoops(t *testing.T) {
 	})
 	require.NoError(t, err)
 	s.open = counter.open
-	runCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(runCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	<-s.Started()
-	require.Empty(t, s.Unreachable())
+	goRunStarted(t, context.Background(), s)
 	time.Sleep(2 * time.Second) // past every site's start and its loops' first rounds
 
-	counter.start()
-	time.Sleep(5 * time.Second)
-	batched, own := counter.stop()
-	report := fmt.Sprintf("batched %v; the sites' own %v", batched, own)
-	t.Log(report)
-	require.Empty(t, own, "statements of one site alone while idle: %s", report)
+	batched, report := counter.idleFor(t, 5*time.Second)
 	// One server: each loop is one statement for all 50 sites a round,
 	// a round a second (a slow machine runs fewer); the heartbeat is one
 	// UPDATE every 60 sites.

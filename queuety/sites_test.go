@@ -75,14 +75,29 @@ func runSites(t *testing.T, cfg SitesConfig) *Sites {
 	}
 	s, err := NewSites(cfg)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
+	goRun(t, context.Background(), s)
+	return s
+}
+
+// goRun runs s until the test ends, then checks its Run returned no error.
+func goRun(t *testing.T, ctx context.Context, s *Sites) {
+	t.Helper()
+	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
+	go func() { done <- s.Run(runCtx) }()
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, <-done)
 	})
-	return s
+}
+
+// goRunStarted is goRun, returning once every site was first tried, none
+// of them unreachable: what a test that counts or measures starts from.
+func goRunStarted(t *testing.T, ctx context.Context, s *Sites) {
+	t.Helper()
+	goRun(t, ctx, s)
+	<-s.Started()
+	require.Empty(t, s.Unreachable())
 }
 
 func siteState(s *Sites, name string) string {
