@@ -23,10 +23,7 @@ func TestSiteCountsAcross(t *testing.T) {
 	require.NoError(t, e.db.GetContext(e.ctx, &database, "SELECT DATABASE()"))
 	var looks []SiteCountsLook
 	for _, p := range []string{"wp_", "wp_2_", "wp_3_"} {
-		s, err := New(e.db, mustResolve(t, Naming{DBPrefix: p}), e.clk)
-		require.NoError(t, err)
-		_, err = s.Migrate(e.ctx)
-		require.NoError(t, err)
+		s := migratedStore(t, e, e.db, p)
 		looks = append(looks, SiteCountsLook{SiteTables: SiteTables{Store: s, Database: database}})
 	}
 	// A site in another database, read through e.db.
@@ -34,10 +31,7 @@ func TestSiteCountsAcross(t *testing.T) {
 	otherDB, err := Open(e.ctx, otherDSN, 2, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = otherDB.Close() })
-	other, err := New(otherDB, mustResolve(t, Naming{DBPrefix: "wp_"}), e.clk)
-	require.NoError(t, err)
-	_, err = other.Migrate(e.ctx)
-	require.NoError(t, err)
+	other := migratedStore(t, e, otherDB, "wp_")
 	_, otherName, err := ServerOf(otherDSN)
 	require.NoError(t, err)
 	looks = append(looks, SiteCountsLook{SiteTables: SiteTables{Store: other, Database: otherName}})

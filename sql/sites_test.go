@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuety-go/queuety/internal/testdb"
@@ -77,10 +78,7 @@ func TestWebhooksAcross(t *testing.T) {
 	e := newEnv(t) // wp_
 	var sites []SiteTables
 	for _, p := range []string{"wp_", "wp_2_", "wp_3_"} {
-		s, err := New(e.db, mustResolve(t, Naming{DBPrefix: p}), e.clk)
-		require.NoError(t, err)
-		_, err = s.Migrate(e.ctx)
-		require.NoError(t, err)
+		s := migratedStore(t, e, e.db, p)
 		sites = append(sites, SiteTables{Store: s})
 	}
 	_, err := sites[0].Store.AddWebhook(e.ctx, "job.failed", "http://a.test/1")
@@ -129,10 +127,7 @@ func TestHeartbeatWorkersAcross(t *testing.T) {
 	var beats []WorkerBeat
 	var stores []*Store
 	for i := range n {
-		s, err := New(e.db, mustResolve(t, Naming{DBPrefix: fmt.Sprintf("wp_%d_", i+2)}), e.clk)
-		require.NoError(t, err)
-		_, err = s.Migrate(e.ctx)
-		require.NoError(t, err)
+		s := migratedStore(t, e, e.db, fmt.Sprintf("wp_%d_", i+2))
 		stores = append(stores, s)
 		id := fmt.Sprintf("w%d", i)
 		if i != 5 { // site 5's worker was deregistered
@@ -176,10 +171,7 @@ func TestSchedulesDueAcross(t *testing.T) {
 	now := e.clk.Now().UTC().Truncate(time.Second)
 	var looks []ScheduleLook
 	for _, p := range []string{"wp_", "wp_2_", "wp_3_", "wp_4_"} {
-		s, err := New(e.db, mustResolve(t, Naming{DBPrefix: p}), e.clk)
-		require.NoError(t, err)
-		_, err = s.Migrate(e.ctx)
-		require.NoError(t, err)
+		s := migratedStore(t, e, e.db, p)
 		looks = append(looks, ScheduleLook{SiteTables: SiteTables{Store: s}, Now: now})
 	}
 	add := func(s *Store, handler string, next time.Time, enabled int) {
@@ -242,10 +234,7 @@ func TestOpenJobsAcross(t *testing.T) {
 	e := newEnv(t) // wp_
 	var sites []SiteTables
 	for _, p := range []string{"wp_", "wp_2_", "wp_3_"} {
-		s, err := New(e.db, mustResolve(t, Naming{DBPrefix: p}), e.clk)
-		require.NoError(t, err)
-		_, err = s.Migrate(e.ctx)
-		require.NoError(t, err)
+		s := migratedStore(t, e, e.db, p)
 		sites = append(sites, SiteTables{Store: s})
 	}
 	insert := func(s *Store, queue, status string, n int) {
@@ -304,13 +293,20 @@ func lookSites(t *testing.T, e *testEnv) []SiteTables {
 	require.NoError(t, e.db.GetContext(e.ctx, &database, "SELECT DATABASE()"))
 	var sites []SiteTables
 	for _, p := range []string{"wp_", "wp_2_", "wp_3_", "wp_4_"} {
-		s, err := New(e.db, mustResolve(t, Naming{DBPrefix: p}), e.clk)
-		require.NoError(t, err)
-		_, err = s.Migrate(e.ctx)
-		require.NoError(t, err)
+		s := migratedStore(t, e, e.db, p)
 		sites = append(sites, SiteTables{Store: s, Database: database})
 	}
 	return sites
+}
+
+// migratedStore is a Store of prefix's tables on db, migrated.
+func migratedStore(t *testing.T, e *testEnv, db *sqlx.DB, prefix string) *Store {
+	t.Helper()
+	s, err := New(db, mustResolve(t, Naming{DBPrefix: prefix}), e.clk)
+	require.NoError(t, err)
+	_, err = s.Migrate(e.ctx)
+	require.NoError(t, err)
+	return s
 }
 
 // execIn runs q with s's {suffix} tables.
