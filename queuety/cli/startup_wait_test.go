@@ -144,6 +144,25 @@ func startCmd(t *testing.T, cmd *exec.Cmd) *daemon {
 	return d
 }
 
+// waitWork waits up to 90 s for cond, failing the test at once if the
+// daemon exits first; either failure shows its stderr (d.stderr, set by a
+// test that starts it with startCmd).
+func (d *daemon) waitWork(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for !cond() {
+		select {
+		case <-d.exited:
+			t.Fatalf("work exited early: %v\nstderr:\n%s", d.waitErr, d.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after 90s\nstderr:\n%s", what, d.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // retries counts the daemon's logged start-up retries.
 func (d *daemon) retries() int {
 	return strings.Count(d.stderr.String(), "database unreachable at start; retrying")

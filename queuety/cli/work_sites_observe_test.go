@@ -213,21 +213,8 @@ func TestWorkSitesMetrics(t *testing.T) {
 		"--sites-reread", "1h", "--metrics-listen", "127.0.0.1:0", "--metrics-max-sites", "2")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	proc := startCmd(t, cmd)
-	wait := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
-		for !cond() {
-			select {
-			case <-proc.exited:
-				t.Fatalf("work exited early: %v\nstderr:\n%s", proc.waitErr, stderr.String())
-			default:
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not after 90s\nstderr:\n%s", what, stderr.String())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	proc.stderr = &stderr
+	wait := func(what string, cond func() bool) { t.Helper(); proc.waitWork(t, what, cond) }
 	wait("every site's jobs", func() bool { return completed("wp_") == 2 && completed("wp_2_") == 3 && completed("wp_3_") == 4 })
 	m := regexp.MustCompile(`/metrics, /healthz, /readyz and /sites on http://(\S+)`).FindStringSubmatch(stderr.String())
 	require.NotNil(t, m, stderr.String())

@@ -82,21 +82,8 @@ func TestWorkSitesOwnSettings(t *testing.T) {
 		"--sites-reread", "1h", "--metrics-listen", "127.0.0.1:0")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	proc := startCmd(t, cmd)
-	wait := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
-		for !cond() {
-			select {
-			case <-proc.exited:
-				t.Fatalf("work exited early: %v\nstderr:\n%s", proc.waitErr, stderr.String())
-			default:
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not after 90s\nstderr:\n%s", what, stderr.String())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	proc.stderr = &stderr
+	wait := func(what string, cond func() bool) { t.Helper(); proc.waitWork(t, what, cond) }
 	status := func(db interface {
 		Get(any, string, ...any) error
 	}, id int64) string {

@@ -74,21 +74,8 @@ func TestWorkNetwork(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	proc := startCmd(t, cmd)
 	exited := proc.exited
-	wait := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
-		for !cond() {
-			select {
-			case <-exited:
-				t.Fatalf("work exited early: %v\nstderr:\n%s", proc.waitErr, stderr.String())
-			default:
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not after 90s\nstderr:\n%s", what, stderr.String())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	proc.stderr = &stderr
+	wait := func(what string, cond func() bool) { t.Helper(); proc.waitWork(t, what, cond) }
 	wait("every site's jobs", func() bool { return completed("wp_") == 5 && completed("wp_2_") == 5 && completed("wp_3_") == 5 })
 
 	addr := regexp.MustCompile(`/sites on http://(\S+)`).FindStringSubmatch(stderr.String())
