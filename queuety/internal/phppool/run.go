@@ -78,9 +78,13 @@ func (p *process) run(ctx context.Context, req *request) outcome {
 			if n, ok := rss(p.pid); ok && n > p.memLimit {
 				p.kill()
 				p.waitExit()
+				// In whole MiB rounded up: a process a few KiB over a 256 MiB
+				// limit used 257, not the "256 MiB, over the limit of 256"
+				// that rounding down printed.
+				used := (n + 1<<20 - 1) >> 20
 				msg := fmt.Sprintf("PHP worker %d used %d MiB of memory during the job, over the limit of %d MiB (--php-memory-limit), and was killed",
-					p.pid, n>>20, p.memLimit>>20)
-				p.log.Warn("killed PHP worker: over its memory limit", "job", jobID, "handler", handler, "rss_mib", n>>20, "limit_mib", p.memLimit>>20)
+					p.pid, used, p.memLimit>>20)
+				p.log.Warn("killed PHP worker: over its memory limit", "job", jobID, "handler", handler, "rss_mib", used, "limit_mib", p.memLimit>>20)
 				return outcome{err: &Error{Class: ClassMemoryLimit, Message: msg, Trace: p.outputTrace()}}
 			}
 		case <-exited:
